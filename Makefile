@@ -1,0 +1,56 @@
+# The README's verbs. `make reproduce` and `make test` work on a fresh Debian/Ubuntu machine
+# with Python 3.11+ and make: they build the virtualenv from requirements.lock and install
+# TeX Live from the system's packages when it is missing.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+SCALE ?= full
+CORES ?= all
+ID ?=
+STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
+export PATH := $(abspath $(BIN)):$(PATH)
+SNAKEMAKE := $(BIN)/snakemake --cores $(CORES) --config scale=$(SCALE)
+
+.PHONY: help env tex reproduce test figure dag lint bench clean distclean
+
+help:  ## list the verbs
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+$(STAMP): requirements.lock pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@rm -f $(VENV)/.installed-* && touch $@
+
+env: $(STAMP)  ## create the virtualenv from the lock file
+
+tex:  ## make sure latexmk and pdflatex are present (apt-get, or a pointer to `nix develop`)
+	@scripts/ensure-tex.sh
+
+reproduce: env tex  ## run the whole workflow at SCALE (smoke|quick|full) -> paper/build/report.pdf
+	$(SNAKEMAKE) --profile workflow/profiles/default
+	@echo "report: paper/build/report.pdf"
+
+test: env tex  ## the whole test suite, including the smoke-scale workflow
+	$(BIN)/python -m pytest
+
+figure: env  ## rebuild one figure or table: make figure ID=amir-table2
+	@test -n "$(ID)" || { echo "make figure: give ID=<experiment id>, e.g. ID=amir-table2 (see: $(BIN)/simcore list)" >&2; exit 2; }
+	$(SNAKEMAKE) --profile workflow/profiles/default $$($(BIN)/simcore targets $(ID))
+	@echo "rebuilt: $$($(BIN)/simcore targets $(ID))"
+
+dag: env  ## dry-run the full DAG
+	$(SNAKEMAKE) -n --quiet rules
+
+lint: env  ## snakemake --lint
+	$(BIN)/snakemake --lint
+
+bench: env  ## performance benchmarks (events/s against bare SimPy)
+	$(BIN)/python bench/bench_cluster.py
+
+clean:  ## remove workflow outputs (keeps the virtualenv)
+	rm -rf results/raw results/*/ paper/build paper/figures paper/tables paper/generated logs .snakemake
+
+distclean: clean  ## also remove the virtualenv
+	rm -rf $(VENV)

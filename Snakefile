@@ -1,0 +1,24 @@
+# numa-lb-repro: experiment specs -> raw replications -> summaries -> figures, tables -> report.pdf
+# Every rule calls the `simcore` command; no model logic lives here (see DESIGN.md).
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/simulate.smk"
+include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/figures.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        "paper/build/report.pdf",

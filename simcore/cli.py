@@ -1,0 +1,182 @@
+"""The simcore command: list, validate, run, aggregate, figure, table, report-macros, targets.
+
+Errors are one sentence on stderr naming the file and key at fault; exit code 2 for bad input,
+1 for an internal failure. Heavy libraries are imported only by the subcommands that use them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from simcore.experiments.spec import SCALES, SpecError, find_spec, load_config, load_spec
+
+
+def _spec(args):
+    return load_spec(find_spec(args.experiment, args.specs))
+
+
+def _reps(text: str) -> range:
+    a, sep, b = text.partition(":")
+    try:
+        start, stop = int(a), int(b)
+    except ValueError:
+        raise SpecError(f"--reps '{text}': expected A:B with integers A < B.") from None
+    if not sep or start < 0 or stop <= start:
+        raise SpecError(f"--reps '{text}': expected A:B with integers 0 <= A < B.")
+    return range(start, stop)
+
+
+def _all_specs(specs_dir: str):
+    paths = sorted(Path(specs_dir).glob("*.yaml"))
+    if not paths:
+        raise SpecError(f"{specs_dir}: holds no experiment specs (*.yaml).")
+    return [load_spec(p) for p in paths]
+
+
+def cmd_list(args) -> int:
+    for spec in _all_specs(args.specs):
+        cells = len(spec.cells(args.scale))
+        print(f"{spec.id:<18} {spec['paper']:<8} {spec['model']:<8} {cells:>3} cells x "
+              f"{spec.replications(args.scale):>5} reps  {spec['source']}: {spec['title']}")
+    return 0
+
+
+def cmd_validate(args) -> int:
+    specs = [load_spec(find_spec(i, args.specs)) for i in args.experiments] or _all_specs(args.specs)
+    load_config(args.config)
+    for spec in specs:
+        print(f"{spec.path}: ok ({len(spec.all_cells())} cells, policies {', '.join(spec.policies)})")
+    return 0
+
+
+def cmd_run(args) -> int:
+    from simcore.core.output import write_parquet
+    from simcore.experiments.runner import run_batch
+
+    spec = _spec(args)
+    spec.scale(args.scale)
+    reps = _reps(args.reps)
+    overrides = spec.parse_overrides(args.set)
+    cell = spec.cell(args.cell)
+    seed = args.seed if args.seed is not None else load_config(args.config)["seed"]
+    started, last = time.monotonic(), [0.0]
+
+    def progress(rep: int) -> None:
+        now = time.monotonic()
+        if args.progress or now - last[0] > 10:
+            last[0] = now
+            done = rep - reps.start + 1
+            print(f"simcore run {spec.id} {cell.id}: {done}/{len(reps)} replications, "
+                  f"{now - started:.1f} s", file=sys.stderr)
+
+    frame = run_batch(spec, cell.index, reps, seed, overrides, progress)
+    write_parquet(args.out, frame)
+    return 0
+
+
+def cmd_aggregate(args) -> int:
+    from simcore.experiments.aggregate import aggregate
+
+    spec = _spec(args)
+    spec.scale(args.scale)
+    seed = load_config(args.config)["seed"]
+    result = aggregate(spec, args.raw, Path(args.outdir), args.scale, seed, Path(args.config))
+    verdicts = result["claims"]["verdict"].value_counts().to_dict()
+    print(f"{spec.id}: {len(result['summary'])} summary rows; claims {verdicts or 'none'}", file=sys.stderr)
+    return 0
+
+
+def cmd_figure(args) -> int:
+    from simcore.report.figures import make_figure
+
+    make_figure(_spec(args), Path(args.results), Path(args.out))
+    return 0
+
+
+def cmd_table(args) -> int:
+    from simcore.report.tables import make_table
+
+    make_table(_spec(args), Path(args.results), Path(args.out))
+    return 0
+
+
+def cmd_report_macros(args) -> int:
+    from simcore.report.macros import write_report_inputs
+
+    write_report_inputs(_all_specs(args.specs), Path(args.results), Path(args.out))
+    return 0
+
+
+def cmd_targets(args) -> int:
+    spec = _spec(args)
+    targets = [f"paper/tables/{spec.id}.tex"]
+    if spec["output"]["kind"] != "table":
+        targets.append(f"paper/figures/{spec.id}.pdf")
+    print(" ".join(targets))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="simcore", description=__doc__.splitlines()[0])
+    parser.add_argument("--specs", default="config/experiments", help="folder of experiment specs")
+    parser.add_argument("--config", default="config/config.yaml", help="global configuration (root seed)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name, func, help_text):
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(func=func)
+        return p
+
+    p = add("list", cmd_list, "list the experiments with their cells and replications")
+    p.add_argument("--scale", choices=SCALES, default="full")
+    p = add("validate", cmd_validate, "check experiment specs against the schema and the models")
+    p.add_argument("experiments", nargs="*", metavar="ID")
+    p = add("run", cmd_run, "run replications A..B-1 of one cell for every policy")
+    p.add_argument("experiment", metavar="ID")
+    p.add_argument("--cell", type=int, required=True, metavar="K", help="cell index in the full grid")
+    p.add_argument("--reps", required=True, metavar="A:B", help="replication range, B exclusive")
+    p.add_argument("--out", required=True, metavar="FILE", help="raw rows (parquet), written atomically")
+    p.add_argument("--scale", choices=SCALES, default="full")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a model parameter")
+    p.add_argument("--seed", type=int, help="root seed (default: config/config.yaml)")
+    p.add_argument("--progress", action="store_true", help="report every replication on stderr")
+    p = add("aggregate", cmd_aggregate, "summary, claims, replications and provenance of one experiment")
+    p.add_argument("experiment", metavar="ID")
+    p.add_argument("--raw", nargs="+", required=True, metavar="FILE")
+    p.add_argument("--outdir", required=True, metavar="DIR")
+    p.add_argument("--scale", choices=SCALES, default="full")
+    for name, func, what in (("figure", cmd_figure, "draw the figure of one experiment (PDF)"),
+                             ("table", cmd_table, "write the LaTeX table of one experiment")):
+        p = add(name, func, what)
+        p.add_argument("experiment", metavar="ID")
+        p.add_argument("--results", default="results", metavar="DIR")
+        p.add_argument("--out", required=True, metavar="FILE")
+    p = add("report-macros", cmd_report_macros, "numbers.tex macros, scorecard and provenance for the report")
+    p.add_argument("--results", default="results", metavar="DIR")
+    p.add_argument("--out", required=True, metavar="DIR", help="paper/generated")
+    p = add("targets", cmd_targets, "the workflow targets (table, and figure if any) of one experiment")
+    p.add_argument("experiment", metavar="ID")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except SpecError as err:
+        print(f"simcore: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:  # an internal failure: one line, then exit 1
+        print(f"simcore: internal error: {type(err).__name__}: {err}", file=sys.stderr)
+        if "--debug" in sys.argv or __import__("os").environ.get("SIMCORE_DEBUG"):
+            raise
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""Aggregate the raw batches of one experiment into summary, claims, replications, provenance."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from simcore.core.output import write_csv, write_json
+from simcore.experiments.provenance import provenance
+from simcore.stats.claims import evaluate_claims
+from simcore.stats.summary import replication_table, summarize
+
+
+def read_raw(paths) -> pd.DataFrame:
+    """All raw rows of the given batch files, in a canonical order."""
+    frames = [pd.read_parquet(p) for p in paths]
+    if not frames:
+        raise ValueError("no raw batch files to aggregate")
+    raw = pd.concat(frames, ignore_index=True)
+    dupes = raw.duplicated(["cell", "policy", "rep"])
+    if dupes.any():
+        raise ValueError("the same replication appears in two batch files")
+    return raw.sort_values(["cell", "policy", "rep"]).reset_index(drop=True)
+
+
+def aggregate(spec, paths, outdir: Path, scale: str, root_seed: int, config_path: Path) -> dict:
+    """Write ``summary.csv``, ``claims.csv``, ``replications.csv`` and ``provenance.json`` in ``outdir``."""
+    raw = read_raw(paths)
+    summary = summarize(spec, raw)
+    claims = evaluate_claims(spec, raw)
+    outdir = Path(outdir)
+    write_csv(outdir / "summary.csv", summary)
+    write_csv(outdir / "claims.csv", claims)
+    write_csv(outdir / "replications.csv", replication_table(spec, raw))
+    write_json(outdir / "provenance.json", provenance(spec, raw, scale, root_seed, config_path))
+    return {"summary": summary, "claims": claims}

@@ -1,0 +1,292 @@
+"""Load and validate experiment specs (``config/experiments/<id>.yaml``).
+
+Every problem is reported as one :class:`SpecError` sentence naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from simcore.models import get_model
+from simcore.models.registry import policy_names
+
+SCALES = ("smoke", "quick", "full")
+
+
+class SpecError(ValueError):
+    """Bad input (spec, config or argument); the message names the file and key."""
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise SpecError(f"{path}: cannot be read ({err.strerror}).") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise SpecError(f"{path}: is not valid YAML ({str(err).splitlines()[0]}).") from None
+
+
+def _schema() -> dict:
+    text = files("simcore.experiments").joinpath("experiment.schema.yaml").read_text()
+    return yaml.safe_load(text)
+
+
+def _key(path) -> str:
+    return ".".join(str(p) for p in path) or "(top level)"
+
+
+def _check_schema(path: Path, data: Any) -> None:
+    if not isinstance(data, dict):
+        raise SpecError(f"{path}: must be a mapping of keys to values, not {type(data).__name__}.")
+    validator = jsonschema.Draft202012Validator(_schema())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is None:
+        return
+    if error.validator == "required":
+        missing = error.message.split("'")[1]
+        where = _key(error.absolute_path)
+        key = f"{where}.{missing}" if error.absolute_path else missing
+        raise SpecError(f"{path}: key '{key}' is missing.")
+    if error.validator == "additionalProperties":
+        raise SpecError(f"{path}: key '{_key(error.absolute_path)}': {error.message}.")
+    if error.validator in ("minItems", "minProperties") and list(error.absolute_path)[:1] in (["grid"], ["scales"]):
+        raise SpecError(f"{path}: key '{_key(error.absolute_path)}' is empty: the grid needs at least one value per swept parameter.")
+    raise SpecError(f"{path}: key '{_key(error.absolute_path)}': {error.message}.")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One grid point: its index in the full grid and the swept values."""
+
+    index: int
+    values: dict
+
+    @property
+    def id(self) -> str:
+        return f"c{self.index:03d}"
+
+
+class Spec:
+    """A validated experiment spec."""
+
+    def __init__(self, path: Path, data: dict):
+        self.path = path
+        self.data = data
+        self.model = get_model(data["model"])
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    @property
+    def id(self) -> str:
+        return self.data["id"]
+
+    @property
+    def source_id(self) -> str:
+        """The experiment whose raw replications this one reads (itself unless ``data_from``)."""
+        return self.data.get("data_from", self.id)
+
+    @property
+    def policies(self) -> list[str]:
+        return list(self.data["policies"])
+
+    @property
+    def baseline(self) -> str:
+        return self.data["baseline"]
+
+    @property
+    def grid(self) -> dict:
+        return dict(self.data.get("grid") or {})
+
+    @property
+    def metrics(self) -> list[dict]:
+        return list(self.data["metrics"])
+
+    @property
+    def confidence(self) -> float:
+        return float(self.data["confidence"])
+
+    def label(self, policy: str) -> str:
+        return (self.data.get("labels") or {}).get(policy, policy)
+
+    def params(self, overrides: dict | None = None) -> dict:
+        """Model defaults, then fixed values, then assumptions, then ``overrides``."""
+        params = {name: p.default for name, p in self.model.PARAMETERS.items()}
+        params.update(self.data.get("fixed") or {})
+        params.update({k: v["value"] for k, v in (self.data.get("assumptions") or {}).items()})
+        params.update(overrides or {})
+        return params
+
+    def all_cells(self) -> list[Cell]:
+        names = list(self.grid)
+        combos = itertools.product(*(self.grid[n] for n in names)) if names else [()]
+        return [Cell(i, dict(zip(names, combo))) for i, combo in enumerate(combos)]
+
+    def cells(self, scale: str) -> list[Cell]:
+        """The cells run at ``scale`` (smoke may thin the grid; indices stay those of the full grid)."""
+        thin = self.scale(scale).get("grid") or {}
+        return [c for c in self.all_cells() if all(c.values[k] in v for k, v in thin.items())]
+
+    def cell(self, index: int) -> Cell:
+        cells = self.all_cells()
+        if not 0 <= index < len(cells):
+            raise SpecError(f"{self.path}: cell {index} does not exist (the grid has {len(cells)} cells).")
+        return cells[index]
+
+    def scale(self, scale: str) -> dict:
+        if scale not in SCALES:
+            raise SpecError(f"scale '{scale}' is unknown (choose one of {', '.join(SCALES)}).")
+        return self.data["scales"][scale]
+
+    def replications(self, scale: str) -> int:
+        return int(self.scale(scale)["replications"])
+
+    def batch_size(self, scale: str, default: int = 50) -> int:
+        return int(self.scale(scale).get("batch", default))
+
+    def batches(self, scale: str, default: int = 50) -> list[tuple[int, int]]:
+        """Replication ranges [a, b) of the workflow jobs of one cell."""
+        n, size = self.replications(scale), self.batch_size(scale, default)
+        return [(a, min(a + size, n)) for a in range(0, n, size)]
+
+    def parse_overrides(self, items: list[str] | None) -> dict:
+        """``key=value`` strings to a dict; values are YAML scalars or lists."""
+        out = {}
+        for item in items or []:
+            key, sep, raw = item.partition("=")
+            if not sep or not key:
+                raise SpecError(f"--set '{item}': expected key=value.")
+            if key not in self.model.PARAMETERS:
+                raise SpecError(
+                    f"--set '{key}': unknown parameter of model '{self['model']}' used by {self.path} "
+                    f"(known: {', '.join(sorted(self.model.PARAMETERS))})."
+                )
+            try:
+                out[key] = yaml.safe_load(raw)
+            except yaml.YAMLError:
+                raise SpecError(f"--set '{key}': value '{raw}' is not a valid YAML value.") from None
+        return out
+
+
+def _check_semantics(path: Path, data: dict) -> None:
+    if data["id"] != path.stem:
+        raise SpecError(f"{path}: key 'id' is '{data['id']}' but must equal the file name '{path.stem}'.")
+    try:
+        model = get_model(data["model"])
+    except KeyError:
+        raise SpecError(f"{path}: key 'model': unknown model '{data['model']}'.") from None
+    known = policy_names(data["model"])
+    for i, name in enumerate(data["policies"]):
+        if name not in known:
+            raise SpecError(f"{path}: key 'policies.{i}': unknown policy '{name}' (known: {', '.join(known)}).")
+    if data["baseline"] not in data["policies"]:
+        raise SpecError(f"{path}: key 'baseline': '{data['baseline']}' is not one of the spec's policies.")
+    for section in ("fixed", "assumptions", "grid"):
+        for name in data.get(section) or {}:
+            if name not in model.PARAMETERS:
+                raise SpecError(f"{path}: key '{section}.{name}': not a parameter of model '{data['model']}'.")
+    metric_names = {m["name"] for m in data["metrics"]}
+    for m in data["metrics"]:
+        for part in m.get("ratio") or [m["name"]]:
+            if part not in model.METRICS:
+                raise SpecError(f"{path}: key 'metrics': '{part}' is not a metric of model '{data['model']}'.")
+    grid = data.get("grid") or {}
+    for scale in SCALES:
+        for name, values in (data["scales"][scale].get("grid") or {}).items():
+            bad = [v for v in values if v not in grid.get(name, [])]
+            if bad:
+                raise SpecError(f"{path}: key 'scales.{scale}.grid.{name}': {bad[0]!r} is not in the grid.")
+    for i, claim in enumerate(data.get("claims") or []):
+        for key in ("policy", "than"):
+            if key in claim and claim[key] not in data["policies"]:
+                raise SpecError(f"{path}: key 'claims.{i}.{key}': '{claim[key]}' is not one of the spec's policies.")
+        if claim["metric"] not in metric_names:
+            raise SpecError(f"{path}: key 'claims.{i}.metric': '{claim['metric']}' is not in 'metrics'.")
+        if claim["kind"].startswith("ratio") and "threshold" not in claim:
+            raise SpecError(f"{path}: key 'claims.{i}.threshold' is missing (ratio claims need one).")
+
+
+def _merge_preset(path: Path, data: dict) -> dict:
+    """Fold ``config/presets/<preset>.yaml`` under the spec's own fixed values and assumptions."""
+    if "preset" not in data:
+        return data
+    preset_path = path.parent.parent / "presets" / f"{data['preset']}.yaml"
+    if not preset_path.exists():
+        raise SpecError(f"{path}: key 'preset': no preset file {preset_path}.")
+    preset = _read_yaml(preset_path)
+    if not isinstance(preset, dict) or set(preset) - {"description", "fixed", "assumptions"}:
+        raise SpecError(f"{preset_path}: must hold only 'description', 'fixed' and 'assumptions'.")
+    merged = dict(data)
+    for key in ("fixed", "assumptions"):
+        merged[key] = {**(preset.get(key) or {}), **(data.get(key) or {})}
+    _check_schema(preset_path, {**_skeleton(), "fixed": merged["fixed"], "assumptions": merged["assumptions"]})
+    return merged
+
+
+def _skeleton() -> dict:
+    """The smallest valid spec, to schema-check a preset's sections on their own."""
+    return {"id": "x-y", "paper": "amir", "title": "t", "source": "s", "model": "m", "policies": ["p"],
+            "baseline": "p", "metrics": [{"name": "m"}], "confidence": 0.9, "output": {"kind": "table"}}
+
+
+def _link_source(path: Path, data: dict) -> dict:
+    """Take scales and grid from the experiment named in ``data_from``."""
+    if "data_from" not in data:
+        if "scales" not in data:
+            raise SpecError(f"{path}: key 'scales' is missing.")
+        return data
+    source = load_spec(path.parent / f"{data['data_from']}.yaml")
+    if source.data.get("data_from"):
+        raise SpecError(f"{path}: key 'data_from': '{source.id}' itself reads another experiment's data.")
+    if source["model"] != data["model"]:
+        raise SpecError(f"{path}: key 'data_from': '{source.id}' uses model '{source['model']}', not '{data['model']}'.")
+    missing = [p for p in data["policies"] if p not in source.policies]
+    if missing:
+        raise SpecError(f"{path}: key 'policies': '{missing[0]}' is not simulated by '{source.id}'.")
+    return {**data, "scales": source.data["scales"], "grid": source.data.get("grid"),
+            "fixed": source.data.get("fixed"), "assumptions": source.data.get("assumptions")}
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read, schema-check and cross-check one spec."""
+    path = Path(path)
+    data = _read_yaml(path)
+    _check_schema(path, data)
+    if "data_from" in data:
+        for key in ("scales", "grid", "fixed", "assumptions", "preset"):
+            if key in data:
+                raise SpecError(f"{path}: key '{key}' must not be given: it comes from 'data_from'.")
+    data = _link_source(path, _merge_preset(path, data))
+    data = {k: v for k, v in data.items() if v is not None}
+    _check_semantics(path, data)
+    return Spec(path, data)
+
+
+def find_spec(name: str, specs_dir: str | Path = "config/experiments") -> Path:
+    """The spec file of experiment ``name`` (or ``name`` itself if it is a path)."""
+    candidate = Path(name)
+    if candidate.suffix in (".yaml", ".yml") and candidate.exists():
+        return candidate
+    path = Path(specs_dir) / f"{name}.yaml"
+    if not path.exists():
+        known = sorted(p.stem for p in Path(specs_dir).glob("*.yaml"))
+        raise SpecError(f"{path}: no such experiment '{name}' (known: {', '.join(known) or 'none'}).")
+    return path
+
+
+def load_config(path: str | Path = "config/config.yaml") -> dict:
+    """The global configuration (root seed, default batch size)."""
+    path = Path(path)
+    data = _read_yaml(path)
+    if not isinstance(data, dict) or not isinstance(data.get("seed"), int) or data["seed"] < 0:
+        raise SpecError(f"{path}: key 'seed' must be a non-negative integer.")
+    return data

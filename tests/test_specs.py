@@ -1,0 +1,108 @@
+"""Experiment specs: the catalogue validates; bad input exits 2 with one sentence and no output."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from simcore.experiments import SpecError, load_spec
+
+
+def test_every_spec_in_the_catalogue_validates(root):
+    specs = [load_spec(p) for p in sorted((root / "config/experiments").glob("*.yaml"))]
+    ids = {s.id for s in specs}
+    assert {"amir-table2", "amir-table4", "amir-fig1", "amir-fig2", "amir-fig3", "amir-fig4",
+            "barak96-table1", "barak96-fig2", "barak96-fig3", "barak96-hetero"} <= ids
+    for spec in specs:
+        assert spec.cells("smoke"), spec.id
+        assert {c.index for c in spec.cells("smoke")} <= {c.index for c in spec.all_cells()}
+
+
+def test_smoke_thins_the_grid_but_keeps_full_grid_indices(root):
+    spec = load_spec(root / "config/experiments/barak96-table1.yaml")
+    smoke = spec.cells("smoke")
+    assert [c.values["n_procs"] for c in smoke] == [1, 16, 17, 33, 48]
+    full = {c.values["n_procs"]: c.index for c in spec.all_cells()}
+    assert [c.index for c in smoke] == [full[n] for n in (1, 16, 17, 33, 48)]
+
+
+def test_preset_values_are_merged_and_spec_wins(root):
+    spec = load_spec(root / "config/experiments/barak96-fig2.yaml")
+    params = spec.params()
+    assert params["demand_kind"] == "uniform"  # the spec's own fixed value
+    assert params["workload"] == "batch"  # from the barak96 preset
+    assert spec.params({"demand_max": 100})["demand_max"] == 100
+
+
+def test_derived_spec_takes_cells_and_scales_from_its_source(root):
+    spec = load_spec(root / "config/experiments/amir-table4.yaml")
+    assert spec.source_id == "amir-table2"
+    assert spec.replications("smoke") == load_spec(root / "config/experiments/amir-table2.yaml").replications("smoke")
+
+
+@pytest.fixture
+def spec_tree(tmp_path, root):
+    """A writable copy of config/ to corrupt."""
+    shutil.copytree(root / "config", tmp_path / "config")
+    return tmp_path
+
+
+def _corrupt(tree: Path, edit) -> Path:
+    path = tree / "config/experiments/barak96-table1.yaml"
+    data = yaml.safe_load(path.read_text())
+    edit(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+BAD_SPECS = {
+    "missing key": (lambda d: d.pop("policies"), "'policies'"),
+    "wrong type": (lambda d: d.update(confidence="high"), "'confidence'"),
+    "unknown policy": (lambda d: d["policies"].append("telepathy"), "'policies.4'"),
+    "empty grid": (lambda d: d["grid"].update(n_procs=[]), "'grid.n_procs'"),
+    "unknown parameter": (lambda d: d.setdefault("fixed", {}).update(warp_speed=9), "'fixed.warp_speed'"),
+    "bad baseline": (lambda d: d.update(baseline="oracle"), "'baseline'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SPECS))
+def test_bad_spec_exits_2_naming_file_and_key(case, spec_tree, simcore_cli):
+    edit, key = BAD_SPECS[case]
+    path = _corrupt(spec_tree, edit)
+    out = spec_tree / "out.parquet"
+    proc = simcore_cli("run", "barak96-table1", "--cell", 0, "--reps", "0:1", "--out", out, cwd=spec_tree)
+    assert proc.returncode == 2, proc.stderr
+    message = proc.stderr.strip()
+    assert len(message.splitlines()) == 1
+    assert str(path.relative_to(spec_tree)) in message and key in message
+    assert not out.exists()
+    assert not list(spec_tree.glob(".out.parquet*"))
+    with pytest.raises(SpecError):
+        load_spec(path)
+
+
+def test_unknown_set_key_exits_2_and_writes_nothing(simcore_cli, tmp_path):
+    out = tmp_path / "x.parquet"
+    proc = simcore_cli("run", "barak96-table1", "--cell", 0, "--reps", "0:1", "--out", out, "--set", "warp_speed=3")
+    assert proc.returncode == 2
+    assert "'warp_speed'" in proc.stderr and "barak96-table1.yaml" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["run", "no-such-exp", "--cell", "0", "--reps", "0:1", "--out", "x"], "no such experiment"),
+    (["run", "barak96-table1", "--cell", "99", "--reps", "0:1", "--out", "x"], "cell 99"),
+    (["run", "barak96-table1", "--cell", "0", "--reps", "3:1", "--out", "x"], "--reps"),
+])
+def test_bad_cli_arguments_exit_2(args, fragment, simcore_cli, tmp_path):
+    proc = simcore_cli(*args)
+    assert proc.returncode == 2
+    assert fragment in proc.stderr
+
+
+def test_empty_grid_mapping_is_rejected(spec_tree):
+    path = _corrupt(spec_tree, lambda d: d.update(grid={}))
+    with pytest.raises(SpecError, match="grid"):
+        load_spec(path)

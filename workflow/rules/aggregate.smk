@@ -1,0 +1,17 @@
+# Raw batches of one experiment -> summary, claims, per-replication table, provenance.
+
+
+rule aggregate:
+    input:
+        raw=raw_files,
+        spec=lambda w: spec_files(w.exp),
+    output:
+        summary="results/{exp}/summary.csv",
+        claims="results/{exp}/claims.csv",
+        replications="results/{exp}/replications.csv",
+        provenance="results/{exp}/provenance.json",
+    log:
+        "logs/aggregate/{exp}.log",
+    shell:
+        "simcore aggregate {wildcards.exp} --scale " + SCALE + " --raw {input.raw} "
+        "--outdir results/{wildcards.exp} 2> {log}"

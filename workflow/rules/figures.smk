@@ -1,0 +1,28 @@
+# Figures (PDF) and tables (LaTeX) of one experiment, from its aggregated results.
+
+
+rule figure:
+    input:
+        summary="results/{exp}/summary.csv",
+        replications="results/{exp}/replications.csv",
+        spec=lambda w: spec_files(w.exp),
+    output:
+        "paper/figures/{exp}.pdf",
+    log:
+        "logs/figure/{exp}.log",
+    shell:
+        "simcore figure {wildcards.exp} --results results --out {output} 2> {log}"
+
+
+rule table:
+    input:
+        summary="results/{exp}/summary.csv",
+        claims="results/{exp}/claims.csv",
+        replications="results/{exp}/replications.csv",
+        spec=lambda w: spec_files(w.exp),
+    output:
+        "paper/tables/{exp}.tex",
+    log:
+        "logs/table/{exp}.log",
+    shell:
+        "simcore table {wildcards.exp} --results results --out {output} 2> {log}"

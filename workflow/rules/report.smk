@@ -1,0 +1,36 @@
+# Generated LaTeX inputs (numbers, scorecard, provenance, assumptions) and the report PDF.
+GENERATED = [
+    "paper/generated/numbers.tex",
+    "paper/generated/scorecard.tex",
+    "paper/generated/provenance.tex",
+    "paper/generated/assumptions.tex",
+] + [f"paper/generated/paper-{p}.tex" for p in PAPERS]
+
+
+rule report_inputs:
+    input:
+        summaries=expand("results/{exp}/summary.csv", exp=SPECS),
+        claims=expand("results/{exp}/claims.csv", exp=SPECS),
+        provenance=expand("results/{exp}/provenance.json", exp=SPECS),
+        specs=[f for exp in SPECS for f in spec_files(exp)],
+    output:
+        GENERATED,
+    log:
+        "logs/report_inputs.log",
+    shell:
+        "simcore report-macros --results results --out paper/generated 2> {log}"
+
+
+rule report:
+    input:
+        GENERATED,
+        tables=expand("paper/tables/{exp}.tex", exp=SPECS),
+        figures=expand("paper/figures/{exp}.pdf", exp=FIGURES),
+        tex=["paper/report.tex", *sorted(str(p) for p in Path("paper/sections").glob("*.tex"))],
+    output:
+        "paper/build/report.pdf",
+    log:
+        "logs/report.log",
+    shell:
+        "cd paper && latexmk -pdf -interaction=nonstopmode -halt-on-error -outdir=build report.tex "
+        "> ../{log} 2>&1"

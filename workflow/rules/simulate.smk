@@ -1,0 +1,22 @@
+# One job = one batch of replications of one cell, every policy (common random numbers).
+
+
+rule simulate:
+    output:
+        "results/raw/{exp}/{scale}/c{cell}/r{a}-{b}.parquet",
+    log:
+        "logs/simulate/{exp}/{scale}/c{cell}/r{a}-{b}.log",
+    wildcard_constraints:
+        cell=r"\d{3}",
+        a=r"\d{5}",
+        b=r"\d{5}",
+    params:
+        reps=lambda w: f"{int(w.a)}:{int(w.b)}",
+        cell=lambda w: int(w.cell),
+        fingerprint=lambda w: simulation_fingerprint(w.exp),
+    resources:
+        runtime=60,
+        mem_mb=1000,
+    shell:
+        "simcore run {wildcards.exp} --cell {params.cell} --reps {params.reps} "
+        "--scale {wildcards.scale} --out {output} 2> {log}"
