@@ -21,9 +21,9 @@ def metric_estimate(rows: pd.DataFrame, metric: dict) -> Estimate:
 
 
 def published_value(spec, cell_values: dict, policy: str, metric: str) -> dict | None:
-    """The published entry matching this cell, policy and metric, if the paper gives one."""
+    """The published absolute value for this cell, policy and metric (ratios ``than`` excluded)."""
     for entry in spec.data.get("published") or []:
-        if entry.get("policy", policy) != policy or entry["metric"] != metric:
+        if "than" in entry or entry.get("policy", policy) != policy or entry["metric"] != metric:
             continue
         where = entry.get("where") or {}
         if all(cell_values.get(k) == v for k, v in where.items()):

@@ -12,6 +12,10 @@ rule aggregate:
         provenance="results/{exp}/provenance.json",
     log:
         "logs/aggregate/{exp}.log",
+    conda:
+        "../envs/simcore.yaml"
+    params:
+        scale=SCALE,
     shell:
-        "simcore aggregate {wildcards.exp} --scale " + SCALE + " --raw {input.raw} "
+        "simcore aggregate {wildcards.exp} --scale {params.scale} --raw {input.raw} "
         "--outdir results/{wildcards.exp} 2> {log}"

@@ -10,6 +10,8 @@ rule figure:
         "paper/figures/{exp}.pdf",
     log:
         "logs/figure/{exp}.log",
+    conda:
+        "../envs/simcore.yaml"
     shell:
         "simcore figure {wildcards.exp} --results results --out {output} 2> {log}"
 
@@ -24,5 +26,7 @@ rule table:
         "paper/tables/{exp}.tex",
     log:
         "logs/table/{exp}.log",
+    conda:
+        "../envs/simcore.yaml"
     shell:
         "simcore table {wildcards.exp} --results results --out {output} 2> {log}"

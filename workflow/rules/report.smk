@@ -4,6 +4,7 @@ GENERATED = [
     "paper/generated/scorecard.tex",
     "paper/generated/provenance.tex",
     "paper/generated/assumptions.tex",
+    "paper/generated/experiments.tex",
 ] + [f"paper/generated/paper-{p}.tex" for p in PAPERS]
 
 
@@ -17,6 +18,8 @@ rule report_inputs:
         GENERATED,
     log:
         "logs/report_inputs.log",
+    conda:
+        "../envs/simcore.yaml"
     shell:
         "simcore report-macros --results results --out paper/generated 2> {log}"
 
@@ -31,6 +34,8 @@ rule report:
         "paper/build/report.pdf",
     log:
         "logs/report.log",
+    conda:
+        "../envs/latex.yaml"
     shell:
         "cd paper && latexmk -pdf -interaction=nonstopmode -halt-on-error -outdir=build report.tex "
         "> ../{log} 2>&1"

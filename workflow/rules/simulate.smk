@@ -6,6 +6,8 @@ rule simulate:
         "results/raw/{exp}/{scale}/c{cell}/r{a}-{b}.parquet",
     log:
         "logs/simulate/{exp}/{scale}/c{cell}/r{a}-{b}.log",
+    conda:
+        "../envs/simcore.yaml"
     wildcard_constraints:
         cell=r"\d{3}",
         a=r"\d{5}",

@@ -1,0 +1,135 @@
+"""Opportunity-cost assignment and reassignment (Amir et al., sections 3.3 and 4).
+
+A machine's cost is ``b**(mem_used/memory) + b**(cpu_load/L)`` with base ``b`` = ``cost_base``
+(``"n"``: the number of machines). The CPU load is resident processes per unit of speed: a
+process on machine ``i`` with ``k`` others gets ``speed_i/(k+1)`` of a reference CPU, so ``1/speed_i``
+is the load one more process adds there (the related-machines load of section 3.2). ``L`` is the
+smallest power of two above the largest CPU load seen so far anywhere in the cluster. A process
+goes where its marginal cost (the cost increase it causes) is least; its memory is known on
+arrival, its CPU demand never is.
+"""
+
+from __future__ import annotations
+
+import math
+
+from simcore.models.cluster.mosix import Knowledge
+from simcore.models.cluster.policies import Policy
+from simcore.models.registry import register
+
+
+class CostModel:
+    """Marginal costs of placing a process, with the running power-of-two load bound ``L``."""
+
+    def __init__(self, params: dict, n_machines: int):
+        base = params.get("cost_base", "n")
+        self.base = float(n_machines if base == "n" else base)
+        if self.base <= 1:
+            raise ValueError("parameter 'cost_base': must be 'n' or a number above 1 (and the cluster "
+                             "must have at least two machines for 'n').")
+        self.log_base = math.log(self.base)
+        self.bound = 1.0
+        self.running = params.get("cpu_bound", "running-max") == "running-max"
+
+    def observe(self, cluster) -> None:
+        """Set ``L`` to the smallest power of two above the largest load: seen so far, or now."""
+        load = cluster.max_load if self.running else max(m.load for m in cluster.machines)
+        if load >= self.bound or not self.running:
+            self.bound = 2.0 ** (math.floor(math.log2(load)) + 1) if load > 0 else 1.0
+
+    def marginal(self, machine, mem_used: float, load: float, memory: float) -> float:
+        """Cost increase of adding a process of ``memory`` MB to ``machine`` at the given state."""
+        lb, cap, bound = self.log_base, machine.memory, self.bound
+        mem = _exp(lb * (mem_used + memory) / cap) - _exp(lb * mem_used / cap)
+        cpu = _exp(lb * (load + 1.0 / machine.speed) / bound) - _exp(lb * load / bound)
+        return mem + cpu
+
+
+def _exp(x: float) -> float:
+    return math.exp(x if x < 700.0 else 700.0)
+
+
+@register("cluster", "enhanced-pvm")
+class EnhancedPVM(Policy):
+    """Each process goes to the machine of least marginal cost (current, exact state); no migration."""
+
+    def start(self, cluster) -> None:
+        self.costs = CostModel(self.params, len(cluster.machines))
+
+    def on_change(self, machine, cluster) -> None:
+        self.costs.observe(cluster)
+
+    def assign(self, proc, cluster) -> int:
+        return least_cost(self.costs, proc, cluster)
+
+
+def least_cost(costs: CostModel, proc, cluster) -> int:
+    """The machine where ``proc`` adds the least cost, judged on the exact current state."""
+    best, best_cost = 0, math.inf
+    for m in cluster.machines:
+        cost = costs.marginal(m, m.mem_used, m.load, proc.memory)
+        if cost < best_cost:
+            best, best_cost = m.index, cost
+    return best
+
+
+@register("cluster", "enhanced-mosix")
+class EnhancedMosix(Policy):
+    """Opportunity-cost placement and reassignment under Mosix's knowledge limits.
+
+    Initial assignment is that of ``enhanced-pvm`` (the arrival's marginal cost on every
+    machine, exact state): Mosix's knowledge limits concern its migration decisions. After
+    every arrival and completion, each machine checks each of its processes that has met
+    ``min_residency`` against the machines in its window. Rule ``stability`` (section 3.3): the
+    marginal cost the process had when placed here must not exceed ``reassign_factor`` times
+    its marginal cost on a known machine. Rule ``greedy`` (section 4, "minimise the sum of the
+    costs"): the process moves when a known machine is cheaper for it than staying is now.
+    A violator moves to the known machine where its marginal cost is least.
+    """
+
+    def start(self, cluster) -> None:
+        self.costs = CostModel(self.params, len(cluster.machines))
+        self.factor = float(self.params["reassign_factor"])
+        if self.params["reassign_rule"] not in ("stability", "greedy"):
+            raise ValueError("parameter 'reassign_rule': must be 'stability' or 'greedy'.")
+        self.greedy = self.params["reassign_rule"] == "greedy"
+        self.residency = float(self.params["min_residency"])
+        self.knowledge = Knowledge(cluster, self.params["mosix_known_machines"], self.params["info_interval"],
+                                   self.rng)
+        self.knowledge.start()
+
+    def on_change(self, machine, cluster) -> None:
+        self.costs.observe(cluster)
+
+    def assign(self, proc, cluster) -> int:
+        return least_cost(self.costs, proc, cluster)
+
+    def on_arrival(self, procs, cluster):
+        return self._reassign(cluster)
+
+    def on_completion(self, machine, cluster):
+        return self._reassign(cluster)
+
+    def _reassign(self, cluster):
+        moves = []
+        now, machines, marginal = cluster.now, cluster.machines, self.costs.marginal
+        for m in machines:
+            known = self.knowledge.known[m.index]
+            if not known or m.movable == 0:
+                continue
+            for p in list(m.procs.values()):
+                if p.pinned or now - p.placed_at < self.residency:
+                    continue
+                here = self._cost_here(m, p)
+                target, cost = min(((j, marginal(machines[j], e[1], e[0], p.memory)) for j, e in known.items()),
+                                   key=lambda jc: jc[1])
+                if here > (1.0 if self.greedy else self.factor) * cost:
+                    moves.append((p, target))
+                    self.knowledge.moved(m.index, target, p)
+        return moves
+
+    def _cost_here(self, m, p) -> float:
+        """The process's marginal cost on its machine: now (greedy) or when it was placed (stability)."""
+        if self.greedy:
+            return self.costs.marginal(m, m.mem_used - p.memory, m.load - 1.0 / m.speed, p.memory)
+        return self.costs.marginal(m, p.h_mem, p.h_load, p.memory)

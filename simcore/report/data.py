@@ -1,0 +1,243 @@
+"""Shared helpers of the report: reading results, published values, number formatting, escaping."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from simcore.stats.summary import metric_estimate
+
+PAPER_TITLES = {
+    "amir": "Amir, Awerbuch, Barak, Borgstrom and Keren: an opportunity cost approach to job "
+            "assignment and reassignment in a scalable computing cluster",
+    "barak96": "Barak, Braverman, Gilderman and Laden (1996): PVM with the MOSIX preemptive "
+               "process migration scheme",
+    "corr05": "Corr\u00eaa et al. (2005): multilevel load balancing on NUMA machines",
+    "mehta": "Mehta and Kanungo: a conservative dynamic load balancer for NUMA multiprocessors",
+    "zhou91": "Zhou and Brecht (1991): processor pool-based scheduling for NUMA multiprocessors",
+    "solsona": "Solsona et al.: coscheduling in non-dedicated clusters",
+}
+PAPER_ORDER = ["amir", "barak96", "corr05", "mehta", "zhou91", "solsona"]
+
+_TEX_SPECIAL = {
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    "<": r"\textless{}", ">": r"\textgreater{}",
+}
+_TEX_RE = re.compile("|".join(re.escape(k) for k in _TEX_SPECIAL))
+
+
+def tex_escape(text) -> str:
+    """``text`` with LaTeX special characters escaped (for any text coming from specs or results)."""
+    return _TEX_RE.sub(lambda m: _TEX_SPECIAL[m.group()], str(text))
+
+
+def isnum(x) -> bool:
+    try:
+        return x is not None and math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def fmt(x, digits: int = 4) -> str:
+    """A number for LaTeX text: ``digits`` significant digits, no exponent for ordinary sizes,
+    a real minus sign; '--' for a missing value."""
+    if not isnum(x):
+        return "--"
+    x = float(x)
+    if x == 0:
+        return "0"
+    ax = abs(x)
+    if ax >= 10 ** digits:
+        body = f"{ax:.0f}"
+    elif ax < 1e-3:
+        mant, exp = f"{ax:.{digits - 1}e}".split("e")
+        body = f"{mant}\\ensuremath{{\\times 10^{{{int(exp)}}}}}"
+    else:
+        body = f"{ax:.{digits}g}"
+        if "e" in body:  # e.g. 1e+03 from '4g' of 1000.0
+            body = f"{ax:.0f}"
+    return ("\\ensuremath{-}" if x < 0 else "") + body
+
+
+def fmt_published(x) -> str:
+    """A published value as printed in the paper (up to 6 significant digits)."""
+    if not isnum(x):
+        return "--"
+    x = float(x)
+    return ("\\ensuremath{-}" if x < 0 else "") + f"{abs(x):.6g}"
+
+
+def fmt_percent(x, digits: int = 2) -> str:
+    """A relative error (fraction) as a signed percentage."""
+    if not isnum(x):
+        return "--"
+    x = 100 * float(x)
+    sign = "+" if x >= 0 else "\\ensuremath{-}"
+    return f"{sign}{abs(x):.{digits}g}\\%" if abs(x) < 10 else f"{sign}{abs(x):.0f}\\%"
+
+
+def fmt_ci(mean, low, high, digits: int = 4) -> str:
+    """'mean [low, high]' with the decimals of ``digits`` significant digits of the mean; the
+    mean alone when there is no interval (or a degenerate one)."""
+    if not isnum(mean):
+        return "--"
+    if not (isnum(low) and isnum(high)) or float(low) == float(high):
+        return fmt(mean, digits)
+    m = abs(float(mean)) or max(abs(float(low)), abs(float(high)))
+    if m == 0 or m < 1e-3 or m >= 10 ** digits:
+        return f"{fmt(mean, digits)} [{fmt(low, digits)}, {fmt(high, digits)}]"
+    decimals = max(0, digits - 1 - math.floor(math.log10(m)))
+    return f"{_fixed(mean, decimals)} [{_fixed(low, decimals)}, {_fixed(high, decimals)}]"
+
+
+def _fixed(x, decimals: int) -> str:
+    text = f"{abs(float(x)):.{decimals}f}"
+    negative = float(x) < 0 and float(text) != 0
+    return ("\\ensuremath{-}" if negative else "") + text
+
+
+def results_of(results_dir: Path, exp: str) -> Path:
+    return Path(results_dir) / exp
+
+
+def read_csv(path: Path) -> pd.DataFrame | None:
+    path = Path(path)
+    if not path.exists():
+        return None
+    return pd.read_csv(path, keep_default_na=True)
+
+
+def read_summary(spec, results_dir: Path) -> pd.DataFrame | None:
+    return read_csv(results_of(results_dir, spec.id) / "summary.csv")
+
+
+def read_claims(spec, results_dir: Path) -> pd.DataFrame | None:
+    return read_csv(results_of(results_dir, spec.id) / "claims.csv")
+
+
+def read_replications(spec, results_dir: Path) -> pd.DataFrame | None:
+    """The experiment's replications, or those of the experiment it takes its data from."""
+    for exp in dict.fromkeys([spec.id, spec.source_id]):
+        frame = read_csv(results_of(results_dir, exp) / "replications.csv")
+        if frame is not None:
+            return frame
+    return None
+
+
+def read_provenance(spec, results_dir: Path) -> dict | None:
+    path = results_of(results_dir, spec.id) / "provenance.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def metric_of(spec, name: str) -> dict:
+    for m in spec.metrics:
+        if m["name"] == name:
+            return m
+    raise ValueError(f"{spec.path}: metric '{name}' is not in 'metrics'.")
+
+
+def metric_label(spec, name: str) -> str:
+    m = metric_of(spec, name)
+    label = m.get("label", name.replace("_", " "))
+    return f"{label} ({m['unit']})" if m.get("unit") and m["unit"] != "1" else label
+
+
+def published_values(spec) -> list[dict]:
+    """Published values of one policy (no ``than``)."""
+    return [e for e in spec.data.get("published") or [] if "than" not in e]
+
+
+def published_ratios(spec) -> list[dict]:
+    """Published ratios policy/than."""
+    return [e for e in spec.data.get("published") or [] if "than" in e]
+
+
+def matches(where: dict | None, values: dict) -> bool:
+    return all(values.get(k) == v for k, v in (where or {}).items())
+
+
+def published_for(spec, values: dict, policy: str, metric: str):
+    """The published value (not ratio) for this cell, policy and metric, else None."""
+    for e in published_values(spec):
+        if e.get("policy", policy) == policy and e["metric"] == metric and matches(e.get("where"), values):
+            return float(e["value"])
+    return None
+
+
+def grid_names(spec) -> list[str]:
+    return list(spec.grid)
+
+
+def cell_values(spec, row) -> dict:
+    """Grid values of a summary/replications row, as Python scalars."""
+    out = {}
+    for k in grid_names(spec):
+        v = row[k]
+        out[k] = v.item() if hasattr(v, "item") else v
+    return out
+
+
+def cell_key(spec, values: dict) -> str:
+    """'n_procs=17/' for a grid cell ('' for an experiment without grid)."""
+    return "".join(f"{k}={_val_str(values[k])}/" for k in grid_names(spec) if k in values)
+
+
+def _val_str(v) -> str:
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    return str(v)
+
+
+def pair_ratio(spec, reps: pd.DataFrame, policy: str, than: str, metric: str):
+    """Interval of policy/than on ``metric`` over paired replications in ``reps`` (one cell)."""
+    m = metric_of(spec, metric)
+    a = metric_estimate(reps[reps.policy == policy], m)
+    b = metric_estimate(reps[reps.policy == than], m)
+    if not b.value:
+        return None
+    return (a / b).interval(spec.confidence)
+
+
+def split_cells(spec, reps: pd.DataFrame):
+    """(values, rows) per cell of a replications table, in cell order."""
+    for _, rows in reps.groupby("cell", sort=True):
+        yield cell_values(spec, rows.iloc[0]), rows
+
+
+VERDICT_COLOURS = {"reproduced": "green!45!black", "not significant": "orange!90!black",
+                   "contradicted": "red!75!black"}
+
+
+def verdict_tex(verdict) -> str:
+    """A verdict, coloured (reproduced green, not significant amber, contradicted red)."""
+    if not isinstance(verdict, str) or not verdict:
+        return r"\textcolor{gray}{no result}"
+    colour = VERDICT_COLOURS.get(verdict, "gray")
+    return rf"\textcolor{{{colour}}}{{\textbf{{{tex_escape(verdict)}}}}}"
+
+
+STAT_SYMBOL = {"less": "<", "greater": ">", "ratio-above": ">", "ratio-below": "<", "share-less": ">",
+               "gain-grows": ">"}
+
+
+def claim_statistic(row) -> str:
+    """'ratio 1.67 [1.60, 1.74] > 1.2' for one row of claims.csv."""
+    if not isnum(row.get("estimate")):
+        return "--"
+    kind = row.get("kind", "")
+    threshold = row.get("threshold", 0.0)
+    test = f" {STAT_SYMBOL.get(kind, '?')} {fmt(threshold)}" if isnum(threshold) else ""
+    test = test.replace("<", r"\ensuremath{<}").replace(">", r"\ensuremath{>}")
+    stat = tex_escape(row.get("statistic", "") or "")
+    return f"{stat} {fmt_ci(row['estimate'], row.get('ci_low'), row.get('ci_high'))}{test}"
+
+
+def resize_to_width(tabular: str) -> str:
+    """Shrink a tabular to the line width only if it is wider."""
+    return ("\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n"
+            f"{tabular}}}\n")

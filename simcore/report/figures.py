@@ -1,0 +1,140 @@
+"""Figures of experiments (PDF): reproduced curves with intervals and the published points
+over them (``lines``), or one point per replication against x = y (``scatter``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+
+from simcore.core.output import atomic_path  # noqa: E402
+from simcore.report.data import (  # noqa: E402
+    cell_values, metric_label, published_for, read_replications, read_summary,
+)
+
+SIZE = (3.4, 2.6)
+STYLE = {
+    "font.size": 8, "axes.labelsize": 8, "axes.titlesize": 8.5, "legend.fontsize": 7,
+    "xtick.labelsize": 7.5, "ytick.labelsize": 7.5, "lines.linewidth": 1.2, "lines.markersize": 3.5,
+    "axes.linewidth": 0.6, "legend.frameon": False, "pdf.fonttype": 42, "font.family": "DejaVu Sans",
+    "svg.hashsalt": "simcore", "path.simplify": False,
+}
+COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X"]
+PDF_METADATA = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": "simcore"}
+
+
+def make_figure(spec, results_dir: Path, out: Path) -> None:
+    """Draw the figure of ``spec`` from ``results_dir/<id>/`` into the PDF ``out`` (atomically)."""
+    kind = spec["output"]["kind"]
+    if kind == "table":
+        raise ValueError(f"{spec.path}: experiment '{spec.id}' is a table (output.kind = table); it has no figure.")
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=SIZE)
+        try:
+            if kind == "lines":
+                _lines(spec, Path(results_dir), ax)
+            elif kind == "scatter":
+                _scatter(spec, Path(results_dir), ax)
+            else:
+                raise ValueError(f"{spec.path}: key 'output.kind': unknown figure kind '{kind}'.")
+            fig.tight_layout(pad=0.3)
+            with atomic_path(out) as tmp:
+                fig.savefig(tmp, format="pdf", metadata=PDF_METADATA)
+        finally:
+            plt.close(fig)
+
+
+def _need(frame, what: str, spec, results_dir: Path):
+    if frame is None:
+        raise FileNotFoundError(f"{Path(results_dir) / spec.id}: no {what} for experiment '{spec.id}' (run aggregate first).")
+    return frame
+
+
+def _lines(spec, results_dir: Path, ax) -> None:
+    out = spec["output"]
+    x, metric = out["x"], out.get("metric", spec.metrics[0]["name"])
+    summary = _need(read_summary(spec, results_dir), "summary.csv", spec, results_dir)
+    summary = summary[summary.metric == metric]
+    handles = []
+    any_published = False
+    for i, policy in enumerate(spec.policies):
+        rows = summary[summary.policy == policy].sort_values(x)
+        if rows.empty:
+            continue
+        colour, marker = COLOURS[i % len(COLOURS)], MARKERS[i % len(MARKERS)]
+        xs = rows[x].to_numpy(float)
+        mean = rows["mean"].to_numpy(float)
+        low, high = rows["ci_low"].to_numpy(float), rows["ci_high"].to_numpy(float)
+        ok = np.isfinite(low) & np.isfinite(high)
+        (line,) = ax.plot(xs, mean, color=colour, marker=marker, markersize=2.5, label=spec.label(policy), zorder=3)
+        handles.append(line)
+        if ok.any():
+            ax.fill_between(xs[ok], low[ok], high[ok], color=colour, alpha=0.2, linewidth=0, zorder=2)
+            ax.errorbar(xs[ok], mean[ok], yerr=[mean[ok] - low[ok], high[ok] - mean[ok]], fmt="none",
+                        ecolor=colour, elinewidth=0.6, capsize=1.5, zorder=3)
+        pub = [(r[x], published_for(spec, cell_values(spec, r), policy, metric)) for _, r in rows.iterrows()]
+        pub = [(a, b) for a, b in pub if b is not None]
+        if pub:
+            any_published = True
+            px, py = zip(*pub)
+            ax.plot(px, py, linestyle="none", marker=marker, markersize=5, markerfacecolor="none",
+                    markeredgecolor=colour, markeredgewidth=0.9, zorder=4)
+    if any_published:
+        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=5, markerfacecolor="none",
+                              markeredgecolor="0.3", label="published (open markers)"))
+        handles.append(Line2D([], [], color="0.3", marker="o", markersize=2.5,
+                              label=f"reproduced, {spec.confidence:.0%} CI"))
+    ax.set_xlabel(out.get("xlabel", x.replace("_", " ")))
+    ax.set_ylabel(out.get("ylabel", metric_label(spec, metric)))
+    if out.get("logy"):
+        ax.set_yscale("log")
+    ax.grid(True, linewidth=0.3, alpha=0.5)
+    ax.legend(handles=handles, loc="best", handlelength=1.6)
+
+
+def _scatter(spec, results_dir: Path, ax) -> None:
+    out = spec["output"]
+    px, py, metric = out["x"], out["y"], out.get("metric", spec.metrics[0]["name"])
+    reps = _need(read_replications(spec, results_dir), "replications.csv", spec, results_dir)
+    first = out.get("first")
+    table = reps[reps.policy.isin([px, py])].pivot_table(index=["cell", "rep"], columns="policy", values=metric)
+    table = table.sort_index(level=["rep", "cell"]).dropna()
+    if first:
+        table = table.iloc[: int(first)]
+    if table.empty:
+        raise ValueError(f"{spec.id}: no replications with both '{px}' and '{py}'.")
+    xs, ys = table[px].to_numpy(float), table[py].to_numpy(float)
+    ax.scatter(xs, ys, s=3, marker="o", color=COLOURS[0], alpha=0.5, linewidths=0, rasterized=False,
+               label="one execution")
+    values = np.concatenate([xs, ys])
+    lo, hi = float(values.min()), float(values.max())
+    positive = lo > 0
+    if positive and hi / lo > 10:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            axis.set_minor_formatter(NullFormatter())
+        lo, hi = lo / 1.1, hi * 1.1
+    else:
+        pad = 0.05 * (hi - lo or 1.0)
+        lo, hi = lo - pad, hi + pad
+    ax.plot([lo, hi], [lo, hi], color="0.2", linewidth=0.8, linestyle="--", label="x = y")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    share = float((ys < xs).mean())
+    ax.text(0.97, 0.04, f"below x = y: {share:.1%} of {len(xs)}", transform=ax.transAxes,
+            ha="right", va="bottom", fontsize=7)
+    ax.set_xlabel(spec.label(px))
+    ax.set_ylabel(spec.label(py))
+    ax.set_title(metric_label(spec, metric), pad=3)
+    ax.grid(True, linewidth=0.3, alpha=0.5)
+    ax.legend(loc="upper left", handlelength=1.6, markerscale=2)

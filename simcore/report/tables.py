@@ -1,0 +1,221 @@
+"""LaTeX table fragments (booktabs): each published value beside the reproduced mean and its
+confidence interval, for every kind of experiment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from simcore.core.output import write_text
+from simcore.report.data import (
+    PAPER_TITLES, cell_values, claim_statistic, fmt, fmt_ci, fmt_percent, fmt_published, grid_names,
+    isnum, matches, metric_label, pair_ratio, published_for, published_ratios, read_claims,
+    read_replications, read_summary, resize_to_width, split_cells, tex_escape, verdict_tex,
+)
+
+
+def make_table(spec, results_dir: Path, out: Path) -> None:
+    """Write the LaTeX table of ``spec`` (from ``results_dir/<id>/``) to ``out`` (atomically)."""
+    write_text(out, table_tex(spec, Path(results_dir)))
+
+
+def table_tex(spec, results_dir: Path) -> str:
+    output = spec["output"]
+    kind, rows = output["kind"], output.get("rows")
+    summary = read_summary(spec, results_dir)
+    if kind == "scatter":
+        body, note = _scatter(spec, results_dir, summary)
+    elif kind == "lines" or rows == "cells":
+        body, note = _cells(spec, results_dir, summary)
+    elif rows == "pairs":
+        body, note = _pairs(spec, results_dir)
+    else:
+        body, note = _metrics(spec, summary)
+    return _wrap(spec, summary, body, note)
+
+
+def _wrap(spec, summary, body: str, note: str) -> str:
+    n = int(summary["n"].max()) if summary is not None and len(summary) and isnum(summary["n"].max()) else None
+    paper = PAPER_TITLES.get(spec["paper"], spec["paper"])
+    caption = (f"{tex_escape(spec['title'])}. Reproduction of {tex_escape(spec['source'])} of "
+               f"{tex_escape(paper)}. Published values beside the reproduced mean and its "
+               f"{spec.confidence:.0%} confidence interval [low, high]".replace("%", r"\%"))
+    caption += f" over {n} replications." if n else "."
+    if note:
+        caption += " " + note
+    return ("\\begin{table}[htbp]\n\\centering\n\\small\n"
+            f"\\caption{{{caption}}}\n\\label{{tab:{spec.id}}}\n"
+            f"{resize_to_width(body)}"
+            "\\end{table}\n")
+
+
+def _missing(spec) -> tuple[str, str]:
+    body = "\\begin{tabular}{l}\n\\toprule\nNo results yet.\\\\\n\\bottomrule\n\\end{tabular}"
+    return body, f"(Results of {tex_escape(spec.id)} are missing.)"
+
+
+def _tabular(colspec: str, header: list[str], rows: list[list[str]]) -> str:
+    lines = [f"\\begin{{tabular}}{{{colspec}}}", "\\toprule", *header, "\\midrule"]
+    lines += [" & ".join(r) + " \\\\" for r in rows]
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines)
+
+
+def _policy_header(spec, policies, sub: list[str], first: list[str]) -> list[str]:
+    k = len(sub)
+    top = " & ".join([""] * len(first) + [f"\\multicolumn{{{k}}}{{c}}{{{tex_escape(spec.label(p))}}}"
+                                           for p in policies]) + " \\\\"
+    start = len(first) + 1
+    rules = " ".join(f"\\cmidrule(lr){{{start + i * k}-{start + i * k + k - 1}}}" for i in range(len(policies)))
+    bottom = " & ".join(first + sub * len(policies)) + " \\\\"
+    return [top, rules, bottom]
+
+
+def _lookup(summary: pd.DataFrame, policy: str, metric: str, values: dict | None = None):
+    rows = summary[(summary.policy == policy) & (summary.metric == metric)]
+    for k, v in (values or {}).items():
+        rows = rows[rows[k] == v]
+    return rows.iloc[0] if len(rows) else None
+
+
+def _metrics(spec, summary) -> tuple[str, str]:
+    """One row per metric; per policy the published and the reproduced value."""
+    if summary is None:
+        return _missing(spec)
+    rows = []
+    for m in spec.metrics:
+        row = [tex_escape(metric_label(spec, m["name"]))]
+        for p in spec.policies:
+            r = _lookup(summary, p, m["name"])
+            pub = published_for(spec, {}, p, m["name"])
+            row += [fmt_published(pub),
+                    fmt_ci(r["mean"], r["ci_low"], r["ci_high"]) if r is not None else "--"]
+        rows.append(row)
+    header = _policy_header(spec, spec.policies, ["paper", "reproduced"], ["Metric"])
+    return _tabular("l" + "rr" * len(spec.policies), header, rows), ""
+
+
+def _pairs(spec, results_dir: Path) -> tuple[str, str]:
+    """One row per published ratio policy/than (and cell): published, reproduced with CI, error."""
+    reps = read_replications(spec, results_dir)
+    if reps is None:
+        return _missing(spec)
+    rows = []
+    for values, cell_rows in split_cells(spec, reps):
+        for e in published_ratios(spec):
+            if not matches(e.get("where"), values):
+                continue
+            iv = pair_ratio(spec, cell_rows, e["policy"], e["than"], e["metric"])
+            where = ", ".join(f"{tex_escape(k)} = {values[k]}" for k in grid_names(spec))
+            name = f"{tex_escape(spec.label(e['policy']))} / {tex_escape(spec.label(e['than']))}"
+            rel = (iv.mean - e["value"]) / e["value"] if iv is not None and e["value"] else None
+            rows.append(([name] + ([where] if where else []) +
+                         [tex_escape(metric_label(spec, e["metric"])), fmt_published(e["value"]),
+                          fmt_ci(iv.mean, iv.low, iv.high) if iv else "--", fmt_percent(rel)]))
+    first = ["Ratio"] + (["Cell"] if grid_names(spec) else []) + ["Metric"]
+    header = [" & ".join(first + ["Paper", "Reproduced", "Rel.\\ error"]) + " \\\\"]
+    colspec = "l" * len(first) + "rrr"
+    return _tabular(colspec, header, rows), "Ratios are computed from paired replications (delta method)."
+
+
+def _cells(spec, results_dir: Path, summary) -> tuple[str, str]:
+    """One row per grid cell: per policy published (when given) and reproduced; then the
+    published ratios with their reproduced counterpart."""
+    if summary is None:
+        return _missing(spec)
+    metric = spec["output"].get("metric", spec.metrics[0]["name"])
+    x = spec["output"].get("x") or grid_names(spec)[0]
+    with_pub = [p for p in spec.policies
+                if any(published_for(spec, cell_values(spec, r), p, metric) is not None
+                       for _, r in summary.iterrows())]
+    ratios = []
+    for e in published_ratios(spec):
+        key = (e["policy"], e["than"])
+        if e["metric"] == metric and key not in ratios:
+            ratios.append(key)
+    reps = read_replications(spec, results_dir) if ratios else None
+    reps_by_cell = {int(c): r for c, r in reps.groupby("cell")} if reps is not None else {}
+    cells = summary[summary.metric == metric].drop_duplicates("cell").sort_values("cell")
+    rows, notes = [], []
+    for _, cell in cells.iterrows():
+        values = cell_values(spec, cell)
+        row = [", ".join(str(values[k]) for k in grid_names(spec))]
+        for p in spec.policies:
+            r = _lookup(summary, p, metric, {"cell": cell["cell"]})
+            if p in with_pub:
+                row.append(fmt_published(published_for(spec, values, p, metric)))
+            row.append(fmt_ci(r["mean"], r["ci_low"], r["ci_high"]) if r is not None else "--")
+        for policy, than in ratios:
+            pub = [e for e in published_ratios(spec) if (e["policy"], e["than"]) == (policy, than)
+                   and e["metric"] == metric and e.get("where") and matches(e["where"], values)]
+            row.append(fmt_published(pub[0]["value"]) if pub else "--")
+            cell_reps = reps_by_cell.get(int(cell["cell"]))
+            iv = pair_ratio(spec, cell_reps, policy, than, metric) if cell_reps is not None else None
+            row.append(fmt_ci(iv.mean, iv.low, iv.high, 3) if iv else "--")
+        rows.append(row)
+    for e in published_ratios(spec):
+        if e["metric"] == metric and not e.get("where") and grid_names(spec):
+            notes.append(f"The paper gives {tex_escape(spec.label(e['policy']))}/"
+                         f"{tex_escape(spec.label(e['than']))} = {fmt_published(e['value'])} "
+                         f"({tex_escape(e['source'])}) without saying for which "
+                         f"{tex_escape(x.replace('_', ' '))}; compare it with every row.")
+    first = " & ".join(tex_escape(k.replace("_", " ")) for k in grid_names(spec))
+    top, rules, bottom, col = [""], [], [first], 2
+    colspec = "r" * len(grid_names(spec))
+    for p in spec.policies:
+        sub = ["paper", "reproduced"] if p in with_pub else ["reproduced"]
+        top.append(f"\\multicolumn{{{len(sub)}}}{{c}}{{{tex_escape(spec.label(p))}}}")
+        rules.append(f"\\cmidrule(lr){{{col}-{col + len(sub) - 1}}}")
+        bottom += sub
+        colspec += "r" * len(sub)
+        col += len(sub)
+    for policy, than in ratios:
+        top.append(f"\\multicolumn{{2}}{{c}}{{{tex_escape(spec.label(policy))} / {tex_escape(spec.label(than))}}}")
+        rules.append(f"\\cmidrule(lr){{{col}-{col + 1}}}")
+        bottom += ["paper", "reproduced"]
+        colspec += "rr"
+        col += 2
+    top[0] = " & ".join([""] * len(grid_names(spec)))
+    header = [" & ".join(top) + " \\\\", " ".join(rules), " & ".join(bottom) + " \\\\"]
+    label = tex_escape(metric_label(spec, metric))
+    note = f"Values: {label}." + (" " + " ".join(notes) if notes else "")
+    return _tabular(colspec, header, rows), note
+
+
+def _scatter(spec, results_dir: Path, summary) -> tuple[str, str]:
+    """Per-policy means, the share of executions below the diagonal, and the claims with verdicts."""
+    out = spec["output"]
+    px, py = out["x"], out["y"]
+    metric = out.get("metric", spec.metrics[0]["name"])
+    rows = []
+    if summary is not None:
+        for p in (px, py):
+            r = _lookup(summary, p, metric)
+            if r is not None:
+                rows.append([f"Mean, {tex_escape(spec.label(p))}", fmt_ci(r["mean"], r["ci_low"], r["ci_high"]), ""])
+    reps = read_replications(spec, results_dir)
+    if reps is not None:
+        table = reps[reps.policy.isin([px, py])].pivot_table(index=["cell", "rep"], columns="policy",
+                                                             values=metric).dropna()
+        if len(table):
+            iv = pair_ratio(spec, reps, py, px, metric)
+            if iv is not None:
+                rows.append([f"Ratio of means, {tex_escape(spec.label(py))} / {tex_escape(spec.label(px))}",
+                             fmt_ci(iv.mean, iv.low, iv.high), ""])
+            share = float((table[py] < table[px]).mean())
+            rows.append([f"Share of executions below x = y (all {len(table)})", f"{100 * share:.1f}\\%", ""])
+    claims = read_claims(spec, results_dir)
+    for c in spec.data.get("claims") or []:
+        r = None
+        if claims is not None:
+            hit = claims[claims.claim == c["id"]]
+            r = hit.iloc[0].to_dict() if len(hit) else None
+        rows.append([f"Claim: {tex_escape(c['text'])}", claim_statistic(r) if r else "--",
+                     verdict_tex(r.get("verdict") if r else None)])
+    if not rows:
+        return _missing(spec)
+    header = ["Quantity & Reproduced [CI] & Verdict \\\\"]
+    body = _tabular("p{0.5\\linewidth}rl", header, rows)
+    return body, (f"Metric: {tex_escape(metric_label(spec, metric))}; x = {tex_escape(spec.label(px))}, "
+                  f"y = {tex_escape(spec.label(py))}.")

@@ -1,0 +1,73 @@
+"""Summary and claims on a toy model whose answers are known exactly."""
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+
+from simcore import models
+from simcore.experiments import load_spec
+from simcore.experiments.aggregate import aggregate
+from simcore.experiments.runner import run_batch
+
+SPEC = {
+    "id": "toy-table1", "paper": "amir", "title": "toy", "source": "Table 1", "model": "toy",
+    "grid": {"mu": [1.0, 100.0]}, "policies": ["base", "worse"], "baseline": "base",
+    "metrics": [{"name": "x"}, {"name": "x_by_den", "ratio": ["num", "den"]}],
+    "scales": {"smoke": {"replications": 5}, "quick": {"replications": 20}, "full": {"replications": 40}},
+    "confidence": 0.9, "output": {"kind": "table"},
+    "published": [{"policy": "worse", "metric": "x", "value": 12.0, "source": "Table 1", "where": {"mu": 1.0}}],
+    "claims": [
+        {"id": "worse-is-worse", "text": "t", "kind": "greater", "metric": "x", "policy": "worse"},
+        {"id": "worse-is-better", "text": "t", "kind": "less", "metric": "x", "policy": "worse"},
+        {"id": "ratio", "text": "t", "kind": "ratio-above", "threshold": 1.5, "metric": "x", "policy": "worse",
+         "where": {"mu": 1.0}},
+    ],
+}
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    monkeypatch.setitem(models.MODELS, "toy", "toy_model")
+    monkeypatch.syspath_prepend(str(__import__("pathlib").Path(__file__).parent))
+    (tmp_path / "experiments").mkdir()
+    path = tmp_path / "experiments/toy-table1.yaml"
+    path.write_text(yaml.safe_dump(SPEC))
+    (tmp_path / "config.yaml").write_text("seed: 5\nscale: full\n")
+    return load_spec(path), tmp_path
+
+
+def test_summary_paired_difference_is_exact_under_common_random_numbers(toy):
+    spec, tmp = toy
+    paths = []
+    for cell in spec.cells("full"):
+        path = tmp / f"raw{cell.index}.parquet"
+        run_batch(spec, cell.index, range(40), 5).to_parquet(path)
+        paths.append(path)
+    result = aggregate(spec, paths, tmp / "out", "full", 5, tmp / "config.yaml")
+    s = result["summary"].set_index(["cell", "policy", "metric"])
+    worse = s.loc[(0, "worse", "x")]
+    assert worse["diff_mean"] == pytest.approx(2.0)
+    assert worse["diff_low"] == pytest.approx(2.0) and worse["diff_high"] == pytest.approx(2.0)
+    assert worse["published"] == 12.0
+    assert worse["rel_error"] == pytest.approx((worse["mean"] - 12.0) / 12.0)
+    assert pd.isna(s.loc[(1, "worse", "x")]["published"])
+    assert s.loc[(0, "worse", "x_by_den")]["diff_mean"] == pytest.approx(2.0)
+    claims = result["claims"].set_index("claim")
+    assert claims.loc["worse-is-worse", "verdict"] == "reproduced"
+    assert claims.loc["worse-is-better", "verdict"] == "contradicted"
+    assert claims.loc["ratio", "cells"] == 1  # only mu = 1 where the ratio is about 3
+    assert claims.loc["ratio", "verdict"] == "reproduced"
+    prov = json.loads((tmp / "out/provenance.json").read_text())
+    assert prov["replications_per_cell"] == 40 and prov["cells"] == 2 and prov["root_seed"] == 5
+    assert (tmp / "out/replications.csv").exists() and (tmp / "out/claims.csv").exists()
+
+
+def test_aggregate_refuses_duplicated_replications(toy):
+    spec, tmp = toy
+    path = tmp / "raw.parquet"
+    run_batch(spec, 0, range(3), 5).to_parquet(path)
+    with pytest.raises(ValueError, match="two batch files"):
+        aggregate(spec, [path, path], tmp / "out", "full", 5, tmp / "config.yaml")
+    assert not (tmp / "out/summary.csv").exists()

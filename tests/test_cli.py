@@ -1,0 +1,33 @@
+"""The simcore command's read-only verbs."""
+
+
+def test_list_shows_every_experiment(simcore_cli, root):
+    proc = simcore_cli("list", "--scale", "smoke")
+    assert proc.returncode == 0, proc.stderr
+    ids = {line.split()[0] for line in proc.stdout.splitlines()}
+    assert ids == {p.stem for p in (root / "config/experiments").glob("*.yaml")}
+
+
+def test_validate_all_specs(simcore_cli):
+    proc = simcore_cli("validate")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count(": ok") >= 10
+
+
+def test_targets_name_table_and_figure(simcore_cli):
+    assert simcore_cli("targets", "amir-table2").stdout.split() == ["paper/tables/amir-table2.tex"]
+    assert simcore_cli("targets", "barak96-table1").stdout.split() == [
+        "paper/tables/barak96-table1.tex", "paper/figures/barak96-table1.pdf"]
+
+
+def test_run_writes_one_row_per_replication_and_policy(simcore_cli, tmp_path):
+    import pandas as pd
+
+    out = tmp_path / "raw.parquet"
+    proc = simcore_cli("run", "barak96-table1", "--cell", 5, "--reps", "0:2", "--out", out, "--scale", "smoke")
+    assert proc.returncode == 0, proc.stderr
+    rows = pd.read_parquet(out)
+    assert len(rows) == 2 * 4
+    assert set(rows.policy) == {"optimal", "mosix", "pvm", "pvm-on-mosix"}
+    assert (rows.n_procs == 17).all() and (rows.cell == 5).all()
+    assert {"spawn_key", "makespan", "events", "wall_time", "params"} <= set(rows.columns)

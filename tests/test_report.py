@@ -1,0 +1,247 @@
+"""The report layer: figures, tables, macros, scorecard and the LaTeX build, on small synthetic
+results built for real specs (amir-table2 and its scatter amir-fig1, amir-table4, barak96-table1)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simcore.experiments import load_spec
+from simcore.report.data import fmt, fmt_ci, tex_escape
+from simcore.report.figures import make_figure
+from simcore.report.macros import numbers, write_report_inputs
+from simcore.report.tables import make_table
+from simcore.stats.claims import evaluate_claims
+from simcore.stats.summary import replication_table, summarize
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = ROOT / "config" / "experiments"
+IDS = ["amir-table2", "amir-table4", "amir-fig1", "barak96-table1"]
+AMIR_MEANS = {"pvm": 14.0, "enhanced-pvm": 9.8, "mosix": 8.6, "enhanced-mosix": 7.5}
+
+
+def _amir_raw(reps: int = 40) -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    hardness = rng.lognormal(0.0, 0.5, reps)
+    rows = []
+    for policy, mean in AMIR_MEANS.items():
+        for r in range(reps):
+            jobs = 100 + r % 7
+            slow = mean * hardness[r] * (1 + 0.02 * rng.standard_normal())
+            rows.append({"cell": 0, "policy": policy, "rep": r, "spawn_key": f"(1, 0, {r})",
+                         "mean_slowdown": slow, "slowdown_sum": slow * 1.07 * jobs, "jobs": jobs,
+                         "max_slowdown": 3 * slow, "makespan": 1000 + r, "migrations": 0, "events": 500,
+                         "wall_time": 0.01})
+    return pd.DataFrame(rows)
+
+
+def _barak_raw(spec, reps: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(2)
+    rows = []
+    for cell in spec.cells("smoke"):
+        n = cell.values["n_procs"]
+        rounds = -(-n // 16)
+        base = {"optimal": 300 * n / 16 if n > 16 else 300.0, "mosix": 300 * max(1, n / 16) * 1.02 + 2,
+                "pvm": 300.0 * rounds + 3, "pvm-on-mosix": 300 * max(1, n / 16) * 1.01 + 3}
+        for policy in spec.policies:
+            for r in range(reps):
+                noise = 0.0 if policy == "optimal" else rng.uniform(0, 2)
+                rows.append({"cell": cell.index, "n_procs": n, "policy": policy, "rep": r,
+                             "spawn_key": f"(2, {cell.index}, {r})", "makespan": base[policy] + noise,
+                             "mean_slowdown": 1.0, "slowdown_sum": n, "jobs": n, "max_slowdown": 1.0,
+                             "migrations": 0, "events": 100, "wall_time": 0.002})
+    return pd.DataFrame(rows)
+
+
+def _write(spec, raw, results: Path) -> None:
+    out = results / spec.id
+    out.mkdir(parents=True, exist_ok=True)
+    summarize(spec, raw).to_csv(out / "summary.csv", index=False, float_format="%.10g")
+    evaluate_claims(spec, raw).to_csv(out / "claims.csv", index=False, float_format="%.10g")
+    replication_table(spec, raw).to_csv(out / "replications.csv", index=False, float_format="%.10g")
+    prov = {"experiment": spec.id, "paper": spec["paper"], "source": spec["source"], "commit": "abc123def456",
+            "config_hash": "0123456789abcdef", "scale": "smoke", "root_seed": 20240501,
+            "cells": int(raw.cell.nunique()), "replications_per_cell": int(raw.groupby(["cell", "policy"]).size().min()),
+            "policies": spec.policies, "events": int(raw.events.sum()), "wall_time_s": 1.5,
+            "platform": "Linux-test_x86_64", "packages": {"python": "3.11.2", "numpy": "1.26.4"}}
+    (out / "provenance.json").write_text(json.dumps(prov))
+
+
+@pytest.fixture(scope="module")
+def specs():
+    return {i: load_spec(SPECS / f"{i}.yaml") for i in IDS}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory, specs) -> Path:
+    results = tmp_path_factory.mktemp("results")
+    amir = _amir_raw()
+    for i in ("amir-table2", "amir-table4", "amir-fig1"):
+        _write(specs[i], amir[amir.policy.isin(specs[i].policies)], results)
+    _write(specs["barak96-table1"], _barak_raw(specs["barak96-table1"]), results)
+    return results
+
+
+def _summary(results, exp):
+    return pd.read_csv(results / exp / "summary.csv")
+
+
+# ---------------------------------------------------------------- formatting
+
+def test_number_format_and_escaping():
+    assert fmt(14.3338) == "14.33"
+    assert fmt(604.36) == "604.4"
+    assert fmt(300.0) == "300"
+    assert fmt(1.0) == "1"
+    assert fmt(-0.5) == r"\ensuremath{-}0.5"
+    assert fmt(float("nan")) == "--"
+    assert fmt(12345.6) == "12346"
+    assert fmt_ci(1.0, 0.9, 1.1) == "1.000 [0.900, 1.100]"
+    assert fmt_ci(300.0, 300.0, 300.0) == "300"
+    assert tex_escape("a_b & 50% #1 {x} ~") == r"a\_b \& 50\% \#1 \{x\} \textasciitilde{}"
+
+
+# ---------------------------------------------------------------- figures
+
+@pytest.mark.parametrize("exp", ["amir-fig1", "barak96-table1"])
+def test_figures_are_pdfs(tmp_path, specs, results, exp):
+    out = tmp_path / f"{exp}.pdf"
+    make_figure(specs[exp], results, out)
+    data = out.read_bytes()
+    assert data.startswith(b"%PDF") and b"%%EOF" in data[-32:]
+    again = tmp_path / "again.pdf"
+    make_figure(specs[exp], results, again)
+    assert again.read_bytes() == data, "figure bytes are not deterministic"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_table_experiment_has_no_figure(tmp_path, specs, results):
+    with pytest.raises(ValueError, match="table"):
+        make_figure(specs["amir-table2"], results, tmp_path / "x.pdf")
+    assert not (tmp_path / "x.pdf").exists()
+
+
+# ---------------------------------------------------------------- tables
+
+def test_table_metrics_sets_published_beside_reproduced(tmp_path, specs, results):
+    out = tmp_path / "t.tex"
+    make_table(specs["amir-table2"], results, out)
+    tex = out.read_text()
+    assert r"\label{tab:amir-table2}" in tex and r"\toprule" in tex and "Table 2" in tex
+    assert "14.3338" in tex and "8.20262" in tex
+    s = _summary(results, "amir-table2")
+    row = s[(s.policy == "pvm") & (s.metric == "mean_slowdown")].iloc[0]
+    assert fmt_ci(row["mean"], row.ci_low, row.ci_high) in tex
+
+
+def test_table_pairs_has_published_ratios(tmp_path, specs, results):
+    out = tmp_path / "t.tex"
+    make_table(specs["amir-table4"], results, out)
+    tex = out.read_text()
+    for value in ("1.67514", "1.14467", "1.46346", "1.63515", "1.13585", "1.43957"):
+        assert value in tex
+    assert "PVM / Enh.\\ PVM" in tex or "PVM / Enh. PVM" in tex
+    assert tex.count(r"\%") >= 6  # relative errors
+
+
+def test_table_lines_rows_per_cell(tmp_path, specs, results):
+    out = tmp_path / "t.tex"
+    make_table(specs["barak96-table1"], results, out)
+    tex = out.read_text()
+    assert "604.36" in tex and "916.11" in tex and "PVM on MOSIX" in tex
+    s = _summary(results, "barak96-table1")
+    row = s[(s.policy == "pvm") & (s.n_procs == 17)].iloc[0]
+    assert fmt_ci(row["mean"], row.ci_low, row.ci_high) in tex
+    assert len(re.findall(r"^\d+ & ", tex, re.M)) == len(specs["barak96-table1"].cells("smoke"))
+
+
+def test_table_scatter_lists_claims(tmp_path, specs, results):
+    out = tmp_path / "t.tex"
+    make_table(specs["amir-fig1"], results, out)
+    tex = out.read_text()
+    claims = pd.read_csv(results / "amir-fig1" / "claims.csv")
+    assert "share" in tex and claims.verdict.iloc[0] in tex
+
+
+# ---------------------------------------------------------------- macros, scorecard, provenance
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory, specs, results) -> Path:
+    out = tmp_path_factory.mktemp("generated")
+    write_report_inputs(list(specs.values()), results, out)
+    return out
+
+
+def test_numbers_keys_and_values(specs, results, generated):
+    tex = (generated / "numbers.tex").read_text()
+    assert r"\providecommand{\val}" in tex and r"\valmissing" in tex
+    values = numbers(list(specs.values()), results)
+    s = _summary(results, "amir-table2")
+    row = s[(s.policy == "enhanced-pvm") & (s.metric == "mean_slowdown")].iloc[0]
+    key = "amir-table2/enhanced-pvm/mean_slowdown"
+    assert values[f"{key}/mean"] == fmt(row["mean"])
+    assert values[f"{key}/low"] == fmt(row.ci_low) and values[f"{key}/high"] == fmt(row.ci_high)
+    assert values[f"{key}/published"] == "9.79463"
+    assert values[f"{key}/diff"] == fmt(row.diff_mean) and values[f"{key}/ratio"] == fmt(row.ratio_mean)
+    assert values[f"{key}/relerr"].endswith(r"\%")
+    b = _summary(results, "barak96-table1")
+    row = b[(b.policy == "pvm") & (b.n_procs == 17)].iloc[0]
+    assert values["barak96-table1/n_procs=17/pvm/makespan/mean"] == fmt(row["mean"])
+    assert values["barak96-table1/n_procs=31/optimal/makespan/published"] == "563"
+    assert "amir-table4/pvm/over/enhanced-pvm/mean_slowdown/ratio" in values
+    claims = pd.concat([pd.read_csv(results / i / "claims.csv") for i in IDS])
+    c = claims[(claims.experiment == "amir-table2") & (claims.claim == "epvm-beats-pvm")].iloc[0]
+    assert values["amir-table2/claim/epvm-beats-pvm/verdict"] == c.verdict
+    assert values["amir-table2/claim/epvm-beats-pvm/estimate"] == fmt(c.estimate)
+    for verdict in ("reproduced", "not significant", "contradicted"):
+        assert values[f"score/{verdict.replace(' ', '')}"] == str(int((claims.verdict == verdict).sum()))
+    assert values["score/total"] == str(len(claims))
+    assert f"\\valdef{{score/total}}{{{len(claims)}}}" in tex
+
+
+def test_scorecard_lists_every_claim(specs, results, generated):
+    tex = (generated / "scorecard.tex").read_text()
+    assert r"\begin{longtable}" in tex
+    for exp in IDS:
+        claims = pd.read_csv(results / exp / "claims.csv")
+        for _, c in claims.iterrows():
+            line = next(l for l in tex.splitlines() if tex_escape(c.text) in l)
+            assert c.verdict in line and exp in line
+
+
+def test_provenance_assumptions_and_papers(generated):
+    prov = (generated / "provenance.tex").read_text()
+    assert "abc123def456" in prov and "0123456789abcdef" in prov and "numpy~1.26.4" in prov
+    assert prov.count("numpy~1.26.4") == 1
+    assumptions = (generated / "assumptions.tex").read_text()
+    assert "mosix\\_known\\_machines" in assumptions and "migration\\_cost" in assumptions
+    paper = (generated / "paper-amir.tex").read_text()
+    assert r"\input{tables/amir-table2.tex}" in paper and "figures/amir-fig1.pdf" in paper
+    assert (generated / "paper-barak96.tex").exists() and (generated / "experiments.tex").exists()
+
+
+# ---------------------------------------------------------------- the whole report
+
+@pytest.mark.skipif(shutil.which("latexmk") is None, reason="latexmk is not installed")
+def test_report_compiles(tmp_path, specs, results):
+    pypdf = pytest.importorskip("pypdf")
+    paper = tmp_path / "paper"
+    shutil.copytree(ROOT / "paper", paper, ignore=shutil.ignore_patterns("build", "figures", "tables", "generated"))
+    for exp, spec in specs.items():
+        make_table(spec, results, paper / "tables" / f"{exp}.tex")
+        if spec["output"]["kind"] != "table":
+            make_figure(spec, results, paper / "figures" / f"{exp}.pdf")
+    write_report_inputs(list(specs.values()), results, paper / "generated")
+    run = subprocess.run(["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error", "-outdir=build",
+                          "report.tex"], cwd=paper, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-3000:]
+    text = "".join(page.extract_text() for page in pypdf.PdfReader(paper / "build" / "report.pdf").pages)
+    assert "Scorecard" in text
+    assert "Enhanced PVM" in text

@@ -1,0 +1,28 @@
+"""A toy model for testing the experiment machinery: policy 'worse' adds a known constant."""
+
+from simcore.models import Parameter
+from simcore.models.registry import register
+
+PARAMETERS = {"mu": Parameter(10.0, "mean of the exponential metric"),
+              "penalty": Parameter(2.0, "what policy 'worse' adds to every replication")}
+METRICS = {"x": "an exponential draw", "num": "numerator", "den": "denominator", "events": "events"}
+
+
+@register("toy", "base")
+class Base:
+    pass
+
+
+@register("toy", "worse")
+class Worse:
+    pass
+
+
+def run_replication(params, policies, streams):
+    x = float(streams["x"].exponential(params["mu"]))
+    den = float(streams["den"].integers(5, 15))
+    out = {}
+    for policy in policies:
+        extra = params["penalty"] if policy == "worse" else 0.0
+        out[policy] = {"x": x + extra, "num": (x + extra) * den, "den": den, "events": 1}
+    return out
