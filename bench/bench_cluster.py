@@ -1,4 +1,4 @@
-"""Events per second of the cluster model (amir workload, four policies) against bare SimPy.
+"""Events per second of the cluster model (amir-table2's spec, four policies) against bare SimPy.
 
 Run: ``python bench/bench_cluster.py [replications]``. Prints the model's event count and rate,
 the rate of a bare SimPy loop firing the same number of timeouts, and their ratio.
@@ -9,19 +9,25 @@ from __future__ import annotations
 import sys
 import time
 
+from pathlib import Path
+
 import simpy
 
 from simcore.core.rng import Streams, replication_seed
+from simcore.experiments import load_spec
 from simcore.models.cluster import run_replication
+
+SPEC = Path(__file__).resolve().parents[1] / "config/experiments/amir-table2.yaml"
 
 POLICIES = ["pvm", "enhanced-pvm", "mosix", "enhanced-mosix"]
 
 
 def model_rate(replications: int) -> tuple[int, float]:
     """Total events and wall seconds of ``replications`` amir replications of the four policies."""
+    params = load_spec(SPEC).params()
     events, start = 0, time.perf_counter()
     for rep in range(replications):
-        out = run_replication({}, POLICIES, Streams(replication_seed(2024, "bench-cluster", 0, rep)))
+        out = run_replication(params, POLICIES, Streams(replication_seed(2024, "bench-cluster", 0, rep)))
         events += int(sum(m["events"] for m in out.values()))
     return events, time.perf_counter() - start
 
