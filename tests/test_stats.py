@@ -1,7 +1,6 @@
 """Replication statistics against direct computations and known coverage."""
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats
 

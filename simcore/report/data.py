@@ -129,6 +129,17 @@ def read_replications(spec, results_dir: Path) -> pd.DataFrame | None:
     return None
 
 
+def claim_rows(spec, results_dir: Path):
+    """Each claim of the spec with its row of claims.csv (``None`` when not yet evaluated)."""
+    claims = read_claims(spec, results_dir)
+    for claim in spec.data.get("claims") or []:
+        row = None
+        if claims is not None:
+            hit = claims[claims.claim == claim["id"]]
+            row = hit.iloc[0].to_dict() if len(hit) else None
+        yield claim, row
+
+
 def read_provenance(spec, results_dir: Path) -> dict | None:
     path = results_of(results_dir, spec.id) / "provenance.json"
     return json.loads(path.read_text()) if path.exists() else None

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from simcore.core.output import write_text
 from simcore.report.data import (
-    PAPER_ORDER, PAPER_TITLES, cell_key, cell_values, claim_statistic, fmt, fmt_percent, fmt_published,
-    isnum, matches, metric_label, pair_ratio, published_for, published_ratios, read_claims,
+    PAPER_ORDER, PAPER_TITLES, cell_key, cell_values, claim_rows, claim_statistic, fmt, fmt_percent, fmt_published,
+    isnum, matches, metric_label, pair_ratio, published_for, published_ratios,
     read_provenance, read_replications, read_summary, split_cells, tex_escape, verdict_tex,
 )
 
@@ -87,12 +87,7 @@ def numbers(specs, results_dir: Path) -> dict:
         reps = read_replications(spec, results_dir)
         if reps is not None:
             _pair_macros(m, spec, reps)
-        claims = read_claims(spec, results_dir)
-        for claim in spec.data.get("claims") or []:
-            row = None
-            if claims is not None:
-                hit = claims[claims.claim == claim["id"]]
-                row = hit.iloc[0].to_dict() if len(hit) else None
+        for claim, row in claim_rows(spec, results_dir):
             verdict = row["verdict"] if row and isinstance(row.get("verdict"), str) else "missing"
             counts[verdict] = counts.get(verdict, 0) + 1
             paper = per_paper.setdefault(spec["paper"], {v: 0 for v in (*VERDICTS, "missing")})
@@ -201,16 +196,6 @@ def _pair_macros(m: _Macros, spec, reps) -> None:
 
 # --------------------------------------------------------------------------- scorecard.tex
 
-def _claim_rows(spec, results_dir: Path):
-    claims = read_claims(spec, results_dir)
-    for claim in spec.data.get("claims") or []:
-        row = None
-        if claims is not None:
-            hit = claims[claims.claim == claim["id"]]
-            row = hit.iloc[0].to_dict() if len(hit) else None
-        yield claim, row
-
-
 def scorecard_tex(specs, results_dir: Path) -> str:
     lines = [HEADER.rstrip(), r"\begingroup\small",
              r"\begin{longtable}{@{}>{\raggedright\arraybackslash}p{0.07\linewidth}>{\raggedright\arraybackslash}p{0.165\linewidth}>{\raggedright\arraybackslash}p{0.33\linewidth}>{\raggedright\arraybackslash}p{0.22\linewidth}l@{}}",
@@ -222,7 +207,7 @@ def scorecard_tex(specs, results_dir: Path) -> str:
              r"\toprule Paper & Experiment & Claim & Statistic, estimate [CI] & Verdict \\ \midrule",
              r"\endhead", r"\bottomrule", r"\endlastfoot"]
     for spec in specs:
-        for claim, row in _claim_rows(spec, results_dir):
+        for claim, row in claim_rows(spec, results_dir):
             cells = ""
             if row and isnum(row.get("cells")) and int(row["cells"]) > 1:
                 cells = f" ({_int(row.get('cells_reproduced'))}/{_int(row['cells'])} cells)"
@@ -343,7 +328,7 @@ def paper_tex(paper: str, specs, results_dir: Path) -> str:
             lines.append(_figure_tex(spec))
         lines.append(f"\\IfFileExists{{tables/{eid}.tex}}{{\\input{{tables/{eid}.tex}}}}"
                      f"{{\\par\\emph{{(Table {tex_escape(eid)} not built.)}}\\par}}")
-        claims = list(_claim_rows(spec, results_dir))
+        claims = list(claim_rows(spec, results_dir))
         if claims:
             lines.append(r"\paragraph{Claims.}")
             lines.append(r"\begin{itemize}")

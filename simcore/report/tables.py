@@ -9,8 +9,8 @@ import pandas as pd
 
 from simcore.core.output import write_text
 from simcore.report.data import (
-    PAPER_TITLES, cell_values, claim_statistic, fmt, fmt_ci, fmt_percent, fmt_published, grid_names,
-    isnum, matches, metric_label, pair_ratio, published_for, published_ratios, read_claims,
+    PAPER_TITLES, cell_values, claim_rows, claim_statistic, fmt_ci, fmt_percent, fmt_published, grid_names,
+    isnum, matches, metric_label, pair_ratio, published_for, published_ratios,
     read_replications, read_summary, resize_to_width, split_cells, tex_escape, verdict_tex,
 )
 
@@ -205,12 +205,7 @@ def _scatter(spec, results_dir: Path, summary) -> tuple[str, str]:
                              fmt_ci(iv.mean, iv.low, iv.high), ""])
             share = float((table[py] < table[px]).mean())
             rows.append([f"Share of executions below x = y (all {len(table)})", f"{100 * share:.1f}\\%", ""])
-    claims = read_claims(spec, results_dir)
-    for c in spec.data.get("claims") or []:
-        r = None
-        if claims is not None:
-            hit = claims[claims.claim == c["id"]]
-            r = hit.iloc[0].to_dict() if len(hit) else None
+    for c, r in claim_rows(spec, results_dir):
         rows.append([f"Claim: {tex_escape(c['text'])}", claim_statistic(r) if r else "--",
                      verdict_tex(r.get("verdict") if r else None)])
     if not rows:
