@@ -111,7 +111,9 @@ def _scatter(spec, results_dir: Path, ax) -> None:
     if table.empty:
         raise ValueError(f"{spec.id}: no replications with both '{px}' and '{py}'.")
     xs, ys = table[px].to_numpy(float), table[py].to_numpy(float)
-    ax.scatter(xs, ys, s=3, marker="o", color=COLOURS[0], alpha=0.5, linewidths=0, rasterized=False,
+    size = 4 if len(xs) > 200 else 12  # many points: small and translucent; few: visible
+    ax.scatter(xs, ys, s=size, marker="o", color=COLOURS[0], alpha=0.5 if len(xs) > 200 else 0.8,
+               linewidths=0, rasterized=False,
                label="one execution")
     values = np.concatenate([xs, ys])
     lo, hi = float(values.min()), float(values.max())
