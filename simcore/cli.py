@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from simcore.errors import InputError
 from simcore.experiments.spec import SCALES, SpecError, find_spec, load_config, load_spec
 
 
@@ -166,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except SpecError as err:
+    except InputError as err:
         print(f"simcore: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -8,6 +8,7 @@ import time
 import pandas as pd
 
 from simcore.core.rng import Streams, replication_seed
+from simcore.errors import InputError
 from simcore.experiments.spec import Spec
 
 
@@ -25,7 +26,10 @@ def run_batch(spec: Spec, cell_index: int, reps: range, root_seed: int, override
     for rep in reps:
         streams = Streams(replication_seed(root_seed, spec.id, cell.index, rep))
         start = time.perf_counter()
-        results = spec.model.run_replication(params, spec.policies, streams)
+        try:
+            results = spec.model.run_replication(params, spec.policies, streams)
+        except InputError as err:
+            raise InputError(f"{spec.path}: {err}") from None
         wall = (time.perf_counter() - start) / max(len(results), 1)
         for policy in spec.policies:
             rows.append({

@@ -14,14 +14,15 @@ from typing import Any
 import jsonschema
 import yaml
 
+from simcore.errors import InputError
 from simcore.models import get_model
 from simcore.models.registry import policy_names
 
 SCALES = ("smoke", "quick", "full")
 
 
-class SpecError(ValueError):
-    """Bad input (spec, config or argument); the message names the file and key."""
+class SpecError(InputError):
+    """Bad input in an experiment spec, the configuration or an argument."""
 
 
 def _read_yaml(path: Path) -> Any:

@@ -19,6 +19,7 @@ from typing import Callable
 
 import numpy as np
 
+from simcore.errors import InputError
 from simcore.core.engine import Engine, Timer
 from simcore.models.cluster.workload import BackgroundSpec, ProcSpec
 
@@ -87,7 +88,7 @@ def expand_machines(machines: list[dict]) -> list[Machine]:
             name = group.get("name", "m")
             out.append(Machine(len(out), f"{name}-{k}", float(group["speed"]), float(group["memory_mb"])))
     if not out:
-        raise ValueError("parameter 'machines': the cluster has no machine.")
+        raise InputError("parameter 'machines': the cluster has no machine.")
     return out
 
 

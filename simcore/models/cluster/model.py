@@ -11,6 +11,7 @@ import copy
 import math
 from typing import NamedTuple
 
+from simcore.errors import InputError
 from simcore.core.engine import Engine
 from simcore.core.rng import Streams
 from simcore.models import Parameter
@@ -137,7 +138,7 @@ def measure(done: list[Proc], params: dict, cluster: Cluster, engine: Engine) ->
     elif params["parallel_job_slowdown"] == "process":
         slowdowns = [(p.completion - p.arrival) / p.demand for p in measured]
     else:
-        raise ValueError(f"parameter 'parallel_job_slowdown': unknown value {params['parallel_job_slowdown']!r} "
+        raise InputError(f"parameter 'parallel_job_slowdown': unknown value {params['parallel_job_slowdown']!r} "
                          "(use 'process' or 'job').")
     n = len(slowdowns)
     total = math.fsum(slowdowns)

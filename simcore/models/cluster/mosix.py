@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 
+from simcore.errors import InputError
 from simcore.models.cluster.policies import Policy, RoundRobin
 from simcore.models.registry import register
 
@@ -86,7 +87,7 @@ class Mosix(Policy):
         super().__init__(params, rng)
         self.initial = params.get("mosix_initial", "home")
         if self.initial not in ("home", "random", "round-robin"):
-            raise ValueError(f"parameter 'mosix_initial': unknown value {self.initial!r} "
+            raise InputError(f"parameter 'mosix_initial': unknown value {self.initial!r} "
                              "(use 'home', 'random' or 'round-robin').")
         self.round_robin = RoundRobin()
         self.residency = float(params["min_residency"])

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from simcore.errors import InputError
 from simcore.models.cluster.mosix import Knowledge
 from simcore.models.cluster.policies import Policy
 from simcore.models.registry import register
@@ -25,7 +26,7 @@ class CostModel:
         base = params.get("cost_base", "n")
         self.base = float(n_machines if base == "n" else base)
         if self.base <= 1:
-            raise ValueError("parameter 'cost_base': must be 'n' or a number above 1 (and the cluster "
+            raise InputError("parameter 'cost_base': must be 'n' or a number above 1 (and the cluster "
                              "must have at least two machines for 'n').")
         self.log_base = math.log(self.base)
         self.bound = 1.0
@@ -91,7 +92,7 @@ class EnhancedMosix(Policy):
         self.costs = CostModel(self.params, len(cluster.machines))
         self.factor = float(self.params["reassign_factor"])
         if self.params["reassign_rule"] not in ("stability", "greedy"):
-            raise ValueError("parameter 'reassign_rule': must be 'stability' or 'greedy'.")
+            raise InputError("parameter 'reassign_rule': must be 'stability' or 'greedy'.")
         self.greedy = self.params["reassign_rule"] == "greedy"
         self.residency = float(self.params["min_residency"])
         self.knowledge = Knowledge(cluster, self.params["mosix_known_machines"], self.params["info_interval"],

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from simcore.errors import InputError
 from simcore.core.rng import Streams
 
 
@@ -96,7 +97,7 @@ def batch(params: dict, streams: Streams, n_machines: int) -> Workload:
     elif kind == "uniform":
         demand = float(params["demand_max"]) * (1.0 - streams["demand"].random(n))
     else:
-        raise ValueError(f"parameter 'demand_kind': unknown value {kind!r} (use 'constant' or 'uniform').")
+        raise InputError(f"parameter 'demand_kind': unknown value {kind!r} (use 'constant' or 'uniform').")
     home = int(params["home_machine"]) % n_machines
     procs = tuple(ProcSpec(i, i, 0.0, float(demand[i]), 0.0, home, True) for i in range(n))
     seeds = streams["background"].integers(0, 2**63 - 1, int(params["background_procs"]))
@@ -122,5 +123,5 @@ def generate(params: dict, streams: Streams, n_machines: int) -> Workload:
     """The workload named by ``params['workload']``."""
     kind = params["workload"]
     if kind not in GENERATORS:
-        raise ValueError(f"parameter 'workload': unknown value {kind!r} (use one of {', '.join(GENERATORS)}).")
+        raise InputError(f"parameter 'workload': unknown value {kind!r} (use one of {', '.join(GENERATORS)}).")
     return GENERATORS[kind](params, streams, n_machines)
