@@ -19,8 +19,8 @@ from typing import Callable
 
 import numpy as np
 
-from simcore.errors import InputError
 from simcore.core.engine import Engine, Timer
+from simcore.errors import InputError
 from simcore.models.cluster.workload import BackgroundSpec, ProcSpec
 
 _TIE = 1e-9  # relative tolerance under which finish tags count as simultaneous

@@ -11,9 +11,9 @@ import copy
 import math
 from typing import NamedTuple
 
-from simcore.errors import InputError
 from simcore.core.engine import Engine
 from simcore.core.rng import Streams
+from simcore.errors import InputError
 from simcore.models import Parameter
 from simcore.models.cluster import policies as _policies  # noqa: F401  (registers the policies)
 from simcore.models.cluster import workload as wl

@@ -14,8 +14,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from simcore.errors import InputError
 from simcore.core.rng import Streams
+from simcore.errors import InputError
 
 
 class ProcSpec(NamedTuple):
