@@ -14,6 +14,7 @@ from typing import Any
 
 MODELS = {
     "cluster": "simcore.models.cluster",
+    "numa": "simcore.models.numa",
 }
 
 

@@ -1,0 +1,435 @@
+"""Sched-domain load balancing of Linux 2.6.11 (periodic, newly idle, active), event-driven.
+
+Each CPU has one timer, set to the earliest due balance of its domains; a domain is due when
+``balance_interval`` (times ``busy_factor`` while the CPU runs a task) has passed since its last
+attempt. A domain whose span holds no other CPU with a second runnable task cannot move anything:
+it goes *dormant* (no timer) and the attempts the kernel would make meanwhile are counted
+arithmetically when it wakes (see ``_settle``), so attempt counts follow the tick-driven kernel
+without simulating its ticks.
+
+Decisions a policy can change go through the policy object: which domains balance
+(``balances``), the imbalance threshold (``imbalance_pct``), and which task may move
+(``can_migrate``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from simcore.models.numa.runqueue import SCHED_LOAD_SCALE as SLS
+
+# domains spanning at least this many CPUs compute group loads with numpy
+VECTOR_MIN = 16
+
+# idle kinds of load_balance
+NOT_IDLE, IDLE, NEWLY_IDLE = 0, 1, 2
+
+# 2.6.12 flag bits (reference sheet, section 2) for domains that carry an int bitmask
+_FLAG_BITS = {"LOAD_BALANCE": 1, "BALANCE_NEWIDLE": 2, "BALANCE_EXEC": 4, "WAKE_IDLE": 8, "WAKE_AFFINE": 16,
+              "WAKE_BALANCE": 32, "SHARE_CPUPOWER": 64}
+
+
+def has_flag(domain, name: str) -> bool:
+    """Whether ``domain.flags`` holds ``name`` (e.g. "BALANCE_NEWIDLE"); accepts ints, strings, sets."""
+    flags = getattr(domain, "flags", None)
+    if flags is None:
+        return True
+    if isinstance(flags, int):
+        return bool(flags & _FLAG_BITS[name])
+    if isinstance(flags, str):
+        flags = flags.replace("|", " ").replace(",", " ").split()
+    norm = {str(f).upper().removeprefix("SD_") for f in flags}
+    aliases = {"LOAD_BALANCE": {"LOAD_BALANCE", "LB"}, "BALANCE_NEWIDLE": {"BALANCE_NEWIDLE", "NEWIDLE", "NI"},
+               "BALANCE_EXEC": {"BALANCE_EXEC", "EXEC", "EX"}}.get(name, {name})
+    return bool(norm & aliases)
+
+
+class Dom:
+    """One (CPU, level) sched domain as the balancer uses it, plus its run-time state."""
+
+    __slots__ = ("level", "name", "span", "cpus", "groups", "local", "min_interval", "max_interval",
+                 "busy_factor", "imbalance_pct", "cache_nice_tries", "cache_hot_time", "lb", "newidle",
+                 "exec", "periodic", "interval", "last", "failed", "dormant", "matrix", "sizes")
+
+    def __init__(self, d, k: int, cpu: int, params: dict, policy):
+        self.level = k
+        self.name = getattr(d, "name", f"level{k}")
+        self.span = frozenset(d.span)
+        self.cpus = tuple(sorted(self.span))
+        self.groups = [tuple(sorted(g)) for g in d.groups]
+        self.local = next((i for i, g in enumerate(self.groups) if cpu in g), -1)
+        self.min_interval = float(getattr(d, "min_interval"))
+        self.max_interval = float(getattr(d, "max_interval"))
+        self.busy_factor = float(getattr(d, "busy_factor"))
+        self.imbalance_pct = int(policy.imbalance_pct(cpu, k, int(getattr(d, "imbalance_pct"))))
+        self.cache_nice_tries = int(getattr(d, "cache_nice_tries"))
+        hot = getattr(d, "cache_hot_time", None)
+        if hot is None:  # ms; 2.6.11 defaults (sheet [G]): 2.5 ms inside a node, 10 ms across nodes
+            hot = params["cache_hot_time_cpu"] if k == 0 else params["cache_hot_time_node"]
+        elif hot > 1e4:  # given in ns, as in struct sched_domain
+            hot = hot / 1e6
+        self.cache_hot_time = float(hot)
+        self.lb = has_flag(d, "LOAD_BALANCE") and len(self.groups) > 1
+        self.newidle = self.lb and has_flag(d, "BALANCE_NEWIDLE") and policy.balances(cpu, k, "newidle")
+        self.exec = has_flag(d, "BALANCE_EXEC")
+        self.periodic = self.lb and policy.balances(cpu, k, "periodic")
+        bi0 = getattr(d, "balance_interval", None)
+        self.interval = float(bi0) if bi0 is not None else self.min_interval
+        self.last = 0.0
+        self.failed = 0
+        self.dormant = False
+        self.matrix = None   # group membership (groups x CPUs) for vectorised loads of wide domains
+        self.sizes = [len(g) for g in self.groups]
+
+
+class Balancer:
+    """Periodic, newly-idle and active balancing over every CPU's domains."""
+
+    def __init__(self, system, domains, policy, params: dict):
+        self.sys = system
+        self.policy = policy
+        self.tick = float(params["tick"])
+        self.idle_ignores_hot = bool(params["idle_ignores_cache_hot"])
+        self.active = bool(params["active_balance"])
+        n = system.ncpus
+        if len(domains) != n:
+            raise ValueError(f"numa model: {len(domains)} domain lists for {n} CPUs")
+        self.doms = [[Dom(d, k, c, params, policy) for k, d in enumerate(domains[c])] for c in range(n)]
+        shared: dict = {}
+        for doms in self.doms:
+            for dom in doms:
+                if len(dom.span) >= VECTOR_MIN and dom.lb:
+                    key = tuple(dom.groups)
+                    if key not in shared:
+                        m = np.zeros((len(dom.groups), n))
+                        for i, g in enumerate(dom.groups):
+                            m[i, list(g)] = 1.0
+                        shared[key] = m
+                    dom.matrix = shared[key]
+        self.timers = [None] * n
+        self.timer_at = [math.inf] * n
+        self.dormant_cpus: set[int] = set()
+        self._fire_cb = [self._make_fire(c) for c in range(n)]
+        hz_stagger = 1000.0 / self.tick
+        for c in range(n):
+            offset = math.floor(hz_stagger * c / n) * self.tick   # rebalance_tick's per-CPU stagger
+            for dom in self.doms[c]:
+                dom.last = -offset
+            self.arm(c)
+
+    def _make_fire(self, cpu: int):
+        return lambda: self.fire(cpu)
+
+    # -- timing --------------------------------------------------------------------------------
+    def _ivl(self, dom: Dom, idle: bool) -> float:
+        ivl = dom.interval if idle else dom.interval * dom.busy_factor
+        return max(self.tick, ivl)
+
+    def _on_tick(self, t: float) -> float:
+        return math.ceil(t / self.tick - 1e-9) * self.tick
+
+    def arm(self, cpu: int) -> None:
+        """(Re)set the CPU's timer to its earliest due domain if that is earlier than the current one."""
+        idle = not self.sys.busy[cpu]
+        due = math.inf
+        for dom in self.doms[cpu]:
+            if dom.periodic and not dom.dormant:
+                t = dom.last + self._ivl(dom, idle)
+                if t < due:
+                    due = t
+        if due == math.inf:
+            return
+        now = self.sys.now
+        due = self._on_tick(max(due, now))
+        if due < self.timer_at[cpu] - 1e-9:
+            if self.timers[cpu] is not None:
+                self.timers[cpu].cancel()
+            self.timers[cpu] = self.sys.engine.schedule(due - now, self._fire_cb[cpu])
+            self.timer_at[cpu] = due
+
+    def fire(self, cpu: int) -> None:
+        """``rebalance_tick`` at a tick where some domain of ``cpu`` may be due."""
+        sys = self.sys
+        self.timers[cpu] = None
+        self.timer_at[cpu] = math.inf
+        now = sys.now
+        idle = not sys.busy[cpu]
+        moved_any = False
+        for dom in self.doms[cpu]:
+            if not dom.periodic or dom.dormant:
+                continue
+            if now + 1e-9 < self._on_tick(dom.last + self._ivl(dom, idle)):
+                continue
+            moved = self.load_balance(cpu, dom, IDLE if idle else NOT_IDLE)
+            dom.last = now
+            if moved:
+                idle = False
+                moved_any = True
+            if not self._movable(cpu, dom):
+                dom.dormant = True
+                self.dormant_cpus.add(cpu)
+        if moved_any:
+            sys.resched(sys.rqs[cpu])
+        self.arm(cpu)
+        sys._checked()
+
+    def _movable(self, cpu: int, dom: Dom) -> bool:
+        """Whether another CPU of the domain's span has a queued task (something could move)."""
+        span = dom.span
+        for c in self.sys.overloaded:
+            if c != cpu and c in span:
+                return True
+        return False
+
+    def _settle(self, cpu: int, dom: Dom, until: float) -> None:
+        """Count the attempts a dormant domain would have made up to ``until``: each finds the
+        domain balanced (nothing movable), counts as failed, and doubles the interval (capped)."""
+        idle = not self.sys.busy[cpu]
+        t = dom.last
+        n = 0
+        while True:
+            ivl = self._ivl(dom, idle)
+            due = self._on_tick(t + ivl)
+            if due > until + 1e-9:
+                break
+            if dom.interval >= dom.max_interval:
+                step = self._on_tick(ivl)
+                k = int((until + 1e-9 - t) // step)
+                t += k * step
+                n += k
+                break
+            t = due
+            n += 1
+            dom.interval *= 2
+        dom.last = t
+        self.sys.lb_attempts += n
+        self.sys.lb_failed += n
+
+    def on_state(self, cpu: int, idle: bool) -> None:
+        """The CPU went idle or busy: settle dormant domains under the old state, re-arm."""
+        if cpu in self.dormant_cpus:
+            self.sys.busy[cpu] = idle          # old state while settling
+            for dom in self.doms[cpu]:
+                if dom.dormant:
+                    self._settle(cpu, dom, self.sys.now)
+            self.sys.busy[cpu] = not idle
+        if idle:
+            self.arm(cpu)
+
+    def on_overload(self, src: int) -> None:
+        """CPU ``src`` now has a second runnable task: wake dormant domains whose span holds it."""
+        now = self.sys.now
+        for cpu in list(self.dormant_cpus):
+            if cpu == src:
+                continue
+            still = False
+            woke = False
+            for dom in self.doms[cpu]:
+                if dom.dormant:
+                    if src in dom.span:
+                        self._settle(cpu, dom, now)
+                        dom.dormant = False
+                        woke = True
+                    else:
+                        still = True
+            if not still:
+                self.dormant_cpus.discard(cpu)
+            if woke:
+                self.arm(cpu)
+
+    # -- the balancing itself ----------------------------------------------------------------------
+    def group_loads(self, dom: Dom):
+        """Per group: sum of source loads and sum of target loads (2.6.11 load estimates, inlined)."""
+        sys = self.sys
+        rqs = sys.rqs
+        now = sys.now
+        instant = rqs[0].instant
+        if dom.matrix is not None:
+            cur = sys.np_cur
+            if instant:
+                s = dom.matrix @ cur
+                return list(zip(s.tolist(), s.tolist()))
+            t = now // self.tick
+            k = np.minimum(t - sys.np_tick, 64.0)
+            avg = cur + (sys.np_avg - cur) * np.exp2(-k)
+            s = dom.matrix @ np.minimum(avg, cur)
+            g = dom.matrix @ np.maximum(avg, cur)
+            return list(zip(s.tolist(), g.tolist()))
+        t = int(now // self.tick)
+        out = []
+        for g in dom.groups:
+            ssum = tsum = 0.0
+            for c in g:
+                rq = rqs[c]
+                cur = (rq.n_queued + (rq.curr is not None)) * SLS
+                if instant:
+                    ssum += cur
+                    tsum += cur
+                    continue
+                avg = rq.load_avg
+                if avg == cur:
+                    ssum += cur
+                    tsum += cur
+                    continue
+                k = t - rq.load_tick
+                if k > 0:
+                    avg = cur + (avg - cur) * (0.5 ** k if k < 64 else 0.0)
+                if avg < cur:
+                    ssum += avg
+                    tsum += cur
+                else:
+                    ssum += cur
+                    tsum += avg
+            out.append((ssum, tsum))
+        return out
+
+    def find_busiest_group(self, cpu: int, dom: Dom, idle: int):
+        """(busiest group, imbalance in tasks) or (None, 0) when balanced."""
+        this_load = max_load = total = 0.0
+        this_n = busiest_n = 0
+        busiest = None
+        total_n = 0
+        local = dom.local
+        for i, (ssum, tsum) in enumerate(self.group_loads(dom)):
+            g = dom.groups[i]
+            n = len(g)
+            if i == local:
+                s = tsum
+                this_load, this_n = s / n, n
+            else:
+                s = ssum
+                if s / n > max_load:
+                    max_load, busiest, busiest_n = s / n, g, n
+            total += s
+            total_n += n
+        if busiest is None or this_load >= max_load:
+            return self._out_balanced(busiest, max_load, idle)
+        avg = total / total_n
+        if this_load >= avg or 100 * max_load <= dom.imbalance_pct * this_load:
+            return self._out_balanced(busiest, max_load, idle)
+        imb = min((max_load - avg) * busiest_n, (avg - this_load) * this_n)
+        if imb < SLS - 1:
+            if max_load - this_load >= 2 * SLS:
+                return busiest, 1
+            if self._power_gain(max_load, this_load, busiest_n, this_n):
+                return busiest, 1
+            return self._out_balanced(busiest, max_load, idle)
+        return busiest, int((imb + 1) // SLS)
+
+    @staticmethod
+    def _power_gain(max_load, this_load, nb, nt) -> bool:
+        """2.6.11's "cpu power used" test: does moving one task raise the throughput of the pair?"""
+        pb, pt = SLS * nb, SLS * nt
+        now = pb * min(SLS, max_load) + pt * min(SLS, this_load)
+        now /= SLS
+        tmp = SLS * SLS / pb
+        move = 0.0
+        if max_load > tmp:
+            move += pb * min(SLS, max_load - tmp)
+        tmp = max_load * pb / pt if max_load * pb < SLS * SLS else SLS * SLS / pt
+        move += pt * min(SLS, this_load + tmp)
+        move /= SLS
+        return move > now
+
+    @staticmethod
+    def _out_balanced(busiest, max_load, idle):
+        if busiest is not None and (idle == NEWLY_IDLE or (idle == IDLE and max_load > SLS)):
+            return busiest, 1
+        return None, 0
+
+    def find_busiest_queue(self, group):
+        rqs, now = self.sys.rqs, self.sys.now
+        best, best_load = None, -1.0
+        for c in group:
+            load = rqs[c].loads(now)[0]
+            if load > best_load:
+                best, best_load = rqs[c], load
+        return best
+
+    def can_migrate(self, task, src, dst, dom: Dom, idle: int, ignore_hot: bool = False) -> bool:
+        kind = "newidle" if idle == NEWLY_IDLE else "periodic"
+        if not self.policy.can_migrate(task, src.cpu, dst.cpu, dom.level, kind, self.sys):
+            return False
+        if ignore_hot or dom.failed > dom.cache_nice_tries:
+            return True
+        if self.idle_ignores_hot and idle != NOT_IDLE:
+            return True
+        return self.sys.now - task.last_ran >= dom.cache_hot_time
+
+    def move_tasks(self, src, dst, max_nr: int, dom: Dom, idle: int) -> int:
+        moved = 0
+        for task in src.migration_candidates():
+            if moved >= max_nr:
+                break
+            if self.can_migrate(task, src, dst, dom, idle):
+                self.sys.pull(task, src, dst)
+                moved += 1
+        return moved
+
+    def load_balance(self, cpu: int, dom: Dom, idle: int) -> int:
+        """Periodic balancing of ``dom`` from ``cpu``; returns the number of tasks pulled."""
+        sys = self.sys
+        sys.lb_attempts += 1
+        this = sys.rqs[cpu]
+        group, imb = self.find_busiest_group(cpu, dom, idle)
+        if group is None:
+            if dom.interval < dom.max_interval:
+                dom.interval *= 2
+            sys.lb_failed += 1
+            return 0
+        busiest = self.find_busiest_queue(group)
+        moved = 0
+        if busiest.nr_running > 1:
+            moved = self.move_tasks(busiest, this, imb, dom, idle)
+        if moved:
+            dom.failed = 0
+            dom.interval = dom.min_interval
+            return moved
+        dom.failed += 1
+        if self.active and dom.failed > dom.cache_nice_tries + 2:
+            moved = self.active_balance(busiest, this, dom)
+            dom.failed = dom.cache_nice_tries
+        if dom.interval < dom.max_interval:
+            dom.interval += 1
+        if not moved:
+            sys.lb_failed += 1
+        return moved
+
+    def active_balance(self, src, dst, dom: Dom) -> int:
+        """The busiest CPU's migration thread pushes one queued task to ``dst`` (cache-hot or not)."""
+        for task in src.migration_candidates():
+            if self.can_migrate(task, src, dst, dom, NOT_IDLE, ignore_hot=True):
+                self.sys.pull(task, src, dst)
+                return 1
+        return 0
+
+    def newidle(self, rq) -> None:
+        """``idle_balance``: bottom-up over newly-idle domains, stop at the first that pulls."""
+        sys = self.sys
+        cpu = rq.cpu
+        for dom in self.doms[cpu]:
+            if not dom.newidle:
+                continue
+            sys.lb_attempts += 1
+            if not self._movable(cpu, dom):   # nothing movable: a certain failure
+                sys.lb_failed += 1
+                continue
+            group, imb = self.find_busiest_group(cpu, dom, NEWLY_IDLE)
+            moved = 0
+            if group is not None:
+                busiest = self.find_busiest_queue(group)
+                if busiest.nr_running > 1:
+                    moved = self.move_tasks(busiest, rq, imb, dom, NEWLY_IDLE)
+            if moved:
+                dom.failed = 0
+                return
+            sys.lb_failed += 1
+
+    def exec_domain(self, cpu: int):
+        """The highest domain of ``cpu`` with exec balancing, or None."""
+        for dom in reversed(self.doms[cpu]):
+            if dom.exec:
+                return dom
+        return None

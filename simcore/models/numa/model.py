@@ -1,0 +1,253 @@
+"""Linux-like per-CPU scheduling with sched-domain balancing on NUMA machines (papers 000, 001).
+
+``run_replication`` draws one task set and runs every requested policy on it. Time is in ms.
+A task is created on its parent's CPU, placed by the policy (Linux: exec balancing), gets its
+memory on the node it starts on (its *home*), and alternates CPU bursts and I/O waits until its
+CPU demand is served; running on a CPU whose node is at SLIT distance d from home slows it by
+1 + memory_stall_fraction * (d/10 - 1).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from simcore.core.engine import Engine
+from simcore.core.rng import Streams
+from simcore.errors import InputError
+from simcore.models import Parameter
+from simcore.models.numa import invariants
+from simcore.models.numa import policies as _policies  # noqa: F401  (registers the policies)
+from simcore.models.numa.scheduler import NumaSystem
+from simcore.models.numa.task import Task, TaskSpec
+from simcore.models.registry import get_policy, policy_names
+
+MAX_LEVELS = 6
+
+PARAMETERS: dict[str, Parameter] = {
+    "topology": Parameter("superdome-16x4", "Machine: a topology catalog name or a SLIT file (simcore.topology.load_topology)."),
+    # workload (drawn once per replication from named streams, shared by all policies)
+    "n_tasks": Parameter(200, "Number of tasks created (corr05: 50-500; mehta: 50-400)."),
+    "arrival": Parameter("poisson", "Creation times: 'poisson' (rate creation_rate), 'uniform' (U(0, creation_window)) or 'batch' (all at t=0)."),
+    "creation_rate": Parameter(10.0, "Task creations per second (poisson). corr05 names an average creation rate but not its value; 10/s keeps the 16-CPU machines below saturation, as corr05's nearly flat curves suggest."),
+    "creation_window": Parameter(1000.0, "Length of the creation window, ms (uniform; mehta's 'random' and 'almost same time' arrivals)."),
+    "n_nice0": Parameter(9, "Tasks with nice 0, chosen at random among all (corr05: nine); the rest draw nice uniformly from nice_min..nice_max."),
+    "nice_min": Parameter(1, "Smallest nice of the other tasks (corr05: 1)."),
+    "nice_max": Parameter(19, "Largest nice of the other tasks (corr05: 19)."),
+    "demand_dist": Parameter("exponential", "Total CPU demand: 'exponential' (mean mean_demand), 'constant' (mean_demand) or 'uniform' (demand_min..demand_max)."),
+    "mean_demand": Parameter(500.0, "Mean CPU demand of a task at local-memory speed, ms (corr05: 500 ms 'execution time')."),
+    "demand_min": Parameter(50.0, "Smallest demand for demand_dist 'uniform', ms (mehta S2 W3: 50)."),
+    "demand_max": Parameter(400.0, "Largest demand for demand_dist 'uniform', ms (mehta S2 W3: 400)."),
+    "io_task_fraction": Parameter(1.0, "Fraction of tasks whose bursts end in I/O (corr05: all); the others are CPU-bound and only lose the CPU at slice ends."),
+    "burst_nice_ms": Parameter(1.0, "A CPU burst is min(Exp(mean = timeslice + burst_nice_ms * nice), timeslice) ms of work (corr05: 'timeslice + nice ms'); shorter than the slice means it ends in I/O."),
+    "mean_io": Parameter(1000.0, "Mean of the exponential I/O wait after a burst, ms (corr05: 1 s)."),
+    "creation_cpu": Parameter("random", "CPU of each task's parent: 'random' (uniform, workload stream), 'round-robin', or a CPU number."),
+    # machine and scheduler
+    "memory_stall_fraction": Parameter(0.25, "m in the slowdown 1 + m (d/10 - 1) at SLIT distance d from home: the share of local run time spent on memory, whose latency scales with d/10 (SLIT is relative latency). Assumed; neither paper states it."),
+    "def_timeslice": Parameter(100.0, "DEF_TIMESLICE, ms (2.6: 100 ms at HZ=1000)."),
+    "min_timeslice": Parameter(5.0, "MIN_TIMESLICE, ms (2.6: 5 ms)."),
+    "tick": Parameter(1.0, "Jiffy, ms (HZ=1000): balancing happens on tick boundaries; the load average decays per tick."),
+    "load_average": Parameter("tick", "'tick': 2.6.11 cpu_load = (old + now)/2 per tick (computed lazily), source/target = min/max with now; 'instant': nr_running * 128."),
+    "placement": Parameter("exec", "New-task placement: 'exec' (2.6.11 sched_balance_exec over the highest exec domain) or 'parent' (stay on the parent's CPU)."),
+    "idle_ignores_cache_hot": Parameter(True, "2.6.11 can_migrate_task: an idle CPU pulls cache-hot tasks too."),
+    "cache_hot_time_cpu": Parameter(2.5, "cache_hot_time of the CPU (node-internal) domain, ms, when the domain builder gives none (2.6.11: 2.5 ms)."),
+    "cache_hot_time_node": Parameter(10.0, "cache_hot_time of node domains, ms, when the domain builder gives none (2.6.11: 10 ms)."),
+    "active_balance": Parameter(True, "After cache_nice_tries + 2 failed attempts the busiest CPU pushes one queued task to the puller, cache-hot or not (2.6.16-style push of one task)."),
+    # conservative balancer (mehta section IV)
+    "conservative_domains": Parameter("multilevel", "Domain builder under the conservative policies (mehta's levels I-VI are multilevel domains)."),
+    "max_migrations": Parameter(3, "Ageing: a task migrated this many times is never migrated again (mehta gives no value; assumed)."),
+    "soft_threshold_factor": Parameter(2.0, "Soft policy: outside the zone the imbalance threshold (imbalance_pct - 100) is multiplied by this (mehta: 25% -> 50%)."),
+    "zone_scope": Parameter("periodic", "Balancing the hard zone restricts: 'periodic' (mehta: idle and initial balancing 'in the usual manner') or 'all' (also newly idle)."),
+    "rules_scope": Parameter("all", "Balancing the selection rules (distance, ageing, hard zone of the home node) apply to: 'all' (every balancer migration) or 'periodic' (mehta's Algorithm 1 is for periodic balancing; newly idle 'in the usual manner')."),
+    "distance_rule": Parameter("home", "Refused migrations: 'home' = destination farther from the task's home node than the source; 'hop' = hop distance greater than the source's distance from home (literal reading of mehta IV.B)."),
+    "check_invariants": Parameter(False, "Check the model's invariants after every event (tests)."),
+}
+
+METRICS: dict[str, str] = {
+    "mean_turnaround": "Mean turnaround (completion - creation) of the tasks, ms.",
+    "makespan": "Last completion - first creation, ms.",
+    "lb_attempts": "Load-balancing attempts (periodic, incl. those counted while nothing was movable, and newly idle).",
+    "lb_failed": "Attempts that moved no task.",
+    "migrations": "Tasks moved by the balancer (initial placement not counted).",
+    "mean_migrations": "Migrations per task.",
+    **{f"share_level_{k}": f"Share of CPU time executed at distance level {k} from the task's home node (0 = own node; levels are the machine's sorted distinct SLIT distances; the last bin holds all farther ones)." for k in range(MAX_LEVELS)},
+    **{f"task_share_level_{k}": f"Share of tasks that received most of their CPU time at distance level {k} from home (mehta Table 2 counts tasks per level)." for k in range(MAX_LEVELS)},
+    "events": "Simulation events fired (engine callbacks) in this policy's run.",
+}
+
+
+class Result(NamedTuple):
+    """One policy's run: its metrics, its tasks (with traces if asked) and the final system."""
+
+    metrics: dict[str, float]
+    tasks: list[Task]
+    system: NumaSystem
+
+
+def full_params(params: dict) -> dict:
+    """Defaults overridden by ``params``; unknown names are an error."""
+    unknown = set(params) - set(PARAMETERS)
+    if unknown:
+        raise InputError(f"unknown parameter(s) of model 'numa': {', '.join(sorted(unknown))}")
+    return {**{k: copy.deepcopy(p.default) for k, p in PARAMETERS.items()}, **params}
+
+
+# -- machine ------------------------------------------------------------------------------------
+def load_machine(topology):
+    """A Machine from a catalog name or path (or a Machine-like object, returned as is)."""
+    if hasattr(topology, "distances"):
+        return topology
+    try:
+        from simcore.topology import load_topology
+    except ImportError as exc:  # pragma: no cover - only while simcore.topology is being written
+        raise InputError(f"numa model: cannot load topology {topology!r}: simcore.topology unavailable ({exc})") from exc
+    try:
+        return load_topology(topology)
+    except InputError:
+        raise
+    except (KeyError, FileNotFoundError, ValueError) as exc:
+        raise InputError(f"numa model: parameter 'topology': unknown or bad topology {topology!r} ({exc})") from exc
+
+
+def default_domains_for(machine, builder: str):
+    from simcore.topology.domains import BUILDERS, domains_for
+    if builder not in BUILDERS:
+        raise InputError(f"numa model: unknown sched-domain builder {builder!r} (known: {', '.join(sorted(BUILDERS))})")
+    return domains_for(machine, builder)
+
+
+# -- workload -----------------------------------------------------------------------------------
+def make_workload(params: dict, streams: Streams, ncpus: int) -> list[TaskSpec]:
+    """The replication's tasks, drawn once from named streams (every array drawn in full, so a
+    mode switch never shifts another stream)."""
+    n = int(params["n_tasks"])
+    if n < 1:
+        raise InputError("numa model: parameter 'n_tasks' must be at least 1")
+    arr = streams["arrivals"]
+    gaps = arr.exponential(1000.0 / float(params["creation_rate"]), n)
+    window = arr.uniform(0.0, float(params["creation_window"]), n)
+    mode = params["arrival"]
+    if mode == "poisson":
+        created = np.cumsum(gaps)
+    elif mode == "uniform":
+        created = np.sort(window)
+    elif mode == "batch":
+        created = np.zeros(n)
+    else:
+        raise InputError(f"numa model: parameter 'arrival' must be poisson, uniform or batch, not {mode!r}")
+    ns = streams["nice"]
+    nice = ns.integers(int(params["nice_min"]), int(params["nice_max"]) + 1, n)
+    zero = ns.permutation(n)[: min(int(params["n_nice0"]), n)]
+    nice[zero] = 0
+    ds = streams["demand"]
+    exp_d = ds.exponential(float(params["mean_demand"]), n)
+    uni_d = ds.uniform(float(params["demand_min"]), float(params["demand_max"]), n)
+    dd = params["demand_dist"]
+    if dd == "exponential":
+        demand = exp_d
+    elif dd == "uniform":
+        demand = uni_d
+    elif dd == "constant":
+        demand = np.full(n, float(params["mean_demand"]))
+    else:
+        raise InputError(f"numa model: parameter 'demand_dist' must be exponential, uniform or constant, not {dd!r}")
+    parents_random = streams["placement"].integers(0, ncpus, n)
+    cc = params["creation_cpu"]
+    if cc == "random":
+        parents = parents_random
+    elif cc == "round-robin":
+        parents = np.arange(n) % ncpus
+    elif isinstance(cc, (int, np.integer)) and 0 <= int(cc) < ncpus:
+        parents = np.full(n, int(cc))
+    else:
+        raise InputError(f"numa model: parameter 'creation_cpu' must be random, round-robin or a CPU in 0..{ncpus - 1}, not {cc!r}")
+    io = streams["io"].random(n) < float(params["io_task_fraction"])
+    seeds = streams["bursts"].integers(0, 2**63 - 1, n)
+    return [TaskSpec(i, float(created[i]), int(nice[i]), float(demand[i]), int(parents[i]), bool(io[i]), int(seeds[i]))
+            for i in range(n)]
+
+
+# -- one run ------------------------------------------------------------------------------------
+def make_policy(name: str, params: dict, streams: Streams):
+    try:
+        cls = get_policy("numa", name)
+    except KeyError:
+        raise InputError(f"numa model: unknown policy {name!r} (known: {', '.join(policy_names('numa'))})") from None
+    try:
+        return cls(params, streams.fresh(f"policy:{name}"))
+    except ValueError as exc:
+        raise InputError(str(exc)) from exc
+
+
+def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Streams, *, machine=None,
+             domains_for=None, trace: bool = False) -> Result:
+    """Run ``policy`` on ``workload`` until every task has finished."""
+    machine = load_machine(params["topology"] if machine is None else machine)
+    impl = make_policy(policy, params, streams)
+    try:
+        domains = (domains_for or default_domains_for)(machine, impl.builder)
+    except KeyError as exc:
+        raise InputError(f"numa model: unknown sched-domain builder {impl.builder!r}") from exc
+    impl.setup(machine, domains)
+    engine = Engine()
+    system = NumaSystem(engine, machine, domains, impl, params)
+    if params["check_invariants"]:
+        system.check = invariants.check
+    tasks = [Task(spec, params, trace) for spec in workload]
+    order = sorted(range(len(tasks)), key=lambda i: (tasks[i].spec.created, i))
+
+    def arrive(j: int) -> None:
+        system.create(tasks[order[j]])
+        if j + 1 < len(order):
+            engine.schedule(tasks[order[j + 1]].spec.created - engine.now, lambda: arrive(j + 1))
+
+    engine.schedule(tasks[order[0]].spec.created, lambda: arrive(0))
+    engine.run()
+    if params["check_invariants"]:
+        invariants.check_final(system)
+    elif system.unfinished:
+        raise RuntimeError(f"numa model: {system.unfinished} task(s) never finished under {policy}")
+    return Result(measure(system, engine), tasks, system)
+
+
+def measure(system: NumaSystem, engine: Engine) -> dict[str, float]:
+    """The METRICS of one finished run."""
+    tasks = system.tasks
+    n = len(tasks)
+    turn = math.fsum(t.finished - t.spec.created for t in tasks) / n
+    share = [0.0] * MAX_LEVELS
+    task_share = [0.0] * MAX_LEVELS
+    for t in tasks:
+        if t.level_time:
+            best = max(sorted(t.level_time), key=lambda k: t.level_time[k])
+            task_share[min(best, MAX_LEVELS - 1)] += 1.0 / n
+        for lvl, x in t.level_time.items():
+            share[min(lvl, MAX_LEVELS - 1)] += x
+    total = math.fsum(share) or 1.0
+    out = {
+        "mean_turnaround": turn,
+        "makespan": max(t.finished for t in tasks) - min(t.spec.created for t in tasks),
+        "lb_attempts": float(system.lb_attempts),
+        "lb_failed": float(system.lb_failed),
+        "migrations": float(system.migrations),
+        "mean_migrations": system.migrations / n,
+    }
+    out.update({f"share_level_{k}": share[k] / total for k in range(MAX_LEVELS)})
+    out.update({f"task_share_level_{k}": task_share[k] for k in range(MAX_LEVELS)})
+    out["events"] = float(engine.events)
+    return out
+
+
+def run_replication(params: dict, policies: list[str], streams: Streams, *, machine=None,
+                    domains_for=None) -> dict[str, dict[str, float]]:
+    """Metrics of every policy on one common task set."""
+    params = full_params(params)
+    for name in policies:  # fail before any work on an unknown policy
+        make_policy(name, params, streams)
+    machine = load_machine(params["topology"] if machine is None else machine)
+    workload = make_workload(params, streams, int(machine.cpus))
+    return {name: simulate(params, workload, name, streams, machine=machine, domains_for=domains_for).metrics
+            for name in policies}

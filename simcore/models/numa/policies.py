@@ -1,0 +1,152 @@
+"""Balancing policies of the numa model, and the small interface they share.
+
+A policy is registered with ``@register("numa", name)`` and built as ``Policy(params, rng)``.
+The model asks it for its sched-domain builder (``builder``), then calls ``setup(system)`` once
+with the machine and its domains, and during the run:
+
+``balances(cpu, level, kind) -> bool``
+    whether domain ``level`` of ``cpu`` takes part in ``kind`` balancing ("periodic" or "newidle");
+``imbalance_pct(cpu, level, default) -> int``
+    the imbalance threshold of that domain (default: the domain's own);
+``can_migrate(task, src, dst, level, kind, system) -> bool``
+    whether ``kind`` balancing ("periodic", which includes the active balancing it triggers, or
+    "newidle") may move ``task`` from CPU ``src`` to ``dst`` (cache hotness is the balancer's
+    business, not the policy's);
+``place(task, parent_cpu, system) -> int``
+    the CPU a new task starts on (its memory is allocated on that CPU's node).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simcore.models.registry import register
+
+
+class LinuxPolicy:
+    """Linux 2.6.11 balancing on the domains of ``builder``; placement by exec balancing."""
+
+    name = "base"
+    builder = "linux-2level"
+
+    def __init__(self, params: dict, rng: np.random.Generator):
+        self.params = params
+        self.rng = rng
+        self.placement = params["placement"]
+        if self.placement not in ("exec", "parent"):
+            raise ValueError(f"numa model: parameter 'placement' must be 'exec' or 'parent', not {self.placement!r}")
+
+    def setup(self, machine, domains) -> None:
+        self.machine = machine
+        self.domains = domains
+
+    def balances(self, cpu: int, level: int, kind: str) -> bool:
+        return True
+
+    def imbalance_pct(self, cpu: int, level: int, default: int) -> int:
+        return default
+
+    def can_migrate(self, task, src: int, dst: int, level: int, kind: str, system) -> bool:
+        return True
+
+    def place(self, task, parent_cpu: int, system) -> int:
+        if self.placement == "parent":
+            return parent_cpu
+        return system.exec_balance(task, parent_cpu)
+
+
+@register("numa", "linux-2level")
+class Linux2Level(LinuxPolicy):
+    """Stock Linux: a CPU domain per node and one node domain over the machine (corr05, mehta)."""
+
+    builder = "linux-2level"
+
+
+@register("numa", "multilevel")
+class Multilevel(LinuxPolicy):
+    """Corrêa et al.'s n-level domains from the SLIT, one level per distinct distance."""
+
+    builder = "multilevel"
+
+
+class Conservative(LinuxPolicy):
+    """Mehta and Kanungo's conservative balancer on multilevel domains.
+
+    Zone: for a CPU with L >= 4 domain levels the load-balancing zone is its lowest
+    S = L // 2 + 1 levels (all levels when L < 4). The hard policy balances only inside the
+    zone; the soft one also outside it, with the imbalance threshold multiplied by
+    ``soft_threshold_factor`` (25% -> 50%). Both refuse migrations that take a task farther
+    from its home node and migrations of *aged* tasks (``max_migrations`` reached); the hard
+    policy also refuses tasks whose home node lies outside the pulling CPU's zone.
+    """
+
+    builder = "multilevel"
+    hard = True
+
+    def __init__(self, params, rng):
+        super().__init__(params, rng)
+        self.builder = params["conservative_domains"]
+        self.max_migrations = int(params["max_migrations"])
+        self.factor = float(params["soft_threshold_factor"])
+        self.scope = params["zone_scope"]
+        self.rule = params["distance_rule"]
+        self.rules_scope = params["rules_scope"]
+        if self.rules_scope not in ("periodic", "all"):
+            raise ValueError(f"numa model: parameter 'rules_scope' must be 'periodic' or 'all', not {self.rules_scope!r}")
+        if self.scope not in ("periodic", "all"):
+            raise ValueError(f"numa model: parameter 'zone_scope' must be 'periodic' or 'all', not {self.scope!r}")
+        if self.rule not in ("home", "hop"):
+            raise ValueError(f"numa model: parameter 'distance_rule' must be 'home' or 'hop', not {self.rule!r}")
+
+    def setup(self, machine, domains) -> None:
+        super().setup(machine, domains)
+        self.zone = [self.zone_size(len(doms)) for doms in domains]
+        self.node_of = [int(n) for n in machine.cpu_node]
+        self.dist = [[float(x) for x in row] for row in machine.distances]
+        first = {}
+        for c, n in enumerate(self.node_of):
+            first.setdefault(n, c)
+        # home node inside the zone of CPU c  <=>  a CPU of that node is in c's top zone domain
+        self.in_zone = [[first[n] in domains[c][self.zone[c] - 1].span if domains[c] else True
+                         for n in range(len(self.dist))] for c in range(len(domains))]
+
+    @staticmethod
+    def zone_size(levels: int) -> int:
+        """S = levels // 2 + 1 for four or more domain levels, else all of them."""
+        return levels // 2 + 1 if levels >= 4 else levels
+
+    def balances(self, cpu, level, kind):
+        if not self.hard or (kind == "newidle" and self.scope == "periodic"):
+            return True
+        return level < self.zone[cpu]
+
+    def imbalance_pct(self, cpu, level, default):
+        if self.hard or level < self.zone[cpu]:
+            return default
+        return int(round(100 + self.factor * (default - 100)))
+
+    def can_migrate(self, task, src, dst, level, kind, system) -> bool:
+        if kind == "newidle" and self.rules_scope == "periodic":
+            return True
+        if task.migrations >= self.max_migrations:
+            return False
+        home = task.home
+        ns, nd = self.node_of[src], self.node_of[dst]
+        if self.rule == "home":
+            if self.dist[nd][home] > self.dist[ns][home]:
+                return False
+        elif self.dist[ns][nd] > self.dist[ns][home]:
+            return False
+        if self.hard and not self.in_zone[dst][home]:
+            return False
+        return True
+
+
+@register("numa", "conservative-hard")
+class ConservativeHard(Conservative):
+    hard = True
+
+
+@register("numa", "conservative-soft")
+class ConservativeSoft(Conservative):
+    hard = False

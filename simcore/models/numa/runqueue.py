@@ -1,0 +1,131 @@
+"""Per-CPU run queue of the O(1) scheduler: active and expired priority arrays, load average.
+
+Only the parts that shape task order and balancing are kept: one FIFO list per priority,
+a bitmap to find the highest non-empty priority, the array swap when the active array
+empties, and the tick-driven load average of 2.6.11 computed lazily (no tick events).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from simcore.models.numa.task import QUEUED, Task
+
+SCHED_LOAD_SCALE = 128
+N_PRIO = 40  # static priorities 100..139 (nice -20..19); no real-time tasks
+
+
+class RunQueue:
+    """Queued tasks of one CPU, its current task and its load history."""
+
+    __slots__ = ("cpu", "node", "arrays", "bitmaps", "n_queued", "curr", "load_avg", "load_tick",
+                 "tick", "instant", "timer", "run_start", "run_factor", "np_avg", "np_tick")
+
+    def __init__(self, cpu: int, node: int, tick: float, instant_load: bool):
+        self.cpu = cpu
+        self.node = node
+        # arrays[0] = active, arrays[1] = expired; each a list of deques by priority
+        self.arrays = ([deque() for _ in range(N_PRIO)], [deque() for _ in range(N_PRIO)])
+        self.bitmaps = [0, 0]
+        self.n_queued = 0
+        self.curr: Task | None = None
+        self.load_avg = 0.0
+        self.load_tick = 0
+        self.tick = tick
+        self.instant = instant_load
+        self.timer = None
+        self.run_start = 0.0
+        self.run_factor = 1.0
+        self.np_avg = None   # machine-wide mirrors (numpy) of load_avg / load_tick, set by the system
+        self.np_tick = None
+
+    @property
+    def nr_running(self) -> int:
+        return self.n_queued + (self.curr is not None)
+
+    # -- load --------------------------------------------------------------------------------
+    def settle_load(self, now: float) -> None:
+        """Bring the load average up to the last tick at or before ``now`` (call before nr changes)."""
+        if self.instant:
+            return
+        t = int(now // self.tick)
+        k = t - self.load_tick
+        if k > 0:
+            cur = self.nr_running * SCHED_LOAD_SCALE
+            self.load_avg = cur + (self.load_avg - cur) * (0.5 ** k if k < 64 else 0.0)
+            self.load_tick = t
+            if self.np_avg is not None:
+                self.np_avg[self.cpu] = self.load_avg
+                self.np_tick[self.cpu] = t
+
+    def loads(self, now: float) -> tuple[float, float]:
+        """(source_load, target_load): min and max of the tick average and the instant load."""
+        cur = self.nr_running * SCHED_LOAD_SCALE
+        if self.instant:
+            return cur, cur
+        self.settle_load(now)
+        avg = self.load_avg
+        return (avg, cur) if avg < cur else (cur, avg)
+
+    # -- queue -------------------------------------------------------------------------------
+    def enqueue(self, task: Task, expired: bool = False, head: bool = False) -> None:
+        a = 1 if expired else 0
+        i = task.prio - 100
+        lst = self.arrays[a][i]
+        if head:
+            lst.appendleft(task)
+        else:
+            lst.append(task)
+        self.bitmaps[a] |= 1 << i
+        self.n_queued += 1
+        task.expired = expired
+        task.state = QUEUED
+        task.cpu = self.cpu
+
+    def dequeue(self, task: Task) -> None:
+        a = 1 if task.expired else 0
+        i = task.prio - 100
+        lst = self.arrays[a][i]
+        lst.remove(task)
+        if not lst:
+            self.bitmaps[a] &= ~(1 << i)
+        self.n_queued -= 1
+
+    def pick_next(self) -> Task | None:
+        """Remove and return the head of the highest-priority active list (swapping arrays if needed)."""
+        if not self.n_queued:
+            return None
+        if not self.bitmaps[0]:
+            self.arrays = (self.arrays[1], self.arrays[0])
+            self.bitmaps = [self.bitmaps[1], 0]
+            for lst in self.arrays[0]:
+                for t in lst:
+                    t.expired = False
+        bm = self.bitmaps[0]
+        i = (bm & -bm).bit_length() - 1
+        lst = self.arrays[0][i]
+        task = lst.popleft()
+        if not lst:
+            self.bitmaps[0] = bm & ~(1 << i)
+        self.n_queued -= 1
+        return task
+
+    def best_prio(self) -> int:
+        """Highest (numerically lowest) priority among queued active tasks, or 140."""
+        bm = self.bitmaps[0]
+        return 100 + (bm & -bm).bit_length() - 1 if bm else 140
+
+    def migration_candidates(self):
+        """Queued tasks in move_tasks order: expired array first, then active; by priority, tail first."""
+        for a in (1, 0):
+            bm = self.bitmaps[a]
+            arr = self.arrays[a]
+            while bm:
+                i = (bm & -bm).bit_length() - 1
+                bm &= bm - 1
+                yield from reversed(list(arr[i]))
+
+    def queued(self):
+        for arr in self.arrays:
+            for lst in arr:
+                yield from lst

@@ -1,0 +1,102 @@
+"""Tasks: their fixed description (drawn once per replication) and their run-time state.
+
+A task's CPU bursts and I/O waits come from its own generator, seeded from the workload
+stream, and are drawn in the task's own order (burst, [I/O], burst, ...). What a task draws
+therefore never depends on the policy or on other tasks (common random numbers).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+#: task states
+NEW, QUEUED, RUNNING, BLOCKED, DONE = "new", "queued", "running", "blocked", "done"
+
+_BATCH = 32
+
+
+class TaskSpec(NamedTuple):
+    """What the workload fixes about a task (identical under every policy)."""
+
+    tid: int
+    created: float      # ms
+    nice: int
+    demand: float       # CPU ms at local-memory speed
+    parent_cpu: int     # CPU of the creating (parent) process
+    io_bound: bool      # bursts end in I/O waits (corr05) or the task is CPU-bound
+    seed: int           # seed of the task's own burst/I-O generator
+
+
+def timeslice(nice: int, def_timeslice: float, min_timeslice: float) -> float:
+    """O(1) scheduler timeslice in ms: max(base * (140 - static_prio) / 20, MIN_TIMESLICE)."""
+    base = 4 * def_timeslice if nice < 0 else def_timeslice
+    return max(base * (20 - nice) / 20, min_timeslice)
+
+
+class Task:
+    """Run-time state of one task under one policy."""
+
+    __slots__ = ("spec", "tid", "prio", "slice", "slice_left", "demand_left", "burst_left", "burst_io",
+                 "state", "cpu", "home", "expired", "last_ran", "migrations", "finished", "mean_burst",
+                 "mean_io", "_draws", "_i", "_rng", "cpu_time", "level_time", "trace", "seg_start", "io_wait")
+
+    def __init__(self, spec: TaskSpec, params: dict, trace: bool = False):
+        self.spec = spec
+        self.tid = spec.tid
+        self.prio = 120 + spec.nice  # static priority; no sleep-average bonus (see model docs)
+        self.slice = timeslice(spec.nice, params["def_timeslice"], params["min_timeslice"])
+        self.slice_left = self.slice
+        self.demand_left = spec.demand
+        self.mean_burst = self.slice + spec.nice * params["burst_nice_ms"]
+        self.mean_io = params["mean_io"]
+        self.state = NEW
+        self.cpu = -1
+        self.home = -1
+        self.expired = False
+        self.last_ran = -1e18
+        self.migrations = 0
+        self.finished = float("nan")
+        self.cpu_time = 0.0          # wall CPU time received (ms)
+        self.level_time: dict[int, float] = {}
+        self.trace: list | None = [] if trace else None
+        self.seg_start = spec.created
+        self.io_wait = 0.0
+        self._rng = np.random.Generator(np.random.PCG64(spec.seed))
+        self._draws: list[float] = []
+        self._i = 0
+        self.burst_left = 0.0
+        self.burst_io = False
+        self.next_burst()
+
+    def _exp(self) -> float:
+        if self._i >= len(self._draws):
+            self._draws = self._rng.standard_exponential(_BATCH).tolist()
+            self._i = 0
+        self._i += 1
+        return self._draws[self._i - 1]
+
+    def next_burst(self) -> None:
+        """Draw the next CPU burst (work, ms); it ends in I/O iff it is shorter than the timeslice."""
+        if self.spec.io_bound:
+            b = self.mean_burst * self._exp()
+            io = b < self.slice
+            b = min(b, self.slice)
+        else:
+            b, io = self.demand_left, False
+        if b >= self.demand_left:
+            b, io = self.demand_left, False
+        self.burst_left, self.burst_io = b, io
+        self.demand_left -= b  # demand beyond the current burst (exactly 0.0 after the last one)
+
+    def draw_io(self) -> float:
+        """Length of the I/O wait that follows the current burst, ms."""
+        return self.mean_io * self._exp()
+
+    def record(self, kind: str, cpu: int, now: float) -> None:
+        """Close the open trace segment (wait/run/io) at ``now``."""
+        if self.trace is not None:
+            self.trace.append((kind, cpu, now - self.seg_start))
+        self.seg_start = now
+

@@ -1,0 +1,292 @@
+"""The numa model (papers 000, 001): degenerate cases, invariants, common random numbers, policies.
+
+Machines and sched domains come from a tiny local stand-in of the simcore.topology API
+(``Machine`` and ``domains_for``), so these tests pin the model, not the topology code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from simcore.core.rng import Streams, replication_seed
+from simcore.errors import InputError
+from simcore.models import get_model
+from simcore.models.numa import METRICS, PARAMETERS, format_trace, full_params, make_workload, run_replication, simulate
+from simcore.models.numa.scheduler import NumaSystem
+from simcore.models.registry import policy_names
+
+POLICIES = ["linux-2level", "multilevel", "conservative-hard", "conservative-soft"]
+
+
+# -- stand-in topology ------------------------------------------------------------------------------
+@dataclass
+class Machine:
+    name: str
+    distances: np.ndarray
+    cpus_per_node: tuple
+    cpu_node: tuple = field(init=False)
+
+    def __post_init__(self):
+        self.cpu_node = tuple(n for n, k in enumerate(self.cpus_per_node) for _ in range(k))
+
+    @property
+    def nodes(self):
+        return len(self.cpus_per_node)
+
+    @property
+    def cpus(self):
+        return len(self.cpu_node)
+
+    @property
+    def levels(self):
+        return tuple(sorted(set(self.distances.flatten().tolist())))
+
+    def node_cpus(self, node):
+        return tuple(c for c, n in enumerate(self.cpu_node) if n == node)
+
+
+@dataclass(frozen=True)
+class Domain:
+    level: int
+    name: str
+    span: frozenset
+    groups: tuple
+    min_interval: float
+    max_interval: float
+    busy_factor: float
+    imbalance_pct: int
+    cache_nice_tries: int
+    flags: tuple
+
+
+CPU_INIT = dict(min_interval=1, max_interval=4, busy_factor=64, imbalance_pct=125, cache_nice_tries=1,
+                flags=("LOAD_BALANCE", "BALANCE_NEWIDLE", "BALANCE_EXEC", "WAKE_AFFINE"))
+NODE_INIT = dict(min_interval=8, max_interval=32, busy_factor=32, imbalance_pct=125, cache_nice_tries=1,
+                 flags=("LOAD_BALANCE", "BALANCE_NEWIDLE", "BALANCE_EXEC", "WAKE_BALANCE"))
+
+
+def domains_for(machine: Machine, builder: str):
+    """CPU domain per node, then one node domain over all (2-level) or one per distance (multilevel)."""
+    if builder not in ("linux-2level", "multilevel"):
+        raise KeyError(builder)
+    out = []
+    for cpu in range(machine.cpus):
+        node = machine.cpu_node[cpu]
+        own = frozenset(machine.node_cpus(node))
+        doms = [Domain(0, "cpu", own, tuple(frozenset([c]) for c in sorted(own)), **CPU_INIT)]
+        row = machine.distances[node]
+        cuts = sorted(set(row.tolist()) - {10}) if builder == "multilevel" else [max(row.tolist())]
+        for cut in cuts:
+            nodes = [n for n in range(machine.nodes) if row[n] <= cut]
+            span = frozenset(c for n in nodes for c in machine.node_cpus(n))
+            if span == doms[-1].span:
+                continue
+            doms.append(Domain(len(doms), f"node{cut}", span, tuple(frozenset(machine.node_cpus(n)) for n in nodes),
+                               **NODE_INIT))
+        out.append(doms)
+    return out
+
+
+def slit(rows):
+    return np.array(rows, dtype=float)
+
+
+ONE_CPU = Machine("one", slit([[10]]), (1,))
+ONE_NODE = Machine("one-node", slit([[10]]), (4,))
+FLAT = Machine("flat", slit([[10, 20, 20, 20], [20, 10, 20, 20], [20, 20, 10, 20], [20, 20, 20, 10]]), (2, 2, 2, 2))
+# corr05 Fig. 7 style: 4 nodes, 2 CPUs each, four memory access levels
+FOUR = Machine("four", slit([[10, 13, 16, 19], [13, 10, 19, 16], [16, 19, 10, 13], [19, 16, 13, 10]]), (2, 2, 2, 2))
+# 8 nodes, four levels (10/15/18/21): the hard zone (S = 3) leaves out level 3
+EIGHT = Machine("eight", slit([[10 if i == j else 12 + 3 * ((i ^ j).bit_length()) for j in range(8)]
+                               for i in range(8)]), (2,) * 8)
+
+
+def streams(rep: int = 0) -> Streams:
+    return Streams(replication_seed(777, "test-numa", 0, rep))
+
+
+def run(machine, params, policies=POLICIES, rep=0):
+    return run_replication({"topology": "stand-in", **params}, policies, streams(rep), machine=machine,
+                           domains_for=domains_for)
+
+
+# -- tests ----------------------------------------------------------------------------------------
+def test_interface():
+    assert set(POLICIES) <= set(policy_names("numa"))
+    assert get_model("numa").run_replication is run_replication
+    for name in ("mean_turnaround", "lb_attempts", "lb_failed", "migrations", "makespan", "events", "share_level_0"):
+        assert name in METRICS
+    for name, p in PARAMETERS.items():
+        assert p.doc, name
+    out = run(FOUR, {"n_tasks": 30})
+    for pol in POLICIES:
+        assert all(isinstance(v, float) for v in out[pol].values())
+        assert out[pol]["events"] > 0
+        assert abs(sum(out[pol][f"share_level_{k}"] for k in range(6)) - 1) < 1e-9
+
+
+def rr_completions(demands, quantum):
+    """Independent round robin: all tasks present at 0 in order, quantum ``quantum``."""
+    q = deque(range(len(demands)))
+    left = list(demands)
+    t, done = 0.0, {}
+    while q:
+        i = q.popleft()
+        run_ = min(quantum, left[i])
+        t += run_
+        left[i] -= run_
+        if left[i] <= 1e-12:
+            done[i] = t
+        else:
+            q.append(i)
+    return [done[i] for i in range(len(demands))]
+
+
+@pytest.mark.parametrize("dist", ["constant", "exponential"])
+def test_single_cpu_is_round_robin(dist):
+    params = full_params({"topology": "x", "n_tasks": 5, "arrival": "batch", "io_task_fraction": 0.0,
+                          "n_nice0": 5, "demand_dist": dist, "mean_demand": 250.0, "creation_cpu": 0,
+                          "check_invariants": True})
+    work = make_workload(params, streams(), 1)
+    res = simulate(params, work, "linux-2level", streams(), machine=ONE_CPU, domains_for=domains_for)
+    expect = rr_completions([s.demand for s in work], 100.0)
+    got = [t.finished for t in res.tasks]
+    assert got == pytest.approx(expect, abs=1e-6)
+    assert res.metrics["migrations"] == 0
+    assert res.metrics["mean_turnaround"] == pytest.approx(sum(expect) / 5)
+
+
+def test_single_cpu_nice_slices():
+    """Unequal nice: each task gets its O(1) slice per round (nice 10 -> 50 ms, nice 0 -> 100 ms)."""
+    params = full_params({"topology": "x", "n_tasks": 2, "arrival": "batch", "io_task_fraction": 0.0,
+                          "n_nice0": 1, "nice_min": 10, "nice_max": 10, "demand_dist": "constant",
+                          "mean_demand": 200.0, "creation_cpu": 0, "check_invariants": True})
+    work = make_workload(params, streams(), 1)
+    res = simulate(params, work, "linux-2level", streams(), machine=ONE_CPU, domains_for=domains_for)
+    nice0 = next(t for t in res.tasks if t.spec.nice == 0)
+    nice10 = next(t for t in res.tasks if t.spec.nice == 10)
+    # if nice 0 is task 0: 0-100 A, 100-150 B, swap, 150-250 A done; B 250-400 (three 50 ms slices)
+    if nice0.tid == 0:
+        assert (nice0.finished, nice10.finished) == pytest.approx((250.0, 400.0))
+    else:  # B first: 0-50 B, 50-150 A ... A is higher priority once both are active
+        assert nice0.finished < nice10.finished
+
+
+@pytest.mark.parametrize("machine", [ONE_NODE, FLAT])
+def test_multilevel_equals_two_level_when_levels_do_not_differ(machine):
+    params = {"n_tasks": 60, "creation_rate": 40.0}
+    out = run(machine, params, ["linux-2level", "multilevel"])
+    assert out["linux-2level"] == out["multilevel"]
+
+
+def test_multilevel_differs_on_four_levels():
+    out = run(FOUR, {"n_tasks": 80, "creation_rate": 40.0}, ["linux-2level", "multilevel"])
+    assert out["linux-2level"] != out["multilevel"]
+
+
+@pytest.mark.parametrize("machine", [FOUR, EIGHT])
+def test_invariants_hold_for_every_policy(machine):
+    for rep in range(2):
+        out = run(machine, {"n_tasks": 60, "creation_rate": 50.0, "check_invariants": True}, rep=rep)
+        for pol in POLICIES:
+            assert out[pol]["lb_attempts"] >= out[pol]["lb_failed"] >= 0
+    out = run(machine, {"n_tasks": 40, "arrival": "batch", "io_task_fraction": 0.0, "creation_cpu": 0,
+                        "placement": "parent", "check_invariants": True})
+    assert all(out[p]["migrations"] > 0 for p in POLICIES)
+
+
+def test_common_random_numbers():
+    params = full_params({"topology": "x", "n_tasks": 40, "creation_rate": 40.0})
+    w1 = make_workload(params, streams(3), FOUR.cpus)
+    w2 = make_workload(params, streams(3), FOUR.cpus)
+    assert w1 == w2
+    assert sum(s.nice == 0 for s in w1) == 9 and all(s.nice == 0 or 1 <= s.nice <= 19 for s in w1)
+    seen = {}
+    for pol in POLICIES:
+        res = simulate({**params, "check_invariants": True}, w1, pol, streams(3), machine=FOUR,
+                       domains_for=domains_for, trace=True)
+        seen[pol] = [(t.spec, t.finished) for t in res.tasks]
+        # the bursts a task ran: from its own generator, independent of the policy
+        for t in res.tasks:
+            assert t.spec == w1[t.tid]
+    assert len({tuple(s for s, _ in v) for v in seen.values()}) == 1
+    # the order of policies in one call changes nothing
+    a = run(FOUR, {"n_tasks": 40}, ["linux-2level", "conservative-soft"], rep=3)
+    b = run(FOUR, {"n_tasks": 40}, ["conservative-soft", "linux-2level"], rep=3)
+    assert a == b
+
+
+def test_burst_sequence_is_policy_independent():
+    """The k-th burst and I/O wait of a task are the same under every policy."""
+    params = full_params({"topology": "x", "n_tasks": 30, "creation_rate": 40.0})
+    work = make_workload(params, streams(5), FOUR.cpus)
+    runs = {}
+    for pol in ("linux-2level", "conservative-hard"):
+        res = simulate(params, work, pol, streams(5), machine=FOUR, domains_for=domains_for, trace=True)
+        runs[pol] = {t.tid: [round(d, 6) for kind, _, d in t.trace if kind == "io"] for t in res.tasks}
+    assert runs["linux-2level"] == runs["conservative-hard"]
+
+
+@pytest.mark.parametrize("policy", ["conservative-hard", "conservative-soft"])
+def test_conservative_never_moves_away_from_home(monkeypatch, policy):
+    moves = []
+    original = NumaSystem.pull
+
+    def spy(self, task, src, dst):
+        moves.append((task.tid, task.home, src.node, dst.node, task.migrations, self.dist))
+        original(self, task, src, dst)
+
+    monkeypatch.setattr(NumaSystem, "pull", spy)
+    for machine in (FOUR, EIGHT):
+        run(machine, {"n_tasks": 80, "creation_rate": 80.0, "max_migrations": 2, "check_invariants": True},
+            [policy])
+        run(machine, {"n_tasks": 60, "arrival": "batch", "io_task_fraction": 0.0, "creation_cpu": 0,
+                      "placement": "parent", "max_migrations": 2}, [policy])
+    assert moves
+    for tid, home, src, dst, before, dist in moves:
+        assert dist[dst][home] <= dist[src][home]
+        assert before < 2
+    # the stock balancer does move tasks away from home on the same workload
+    moves.clear()
+    run(EIGHT, {"n_tasks": 60, "arrival": "batch", "io_task_fraction": 0.0, "creation_cpu": 0,
+                "placement": "parent"}, ["linux-2level"])
+    assert any(dist[dst][home] > dist[src][home] for _, home, src, dst, _, dist in moves)
+
+
+def test_conservative_zone():
+    from simcore.models.numa.policies import Conservative
+    assert [Conservative.zone_size(n) for n in (1, 2, 3, 4, 5, 6)] == [1, 2, 3, 3, 3, 4]
+    # hard: on EIGHT (4 levels, zone of 3) nothing runs at level 3; the stock balancer does use it
+    out = run(EIGHT, {"n_tasks": 60, "arrival": "batch", "io_task_fraction": 0.0, "creation_cpu": 0,
+                      "placement": "parent"}, ["conservative-hard", "linux-2level"])
+    hard = out["conservative-hard"]
+    assert hard["share_level_3"] == 0 and hard["share_level_4"] == 0
+    assert out["linux-2level"]["share_level_3"] + out["linux-2level"]["share_level_4"] > 0
+
+
+def test_trace_format():
+    params = full_params({"topology": "x", "n_tasks": 20, "creation_rate": 40.0})
+    work = make_workload(params, streams(), FOUR.cpus)
+    res = simulate(params, work, "linux-2level", streams(), machine=FOUR, domains_for=domains_for, trace=True)
+    text = format_trace(res.tasks[0])
+    assert re.fullmatch(r"(P\d+\.(wait|run)\(\d+\)|IO\(\d+\))( - (P\d+\.(wait|run)\(\d+\)|IO\(\d+\)))*", text)
+    for t in res.tasks:
+        ran = sum(d for kind, _, d in t.trace if kind == "run")
+        assert ran == pytest.approx(t.cpu_time)
+        assert sum(d for _, _, d in t.trace) == pytest.approx(t.finished - t.spec.created)
+
+
+def test_errors_are_clear():
+    with pytest.raises(InputError, match="unknown policy 'nope'"):
+        run(FOUR, {"n_tasks": 5}, ["nope"])
+    with pytest.raises(InputError, match="unknown parameter"):
+        run(FOUR, {"n_taskz": 5}, ["multilevel"])
+    with pytest.raises(InputError, match="arrival"):
+        run(FOUR, {"arrival": "sometimes"}, ["multilevel"])
+    with pytest.raises(InputError, match="topology"):
+        run_replication({"topology": "no-such-machine"}, ["multilevel"], streams())
