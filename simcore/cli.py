@@ -1,4 +1,4 @@
-"""The simcore command: list, validate, run, aggregate, figure, table, report-macros, targets.
+"""The simcore command: list, validate, run, aggregate, figure, table, report-macros, topology, targets.
 
 Errors are one sentence on stderr naming the file and key at fault; exit code 2 for bad input,
 1 for an internal failure. Heavy libraries are imported only by the subcommands that use them.
@@ -111,6 +111,18 @@ def cmd_report_macros(args) -> int:
     return 0
 
 
+def cmd_topology(args) -> int:
+    from simcore.topology import load_topology, this_machine
+    from simcore.topology.domains import BUILDERS, describe
+
+    if args.this_machine == bool(args.machine):
+        raise SpecError("topology: give a catalog name or a SLIT file, or --this-machine (not both).")
+    machine = this_machine(args.sysfs) if args.this_machine else load_topology(args.machine, args.catalog)
+    for builder in [args.builder] if args.builder else BUILDERS:
+        print(describe(machine, builder), end="\n\n")
+    return 0
+
+
 def cmd_targets(args) -> int:
     spec = _spec(args)
     targets = [f"paper/tables/{spec.id}.tex"]
@@ -158,6 +170,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("report-macros", cmd_report_macros, "numbers.tex macros, scorecard and provenance for the report")
     p.add_argument("--results", default="results", metavar="DIR")
     p.add_argument("--out", required=True, metavar="DIR", help="paper/generated")
+    p = add("topology", cmd_topology, "show a machine and the sched domains each builder makes")
+    p.add_argument("machine", nargs="?", metavar="NAME|FILE", help="catalog name or topology YAML")
+    p.add_argument("--this-machine", action="store_true", help="read /sys/devices/system/node")
+    p.add_argument("--sysfs", default="/sys/devices/system/node", help=argparse.SUPPRESS)
+    p.add_argument("--builder", choices=("linux-2level", "multilevel"), help="only this builder")
+    p.add_argument("--catalog", default="config/topologies", metavar="DIR")
     p = add("targets", cmd_targets, "the workflow targets (table, and figure if any) of one experiment")
     p.add_argument("experiment", metavar="ID")
     return parser
@@ -172,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # output piped into e.g. `head`
+        sys.stderr.close()
+        return 0
     except Exception as err:  # an internal failure: one line, then exit 1
         print(f"simcore: internal error: {type(err).__name__}: {err}", file=sys.stderr)
         if "--debug" in sys.argv or __import__("os").environ.get("SIMCORE_DEBUG"):
