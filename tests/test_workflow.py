@@ -60,5 +60,5 @@ def test_smoke_workflow_builds_report_with_scorecard(workdir):
     assert len(claims) >= 15
     assert set(claims.verdict) <= {"reproduced", "not significant", "contradicted"}
     summary = pd.read_csv(workdir / "results/barak96-table1/summary.csv")
-    assert summary["published"].notna().sum() == 5 * 4  # five smoke cells x four policies
+    assert summary["published"].notna().sum() == 6 * 4  # six smoke cells x four policies
     assert summary.groupby(["cell", "policy"]).size().eq(1).all()
