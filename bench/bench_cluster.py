@@ -11,7 +11,7 @@ import time
 
 from pathlib import Path
 
-import simpy
+from baseline import bare_rate
 
 from simcore.core.rng import Streams, replication_seed
 from simcore.experiments import load_spec
@@ -30,20 +30,6 @@ def model_rate(replications: int) -> tuple[int, float]:
         out = run_replication(params, POLICIES, Streams(replication_seed(2024, "bench-cluster", 0, rep)))
         events += int(sum(m["events"] for m in out.values()))
     return events, time.perf_counter() - start
-
-
-def bare_rate(events: int) -> float:
-    """Wall seconds of a bare SimPy process yielding ``events`` timeouts."""
-    env = simpy.Environment()
-
-    def loop():
-        for _ in range(events):
-            yield env.timeout(1.0)
-
-    env.process(loop())
-    start = time.perf_counter()
-    env.run()
-    return time.perf_counter() - start
 
 
 def main(replications: int = 20) -> None:

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from simcore.core.rng import Streams, replication_seed
+from simcore.errors import InputError
 from simcore.models.cluster import METRICS, PARAMETERS, full_params, make_workload, run_replication, simulate
 from simcore.models.cluster.workload import ProcSpec, Workload
 from simcore.models.registry import policy_names
@@ -152,5 +153,5 @@ def test_enhanced_pvm_keeps_big_processes_off_small_memories():
 def test_bad_input_is_rejected():
     with pytest.raises(ValueError, match="workload"):
         run_replication({"workload": "nope"}, ["pvm"], streams())
-    with pytest.raises(KeyError):
+    with pytest.raises(InputError):
         run_replication({"no_such_parameter": 1}, ["pvm"], streams())

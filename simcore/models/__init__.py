@@ -7,6 +7,7 @@ of one call sees the same workload (common random numbers).
 
 from __future__ import annotations
 
+import copy
 import importlib
 from dataclasses import dataclass
 from types import ModuleType
@@ -24,6 +25,16 @@ class Parameter:
 
     default: Any
     doc: str
+
+
+def with_defaults(model: str, parameters: dict[str, Parameter], params: dict) -> dict:
+    """Every parameter's default, overridden by ``params``; an unknown name is bad input."""
+    unknown = sorted(set(params) - set(parameters))
+    if unknown:
+        from simcore.errors import InputError
+
+        raise InputError(f"unknown parameter(s) of model '{model}': {', '.join(unknown)}")
+    return {**{k: copy.deepcopy(p.default) for k, p in parameters.items()}, **params}
 
 
 def get_model(name: str) -> ModuleType:

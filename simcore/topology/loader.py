@@ -10,6 +10,7 @@ from simcore.topology.machine import Machine, TopologyError, make_machine
 
 KEYS = {"name", "description", "source", "cpus_per_node", "distances"}
 CATALOG = "config/topologies"
+_REPO_CATALOG = Path(__file__).resolve().parents[2] / CATALOG  # when run from elsewhere in the checkout
 
 
 def catalog(catalog_dir: str | Path = CATALOG) -> list[str]:
@@ -24,6 +25,8 @@ def _path(name_or_path: str | Path, catalog_dir: str | Path) -> Path:
             raise TopologyError(f"{path}: no such topology file.")
         return path
     path = Path(catalog_dir) / f"{name_or_path}.yaml"
+    if not path.exists() and str(catalog_dir) == CATALOG and (_REPO_CATALOG / path.name).exists():
+        path = _REPO_CATALOG / path.name
     if not path.exists():
         known = ", ".join(catalog(catalog_dir)) or "none"
         raise TopologyError(f"{path}: no topology '{name_or_path}' in the catalog (known: {known}).")

@@ -7,14 +7,13 @@ process alone on a speed-1.0 machine has slowdown 1 and one alone on a half-spee
 
 from __future__ import annotations
 
-import copy
 import math
 from typing import NamedTuple
 
 from simcore.core.engine import Engine
 from simcore.core.rng import Streams
 from simcore.errors import InputError
-from simcore.models import Parameter
+from simcore.models import Parameter, with_defaults
 from simcore.models.cluster import policies as _policies  # noqa: F401  (registers the policies)
 from simcore.models.cluster import workload as wl
 from simcore.models.cluster.cluster import Background, Cluster, Proc, expand_machines
@@ -91,10 +90,7 @@ class Result(NamedTuple):
 
 def full_params(params: dict) -> dict:
     """Defaults overridden by ``params``; unknown names are an error."""
-    unknown = set(params) - set(PARAMETERS)
-    if unknown:
-        raise KeyError(f"unknown parameter(s) of model 'cluster': {', '.join(sorted(unknown))}")
-    return {**{k: copy.deepcopy(p.default) for k, p in PARAMETERS.items()}, **params}
+    return with_defaults("cluster", PARAMETERS, params)
 
 
 def simulate(params: dict, workload: wl.Workload, policy: str, streams: Streams) -> Result:

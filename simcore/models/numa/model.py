@@ -9,7 +9,6 @@ CPU demand is served; running on a CPU whose node is at SLIT distance d from hom
 
 from __future__ import annotations
 
-import copy
 import math
 from typing import NamedTuple
 
@@ -18,7 +17,7 @@ import numpy as np
 from simcore.core.engine import Engine
 from simcore.core.rng import Streams
 from simcore.errors import InputError
-from simcore.models import Parameter
+from simcore.models import Parameter, with_defaults
 from simcore.models.numa import invariants
 from simcore.models.numa import policies as _policies  # noqa: F401  (registers the policies)
 from simcore.models.numa.scheduler import NumaSystem
@@ -90,10 +89,7 @@ class Result(NamedTuple):
 
 def full_params(params: dict) -> dict:
     """Defaults overridden by ``params``; unknown names are an error."""
-    unknown = set(params) - set(PARAMETERS)
-    if unknown:
-        raise InputError(f"unknown parameter(s) of model 'numa': {', '.join(sorted(unknown))}")
-    return {**{k: copy.deepcopy(p.default) for k, p in PARAMETERS.items()}, **params}
+    return with_defaults("numa", PARAMETERS, params)
 
 
 # -- machine ------------------------------------------------------------------------------------
