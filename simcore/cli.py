@@ -1,4 +1,4 @@
-"""The simcore command: list, validate, run, aggregate, figure, table, report-macros, topology, targets.
+"""The simcore command: list, validate, run, aggregate, figure, table, report-macros, topology, trace, targets.
 
 Errors are one sentence on stderr naming the file and key at fault; exit code 2 for bad input,
 1 for an internal failure. Heavy libraries are imported only by the subcommands that use them.
@@ -123,6 +123,23 @@ def cmd_topology(args) -> int:
     return 0
 
 
+def cmd_trace(args) -> int:
+    from simcore.core.rng import Streams, replication_seed
+
+    spec = _spec(args)
+    if not hasattr(spec.model, "trace_replication"):
+        raise SpecError(f"{spec.path}: key 'model': model '{spec['model']}' has no per-task trace.")
+    if args.policy not in spec.policies:
+        raise SpecError(f"--policy '{args.policy}': not one of {spec.path}'s policies ({', '.join(spec.policies)}).")
+    cell = spec.cell(args.cell)
+    params = spec.params({**cell.values, **spec.parse_overrides(args.set)})
+    seed = args.seed if args.seed is not None else load_config(args.config)["seed"]
+    streams = Streams(replication_seed(seed, spec.id, cell.index, args.rep))
+    lines = spec.model.trace_replication(params, args.policy, streams)
+    print("\n".join(lines[: args.tasks] if args.tasks else lines))
+    return 0
+
+
 def cmd_targets(args) -> int:
     spec = _spec(args)
     targets = [f"paper/tables/{spec.id}.tex"]
@@ -176,6 +193,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sysfs", default="/sys/devices/system/node", help=argparse.SUPPRESS)
     p.add_argument("--builder", choices=("linux-2level", "multilevel"), help="only this builder")
     p.add_argument("--catalog", default="config/topologies", metavar="DIR")
+    p = add("trace", cmd_trace, "one replication's per-task event trace (mehta style), for models that have one")
+    p.add_argument("experiment", metavar="ID")
+    p.add_argument("--cell", type=int, default=0, metavar="K")
+    p.add_argument("--rep", type=int, default=0, metavar="R", help="replication index (same seeds as `run`)")
+    p.add_argument("--policy", required=True)
+    p.add_argument("--tasks", type=int, metavar="N", help="only the first N tasks")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a model parameter")
+    p.add_argument("--seed", type=int, help="root seed (default: config/config.yaml)")
     p = add("targets", cmd_targets, "the workflow targets (table, and figure if any) of one experiment")
     p.add_argument("experiment", metavar="ID")
     return parser

@@ -31,3 +31,17 @@ def test_run_writes_one_row_per_replication_and_policy(simcore_cli, tmp_path):
     assert set(rows.policy) == {"optimal", "mosix", "pvm", "pvm-on-mosix"}
     assert (rows.n_procs == 17).all() and (rows.cell == 5).all()
     assert {"spawn_key", "makespan", "events", "wall_time", "params"} <= set(rows.columns)
+
+
+def test_trace_prints_one_mehta_style_line_per_task(simcore_cli):
+    import re
+
+    proc = simcore_cli("trace", "corr05-fig9", "--policy", "multilevel", "--tasks", "3", "--set", "n_tasks=20")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 3
+    step = r"(P\d+\.(wait|run)\(\d+\)|IO\(\d+\))"
+    assert all(re.fullmatch(rf"T\d+ nice \d+: {step}( - {step})*", line) for line in lines)
+    again = simcore_cli("trace", "corr05-fig9", "--policy", "multilevel", "--tasks", "3", "--set", "n_tasks=20")
+    assert again.stdout == proc.stdout  # same seeds as `simcore run`
+    assert simcore_cli("trace", "amir-table2", "--policy", "pvm").returncode == 2

@@ -8,8 +8,8 @@ migration), ``balancer`` (periodic, newly idle and active balancing over sched d
 """
 
 from simcore.models.numa.model import (MAX_LEVELS, METRICS, PARAMETERS, full_params, make_workload, run_replication,
-                                       simulate)
+                                       simulate, trace_replication)
 from simcore.models.numa.trace import format_trace
 
 __all__ = ["MAX_LEVELS", "METRICS", "PARAMETERS", "format_trace", "full_params", "make_workload", "run_replication",
-           "simulate"]
+           "simulate", "trace_replication"]

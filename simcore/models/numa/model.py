@@ -22,6 +22,7 @@ from simcore.models.numa import invariants
 from simcore.models.numa import policies as _policies  # noqa: F401  (registers the policies)
 from simcore.models.numa.scheduler import NumaSystem
 from simcore.models.numa.task import Task, TaskSpec
+from simcore.models.numa.trace import format_trace
 from simcore.models.registry import get_policy, policy_names
 
 MAX_LEVELS = 6
@@ -249,3 +250,13 @@ def run_replication(params: dict, policies: list[str], streams: Streams, *, mach
     workload = make_workload(params, streams, int(machine.cpus))
     return {name: simulate(params, workload, name, streams, machine=machine, domains_for=domains_for).metrics
             for name in policies}
+
+
+def trace_replication(params: dict, policy: str, streams: Streams) -> list[str]:
+    """One line per task, in creation order: ``T<i> nice <n>: P3.wait(12) - P3.run(79) - IO(21) ...``."""
+    params = full_params(params)
+    machine = load_machine(params["topology"])
+    workload = make_workload(params, streams, int(machine.cpus))
+    tasks = simulate(params, workload, policy, streams, machine=machine, trace=True).tasks
+    order = sorted(range(len(tasks)), key=lambda i: (tasks[i].spec.created, i))
+    return [format_trace(tasks[i], f"T{k} nice {tasks[i].spec.nice}") for k, i in enumerate(order)]
