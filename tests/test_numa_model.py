@@ -1,14 +1,9 @@
-"""The numa model (papers 000, 001): degenerate cases, invariants, common random numbers, policies.
-
-Machines and sched domains come from a tiny local stand-in of the simcore.topology API
-(``Machine`` and ``domains_for``), so these tests pin the model, not the topology code.
-"""
+"""The numa model (papers 000, 001): degenerate cases, invariants, common random numbers, policies."""
 
 from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
@@ -19,77 +14,20 @@ from simcore.models import get_model
 from simcore.models.numa import METRICS, PARAMETERS, format_trace, full_params, make_workload, run_replication, simulate
 from simcore.models.numa.scheduler import NumaSystem
 from simcore.models.registry import policy_names
+from simcore.topology.domains import domains_for as build_domains
+from simcore.topology.machine import make_machine
 
 POLICIES = ["linux-2level", "multilevel", "conservative-hard", "conservative-soft"]
 
 
-# -- stand-in topology ------------------------------------------------------------------------------
-@dataclass
-class Machine:
-    name: str
-    distances: np.ndarray
-    cpus_per_node: tuple
-    cpu_node: tuple = field(init=False)
-
-    def __post_init__(self):
-        self.cpu_node = tuple(n for n, k in enumerate(self.cpus_per_node) for _ in range(k))
-
-    @property
-    def nodes(self):
-        return len(self.cpus_per_node)
-
-    @property
-    def cpus(self):
-        return len(self.cpu_node)
-
-    @property
-    def levels(self):
-        return tuple(sorted(set(self.distances.flatten().tolist())))
-
-    def node_cpus(self, node):
-        return tuple(c for c, n in enumerate(self.cpu_node) if n == node)
+# -- machines ---------------------------------------------------------------------------------------
+def domains_for(machine, builder: str):
+    """The real builders, with the x86_64 node intervals so that node balancing happens often."""
+    return build_domains(machine, builder, "x86_64-2.6.12")
 
 
-@dataclass(frozen=True)
-class Domain:
-    level: int
-    name: str
-    span: frozenset
-    groups: tuple
-    min_interval: float
-    max_interval: float
-    busy_factor: float
-    imbalance_pct: int
-    cache_nice_tries: int
-    flags: tuple
-
-
-CPU_INIT = dict(min_interval=1, max_interval=4, busy_factor=64, imbalance_pct=125, cache_nice_tries=1,
-                flags=("LOAD_BALANCE", "BALANCE_NEWIDLE", "BALANCE_EXEC", "WAKE_AFFINE"))
-NODE_INIT = dict(min_interval=8, max_interval=32, busy_factor=32, imbalance_pct=125, cache_nice_tries=1,
-                 flags=("LOAD_BALANCE", "BALANCE_NEWIDLE", "BALANCE_EXEC", "WAKE_BALANCE"))
-
-
-def domains_for(machine: Machine, builder: str):
-    """CPU domain per node, then one node domain over all (2-level) or one per distance (multilevel)."""
-    if builder not in ("linux-2level", "multilevel"):
-        raise KeyError(builder)
-    out = []
-    for cpu in range(machine.cpus):
-        node = machine.cpu_node[cpu]
-        own = frozenset(machine.node_cpus(node))
-        doms = [Domain(0, "cpu", own, tuple(frozenset([c]) for c in sorted(own)), **CPU_INIT)]
-        row = machine.distances[node]
-        cuts = sorted(set(row.tolist()) - {10}) if builder == "multilevel" else [max(row.tolist())]
-        for cut in cuts:
-            nodes = [n for n in range(machine.nodes) if row[n] <= cut]
-            span = frozenset(c for n in nodes for c in machine.node_cpus(n))
-            if span == doms[-1].span:
-                continue
-            doms.append(Domain(len(doms), f"node{cut}", span, tuple(frozenset(machine.node_cpus(n)) for n in nodes),
-                               **NODE_INIT))
-        out.append(doms)
-    return out
+def Machine(name: str, distances, cpus_per_node: tuple):  # noqa: N802 - reads like the class it builds
+    return make_machine("test", name, list(cpus_per_node), np.asarray(distances).astype(int).tolist())
 
 
 def slit(rows):
