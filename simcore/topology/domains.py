@@ -1,12 +1,23 @@
-"""Sched-domain hierarchies: Linux's stock two levels, and one level per distance (corr05 2.2).
+"""Sched-domain hierarchies: Linux's stock two levels, and one level per distance (corr05 section 2.2).
 
-Every CPU gets a list of domains, bottom to top. A domain's ``groups`` are what it balances
-between: single CPUs at the lowest level, and above it the spans of child domains. Levels
-that would balance a single group are left out, as Linux drops degenerate domains.
+Every CPU gets a list of domains, bottom to top. The lowest is the CPU level: the CPU's node,
+balancing between single CPUs (left out when the node has one CPU). Above it come node levels,
+each given by a distance threshold ``t``: the domain of a CPU on node ``i`` spans the nodes ``j``
+with ``distance(i, j) <= t``.
 
-Balancing parameters come from ``../shared/reference/linux26-sched.md`` section 2 (the
-2.6.12 SD_*_INIT table): the CPU level uses SD_CPU_INIT (generic), every level above it
-SD_NODE_INIT; which architecture's SD_NODE_INIT is a parameter (``NODE_INITS``).
+- ``linux-2level``: one node level, ``t`` = the largest distance in node i's row (the machine).
+- ``multilevel``: one node level per distinct remote distance in node i's row, ascending; the
+  last spans the machine. The span grows at every level, so no level is degenerate.
+
+Groups of a node level with threshold ``t`` whose child level has threshold ``c`` (the own
+distance for the first node level): take the member nodes in order of distance from ``i``
+(``i`` first, ties by node number); each member not yet covered opens a group holding the
+uncovered members within ``c`` of it. The first group is thus exactly the child domain's span.
+When the matrix is ultrametric (neighbourhoods nested, e.g. routers in a tree) every group is
+the span of the child-level domain of its nodes. When it is not (a line, a ring, a hypercube),
+the radius-``c`` neighbourhood of a member can reach outside the span or into a group already
+made; it is cut to the uncovered members, so the groups stay disjoint and cover the span.
+A level that would balance a single group is left out, as Linux drops degenerate domains.
 """
 
 from __future__ import annotations
@@ -33,69 +44,81 @@ class Domain:
     flags: frozenset
 
 
-# Sheet section 2, "SD_*_INIT values" (2.6.12 rows [A]); cache_hot_time from [G] (2.6.11 defaults).
-SD_CPU_INIT = dict(min_interval=1, max_interval=4, busy_factor=64, imbalance_pct=125, cache_hot_time=2.5,
-                   cache_nice_tries=1,
-                   flags=frozenset({"LOAD_BALANCE", "BALANCE_NEWIDLE", "BALANCE_EXEC", "WAKE_AFFINE",
-                                    "WAKE_IDLE", "WAKE_BALANCE"}))
-NODE_INITS = {
-    "ia64-2.6.12": dict(min_interval=80, max_interval=320, busy_factor=320, imbalance_pct=125, cache_hot_time=10.0,
-                        cache_nice_tries=1,
-                        flags=frozenset({"LOAD_BALANCE", "BALANCE_EXEC", "BALANCE_NEWIDLE", "WAKE_IDLE",
-                                         "WAKE_BALANCE"})),
-    "x86_64-2.6.12": dict(min_interval=8, max_interval=32, busy_factor=32, imbalance_pct=125, cache_hot_time=10.0,
-                          cache_nice_tries=1,
-                          flags=frozenset({"LOAD_BALANCE", "BALANCE_NEWIDLE", "BALANCE_EXEC", "WAKE_IDLE",
-                                           "WAKE_BALANCE"})),
-}
+# Flag names as in the sheet's section 2 "Flag values" table (SD_ prefix dropped).
+LB, NI, EX, FK = "LOAD_BALANCE", "BALANCE_NEWIDLE", "BALANCE_EXEC", "BALANCE_FORK"
+WI, WA, WB, SCP = "WAKE_IDLE", "WAKE_AFFINE", "WAKE_BALANCE", "SHARE_CPUPOWER"
+
+# Balancing parameters of Linux 2.6.12 (the sheet's 2.6.11 baseline). All from the reference
+# sheet (shared/reference/linux26-sched.md), section 2, table "SD_*_INIT values", the rows
+# tagged 2.6.12 [A]; cache_hot_time is given there in ns and kept here in ms. The initial
+# balance_interval (column bi0) is not set on Domain: the model starts at min_interval.
+SD_SIBLING_INIT = dict(  # section 2, notes under the table (2.6.12 SD_SIBLING_INIT); cache_nice_tries
+    min_interval=1, max_interval=2, busy_factor=8, imbalance_pct=110, cache_hot_time=0.0,  # and flags
+    cache_nice_tries=0, flags=frozenset({LB, NI, EX, WA, WI, SCP}))  # are not on the sheet (2.6.12 topology.h)
+SD_CPU_INIT = dict(  # row "SD_CPU_INIT generic 2.6.12 [A]"; 2.5 ms hot time also in [G]
+    min_interval=1, max_interval=4, busy_factor=64, imbalance_pct=125, cache_hot_time=2.5,
+    cache_nice_tries=1, flags=frozenset({LB, NI, EX, WA, WI, WB}))
+SD_NODE_INIT_IA64 = dict(  # row "SD_NODE_INIT ia64 2.6.12 [A]"
+    min_interval=80, max_interval=320, busy_factor=320, imbalance_pct=125, cache_hot_time=10.0,
+    cache_nice_tries=1, flags=frozenset({LB, EX, NI, WI, WB}))
+SD_NODE_INIT_X86_64 = dict(  # row "SD_NODE_INIT x86_64 2.6.12 [A]"
+    min_interval=8, max_interval=32, busy_factor=32, imbalance_pct=125, cache_hot_time=10.0,
+    cache_nice_tries=1, flags=frozenset({LB, NI, EX, WI, WB}))
+SD_ALLNODES_INIT_IA64 = dict(  # row "SD_ALLNODES_INIT ia64 2.6.12 [A]"; section 4: only ia64 builds an
+    min_interval=80, max_interval=320, busy_factor=320, imbalance_pct=125, cache_hot_time=10.0,  # allnodes
+    cache_nice_tries=1, flags=frozenset({LB, EX}))  # level, so neither builder here uses it
+
+NODE_INITS = {"ia64-2.6.12": SD_NODE_INIT_IA64, "x86_64-2.6.12": SD_NODE_INIT_X86_64}
 DEFAULT_NODE_INIT = "ia64-2.6.12"  # the papers' machines (Altix, Superdome) are Itanium
 
 
-def _node_levels(machine: Machine, node: int, builder: str) -> list[tuple[str, int]]:
-    """(name, distance threshold) of each level above the node, nearest first."""
-    if machine.nodes == 1:
-        return []
+def _linux_2level(machine: Machine, node: int) -> list[tuple[str, int]]:
+    """One node level spanning the machine (2.6.11 outside ia64, sheet section 4)."""
+    return [] if machine.nodes == 1 else [("node", int(machine.distances[node].max()))]
+
+
+def _multilevel(machine: Machine, node: int) -> list[tuple[str, int]]:
+    """One node level per distinct remote distance of the node, nearest first (corr05 2.2)."""
     row = machine.distances[node]
     remote = sorted({int(d) for d in row} - {int(row[node])})
-    if builder == "linux-2level":
-        return [("node", remote[-1])]
     return [("node" if d == remote[-1] else f"node-d{d}", d) for d in remote]
 
 
-def _nodes_within(machine: Machine, node: int, threshold: int) -> list[int]:
-    return [j for j in range(machine.nodes) if machine.distances[node][j] <= threshold]
+# name -> function(machine, node) giving the (name, distance threshold) of each node level
+BUILDERS = {"linux-2level": _linux_2level, "multilevel": _multilevel}
 
 
-def _node_groups(machine: Machine, node: int, members: list[int], inner: int) -> list[list[int]]:
-    """Disjoint node groups covering ``members``: around each member (nearest to ``node`` first),
-    the not yet covered members within the previous level's threshold ``inner`` of it."""
-    order = sorted(members, key=lambda j: (machine.distances[node][j], j != node, j))
+def _node_groups(machine: Machine, node: int, members: list[int], child: int) -> list[list[int]]:
+    """Disjoint groups of ``members`` (see the module docstring); ``child`` is the child threshold."""
+    d = machine.distances
+    order = sorted(members, key=lambda j: (d[node][j], j != node, j))
     groups, covered = [], set()
     for j in order:
-        if j in covered:
-            continue
-        group = [l for l in members if l not in covered and machine.distances[j][l] <= inner]
-        groups.append(group)
-        covered.update(group)
+        if j not in covered:
+            group = [m for m in members if m not in covered and d[j][m] <= child]
+            groups.append(group)
+            covered.update(group)
     return groups
 
 
-def _cpu_domains(machine: Machine, cpu: int, builder: str, node_init: dict) -> list[Domain]:
-    node = machine.cpu_node[cpu]
+def _cpus_of(machine: Machine, nodes) -> frozenset:
+    return frozenset(c for j in nodes for c in machine.node_cpus(j))
+
+
+def _node_domains(machine: Machine, node: int, builder: str, node_init: dict) -> list[Domain]:
+    """The domains shared by every CPU of ``node``, bottom to top."""
     own = machine.node_cpus(node)
     out = []
     if len(own) > 1:
         out.append(Domain(0, "cpu", frozenset(own), tuple(frozenset([c]) for c in own), **SD_CPU_INIT))
-    inner = int(machine.distances[node][node])
-    for name, threshold in _node_levels(machine, node, builder):
-        members = _nodes_within(machine, node, threshold)
-        groups = _node_groups(machine, node, members, inner)
-        inner = threshold
-        if len(groups) < 2:
-            continue
-        span = frozenset(c for j in members for c in machine.node_cpus(j))
-        cpu_groups = tuple(frozenset(c for j in g for c in machine.node_cpus(j)) for g in groups)
-        out.append(Domain(len(out), name, span, cpu_groups, **node_init))
+    child = int(machine.distances[node][node])
+    for name, threshold in BUILDERS[builder](machine, node):
+        members = [j for j in range(machine.nodes) if machine.distances[node][j] <= threshold]
+        groups = _node_groups(machine, node, members, child)
+        child = threshold
+        if len(groups) > 1:
+            out.append(Domain(len(out), name, _cpus_of(machine, members),
+                              tuple(_cpus_of(machine, g) for g in groups), **node_init))
     return out
 
 
@@ -105,10 +128,8 @@ def domains_for(machine: Machine, builder: str, node_init: str = DEFAULT_NODE_IN
         raise TopologyError(f"sched-domain builder '{builder}' is unknown (known: {', '.join(BUILDERS)}).")
     if node_init not in NODE_INITS:
         raise TopologyError(f"node_init '{node_init}' is unknown (known: {', '.join(NODE_INITS)}).")
-    return [_cpu_domains(machine, cpu, builder, NODE_INITS[node_init]) for cpu in range(machine.cpus)]
-
-
-BUILDERS = ("linux-2level", "multilevel")
+    per_node = [_node_domains(machine, n, builder, NODE_INITS[node_init]) for n in range(machine.nodes)]
+    return [list(per_node[n]) for n in machine.cpu_node]
 
 
 def _cpus_text(cpus) -> str:
@@ -125,21 +146,24 @@ def _cpus_text(cpus) -> str:
     return ",".join(parts)
 
 
-def describe(machine: Machine, builder: str) -> str:
-    """The machine and the hierarchy ``builder`` makes for the first CPU of each node, as text."""
-    lines = [f"machine {machine.name}: {machine.nodes} nodes, {machine.cpus} CPUs, "
-             f"{len(machine.levels)} memory access levels {list(machine.levels)}"]
-    if machine.description:
-        lines.append(f"  {machine.description}")
-    lines.append("  SLIT distances:")
-    lines += ["    " + " ".join(f"{int(v):3d}" for v in row) for row in machine.distances]
-    lines.append(f"sched domains by {builder} (first CPU of each node):")
-    per_cpu = domains_for(machine, builder)
-    for node in range(machine.nodes):
-        cpu = machine.node_cpus(node)[0]
-        lines.append(f"  node {node}, cpu {cpu}:")
-        for d in per_cpu[cpu]:
-            groups = " ".join("{" + _cpus_text(g) + "}" for g in d.groups)
-            lines.append(f"    L{d.level} {d.name:<10} span {_cpus_text(d.span):<12} interval {d.min_interval:g}-"
-                         f"{d.max_interval:g} ms x{d.busy_factor} busy, imb {d.imbalance_pct}%  groups {groups}")
+def describe(machine: Machine, builder: str, node_init: str = DEFAULT_NODE_INIT) -> str:
+    """The machine, its SLIT matrix and, level by level, the domains ``builder`` makes per node."""
+    lines = [f"machine {machine.name}: {machine.nodes} nodes, {machine.cpus} CPUs "
+             f"({', '.join(map(str, machine.cpus_per_node))} per node), "
+             f"{len(machine.levels)} memory access levels {list(machine.levels)}",
+             f"  {machine.description}", f"  source: {machine.source}", "  SLIT distances:"]
+    width = max(3, len(str(max(machine.levels))))
+    lines += ["    " + " ".join(f"{int(v):{width}d}" for v in row) for row in machine.distances]
+    per_cpu = domains_for(machine, builder, node_init)
+    per_node = [per_cpu[machine.node_cpus(n)[0]] for n in range(machine.nodes)]
+    lines.append(f"sched domains by {builder} (node init {node_init}), per level and node:")
+    for level in range(max(map(len, per_node))):
+        lines.append(f"  level {level}:")
+        for node, doms in enumerate(per_node):
+            if level < len(doms):
+                d = doms[level]
+                groups = " ".join("{" + _cpus_text(g) + "}" for g in d.groups)
+                lines.append(f"    node {node:<3} {d.name:<9} span {_cpus_text(d.span):<10} interval "
+                             f"{d.min_interval:g}-{d.max_interval:g} ms (x{d.busy_factor} busy), imb "
+                             f"{d.imbalance_pct}%, groups {groups}")
     return "\n".join(lines)

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import yaml
 
 from simcore.topology.machine import Machine, TopologyError, make_machine
 
-KEYS = {"name", "description", "source", "cpus_per_node", "distances"}
+KEYS = ("name", "description", "source", "cpus_per_node", "distances")
 CATALOG = "config/topologies"
 _REPO_CATALOG = Path(__file__).resolve().parents[2] / CATALOG  # when run from elsewhere in the checkout
+# Linux's fallback when no SLIT is given: LOCAL_DISTANCE / REMOTE_DISTANCE (reference sheet section 4)
+LOCAL_DISTANCE, REMOTE_DISTANCE = 10, 20
 
 
 def catalog(catalog_dir: str | Path = CATALOG) -> list[str]:
@@ -21,7 +24,7 @@ def catalog(catalog_dir: str | Path = CATALOG) -> list[str]:
 def _path(name_or_path: str | Path, catalog_dir: str | Path) -> Path:
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml"):
-        if not path.exists():
+        if not path.is_file():
             raise TopologyError(f"{path}: no such topology file.")
         return path
     path = Path(catalog_dir) / f"{name_or_path}.yaml"
@@ -33,50 +36,77 @@ def _path(name_or_path: str | Path, catalog_dir: str | Path) -> Path:
     return path
 
 
-def load_topology(name_or_path: str | Path, catalog_dir: str | Path = CATALOG) -> Machine:
-    """A validated machine from a catalog name or a YAML file."""
-    path = _path(name_or_path, catalog_dir)
+def _read(path: Path) -> dict:
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as err:
         raise TopologyError(f"{path}: is not valid YAML ({str(err).splitlines()[0]}).") from None
     if not isinstance(data, dict):
-        raise TopologyError(f"{path}: must be a mapping with keys {', '.join(sorted(KEYS))}.")
-    for key in ("name", "cpus_per_node", "distances"):
+        raise TopologyError(f"{path}: must be a mapping with keys {', '.join(KEYS)}.")
+    for key in KEYS:
         if key not in data:
             raise TopologyError(f"{path}: key '{key}' is missing.")
-    unknown = sorted(set(data) - KEYS)
+    unknown = sorted(set(data) - set(KEYS), key=str)
     if unknown:
-        raise TopologyError(f"{path}: key '{unknown[0]}' is not a topology key (known: {', '.join(sorted(KEYS))}).")
-    return make_machine(str(path), str(data["name"]), data["cpus_per_node"], data["distances"],
-                        str(data.get("description", "")), str(data.get("source", "")))
+        raise TopologyError(f"{path}: key '{unknown[0]}' is not a topology key (known: {', '.join(KEYS)}).")
+    for key in ("name", "description", "source"):
+        if not isinstance(data[key], str) or not data[key].strip():
+            raise TopologyError(f"{path}: key '{key}': must be a non-empty string.")
+    return data
 
 
-def parse_cpulist(text: str) -> list[int]:
-    """CPU numbers from a sysfs cpulist such as ``0-3,8-11``."""
+def load_topology(name_or_path: str | Path, catalog_dir: str | Path = CATALOG) -> Machine:
+    """A validated machine from a catalog name or a YAML file."""
+    path = _path(name_or_path, catalog_dir)
+    data = _read(path)
+    return make_machine(str(path), data["name"].strip(), data["cpus_per_node"], data["distances"],
+                        data["description"].strip(), data["source"].strip())
+
+
+def parse_cpulist(text: str, where: str = "cpulist") -> list[int]:
+    """CPU numbers from a sysfs cpulist such as ``0-3,8-11`` (empty for a CPU-less node)."""
     cpus: list[int] = []
     for part in text.strip().split(","):
         if not part:
             continue
         a, _, b = part.partition("-")
-        cpus.extend(range(int(a), int(b or a) + 1))
+        try:
+            cpus.extend(range(int(a), int(b or a) + 1))
+        except ValueError:
+            raise TopologyError(f"{where}: '{part}' is not a CPU number or range.") from None
     return cpus
 
 
-def this_machine(sysfs: str | Path = "/sys/devices/system/node") -> Machine:
-    """The machine this runs on, from ``node*/distance`` and ``node*/cpulist`` (one node if absent)."""
-    root = Path(sysfs)
-    nodes = sorted(root.glob("node[0-9]*"), key=lambda p: int(p.name[4:]))
-    nodes = [p for p in nodes if (p / "cpulist").exists() and parse_cpulist((p / "cpulist").read_text())]
-    if not nodes:
-        import os
+def _distance_row(path: Path) -> list[int]:
+    """One node's sysfs distance row (empty when the file is absent)."""
+    if not path.exists():
+        return []
+    try:
+        return [int(x) for x in path.read_text().split()]
+    except ValueError:
+        raise TopologyError(f"{path}: key 'distance': not a list of integers.") from None
 
-        return make_machine(str(root), "this-machine", [os.cpu_count() or 1], [[10]],
-                            "no NUMA information in sysfs: one node", str(root))
-    ids = [int(p.name[4:]) for p in nodes]
+
+def this_machine(sysfs: str | Path = "/sys/devices/system/node") -> Machine:
+    """The machine this runs on, from ``node*/distance`` and ``node*/cpulist`` (one node if absent).
+
+    Nodes without CPUs (memory-only) are left out; CPUs are renumbered node by node.
+    """
+    root = Path(sysfs)
+    dirs = sorted((p for p in root.glob("node[0-9]*") if p.name[4:].isdigit()), key=lambda p: int(p.name[4:]))
+    cpus = [parse_cpulist((p / "cpulist").read_text(), str(p / "cpulist")) if (p / "cpulist").exists() else []
+            for p in dirs]
+    keep = [k for k, c in enumerate(cpus) if c]  # positions among all nodes: a distance row lists all of them
+    if not keep:
+        return make_machine(str(root), "this-machine", [os.cpu_count() or 1], [[LOCAL_DISTANCE]],
+                            f"this machine: {root} holds no NUMA nodes with CPUs, so one node", str(root))
     rows = []
-    for p in nodes:
-        row = [int(x) for x in (p / "distance").read_text().split()]
-        rows.append([row[i] for i in ids] if len(row) > max(ids) else row)
-    cpus = [len(parse_cpulist((p / "cpulist").read_text())) for p in nodes]
-    return make_machine(str(root), "this-machine", cpus, rows, f"read from {root}", str(root))
+    for k in keep:
+        row = _distance_row(dirs[k] / "distance")
+        if not row:  # no SLIT: Linux's 10/20 fallback
+            row = [LOCAL_DISTANCE if j == k else REMOTE_DISTANCE for j in range(len(dirs))]
+        if len(row) != len(dirs):
+            raise TopologyError(f"{dirs[k] / 'distance'}: key 'distance': {len(row)} entries for {len(dirs)} nodes.")
+        rows.append([row[j] for j in keep])
+    desc = f"this machine: nodes {', '.join(dirs[k].name for k in keep)} read from {root}; CPUs renumbered node by node"
+    return make_machine(str(root), "this-machine", [len(cpus[k]) for k in keep], rows, desc, str(root))

@@ -1,13 +1,13 @@
 """A NUMA machine: nodes, CPUs per node and the ACPI SLIT distance matrix.
 
-CPUs are numbered node by node. A valid SLIT matrix is square, symmetric, positive, and each
-node's own distance (10 by convention) is strictly below every remote distance in its row.
-The memory access levels are the distinct distances.
+CPUs are numbered node by node. A valid SLIT matrix is square, symmetric, made of positive
+integers, and each node's own distance (10 by convention) is strictly below every remote
+distance in its row. The memory access levels are the distinct distances.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -24,11 +24,10 @@ class Machine:
     """A machine: SLIT ``distances`` (nodes x nodes) and ``cpus_per_node``."""
 
     name: str
+    description: str
+    source: str
     cpus_per_node: tuple[int, ...]
     distances: np.ndarray
-    description: str = ""
-    source: str = ""
-    meta: dict = field(default_factory=dict)
 
     @property
     def nodes(self) -> int:
@@ -45,6 +44,7 @@ class Machine:
 
     @cached_property
     def cpu_node(self) -> tuple[int, ...]:
+        """The node of each CPU."""
         return tuple(n for n, k in enumerate(self.cpus_per_node) for _ in range(k))
 
     @cached_property
@@ -52,10 +52,12 @@ class Machine:
         return tuple(int(x) for x in np.concatenate([[0], np.cumsum(self.cpus_per_node)[:-1]]))
 
     def node_cpus(self, node: int) -> tuple[int, ...]:
+        """The CPUs of ``node``."""
         start = self._first_cpu[node]
         return tuple(range(start, start + self.cpus_per_node[node]))
 
     def distance(self, cpu_a: int, cpu_b: int) -> int:
+        """SLIT distance between the nodes of two CPUs."""
         return int(self.distances[self.cpu_node[cpu_a], self.cpu_node[cpu_b]])
 
     def level_of(self, distance: int) -> int:
@@ -67,37 +69,51 @@ def _fail(where: str, key: str, what: str):
     raise TopologyError(f"{where}: key '{key}': {what}")
 
 
-def check_distances(where: str, rows) -> np.ndarray:
-    """The SLIT matrix as an integer array, or a TopologyError naming what is wrong."""
-    if not isinstance(rows, list) or not rows or not all(isinstance(r, list) for r in rows):
-        _fail(where, "distances", "must be a list of rows, one per node.")
+def _entry_ok(v) -> bool:
+    return not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating)) and v == int(v) and v > 0
+
+
+def _check_entries(where: str, rows) -> int:
+    """The number of nodes, once every row has one positive integer per node."""
+    if not isinstance(rows, (list, tuple)) or not rows or not all(isinstance(r, (list, tuple)) for r in rows):
+        _fail(where, "distances", "must be a non-empty list of rows, one per node.")
     n = len(rows)
     for i, row in enumerate(rows):
         if len(row) != n:
             _fail(where, "distances", f"row {i} has {len(row)} entries but there are {n} nodes (rows).")
         for j, v in enumerate(row):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or v <= 0:
-                _fail(where, "distances", f"entry [{i}][{j}] = {v!r} is not a positive integer.")
+            if not _entry_ok(v):
+                hint = " (SLIT distances are integers, 10 for the own node; hwloc prints them divided by 10)" \
+                    if isinstance(v, float) and 0 < v < 10 else ""
+                _fail(where, "distances", f"entry [{i}][{j}] = {v!r} is not a positive integer{hint}.")
+    return n
+
+
+def check_distances(where: str, rows) -> np.ndarray:
+    """The SLIT matrix as a read-only integer array, or a TopologyError saying what is wrong."""
+    n = _check_entries(where, rows)
     d = np.array(rows, dtype=np.int64)
     for i in range(n):
         for j in range(i + 1, n):
             if d[i, j] != d[j, i]:
-                _fail(where, "distances", f"the matrix is not symmetric: [{i}][{j}] = {d[i, j]} but [{j}][{i}] = {d[j, i]}.")
+                _fail(where, "distances",
+                      f"the matrix is not symmetric: [{i}][{j}] = {d[i, j]} but [{j}][{i}] = {d[j, i]}.")
+    for i in range(n):
         remote = np.delete(d[i], i)
         if remote.size and d[i, i] >= remote.min():
-            _fail(where, "distances", f"row {i}: the node's own distance {d[i, i]} must be below every remote distance "
-                                      f"(smallest is {remote.min()}).")
+            _fail(where, "distances", f"row {i}: the node's own distance {d[i, i]} must be strictly below every "
+                                      f"remote distance in its row, but the smallest remote one is {remote.min()}.")
+    d.flags.writeable = False
     return d
 
 
 def check_cpus(where: str, cpus, nodes: int) -> tuple[int, ...]:
-    """``cpus_per_node`` (an integer or one per node) as a tuple, or a TopologyError."""
-    if isinstance(cpus, bool):
-        cpus = None
-    if isinstance(cpus, int):
+    """``cpus_per_node`` (one integer for all nodes, or one per node) as a tuple, or a TopologyError."""
+    if isinstance(cpus, int) and not isinstance(cpus, bool):
         cpus = [cpus] * nodes
-    if not isinstance(cpus, list) or not all(isinstance(c, int) and not isinstance(c, bool) and c > 0 for c in cpus):
-        _fail(where, "cpus_per_node", "must be a positive integer or a list of positive integers.")
+    if not isinstance(cpus, (list, tuple)) or not cpus or \
+            not all(isinstance(c, int) and not isinstance(c, bool) and c > 0 for c in cpus):
+        _fail(where, "cpus_per_node", f"must be a positive integer or a list of positive integers, not {cpus!r}.")
     if len(cpus) != nodes:
         _fail(where, "cpus_per_node", f"has {len(cpus)} entries but 'distances' has {nodes} nodes.")
     return tuple(cpus)
@@ -106,4 +122,4 @@ def check_cpus(where: str, cpus, nodes: int) -> tuple[int, ...]:
 def make_machine(where: str, name: str, cpus_per_node, distances, description: str = "", source: str = "") -> Machine:
     """A validated Machine; ``where`` names the file (or origin) in error messages."""
     d = check_distances(where, distances)
-    return Machine(name, check_cpus(where, cpus_per_node, len(d)), d, description, source)
+    return Machine(name, description, source, check_cpus(where, cpus_per_node, len(d)), d)
