@@ -1,51 +1,82 @@
 """A thin wrapper around a SimPy environment for callback-style, cancellable timers.
 
 Models schedule plain callbacks instead of generator processes: it is the cheapest way to use
-the SimPy kernel, and a cancelled timer costs one ignored event instead of a process interrupt.
+the SimPy kernel. A timer *is* the SimPy event that fires it (a light :class:`simpy.events.Event`
+subclass put on the environment's queue with ``env.schedule``, exactly where ``env.timeout``
+would put it), so scheduling a callback allocates one object and no closure. A cancelled timer
+stays on the queue but has no callback left: SimPy pops it and does nothing.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import simpy
+from simpy.events import NORMAL, Event
 
 
-class Timer:
+class Timer(Event):
     """A scheduled callback; ``cancel()`` makes it a no-op when it fires."""
 
-    __slots__ = ("callback", "cancelled")
+    # a timer is an already-triggered, successful event (like a Timeout): SimPy only pops it
+    _ok = True
+    _value = None
 
-    def __init__(self, callback: Callable[[], None]):
+    def __init__(self, callbacks: tuple, callback: Callable, arg: Any = None):
+        # Event.__init__ is skipped on purpose (as Timeout does): it only sets these fields.
+        self.callbacks = callbacks     # the engine's shared one-element tuple, () once cancelled
         self.callback = callback
-        self.cancelled = False
+        self.arg = arg
 
     def cancel(self) -> None:
-        self.cancelled = True
+        if self.callbacks is not None:  # None: already fired
+            self.callbacks = ()
+
+    @property
+    def cancelled(self) -> bool:
+        return self.callbacks == ()
 
 
 class Engine:
-    """SimPy environment plus an event counter and cancellable timers."""
+    """SimPy environment plus an event counter and cancellable timers.
+
+    ``events`` counts the callbacks that fired (cancelled timers are not counted).
+    """
 
     def __init__(self) -> None:
         self.env = simpy.Environment()
         self.events = 0
+        self._fire0 = (self._call0,)
+        self._fire1 = (self._call1,)
 
     @property
     def now(self) -> float:
-        return self.env.now
+        return self.env._now
 
     def schedule(self, delay: float, callback: Callable[[], None]) -> Timer:
         """Call ``callback()`` after ``delay`` time units unless the returned timer is cancelled."""
-        timer = Timer(callback)
-        event = self.env.timeout(delay)
-        event.callbacks.append(lambda _event: self._fire(timer))
+        if delay < 0:
+            raise ValueError(f"Negative delay {delay}")
+        timer = Timer(self._fire0, callback)
+        self.env.schedule(timer, NORMAL, delay)
         return timer
 
-    def _fire(self, timer: Timer) -> None:
-        if not timer.cancelled:
-            self.events += 1
-            timer.callback()
+    def call(self, delay: float, callback: Callable[[Any], None], arg: Any) -> Timer:
+        """Call ``callback(arg)`` after ``delay`` time units unless the returned timer is cancelled
+        (the same as ``schedule(delay, lambda: callback(arg))`` without the closure)."""
+        if delay < 0:
+            raise ValueError(f"Negative delay {delay}")
+        timer = Timer(self._fire1, callback, arg)
+        self.env.schedule(timer, NORMAL, delay)
+        return timer
+
+    def _call0(self, timer: Timer) -> None:
+        self.events += 1
+        timer.callback()
+
+    def _call1(self, timer: Timer) -> None:
+        self.events += 1
+        timer.callback(timer.arg)
 
     def run(self, until: float | None = None) -> None:
         """Run until no event is left, or until simulated time ``until``."""
