@@ -111,7 +111,9 @@ class Balancer:
         self.timers = [None] * n
         self.timer_at = [math.inf] * n
         self.dormant_cpus: set[int] = set()
-        self._fire_cb = [self._make_fire(c) for c in range(n)]
+        # the domains of each CPU that balance periodically (fixed for the run)
+        self.pdoms = [[dom for dom in doms if dom.periodic] for doms in self.doms]
+        self._fire = self.fire
         hz_stagger = 1000.0 / self.tick
         for c in range(n):
             offset = math.floor(hz_stagger * c / n) * self.tick   # rebalance_tick's per-CPU stagger
@@ -119,10 +121,8 @@ class Balancer:
                 dom.last = -offset
             self.arm(c)
 
-    def _make_fire(self, cpu: int):
-        return lambda: self.fire(cpu)
-
     # -- timing --------------------------------------------------------------------------------
+    # The hot paths below inline these two helpers with the same arithmetic.
     def _ivl(self, dom: Dom, idle: bool) -> float:
         ivl = dom.interval if idle else dom.interval * dom.busy_factor
         return max(self.tick, ivl)
@@ -133,20 +133,24 @@ class Balancer:
     def arm(self, cpu: int) -> None:
         """(Re)set the CPU's timer to its earliest due domain if that is earlier than the current one."""
         idle = not self.sys.busy[cpu]
+        tick = self.tick
         due = math.inf
-        for dom in self.doms[cpu]:
-            if dom.periodic and not dom.dormant:
-                t = dom.last + self._ivl(dom, idle)
+        for dom in self.pdoms[cpu]:
+            if not dom.dormant:
+                ivl = dom.interval if idle else dom.interval * dom.busy_factor
+                t = dom.last + (ivl if ivl > tick else tick)
                 if t < due:
                     due = t
         if due == math.inf:
             return
-        now = self.sys.now
-        due = self._on_tick(max(due, now))
+        now = self.sys._env._now
+        if now > due:
+            due = now
+        due = math.ceil(due / tick - 1e-9) * tick
         if due < self.timer_at[cpu] - 1e-9:
             if self.timers[cpu] is not None:
                 self.timers[cpu].cancel()
-            self.timers[cpu] = self.sys.engine.schedule(due - now, self._fire_cb[cpu])
+            self.timers[cpu] = self.sys.engine.call(due - now, self._fire, cpu)
             self.timer_at[cpu] = due
 
     def fire(self, cpu: int) -> None:
@@ -154,13 +158,15 @@ class Balancer:
         sys = self.sys
         self.timers[cpu] = None
         self.timer_at[cpu] = math.inf
-        now = sys.now
+        now = sys._env._now
         idle = not sys.busy[cpu]
+        tick = self.tick
         moved_any = False
-        for dom in self.doms[cpu]:
-            if not dom.periodic or dom.dormant:
+        for dom in self.pdoms[cpu]:
+            if dom.dormant:
                 continue
-            if now + 1e-9 < self._on_tick(dom.last + self._ivl(dom, idle)):
+            ivl = dom.interval if idle else dom.interval * dom.busy_factor
+            if now + 1e-9 < math.ceil((dom.last + (ivl if ivl > tick else tick)) / tick - 1e-9) * tick:
                 continue
             moved = self.load_balance(cpu, dom, IDLE if idle else NOT_IDLE)
             dom.last = now
@@ -173,7 +179,8 @@ class Balancer:
         if moved_any:
             sys.resched(sys.rqs[cpu])
         self.arm(cpu)
-        sys._checked()
+        if sys.check is not None:
+            sys.check(sys)
 
     def _movable(self, cpu: int, dom: Dom) -> bool:
         """Whether another CPU of the domain's span has a queued task (something could move)."""
@@ -183,19 +190,25 @@ class Balancer:
                 return True
         return False
 
-    def _settle(self, cpu: int, dom: Dom, until: float) -> None:
+    def _settle(self, cpu: int, dom: Dom, until: float, idle: bool | None = None) -> None:
         """Count the attempts a dormant domain would have made up to ``until``: each finds the
-        domain balanced (nothing movable), counts as failed, and doubles the interval (capped)."""
-        idle = not self.sys.busy[cpu]
+        domain balanced (nothing movable), counts as failed, and doubles the interval (capped).
+        ``idle``: the CPU's state meanwhile (default: its current one)."""
+        if idle is None:
+            idle = not self.sys.busy[cpu]
+        tick = self.tick
         t = dom.last
         n = 0
+        limit = until + 1e-9
         while True:
-            ivl = self._ivl(dom, idle)
-            due = self._on_tick(t + ivl)
-            if due > until + 1e-9:
+            ivl = dom.interval if idle else dom.interval * dom.busy_factor
+            if not ivl > tick:
+                ivl = tick
+            due = math.ceil((t + ivl) / tick - 1e-9) * tick
+            if due > limit:
                 break
             if dom.interval >= dom.max_interval:
-                step = self._on_tick(ivl)
+                step = math.ceil(ivl / tick - 1e-9) * tick
                 k = int((until + 1e-9 - t) // step)
                 t += k * step
                 n += k
@@ -204,23 +217,23 @@ class Balancer:
             n += 1
             dom.interval *= 2
         dom.last = t
-        self.sys.lb_attempts += n
-        self.sys.lb_failed += n
+        if n:
+            self.sys.lb_attempts += n
+            self.sys.lb_failed += n
 
     def on_state(self, cpu: int, idle: bool) -> None:
         """The CPU went idle or busy: settle dormant domains under the old state, re-arm."""
         if cpu in self.dormant_cpus:
-            self.sys.busy[cpu] = idle          # old state while settling
+            now = self.sys._env._now
             for dom in self.doms[cpu]:
                 if dom.dormant:
-                    self._settle(cpu, dom, self.sys.now)
-            self.sys.busy[cpu] = not idle
+                    self._settle(cpu, dom, now, not idle)   # under the old state
         if idle:
             self.arm(cpu)
 
     def on_overload(self, src: int) -> None:
         """CPU ``src`` now has a second runnable task: wake dormant domains whose span holds it."""
-        now = self.sys.now
+        now = self.sys._env._now
         for cpu in list(self.dormant_cpus):
             if cpu == src:
                 continue

@@ -97,11 +97,17 @@ class RunQueue:
             return None
         if not self.bitmaps[0]:
             self.arrays = (self.arrays[1], self.arrays[0])
-            self.bitmaps = [self.bitmaps[1], 0]
-            for lst in self.arrays[0]:
-                for t in lst:
+            bm = self.bitmaps[1]
+            self.bitmaps = [bm, 0]
+            arr = self.arrays[0]
+            b = bm
+            while b:            # only the non-empty lists (bitmap bits)
+                i = (b & -b).bit_length() - 1
+                b &= b - 1
+                for t in arr[i]:
                     t.expired = False
-        bm = self.bitmaps[0]
+        else:
+            bm = self.bitmaps[0]
         i = (bm & -bm).bit_length() - 1
         lst = self.arrays[0][i]
         task = lst.popleft()

@@ -55,22 +55,22 @@ class NumaSystem:
         self.tasks: list[Task] = []
         self.unfinished = 0
         self.check = None                     # invariant checker, set by the model when asked
-        self._end_cb = [self._make_end(rq) for rq in self.rqs]
+        self._env = engine.env
+        self._run_end = self.run_end          # bound once: timers call it with their run queue
+        self._wake = self.wake
         from simcore.models.numa.balancer import Balancer
         self.balancer = Balancer(self, domains, policy, params)
 
     @property
     def now(self) -> float:
-        return self.engine.env.now
-
-    def _make_end(self, rq: RunQueue):
-        return lambda: self.run_end(rq)
+        return self._env._now
 
     # -- nr_running bookkeeping ---------------------------------------------------------------
     def nr_changed(self, rq: RunQueue) -> None:
         """After a change of ``rq``'s runnable count: keep the overloaded set, wake balancers."""
-        self.np_cur[rq.cpu] = rq.nr_running * SCHED_LOAD_SCALE
-        if rq.nr_running >= 2:
+        n = rq.n_queued + (rq.curr is not None)
+        self.np_cur[rq.cpu] = n * SCHED_LOAD_SCALE
+        if n >= 2:
             if rq.cpu not in self.overloaded:
                 self.overloaded.add(rq.cpu)
                 self.balancer.on_overload(rq.cpu)
@@ -87,54 +87,68 @@ class NumaSystem:
         if task.trace is not None and cpu != task.spec.parent_cpu:
             task.trace.append(("wait", task.spec.parent_cpu, 0.0))
         self.activate(task, cpu)
-        self._checked()
+        if self.check is not None:
+            self.check(self)
 
     def wake(self, task: Task) -> None:
         """I/O completion: the task is woken on the CPU it last ran on (no waker task to pull it)."""
         task.io_wait = 0.0
-        task.record("io", -1, self.now)
+        now = self._env._now
+        if task.trace is not None:
+            task.trace.append(("io", -1, now - task.seg_start))
+        task.seg_start = now
         self.activate(task, task.cpu)
-        self._checked()
+        if self.check is not None:
+            self.check(self)
 
     def activate(self, task: Task, cpu: int, expired: bool = False) -> None:
         rq = self.rqs[cpu]
-        rq.settle_load(self.now)
+        now = self._env._now
+        rq.settle_load(now)
         rq.enqueue(task, expired)
-        task.seg_start = self.now
+        task.seg_start = now
         self.nr_changed(rq)
         self.resched(rq)
 
     def resched(self, rq: RunQueue) -> None:
         """Run something if idle; preempt the current task if a queued one has higher priority."""
-        if rq.curr is None:
+        curr = rq.curr
+        if curr is None:
             if rq.n_queued:
                 self.schedule(rq)
-        elif rq.best_prio() < rq.curr.prio:
-            self.preempt(rq)
+        else:
+            bm = rq.bitmaps[0]   # rq.best_prio(), inlined
+            if bm and 100 + (bm & -bm).bit_length() - 1 < curr.prio:
+                self.preempt(rq)
 
     # -- dispatch ------------------------------------------------------------------------------
     def schedule(self, rq: RunQueue) -> None:
         """``schedule()`` on an idle CPU: newly-idle balancing if the queue is empty, then dispatch."""
         if not rq.n_queued:
             self.balancer.newidle(rq)
+            if not rq.n_queued:
+                cpu = rq.cpu
+                if self.busy[cpu]:
+                    self.busy[cpu] = False
+                    self.balancer.on_state(cpu, idle=True)
+                return
         task = rq.pick_next()
-        if task is None:
-            if self.busy[rq.cpu]:
-                self.busy[rq.cpu] = False
-                self.balancer.on_state(rq.cpu, idle=True)
-            return
         self.run(rq, task)
-        if not self.busy[rq.cpu]:
-            self.busy[rq.cpu] = True
-            self.balancer.on_state(rq.cpu, idle=False)
+        cpu = rq.cpu
+        if not self.busy[cpu]:
+            self.busy[cpu] = True
+            self.balancer.on_state(cpu, idle=False)
 
     def run(self, rq: RunQueue, task: Task) -> None:
-        now = self.now
-        if task.state != RUNNING:
-            task.record("wait", rq.cpu, now)
+        now = self._env._now
+        cpu = rq.cpu
+        if task.state != RUNNING:   # task.record("wait", cpu, now), inlined
+            if task.trace is not None:
+                task.trace.append(("wait", cpu, now - task.seg_start))
+            task.seg_start = now
         rq.curr = task
         task.state = RUNNING
-        task.cpu = rq.cpu
+        task.cpu = cpu
         f = self.factor[rq.node][task.home]
         wall_burst = task.burst_left * f
         if wall_burst <= task.slice_left:
@@ -144,19 +158,19 @@ class NumaSystem:
             rq.run_factor = f
             length = task.slice_left
         rq.run_start = now
-        rq.timer = self.engine.schedule(length, self._end_cb[rq.cpu])
+        rq.timer = self.engine.call(length, self._run_end, rq)
 
-    def _account(self, rq: RunQueue, task: Task) -> None:
+    def _account(self, rq: RunQueue, task: Task, now: float) -> None:
         """Charge the time since dispatch to ``task``: slice (wall) and burst (work at this speed)."""
-        now = self.now
         elapsed = now - rq.run_start
-        f = abs(rq.run_factor)
-        work = elapsed / f
+        f = rq.run_factor
+        work = elapsed / (f if f >= 0 else -f)
         task.slice_left -= elapsed
         task.burst_left -= work
         task.cpu_time += elapsed
         lvl = self.level_of[rq.node][task.home]
-        task.level_time[lvl] = task.level_time.get(lvl, 0.0) + elapsed
+        lt = task.level_time
+        lt[lvl] = lt.get(lvl, 0.0) + elapsed
         self.delivered += elapsed
         self.work += work
         task.last_ran = now
@@ -166,8 +180,11 @@ class NumaSystem:
         """Stop the current task and put it back at the head of its active list."""
         task = rq.curr
         rq.timer.cancel()
-        self._account(rq, task)
-        task.record("run", rq.cpu, self.now)
+        now = self._env._now
+        self._account(rq, task, now)
+        if task.trace is not None:
+            task.trace.append(("run", rq.cpu, now - task.seg_start))
+        task.seg_start = now
         rq.curr = None
         if task.slice_left <= EPS:
             task.slice_left = task.slice
@@ -179,68 +196,80 @@ class NumaSystem:
     def run_end(self, rq: RunQueue) -> None:
         """The current task's burst or timeslice is over."""
         task = rq.curr
+        now = self._env._now
         burst_end = rq.run_factor < 0
-        self._account(rq, task)
+        self._account(rq, task, now)
         if burst_end:
             task.burst_left = 0.0
-        else:
-            task.slice_left = 0.0
-        if burst_end:
             if task.demand_left <= 0.0:
-                self._finish(rq, task)
+                self._finish(rq, task, now)
                 return
             if task.burst_io:
                 if task.slice_left <= EPS:
                     task.slice_left = task.slice
-                self._block(rq, task)
+                self._block(rq, task, now)
                 return
             task.next_burst()
             if task.slice_left > EPS:   # keeps the CPU: the next burst continues at once
                 self.run(rq, task)
-                self._checked()
+                if self.check is not None:
+                    self.check(self)
                 return
+        else:
+            task.slice_left = 0.0
         # timeslice used up: refill and move to the expired array
-        task.record("run", rq.cpu, self.now)
+        if task.trace is not None:
+            task.trace.append(("run", rq.cpu, now - task.seg_start))
+        task.seg_start = now
         rq.curr = None
         task.slice_left = task.slice
-        rq.settle_load(self.now)
+        rq.settle_load(now)
         rq.enqueue(task, expired=True)
         self.schedule(rq)
-        self._checked()
+        if self.check is not None:
+            self.check(self)
 
-    def _finish(self, rq: RunQueue, task: Task) -> None:
-        task.record("run", rq.cpu, self.now)
-        rq.settle_load(self.now)
+    def _finish(self, rq: RunQueue, task: Task, now: float) -> None:
+        if task.trace is not None:
+            task.trace.append(("run", rq.cpu, now - task.seg_start))
+        task.seg_start = now
+        rq.settle_load(now)
         rq.curr = None
         task.state = DONE
-        task.finished = self.now
+        task.finished = now
         self.done.append(task)
         self.unfinished -= 1
         self.nr_changed(rq)
         self.schedule(rq)
-        self._checked()
+        if self.check is not None:
+            self.check(self)
 
-    def _block(self, rq: RunQueue, task: Task) -> None:
-        task.record("run", rq.cpu, self.now)
-        rq.settle_load(self.now)
+    def _block(self, rq: RunQueue, task: Task, now: float) -> None:
+        if task.trace is not None:
+            task.trace.append(("run", rq.cpu, now - task.seg_start))
+        task.seg_start = now
+        rq.settle_load(now)
         rq.curr = None
         task.state = BLOCKED
         task.next_burst()
         wait = task.draw_io()
         task.io_wait = wait
         self.nr_changed(rq)
-        self.engine.schedule(wait, lambda: self.wake(task))
+        self.engine.call(wait, self._wake, task)
         self.schedule(rq)
-        self._checked()
+        if self.check is not None:
+            self.check(self)
 
     # -- migration -----------------------------------------------------------------------------
     def pull(self, task: Task, src: RunQueue, dst: RunQueue) -> None:
         """Move a queued task from ``src`` to the same array of ``dst`` (no dispatch here)."""
-        now = self.now
+        now = self._env._now
         src.settle_load(now)
         dst.settle_load(now)
         src.dequeue(task)
-        task.record("wait", src.cpu, now)
+        if task.trace is not None:   # task.record("wait", src.cpu, now), inlined
+            task.trace.append(("wait", src.cpu, now - task.seg_start))
+        task.seg_start = now
         dst.enqueue(task, task.expired)
         task.migrations += 1
         self.migrations += 1
@@ -257,7 +286,7 @@ class NumaSystem:
         dom = self.balancer.exec_domain(parent)
         if dom is None:
             return parent
-        now = self.now
+        now = self._env._now
         min_load, min_cpu = math.inf, parent
         for c in dom.cpus:
             load = self.rqs[c].loads(now)[1]
