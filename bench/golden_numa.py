@@ -70,14 +70,15 @@ def main(argv: list[str]) -> int:
             results[name] = run_replication(params, POLICIES, Streams(replication_seed(2024, "golden-numa", cell, 0)))
         except ValueError as exc:  # a known crash is behaviour too: it must stay the same
             results[name] = {"error": f"{type(exc).__name__}: {exc}"}
-        print(f"{name:16s} {digest(results[name])[:16]}  ({time.perf_counter() - start:.2f} s)")
+        error = results[name].get("error", "")
+        print(f"{name:17s} {digest(results[name])[:16]}  ({time.perf_counter() - start:.2f} s) {error}")
     from simcore.models.numa import trace_replication
     results["trace"] = trace_replication({"topology": "corr05-4x2", "n_tasks": 40}, "conservative-soft",
                                          Streams(replication_seed(2024, "golden-trace", 0, 0)))
-    print(f"{'trace':16s} {digest(results['trace'])[:16]}")
+    print(f"{'trace':17s} {digest(results['trace'])[:16]}")
     start = time.perf_counter()
     results["cluster"] = cluster_results()
-    print(f"{'cluster':16s} {digest(results['cluster'])[:16]}  ({time.perf_counter() - start:.2f} s)")
+    print(f"{'cluster':17s} {digest(results['cluster'])[:16]}  ({time.perf_counter() - start:.2f} s)")
     total = digest(results)
     print(f"digest {total}")
     if "--save" in argv:

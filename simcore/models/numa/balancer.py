@@ -51,7 +51,7 @@ class Dom:
 
     __slots__ = ("level", "name", "span", "cpus", "groups", "local", "min_interval", "max_interval",
                  "busy_factor", "imbalance_pct", "cache_nice_tries", "cache_hot_time", "lb", "newidle",
-                 "exec", "periodic", "interval", "last", "failed", "dormant", "matrix", "sizes")
+                 "exec", "periodic", "interval", "last", "failed", "dormant", "matrix", "sizes", "total_n")
 
     def __init__(self, d, k: int, cpu: int, params: dict, policy):
         self.level = k
@@ -82,6 +82,7 @@ class Dom:
         self.dormant = False
         self.matrix = None   # group membership (groups x CPUs) for vectorised loads of wide domains
         self.sizes = [len(g) for g in self.groups]
+        self.total_n = sum(self.sizes)
 
 
 class Balancer:
@@ -93,6 +94,7 @@ class Balancer:
         self.tick = float(params["tick"])
         self.idle_ignores_hot = bool(params["idle_ignores_cache_hot"])
         self.active = bool(params["active_balance"])
+        self.instant = params["load_average"] == "instant"
         n = system.ncpus
         if len(domains) != n:
             raise ValueError(f"numa model: {len(domains)} domain lists for {n} CPUs")
@@ -108,6 +110,12 @@ class Balancer:
                             m[i, list(g)] = 1.0
                         shared[key] = m
                     dom.matrix = shared[key]
+        # wide domains: per-CPU load vectors (see _wide_loads) and the products of each group matrix
+        self._bufs = tuple(np.zeros(n) for _ in range(4))
+        self._vec_lo = self._vec_hi = None
+        self._vec_t = math.nan
+        self._vec_stamp = 0
+        self._loads_cache: dict = {}
         self.timers = [None] * n
         self.timer_at = [math.inf] * n
         self.dormant_cpus: set[int] = set()
@@ -254,24 +262,17 @@ class Balancer:
 
     # -- the balancing itself ----------------------------------------------------------------------
     def group_loads(self, dom: Dom):
-        """Per group: sum of source loads and sum of target loads (2.6.11 load estimates, inlined)."""
+        """Per group: sum of source loads and sum of target loads (2.6.11 load estimates, inlined),
+        as two lists. The caller must not change them (wide domains share cached ones)."""
         sys = self.sys
         rqs = sys.rqs
-        now = sys.now
-        instant = rqs[0].instant
+        now = sys._env._now
         if dom.matrix is not None:
-            cur = sys.np_cur
-            if instant:
-                s = dom.matrix @ cur
-                return list(zip(s.tolist(), s.tolist()))
-            t = now // self.tick
-            k = np.minimum(t - sys.np_tick, 64.0)
-            avg = cur + (sys.np_avg - cur) * np.exp2(-k)
-            s = dom.matrix @ np.minimum(avg, cur)
-            g = dom.matrix @ np.maximum(avg, cur)
-            return list(zip(s.tolist(), g.tolist()))
+            return self._wide_loads(dom.matrix, now)
+        instant = self.instant
         t = int(now // self.tick)
-        out = []
+        ss = []
+        ts = []
         for g in dom.groups:
             ssum = tsum = 0.0
             for c in g:
@@ -295,31 +296,67 @@ class Balancer:
                 else:
                     ssum += cur
                     tsum += avg
-            out.append((ssum, tsum))
-        return out
+            ss.append(ssum)
+            ts.append(tsum)
+        return ss, ts
+
+    def _wide_loads(self, matrix, now: float):
+        """group_loads of a wide domain with numpy: per CPU the load estimates, then one
+        matrix-vector product per kind (the products fix the summation order, so they stay).
+        The per-CPU vectors are kept while no run queue changed and the tick is the same
+        (``sys.np_dirty``), and so are the products of each group matrix."""
+        sys = self.sys
+        t = now // self.tick
+        if sys.np_dirty or t != self._vec_t:
+            cur = sys.np_cur
+            if self.instant:
+                self._vec_lo = self._vec_hi = cur
+            else:
+                # k = min(t - tick, 64); avg = cur + (avg - cur) * 2**-k; lo/hi = min/max(avg, cur)
+                b1, b2, lo, hi = self._bufs
+                np.subtract(sys.np_tick, t, out=b1)
+                np.maximum(b1, -64.0, out=b1)
+                np.exp2(b1, out=b1)
+                np.subtract(sys.np_avg, cur, out=b2)
+                np.multiply(b2, b1, out=b2)
+                np.add(cur, b2, out=b2)
+                np.minimum(b2, cur, out=lo)
+                np.maximum(b2, cur, out=hi)
+                self._vec_lo, self._vec_hi = lo, hi
+            sys.np_dirty = False
+            self._vec_t = t
+            self._vec_stamp += 1
+        key = id(matrix)
+        hit = self._loads_cache.get(key)
+        if hit is not None and hit[0] == self._vec_stamp:
+            return hit[1]
+        ss = (matrix @ self._vec_lo).tolist()
+        ts = ss if self.instant else (matrix @ self._vec_hi).tolist()
+        self._loads_cache[key] = (self._vec_stamp, (ss, ts))
+        return ss, ts
 
     def find_busiest_group(self, cpu: int, dom: Dom, idle: int):
         """(busiest group, imbalance in tasks) or (None, 0) when balanced."""
         this_load = max_load = total = 0.0
         this_n = busiest_n = 0
         busiest = None
-        total_n = 0
         local = dom.local
-        for i, (ssum, tsum) in enumerate(self.group_loads(dom)):
-            g = dom.groups[i]
-            n = len(g)
+        sizes = dom.sizes
+        ss, ts = self.group_loads(dom)
+        for i in range(len(sizes)):
+            n = sizes[i]
             if i == local:
-                s = tsum
+                s = ts[i]
                 this_load, this_n = s / n, n
             else:
-                s = ssum
-                if s / n > max_load:
-                    max_load, busiest, busiest_n = s / n, g, n
+                s = ss[i]
+                load = s / n
+                if load > max_load:
+                    max_load, busiest, busiest_n = load, dom.groups[i], n
             total += s
-            total_n += n
         if busiest is None or this_load >= max_load:
             return self._out_balanced(busiest, max_load, idle)
-        avg = total / total_n
+        avg = total / dom.total_n
         if this_load >= avg or 100 * max_load <= dom.imbalance_pct * this_load:
             return self._out_balanced(busiest, max_load, idle)
         imb = min((max_load - avg) * busiest_n, (avg - this_load) * this_n)

@@ -19,7 +19,7 @@ class RunQueue:
     """Queued tasks of one CPU, its current task and its load history."""
 
     __slots__ = ("cpu", "node", "arrays", "bitmaps", "n_queued", "curr", "load_avg", "load_tick",
-                 "tick", "instant", "timer", "run_start", "run_factor", "np_avg", "np_tick")
+                 "tick", "instant", "timer", "run_start", "run_factor", "np_avg", "np_tick", "mirror")
 
     def __init__(self, cpu: int, node: int, tick: float, instant_load: bool):
         self.cpu = cpu
@@ -38,6 +38,7 @@ class RunQueue:
         self.run_factor = 1.0
         self.np_avg = None   # machine-wide mirrors (numpy) of load_avg / load_tick, set by the system
         self.np_tick = None
+        self.mirror = None   # the system: told (np_dirty) when the mirrors change
 
     @property
     def nr_running(self) -> int:
@@ -57,6 +58,7 @@ class RunQueue:
             if self.np_avg is not None:
                 self.np_avg[self.cpu] = self.load_avg
                 self.np_tick[self.cpu] = t
+                self.mirror.np_dirty = True
 
     def loads(self, now: float) -> tuple[float, float]:
         """(source_load, target_load): min and max of the tick average and the instant load."""

@@ -42,8 +42,9 @@ class NumaSystem:
         self.np_avg = np.zeros(self.ncpus)
         self.np_tick = np.zeros(self.ncpus)
         self.np_cur = np.zeros(self.ncpus)
+        self.np_dirty = True                  # the mirrors changed since the balancer last read them
         for rq in self.rqs:
-            rq.np_avg, rq.np_tick = self.np_avg, self.np_tick
+            rq.np_avg, rq.np_tick, rq.mirror = self.np_avg, self.np_tick, self
         self.overloaded: set[int] = set()     # CPUs with two or more runnable tasks
         self.busy = [False] * self.ncpus      # CPU running a task (not the idle task)
         self.migrations = 0
@@ -70,6 +71,7 @@ class NumaSystem:
         """After a change of ``rq``'s runnable count: keep the overloaded set, wake balancers."""
         n = rq.n_queued + (rq.curr is not None)
         self.np_cur[rq.cpu] = n * SCHED_LOAD_SCALE
+        self.np_dirty = True
         if n >= 2:
             if rq.cpu not in self.overloaded:
                 self.overloaded.add(rq.cpu)
