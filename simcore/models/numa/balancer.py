@@ -233,24 +233,41 @@ class Balancer:
         """The CPU went idle or busy: settle dormant domains under the old state, re-arm."""
         if cpu in self.dormant_cpus:
             now = self.sys._env._now
-            for dom in self.doms[cpu]:
+            was_idle = not idle          # settle under the old state
+            tick = self.tick
+            limit = now + 1e-9
+            for dom in self.pdoms[cpu]:  # only periodic domains go dormant
                 if dom.dormant:
-                    self._settle(cpu, dom, now, not idle)   # under the old state
+                    # _settle's first test, inlined: nothing to count if no attempt is due yet
+                    ivl = dom.interval if was_idle else dom.interval * dom.busy_factor
+                    if not ivl > tick:
+                        ivl = tick
+                    if math.ceil((dom.last + ivl) / tick - 1e-9) * tick > limit:
+                        continue
+                    self._settle(cpu, dom, now, was_idle)
         if idle:
             self.arm(cpu)
 
     def on_overload(self, src: int) -> None:
         """CPU ``src`` now has a second runnable task: wake dormant domains whose span holds it."""
         now = self.sys._env._now
+        busy = self.sys.busy
+        tick = self.tick
+        limit = now + 1e-9
         for cpu in list(self.dormant_cpus):
             if cpu == src:
                 continue
             still = False
             woke = False
-            for dom in self.doms[cpu]:
+            for dom in self.pdoms[cpu]:
                 if dom.dormant:
                     if src in dom.span:
-                        self._settle(cpu, dom, now)
+                        idle = not busy[cpu]
+                        ivl = dom.interval if idle else dom.interval * dom.busy_factor
+                        if not ivl > tick:
+                            ivl = tick
+                        if math.ceil((dom.last + ivl) / tick - 1e-9) * tick <= limit:
+                            self._settle(cpu, dom, now, idle)
                         dom.dormant = False
                         woke = True
                     else:
@@ -343,13 +360,12 @@ class Balancer:
         local = dom.local
         sizes = dom.sizes
         ss, ts = self.group_loads(dom)
-        for i in range(len(sizes)):
+        for i, s in enumerate(ss):
             n = sizes[i]
             if i == local:
                 s = ts[i]
                 this_load, this_n = s / n, n
             else:
-                s = ss[i]
                 load = s / n
                 if load > max_load:
                     max_load, busiest, busiest_n = load, dom.groups[i], n
