@@ -359,7 +359,10 @@ class Balancer:
         busiest = None
         local = dom.local
         sizes = dom.sizes
-        ss, ts = self.group_loads(dom)
+        if dom.matrix is not None:   # group_loads(dom), without its dispatch
+            ss, ts = self._wide_loads(dom.matrix, self.sys._env._now)
+        else:
+            ss, ts = self.group_loads(dom)
         for i, s in enumerate(ss):
             n = sizes[i]
             if i == local:

@@ -19,7 +19,8 @@ class RunQueue:
     """Queued tasks of one CPU, its current task and its load history."""
 
     __slots__ = ("cpu", "node", "arrays", "bitmaps", "n_queued", "curr", "load_avg", "load_tick",
-                 "tick", "instant", "timer", "run_start", "run_factor", "np_avg", "np_tick", "mirror")
+                 "tick", "instant", "timer", "run_start", "run_factor", "np_avg", "np_tick", "mirror",
+                 "frow", "lrow")
 
     def __init__(self, cpu: int, node: int, tick: float, instant_load: bool):
         self.cpu = cpu
@@ -39,6 +40,8 @@ class RunQueue:
         self.np_avg = None   # machine-wide mirrors (numpy) of load_avg / load_tick, set by the system
         self.np_tick = None
         self.mirror = None   # the system: told (np_dirty) when the mirrors change
+        self.frow = None     # the system's slowdown factor and distance level by home node, of this CPU's node
+        self.lrow = None
 
     @property
     def nr_running(self) -> int:

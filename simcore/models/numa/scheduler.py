@@ -59,8 +59,14 @@ class NumaSystem:
         self._env = engine.env
         self._run_end = self.run_end          # bound once: timers call it with their run queue
         self._wake = self.wake
+        for rq in self.rqs:
+            rq.frow = self.factor[rq.node]
+            rq.lrow = self.level_of[rq.node]
         from simcore.models.numa.balancer import Balancer
         self.balancer = Balancer(self, domains, policy, params)
+        self._on_state = self.balancer.on_state
+        self._on_overload = self.balancer.on_overload
+        self._newidle = self.balancer.newidle
 
     @property
     def now(self) -> float:
@@ -70,14 +76,15 @@ class NumaSystem:
     def nr_changed(self, rq: RunQueue) -> None:
         """After a change of ``rq``'s runnable count: keep the overloaded set, wake balancers."""
         n = rq.n_queued + (rq.curr is not None)
-        self.np_cur[rq.cpu] = n * SCHED_LOAD_SCALE
+        cpu = rq.cpu
+        self.np_cur[cpu] = n * SCHED_LOAD_SCALE
         self.np_dirty = True
         if n >= 2:
-            if rq.cpu not in self.overloaded:
-                self.overloaded.add(rq.cpu)
-                self.balancer.on_overload(rq.cpu)
+            if cpu not in self.overloaded:
+                self.overloaded.add(cpu)
+                self._on_overload(cpu)
         else:
-            self.overloaded.discard(rq.cpu)
+            self.overloaded.discard(cpu)
 
     # -- task arrival, wake-up, placement ------------------------------------------------------
     def create(self, task: Task) -> None:
@@ -127,19 +134,20 @@ class NumaSystem:
     def schedule(self, rq: RunQueue) -> None:
         """``schedule()`` on an idle CPU: newly-idle balancing if the queue is empty, then dispatch."""
         if not rq.n_queued:
-            self.balancer.newidle(rq)
+            self._newidle(rq)
             if not rq.n_queued:
                 cpu = rq.cpu
                 if self.busy[cpu]:
                     self.busy[cpu] = False
-                    self.balancer.on_state(cpu, idle=True)
+                    self._on_state(cpu, True)
                 return
         task = rq.pick_next()
         self.run(rq, task)
         cpu = rq.cpu
-        if not self.busy[cpu]:
-            self.busy[cpu] = True
-            self.balancer.on_state(cpu, idle=False)
+        busy = self.busy
+        if not busy[cpu]:
+            busy[cpu] = True
+            self._on_state(cpu, False)
 
     def run(self, rq: RunQueue, task: Task) -> None:
         now = self._env._now
@@ -151,7 +159,7 @@ class NumaSystem:
         rq.curr = task
         task.state = RUNNING
         task.cpu = cpu
-        f = self.factor[rq.node][task.home]
+        f = rq.frow[task.home]
         wall_burst = task.burst_left * f
         if wall_burst <= task.slice_left:
             rq.run_factor = -f          # sign marks "ends with the burst"
@@ -170,7 +178,7 @@ class NumaSystem:
         task.slice_left -= elapsed
         task.burst_left -= work
         task.cpu_time += elapsed
-        lvl = self.level_of[rq.node][task.home]
+        lvl = rq.lrow[task.home]
         lt = task.level_time
         lt[lvl] = lt.get(lvl, 0.0) + elapsed
         self.delivered += elapsed
