@@ -181,8 +181,9 @@ def make_policy(name: str, params: dict, streams: Streams):
 
 
 def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Streams, *, machine=None,
-             domains_for=None, trace: bool = False) -> Result:
-    """Run ``policy`` on ``workload`` until every task has finished."""
+             domains_for=None, trace: bool = False, draws: dict | None = None) -> Result:
+    """Run ``policy`` on ``workload`` until every task has finished. ``draws``: a dict shared by
+    the runs of one workload, where the tasks keep their burst/I-O draws (see ``task.Draws``)."""
     machine = load_machine(params["topology"] if machine is None else machine)
     impl = make_policy(policy, params, streams)
     try:
@@ -194,7 +195,7 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
     system = NumaSystem(engine, machine, domains, impl, params)
     if params["check_invariants"]:
         system.check = invariants.check
-    tasks = [Task(spec, params, trace) for spec in workload]
+    tasks = [Task(spec, params, trace, draws) for spec in workload]
     order = sorted(range(len(tasks)), key=lambda i: (tasks[i].spec.created, i))
 
     def arrive(j: int) -> None:
@@ -248,7 +249,9 @@ def run_replication(params: dict, policies: list[str], streams: Streams, *, mach
         make_policy(name, params, streams)
     machine = load_machine(params["topology"] if machine is None else machine)
     workload = make_workload(params, streams, int(machine.cpus))
-    return {name: simulate(params, workload, name, streams, machine=machine, domains_for=domains_for).metrics
+    draws: dict = {}
+    return {name: simulate(params, workload, name, streams, machine=machine, domains_for=domains_for,
+                           draws=draws).metrics
             for name in policies}
 
 

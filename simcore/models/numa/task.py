@@ -35,14 +35,37 @@ def timeslice(nice: int, def_timeslice: float, min_timeslice: float) -> float:
     return max(base * (20 - nice) / 20, min_timeslice)
 
 
+class Draws:
+    """The draws of one task's own generator (seeded from its spec), in batches of ``_BATCH``
+    standard exponentials, each drawn on first use and kept: the runs of several policies on one
+    workload read the same batches instead of re-creating the generator and re-drawing them."""
+
+    __slots__ = ("seed", "rng", "batches")
+
+    def __init__(self, seed: int):
+        self.seed = seed
+        self.rng: np.random.Generator | None = None
+        self.batches: list[list[float]] = []
+
+    def batch(self, j: int) -> list[float]:
+        """Batch ``j`` (0, 1, ...): the generator's (j+1)-th ``standard_exponential(_BATCH)``."""
+        b = self.batches
+        while len(b) <= j:
+            if self.rng is None:
+                self.rng = np.random.Generator(np.random.PCG64(self.seed))
+            b.append(self.rng.standard_exponential(_BATCH).tolist())
+        return b[j]
+
+
 class Task:
     """Run-time state of one task under one policy."""
 
     __slots__ = ("spec", "tid", "prio", "slice", "slice_left", "demand_left", "burst_left", "burst_io",
                  "state", "cpu", "home", "expired", "last_ran", "migrations", "finished", "mean_burst",
-                 "mean_io", "_draws", "_i", "_rng", "cpu_time", "level_time", "trace", "seg_start", "io_wait")
+                 "mean_io", "_draws", "_i", "_b", "_src", "cpu_time", "level_time", "trace", "seg_start", "io_wait")
 
-    def __init__(self, spec: TaskSpec, params: dict, trace: bool = False):
+    def __init__(self, spec: TaskSpec, params: dict, trace: bool = False, draws: dict | None = None):
+        """``draws``: a dict shared by the runs on one workload, seed -> :class:`Draws` (optional)."""
         self.spec = spec
         self.tid = spec.tid
         self.prio = 120 + spec.nice  # static priority; no sleep-average bonus (see model docs)
@@ -63,16 +86,23 @@ class Task:
         self.trace: list | None = [] if trace else None
         self.seg_start = spec.created
         self.io_wait = 0.0
-        self._rng = np.random.Generator(np.random.PCG64(spec.seed))
+        src = None if draws is None else draws.get(spec.seed)
+        if src is None:
+            src = Draws(spec.seed)
+            if draws is not None:
+                draws[spec.seed] = src
+        self._src = src
         self._draws: list[float] = []
         self._i = 0
+        self._b = -1                 # index of the current batch in ``_src``
         self.burst_left = 0.0
         self.burst_io = False
         self.next_burst()
 
     def _exp(self) -> float:
         if self._i >= len(self._draws):
-            self._draws = self._rng.standard_exponential(_BATCH).tolist()
+            self._b += 1
+            self._draws = self._src.batch(self._b)
             self._i = 0
         self._i += 1
         return self._draws[self._i - 1]
