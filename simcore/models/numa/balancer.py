@@ -331,12 +331,13 @@ class Balancer:
             else:
                 # k = min(t - tick, 64); avg = cur + (avg - cur) * 2**-k; lo/hi = min/max(avg, cur)
                 b1, b2, lo, hi = self._bufs
-                np.subtract(sys.np_tick, t, out=b1)
+                # (the same ufuncs as before; positional ``out`` is the cheapest call where allowed)
+                np.subtract(sys.np_tick, t, b1)
                 np.maximum(b1, -64.0, out=b1)
-                np.exp2(b1, out=b1)
-                np.subtract(sys.np_avg, cur, out=b2)
-                np.multiply(b2, b1, out=b2)
-                np.add(cur, b2, out=b2)
+                np.exp2(b1, b1)
+                np.subtract(sys.np_avg, cur, b2)
+                np.multiply(b2, b1, b2)
+                np.add(cur, b2, b2)
                 np.minimum(b2, cur, out=lo)
                 np.maximum(b2, cur, out=hi)
                 self._vec_lo, self._vec_hi = lo, hi
@@ -347,8 +348,10 @@ class Balancer:
         hit = self._loads_cache.get(key)
         if hit is not None and hit[0] == self._vec_stamp:
             return hit[1]
-        ss = (matrix @ self._vec_lo).tolist()
-        ts = ss if self.instant else (matrix @ self._vec_hi).tolist()
+        # ndarray.dot and ``@`` make the same BLAS call here (dgemv, transposed, on the C-contiguous
+        # matrix; see numpy's cblasfuncs.c and matmul.c.src), so the sums are the same; dot is cheaper
+        ss = matrix.dot(self._vec_lo).tolist()
+        ts = ss if self.instant else matrix.dot(self._vec_hi).tolist()
         self._loads_cache[key] = (self._vec_stamp, (ss, ts))
         return ss, ts
 
