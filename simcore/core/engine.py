@@ -37,6 +37,9 @@ class Timer(Event):
         return self.callbacks == ()
 
 
+_new_timer = Timer.__new__
+
+
 class Engine:
     """SimPy environment plus an event counter and cancellable timers.
 
@@ -57,7 +60,10 @@ class Engine:
         """Call ``callback()`` after ``delay`` time units unless the returned timer is cancelled."""
         if delay < 0:
             raise ValueError(f"Negative delay {delay}")
-        timer = Timer(self._fire0, callback)
+        timer = _new_timer(Timer)      # Timer(self._fire0, callback), without the __init__ frame
+        timer.callbacks = self._fire0
+        timer.callback = callback
+        timer.arg = None
         self.env.schedule(timer, NORMAL, delay)
         return timer
 
@@ -66,7 +72,10 @@ class Engine:
         (the same as ``schedule(delay, lambda: callback(arg))`` without the closure)."""
         if delay < 0:
             raise ValueError(f"Negative delay {delay}")
-        timer = Timer(self._fire1, callback, arg)
+        timer = _new_timer(Timer)      # Timer(self._fire1, callback, arg), without the __init__ frame
+        timer.callbacks = self._fire1
+        timer.callback = callback
+        timer.arg = arg
         self.env.schedule(timer, NORMAL, delay)
         return timer
 

@@ -110,7 +110,13 @@ class Task:
     def next_burst(self) -> None:
         """Draw the next CPU burst (work, ms); it ends in I/O iff it is shorter than the timeslice."""
         if self.spec.io_bound:
-            b = self.mean_burst * self._exp()
+            i = self._i                  # self._exp(), inlined
+            if i >= len(self._draws):
+                self._b += 1
+                self._draws = self._src.batch(self._b)
+                i = 0
+            self._i = i + 1
+            b = self.mean_burst * self._draws[i]
             io = b < self.slice
             b = min(b, self.slice)
         else:
