@@ -31,9 +31,26 @@ _FLAG_BITS = {"LOAD_BALANCE": 1, "BALANCE_NEWIDLE": 2, "BALANCE_EXEC": 4, "WAKE_
               "WAKE_BALANCE": 32, "SHARE_CPUPOWER": 64}
 
 
+_FLAG_CACHE: dict = {}
+
+
 def has_flag(domain, name: str) -> bool:
-    """Whether ``domain.flags`` holds ``name`` (e.g. "BALANCE_NEWIDLE"); accepts ints, strings, sets."""
+    """Whether ``domain.flags`` holds ``name`` (e.g. "BALANCE_NEWIDLE"); accepts ints, strings, sets.
+    Answers for hashable flags (ints, strings, frozensets: every domain of a run shares a few) are kept."""
     flags = getattr(domain, "flags", None)
+    try:
+        key = (type(flags), flags, name)
+        return _FLAG_CACHE[key]
+    except TypeError:       # unhashable flags (a set, a list): no caching
+        return _has_flag(flags, name)
+    except KeyError:
+        pass
+    answer = _has_flag(flags, name)
+    _FLAG_CACHE[key] = answer
+    return answer
+
+
+def _has_flag(flags, name: str) -> bool:
     if flags is None:
         return True
     if isinstance(flags, int):
