@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
+from simcore.experiments import load_spec
 from simcore.models import get_model
 from simcore.models.numa import METRICS, PARAMETERS, format_trace, full_params, make_workload, run_replication, simulate
 from simcore.models.numa.scheduler import NumaSystem
@@ -17,6 +20,7 @@ from simcore.models.registry import policy_names
 from simcore.topology.domains import domains_for as build_domains
 from simcore.topology.machine import make_machine
 
+ROOT = Path(__file__).resolve().parents[1]
 POLICIES = ["linux-2level", "multilevel", "conservative-hard", "conservative-soft"]
 
 
@@ -228,3 +232,23 @@ def test_errors_are_clear():
         run(FOUR, {"arrival": "sometimes"}, ["multilevel"])
     with pytest.raises(InputError, match="topology"):
         run_replication({"topology": "no-such-machine"}, ["multilevel"], streams())
+
+
+ROOT_SEED = yaml.safe_load((ROOT / "config/config.yaml").read_text())["seed"]
+NUMA_SPECS = sorted(p.stem for p in ROOT.glob("config/experiments/*.yaml")
+                    if p.stem.startswith(("corr05", "mehta")))
+
+
+@pytest.mark.parametrize("name", NUMA_SPECS)
+def test_every_numa_experiment_keeps_the_invariants(name):
+    """Each NUMA spec's workload (tasks capped at 60 to keep the per-event checks cheap) runs every
+    policy with the invariants checked after every event, on the workflow's seed for replication 0
+    (mehta-table4-w3 once crashed there on a -1e-14 timer delay)."""
+    spec = load_spec(ROOT / "config/experiments" / f"{name}.yaml")
+    for cell in spec.cells("smoke")[:2]:
+        params = spec.params(cell.values)
+        params.update(n_tasks=min(int(params["n_tasks"]), 60), check_invariants=True)
+        seed = replication_seed(ROOT_SEED, spec.id, cell.index, 0)   # the workflow's first replication
+        out = run_replication(params, spec.policies, Streams(seed))
+        assert set(out) == set(spec.policies)
+        assert all(m["mean_turnaround"] > 0 for m in out.values())

@@ -146,7 +146,7 @@ class Balancer:
         if due < self.timer_at[cpu] - 1e-9:
             if self.timers[cpu] is not None:
                 self.timers[cpu].cancel()
-            self.timers[cpu] = self.sys.engine.schedule(due - now, self._fire_cb[cpu])
+            self.timers[cpu] = self.sys.engine.schedule(max(due - now, 0.0), self._fire_cb[cpu])
             self.timer_at[cpu] = due
 
     def fire(self, cpu: int) -> None:

@@ -139,7 +139,7 @@ class NumaSystem:
         wall_burst = task.burst_left * f
         if wall_burst <= task.slice_left:
             rq.run_factor = -f          # sign marks "ends with the burst"
-            length = wall_burst
+            length = max(wall_burst, 0.0)   # a burst preempted at its very end may be -1e-14 left
         else:
             rq.run_factor = f
             length = task.slice_left
