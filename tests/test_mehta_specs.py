@@ -6,7 +6,7 @@ from simcore.experiments import load_spec
 
 TABLE1 = ["s1-500ms", "s1-200ms", "8-4-6", "8-2-3-cpu", "8-2-3-io"]
 TURNAROUND = [f"mehta-table{t}-w{w}" for t in (3, 4, 5) for w in (1, 2, 3)]
-NEW = [f"mehta-table1-{s}" for s in TABLE1] + ["mehta-table2"] + TURNAROUND[3:]
+NEW = [f"mehta-table1-{s}" for s in TABLE1] + ["mehta-table2", "mehta-table2-onecpu"] + TURNAROUND[3:]
 
 
 def _spec(root, name):
@@ -40,8 +40,9 @@ def test_table1_has_its_ten_rows(root):
                 assert share == pytest.approx(value, abs=5e-4)
 
 
-def test_table2_shares_sum_to_one(root):
-    spec = _spec(root, "mehta-table2")
+@pytest.mark.parametrize("name", ["mehta-table2", "mehta-table2-onecpu"])
+def test_table2_shares_sum_to_one(root, name):
+    spec = _spec(root, name)
     shares = [e["value"] for e in spec.data["published"] if e["metric"].startswith("task_share_level_")]
     assert len(shares) == 6 and sum(shares) == pytest.approx(1.0)
     assert spec.params()["n_tasks"] == 200 and spec.params()["topology"] == "mehta-s1"

@@ -70,6 +70,9 @@ def test_interface():
         assert all(isinstance(v, float) for v in out[pol].values())
         assert out[pol]["events"] > 0
         assert abs(sum(out[pol][f"share_level_{k}"] for k in range(6)) - 1) < 1e-9
+        assert 0 <= out[pol]["wasted_migrations"] <= 1 and 0 <= out[pol]["tasks_migrated"] <= 1
+        assert out[pol]["share_far"] == pytest.approx(out[pol]["share_level_3"])   # 4 levels: zone of 3
+    assert run(FLAT, {"n_tasks": 30})["multilevel"]["share_far"] == 0.0           # 2 levels: all in zone
 
 
 def rr_completions(demands, quantum):
@@ -252,3 +255,17 @@ def test_every_numa_experiment_keeps_the_invariants(name):
         out = run_replication(params, spec.policies, Streams(seed))
         assert set(out) == set(spec.policies)
         assert all(m["mean_turnaround"] > 0 for m in out.values())
+
+
+def test_conservative_rules_on_busy_periodic_balancing_only():
+    """rules_scope 'periodic' (mehta: idle balancing 'in the usual manner'): idle CPUs may pull tasks
+    away from home, so tasks created on one CPU spread; with 'all' they never leave their home node."""
+    params = {"n_tasks": 40, "arrival": "batch", "io_task_fraction": 0.0, "creation_cpu": 0,
+              "placement": "parent", "check_invariants": True}
+    for policy in ("conservative-hard", "conservative-soft"):
+        strict = run(EIGHT, {**params, "rules_scope": "all"}, [policy, "multilevel"])
+        usual = run(EIGHT, {**params, "rules_scope": "periodic"}, [policy])
+        assert strict[policy]["share_level_0"] == 1.0
+        assert usual[policy]["share_level_0"] < 0.8
+        assert usual[policy]["mean_turnaround"] < 0.5 * strict[policy]["mean_turnaround"]
+        assert usual[policy]["mean_turnaround"] < 1.5 * strict["multilevel"]["mean_turnaround"]

@@ -25,6 +25,8 @@ VECTOR_MIN = 16
 
 # idle kinds of load_balance
 NOT_IDLE, IDLE, NEWLY_IDLE = 0, 1, 2
+#: the policy's name of each kind: periodic balancing of a busy CPU, of an idle CPU, newly idle
+KINDS = ("periodic", "idle", "newidle")
 
 # 2.6.12 flag bits (reference sheet, section 2) for domains that carry an int bitmask
 _FLAG_BITS = {"LOAD_BALANCE": 1, "BALANCE_NEWIDLE": 2, "BALANCE_EXEC": 4, "WAKE_IDLE": 8, "WAKE_AFFINE": 16,
@@ -51,7 +53,7 @@ class Dom:
 
     __slots__ = ("level", "name", "span", "cpus", "groups", "local", "min_interval", "max_interval",
                  "busy_factor", "imbalance_pct", "cache_nice_tries", "cache_hot_time", "lb", "newidle",
-                 "exec", "periodic", "interval", "last", "failed", "dormant", "matrix", "sizes")
+                 "exec", "periodic", "busy_ok", "interval", "last", "failed", "dormant", "matrix", "sizes")
 
     def __init__(self, d, k: int, cpu: int, params: dict, policy):
         self.level = k
@@ -74,7 +76,8 @@ class Dom:
         self.lb = has_flag(d, "LOAD_BALANCE") and len(self.groups) > 1
         self.newidle = self.lb and has_flag(d, "BALANCE_NEWIDLE") and policy.balances(cpu, k, "newidle")
         self.exec = has_flag(d, "BALANCE_EXEC")
-        self.periodic = self.lb and policy.balances(cpu, k, "periodic")
+        self.busy_ok = self.lb and policy.balances(cpu, k, "periodic")
+        self.periodic = self.busy_ok or (self.lb and policy.balances(cpu, k, "idle"))
         bi0 = getattr(d, "balance_interval", None)
         self.interval = float(bi0) if bi0 is not None else self.min_interval
         self.last = 0.0
@@ -135,7 +138,7 @@ class Balancer:
         idle = not self.sys.busy[cpu]
         due = math.inf
         for dom in self.doms[cpu]:
-            if dom.periodic and not dom.dormant:
+            if dom.periodic and not dom.dormant and (idle or dom.busy_ok):
                 t = dom.last + self._ivl(dom, idle)
                 if t < due:
                     due = t
@@ -158,7 +161,7 @@ class Balancer:
         idle = not sys.busy[cpu]
         moved_any = False
         for dom in self.doms[cpu]:
-            if not dom.periodic or dom.dormant:
+            if not dom.periodic or dom.dormant or not (idle or dom.busy_ok):
                 continue
             if now + 1e-9 < self._on_tick(dom.last + self._ivl(dom, idle)):
                 continue
@@ -187,6 +190,9 @@ class Balancer:
         """Count the attempts a dormant domain would have made up to ``until``: each finds the
         domain balanced (nothing movable), counts as failed, and doubles the interval (capped)."""
         idle = not self.sys.busy[cpu]
+        if not (idle or dom.busy_ok):      # a domain that balances only while idle made no attempt
+            dom.last = max(dom.last, until)
+            return
         t = dom.last
         n = 0
         while True:
@@ -349,7 +355,7 @@ class Balancer:
         return best
 
     def can_migrate(self, task, src, dst, dom: Dom, idle: int, ignore_hot: bool = False) -> bool:
-        kind = "newidle" if idle == NEWLY_IDLE else "periodic"
+        kind = KINDS[idle]
         if not self.policy.can_migrate(task, src.cpu, dst.cpu, dom.level, kind, self.sys):
             return False
         if ignore_hot or dom.failed > dom.cache_nice_tries:

@@ -19,7 +19,7 @@ from simcore.core.rng import Streams
 from simcore.errors import InputError
 from simcore.models import Parameter, with_defaults
 from simcore.models.numa import invariants
-from simcore.models.numa import policies as _policies  # noqa: F401  (registers the policies)
+from simcore.models.numa.policies import zone_size  # importing registers the policies
 from simcore.models.numa.scheduler import NumaSystem
 from simcore.models.numa.task import Task, TaskSpec
 from simcore.models.numa.trace import format_trace
@@ -60,8 +60,8 @@ PARAMETERS: dict[str, Parameter] = {
     "conservative_domains": Parameter("multilevel", "Domain builder under the conservative policies (mehta's levels I-VI are multilevel domains)."),
     "max_migrations": Parameter(3, "Ageing: a task migrated this many times is never migrated again (mehta gives no value; assumed)."),
     "soft_threshold_factor": Parameter(2.0, "Soft policy: outside the zone the imbalance threshold (imbalance_pct - 100) is multiplied by this (mehta: 25% -> 50%)."),
-    "zone_scope": Parameter("periodic", "Balancing the hard zone restricts: 'periodic' (mehta: idle and initial balancing 'in the usual manner') or 'all' (also newly idle)."),
-    "rules_scope": Parameter("all", "Balancing the selection rules (distance, ageing, hard zone of the home node) apply to: 'all' (every balancer migration) or 'periodic' (mehta's Algorithm 1 is for periodic balancing; newly idle 'in the usual manner')."),
+    "zone_scope": Parameter("periodic", "Balancing the hard zone restricts: 'periodic' (a busy CPU's periodic balancing only; mehta: idle balancing, periodic on an idle CPU or newly idle, is done 'in the usual manner') or 'all' (also idle and newly-idle balancing)."),
+    "rules_scope": Parameter("all", "Balancing the selection rules (distance, ageing, hard zone of the home node) apply to: 'all' (every balancer migration) or 'periodic' (a busy CPU's periodic balancing: mehta's Algorithm 1; idle balancing 'in the usual manner')."),
     "distance_rule": Parameter("home", "Refused migrations: 'home' = destination farther from the task's home node than the source; 'hop' = hop distance greater than the source's distance from home (literal reading of mehta IV.B)."),
     "check_invariants": Parameter(False, "Check the model's invariants after every event (tests)."),
 }
@@ -74,6 +74,9 @@ METRICS: dict[str, str] = {
     "lb_failed": "Attempts that moved no task.",
     "migrations": "Tasks moved by the balancer (initial placement not counted).",
     "mean_migrations": "Migrations per task.",
+    "tasks_migrated": "Share of tasks migrated at least once by the balancer.",
+    "wasted_migrations": "Share of migrations after which the task was migrated again before it ran (mehta II.B: successful balancing, unsuccessful migration).",
+    "share_far": "Share of CPU time at distance levels beyond the conservative balancer's zone (levels >= S = L // 2 + 1 of L >= 4 levels; 0 on machines with fewer than four levels): mehta's 'No Load Balancing Zone'.",
     **{f"share_level_{k}": f"Share of CPU time executed at distance level {k} from the task's home node (0 = own node; levels are the machine's sorted distinct SLIT distances; the last bin holds all farther ones)." for k in range(MAX_LEVELS)},
     **{f"task_share_level_{k}": f"Share of tasks that received most of their CPU time at distance level {k} from home (mehta Table 2 counts tasks per level)." for k in range(MAX_LEVELS)},
     "events": "Simulation events fired (engine callbacks) in this policy's run.",
@@ -233,7 +236,11 @@ def measure(system: NumaSystem, engine: Engine) -> dict[str, float]:
         "lb_failed": float(system.lb_failed),
         "migrations": float(system.migrations),
         "mean_migrations": system.migrations / n,
+        "tasks_migrated": sum(t.migrations > 0 for t in tasks) / n,
+        "wasted_migrations": system.wasted_migrations / system.migrations if system.migrations else 0.0,
     }
+    zone = zone_size(len(system.levels))
+    out["share_far"] = math.fsum(share[zone:]) / total
     out.update({f"share_level_{k}": share[k] / total for k in range(MAX_LEVELS)})
     out.update({f"task_share_level_{k}": task_share[k] for k in range(MAX_LEVELS)})
     out["events"] = float(engine.events)
@@ -252,11 +259,20 @@ def run_replication(params: dict, policies: list[str], streams: Streams, *, mach
             for name in policies}
 
 
-def trace_replication(params: dict, policy: str, streams: Streams) -> list[str]:
-    """One line per task, in creation order: ``T<i> nice <n>: P3.wait(12) - P3.run(79) - IO(21) ...``."""
+def trace_replication(params: dict, policy: str, streams: Streams, *, migrated_only: bool = False) -> list[str]:
+    """One line per task, in creation order: ``T<i> nice <n>: P3.wait(12) - P3.run(79) - IO(21) ...``.
+    Segments on CPUs beyond the zone of the task's home node (mehta's 'No LB Zone') are in ``**``;
+    ``migrated_only`` keeps the tasks the balancer moved."""
     params = full_params(params)
     machine = load_machine(params["topology"])
     workload = make_workload(params, streams, int(machine.cpus))
-    tasks = simulate(params, workload, policy, streams, machine=machine, trace=True).tasks
+    result = simulate(params, workload, policy, streams, machine=machine, trace=True)
+    tasks, system = result.tasks, result.system
+    zone = zone_size(len(system.levels))
+
+    def far(task, cpu):
+        return cpu >= 0 and system.level_of[system.cpu_node[cpu]][task.home] >= zone
+
     order = sorted(range(len(tasks)), key=lambda i: (tasks[i].spec.created, i))
-    return [format_trace(tasks[i], f"T{k} nice {tasks[i].spec.nice}") for k, i in enumerate(order)]
+    return [format_trace(tasks[i], f"T{k} nice {tasks[i].spec.nice}", far=lambda c, t=tasks[i]: far(t, c))
+            for k, i in enumerate(order) if tasks[i].migrations or not migrated_only]

@@ -47,6 +47,7 @@ class NumaSystem:
         self.overloaded: set[int] = set()     # CPUs with two or more runnable tasks
         self.busy = [False] * self.ncpus      # CPU running a task (not the idle task)
         self.migrations = 0
+        self.wasted_migrations = 0            # migrations followed by another before the task ran
         self.lb_attempts = 0
         self.lb_failed = 0
         self.delivered = 0.0                  # CPU ms delivered (wall, at any speed)
@@ -133,6 +134,7 @@ class NumaSystem:
         if task.state != RUNNING:
             task.record("wait", rq.cpu, now)
         rq.curr = task
+        task.moved_unrun = False
         task.state = RUNNING
         task.cpu = rq.cpu
         f = self.factor[rq.node][task.home]
@@ -244,6 +246,9 @@ class NumaSystem:
         dst.enqueue(task, task.expired)
         task.migrations += 1
         self.migrations += 1
+        if task.moved_unrun:
+            self.wasted_migrations += 1
+        task.moved_unrun = True
         self.nr_changed(src)
         self.nr_changed(dst)
 

@@ -40,7 +40,8 @@ class Task:
 
     __slots__ = ("spec", "tid", "prio", "slice", "slice_left", "demand_left", "burst_left", "burst_io",
                  "state", "cpu", "home", "expired", "last_ran", "migrations", "finished", "mean_burst",
-                 "mean_io", "_draws", "_i", "_rng", "cpu_time", "level_time", "trace", "seg_start", "io_wait")
+                 "mean_io", "_draws", "_i", "_rng", "cpu_time", "level_time", "trace", "seg_start", "io_wait",
+                 "moved_unrun")
 
     def __init__(self, spec: TaskSpec, params: dict, trace: bool = False):
         self.spec = spec
@@ -57,6 +58,7 @@ class Task:
         self.expired = False
         self.last_ran = -1e18
         self.migrations = 0
+        self.moved_unrun = False     # migrated and not yet run on the destination
         self.finished = float("nan")
         self.cpu_time = 0.0          # wall CPU time received (ms)
         self.level_time: dict[int, float] = {}
