@@ -269,3 +269,24 @@ def test_conservative_rules_on_busy_periodic_balancing_only():
         assert usual[policy]["share_level_0"] < 0.8
         assert usual[policy]["mean_turnaround"] < 0.5 * strict[policy]["mean_turnaround"]
         assert usual[policy]["mean_turnaround"] < 1.5 * strict["multilevel"]["mean_turnaround"]
+
+
+def test_every_domain_field_is_a_named_parameter():
+    """SD_*_INIT values are defaults that a spec can override per level; None keeps the kernel's."""
+    from simcore.models.numa.model import default_domains_for, tune_domains
+    from simcore.topology import load_topology
+
+    machine = load_topology("corr05-4x2")
+    params = full_params({"node_busy_factor": 4, "node_imbalance_pct": 150, "cpu_max_interval": 8})
+    tuned = tune_domains(default_domains_for(machine, "multilevel", params["domain_init"]), params)
+    for doms in tuned:
+        cpu, *nodes = doms
+        assert (cpu.name, cpu.max_interval, cpu.busy_factor, cpu.imbalance_pct) == ("cpu", 8, 64, 125)
+        assert all((d.busy_factor, d.imbalance_pct, d.min_interval, d.cache_hot_time) == (4, 150, 80, 10.0)
+                   for d in nodes)
+    base = run_replication({"topology": "corr05-4x2", "n_tasks": 60, "creation_rate": 100.0}, ["multilevel"], streams())
+    x86 = run_replication({"topology": "corr05-4x2", "n_tasks": 60, "creation_rate": 100.0,
+                           "domain_init": "x86_64-2.6.12"}, ["multilevel"], streams())
+    assert base["multilevel"]["lb_attempts"] != x86["multilevel"]["lb_attempts"]
+    with pytest.raises(InputError, match="domain_init"):
+        run_replication({"topology": "corr05-4x2", "domain_init": "sparc"}, ["multilevel"], streams())

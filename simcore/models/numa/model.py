@@ -9,6 +9,7 @@ CPU demand is served; running on a CPU whose node is at SLIT distance d from hom
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import NamedTuple
 
@@ -53,8 +54,13 @@ PARAMETERS: dict[str, Parameter] = {
     "load_average": Parameter("tick", "'tick': 2.6.11 cpu_load = (old + now)/2 per tick (computed lazily), source/target = min/max with now; 'instant': nr_running * 128."),
     "placement": Parameter("exec", "New-task placement: 'exec' (2.6.11 sched_balance_exec over the highest exec domain) or 'parent' (stay on the parent's CPU)."),
     "idle_ignores_cache_hot": Parameter(True, "2.6.11 can_migrate_task: an idle CPU pulls cache-hot tasks too."),
-    "cache_hot_time_cpu": Parameter(2.5, "cache_hot_time of the CPU (node-internal) domain, ms, when the domain builder gives none (2.6.11: 2.5 ms)."),
-    "cache_hot_time_node": Parameter(10.0, "cache_hot_time of node domains, ms, when the domain builder gives none (2.6.11: 10 ms)."),
+    "domain_init": Parameter("ia64-2.6.12", "SD_NODE_INIT of the node-level domains (reference sheet section 2): 'ia64-2.6.12' (the papers' Itanium machines: 80-320 ms intervals, busy factor 320) or 'x86_64-2.6.12' (8-32 ms, 32)."),
+    "cache_hot_time_cpu": Parameter(2.5, "cache_hot_time of the CPU (node-internal) domain, ms (2.6.11/12 SD_CPU_INIT: 2.5 ms)."),
+    "cache_hot_time_node": Parameter(10.0, "cache_hot_time of node domains, ms (2.6.11/12 SD_NODE_INIT: 10 ms)."),
+    **{f"{level}_{field}": Parameter(None, f"{field} of the {what} domains; None keeps the value of SD_{level.upper()}_INIT "
+                                           f"({'2.6.12' if level == 'cpu' else 'of domain_init'}).")
+       for level, what in (("cpu", "CPU (node-internal)"), ("node", "node-level"))
+       for field in ("min_interval", "max_interval", "busy_factor", "imbalance_pct", "cache_nice_tries")},
     "active_balance": Parameter(True, "After cache_nice_tries + 2 failed attempts the busiest CPU pushes one queued task to the puller, cache-hot or not (2.6.16-style push of one task)."),
     # conservative balancer (mehta section IV)
     "conservative_domains": Parameter("multilevel", "Domain builder under the conservative policies (mehta's levels I-VI are multilevel domains)."),
@@ -113,11 +119,32 @@ def load_machine(topology):
         raise InputError(f"numa model: parameter 'topology': unknown or bad topology {topology!r} ({exc})") from exc
 
 
-def default_domains_for(machine, builder: str):
-    from simcore.topology.domains import BUILDERS, domains_for
+def default_domains_for(machine, builder: str, init: str = "ia64-2.6.12"):
+    from simcore.topology.domains import BUILDERS, NODE_INITS, domains_for
     if builder not in BUILDERS:
         raise InputError(f"numa model: unknown sched-domain builder {builder!r} (known: {', '.join(sorted(BUILDERS))})")
-    return domains_for(machine, builder)
+    if init not in NODE_INITS:
+        raise InputError(f"numa model: parameter 'domain_init' must be one of {', '.join(NODE_INITS)}, not {init!r}")
+    return domains_for(machine, builder, init)
+
+
+def tune_domains(domains, params: dict):
+    """The domains with the model's overrides applied: cache-hot times always, the other
+    SD_*_INIT fields where the parameter is set (not None). The CPU level is the one named 'cpu'."""
+    fields = ("min_interval", "max_interval", "busy_factor", "imbalance_pct", "cache_nice_tries")
+    tuned = {}
+    for level in ("cpu", "node"):
+        over = {f: params[f"{level}_{f}"] for f in fields if params[f"{level}_{f}"] is not None}
+        over["cache_hot_time"] = float(params[f"cache_hot_time_{level}"])
+        tuned[level] = over
+    memo: dict = {}
+
+    def tune(d):
+        if id(d) not in memo:
+            memo[id(d)] = dataclasses.replace(d, **tuned["cpu" if d.name == "cpu" else "node"])
+        return memo[id(d)]
+
+    return [[tune(d) for d in doms] for doms in domains]
 
 
 # -- workload -----------------------------------------------------------------------------------
@@ -189,7 +216,11 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
     machine = load_machine(params["topology"] if machine is None else machine)
     impl = make_policy(policy, params, streams)
     try:
-        domains = (domains_for or default_domains_for)(machine, impl.builder)
+        if domains_for is None:
+            domains = default_domains_for(machine, impl.builder, params["domain_init"])
+        else:
+            domains = domains_for(machine, impl.builder)
+        domains = tune_domains(domains, params)
     except KeyError as exc:
         raise InputError(f"numa model: unknown sched-domain builder {impl.builder!r}") from exc
     impl.setup(machine, domains)
