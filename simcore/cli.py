@@ -1,4 +1,4 @@
-"""The simcore command: list, validate, run, aggregate, figure, table, report-macros, topology, trace, targets.
+"""The simcore command: list, validate, run, aggregate, figure, table, report-macros, topology, trace, targets, params.
 
 Errors are one sentence on stderr naming the file and key at fault; exit code 2 for bad input,
 1 for an internal failure. Heavy libraries are imported only by the subcommands that use them.
@@ -165,6 +165,24 @@ def cmd_targets(args) -> int:
     return 0
 
 
+def cmd_params(args) -> int:
+    from simcore.models import MODELS, get_model
+
+    if args.model not in MODELS:
+        raise InputError(f"params: unknown model '{args.model}' (known: {', '.join(MODELS)}).")
+    model = get_model(args.model)
+    if args.metrics:
+        for name, doc in model.METRICS.items():
+            print(f"{name}\n    {doc}")
+        return 0
+    for name, p in model.PARAMETERS.items():
+        print(f"{name} = {p.default!r}\n    {p.doc}")
+    from simcore.models.registry import policy_names
+
+    print(f"policies: {', '.join(policy_names(args.model))}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="simcore", description=__doc__.splitlines()[0])
     parser.add_argument("--specs", default="config/experiments", help="folder of experiment specs")
@@ -221,6 +239,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="root seed (default: config/config.yaml)")
     p = add("targets", cmd_targets, "the workflow targets (table, and figure if any) of one experiment")
     p.add_argument("experiment", metavar="ID")
+    p = add("params", cmd_params, "a model's parameters (default and meaning), or its metrics")
+    p.add_argument("model", metavar="MODEL", help="numa or cluster")
+    p.add_argument("--metrics", action="store_true", help="list the metrics instead")
     return parser
 
 

@@ -67,3 +67,16 @@ def test_trace_of_a_spec_with_sample_traces(simcore_cli, tmp_path):
     assert all(len(set(c[1:])) >= 2 or c[0] != c[-1] for c in cpus)   # moved at least once
     tex = table_tex(load_spec("config/experiments/mehta-traces.yaml"), tmp_path)
     assert "\\begin{verbatim}" in tex and tasks[0][:40] in tex
+
+
+def test_params_lists_every_parameter_with_its_meaning(simcore_cli):
+    from simcore.models.numa import PARAMETERS
+
+    proc = simcore_cli("params", "numa")
+    assert proc.returncode == 0, proc.stderr
+    for name in ("memory_stall_fraction", "node_busy_factor", "domain_init", "rules_scope"):
+        assert f"{name} = {PARAMETERS[name].default!r}" in proc.stdout
+    assert "policies: " in proc.stdout and "conservative-soft" in proc.stdout
+    assert "share_far" in simcore_cli("params", "numa", "--metrics").stdout
+    bad = simcore_cli("params", "nope")
+    assert bad.returncode == 2 and "unknown model 'nope'" in bad.stderr

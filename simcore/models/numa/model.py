@@ -33,7 +33,7 @@ PARAMETERS: dict[str, Parameter] = {
     # workload (drawn once per replication from named streams, shared by all policies)
     "n_tasks": Parameter(200, "Number of tasks created (corr05: 50-500; mehta: 50-400)."),
     "arrival": Parameter("poisson", "Creation times: 'poisson' (rate creation_rate), 'uniform' (U(0, creation_window)) or 'batch' (all at t=0)."),
-    "creation_rate": Parameter(10.0, "Task creations per second (poisson). corr05 names an average creation rate but not its value; 10/s keeps the 16-CPU machines below saturation, as corr05's nearly flat curves suggest."),
+    "creation_rate": Parameter(10.0, "Task creations per second (poisson). corr05 names an average creation rate but not its value; its preset fits 200/s to the rise of its Fig. 9 (config/presets/corr05.yaml)."),
     "creation_window": Parameter(1000.0, "Length of the creation window, ms (uniform; mehta's 'random' and 'almost same time' arrivals)."),
     "n_nice0": Parameter(9, "Tasks with nice 0, chosen at random among all (corr05: nine); the rest draw nice uniformly from nice_min..nice_max."),
     "nice_min": Parameter(1, "Smallest nice of the other tasks (corr05: 1)."),
