@@ -3,8 +3,9 @@
 Run: ``python bench/golden_numa.py --check bench/golden_numa.sha256`` (``--save FILE`` writes the metrics). Runs a fixed set of
 replications and prints one sha256 per case and an overall digest: the sha256 of the JSON of all
 metrics, with every float written as its ``repr`` (so any change in the last bit shows).
-A case that raises ValueError records the message instead ("batch-const-crash" hits the model's
-negative-delay crash of ``Balancer.arm``, which predates this script).
+A case that raises ValueError records the message instead ("batch-const-crash" once hit a
+negative-delay crash of ``Balancer.arm``, since fixed). The digest file holds the digest of the
+current behaviour: a deliberate change of the model's behaviour records a new one.
 An optimisation that keeps the model's behaviour must leave the digest unchanged.
 """
 
@@ -34,6 +35,10 @@ CASES: list[tuple[str, dict, int]] = [
                            "demand_dist": "constant", "mean_demand": 200}, 5),
     ("no-active", {"topology": "superdome-16x4", "n_tasks": 200, "active_balance": False}, 7),
     ("invariants", {"topology": "corr05-4x2", "n_tasks": 60, "check_invariants": True}, 8),
+    ("mehta-usual-idle", {"topology": "mehta-s2", "n_tasks": 150, "arrival": "uniform", "rules_scope": "periodic",
+                          "creation_cpu": 0, "placement": "parent", "io_task_fraction": 0.5}, 9),
+    ("mehta-zone-all", {"topology": "mehta-s1", "n_tasks": 120, "zone_scope": "all", "rules_scope": "periodic",
+                        "arrival": "uniform", "io_task_fraction": 0.5}, 10),
 ]
 
 

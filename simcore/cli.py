@@ -1,4 +1,4 @@
-"""The simcore command: list, validate, run, aggregate, figure, table, report-macros, topology, trace, targets.
+"""The simcore command: list, validate, run, aggregate, figure, table, report-macros, topology, trace, targets, params.
 
 Errors are one sentence on stderr naming the file and key at fault; exit code 2 for bad input,
 1 for an internal failure. Heavy libraries are imported only by the subcommands that use them.
@@ -124,19 +124,35 @@ def cmd_topology(args) -> int:
 
 
 def cmd_trace(args) -> int:
+    from simcore.core.output import write_text
     from simcore.core.rng import Streams, replication_seed
 
     spec = _spec(args)
     if not hasattr(spec.model, "trace_replication"):
         raise SpecError(f"{spec.path}: key 'model': model '{spec['model']}' has no per-task trace.")
-    if args.policy not in spec.policies:
-        raise SpecError(f"--policy '{args.policy}': not one of {spec.path}'s policies ({', '.join(spec.policies)}).")
-    cell = spec.cell(args.cell)
+    wanted = spec["output"].get("traces", {})
+    policies = [args.policy] if args.policy else wanted.get("policies", spec.policies)
+    for policy in policies:
+        if policy not in spec.policies:
+            raise SpecError(f"--policy '{policy}': not one of {spec.path}'s policies ({', '.join(spec.policies)}).")
+    cell = spec.cell(args.cell if args.cell is not None else wanted.get("cell", 0))
+    rep = args.rep if args.rep is not None else wanted.get("rep", 0)
+    tasks = args.tasks or wanted.get("tasks")
+    migrated = args.migrated_only or wanted.get("migrated_only", False)
     params = spec.params({**cell.values, **spec.parse_overrides(args.set)})
     seed = args.seed if args.seed is not None else load_config(args.config)["seed"]
-    streams = Streams(replication_seed(seed, spec.id, cell.index, args.rep))
-    lines = spec.model.trace_replication(params, args.policy, streams)
-    print("\n".join(lines[: args.tasks] if args.tasks else lines))
+    out = []
+    for policy in policies:
+        streams = Streams(replication_seed(seed, spec.id, cell.index, rep))
+        lines = spec.model.trace_replication(params, policy, streams, migrated_only=migrated)
+        if len(policies) > 1:
+            out.append(f"# {policy}: cell {cell.index}, replication {rep}")
+        out += lines[:tasks] if tasks else lines
+    text = "\n".join(out) + "\n"
+    if args.out:
+        write_text(args.out, text)
+    else:
+        print(text, end="")
     return 0
 
 
@@ -146,6 +162,24 @@ def cmd_targets(args) -> int:
     if spec["output"]["kind"] != "table":
         targets.append(f"paper/figures/{spec.id}.pdf")
     print(" ".join(targets))
+    return 0
+
+
+def cmd_params(args) -> int:
+    from simcore.models import MODELS, get_model
+
+    if args.model not in MODELS:
+        raise InputError(f"params: unknown model '{args.model}' (known: {', '.join(MODELS)}).")
+    model = get_model(args.model)
+    if args.metrics:
+        for name, doc in model.METRICS.items():
+            print(f"{name}\n    {doc}")
+        return 0
+    for name, p in model.PARAMETERS.items():
+        print(f"{name} = {p.default!r}\n    {p.doc}")
+    from simcore.models.registry import policy_names
+
+    print(f"policies: {', '.join(policy_names(args.model))}")
     return 0
 
 
@@ -195,14 +229,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--catalog", default="config/topologies", metavar="DIR")
     p = add("trace", cmd_trace, "one replication's per-task event trace (mehta style), for models that have one")
     p.add_argument("experiment", metavar="ID")
-    p.add_argument("--cell", type=int, default=0, metavar="K")
-    p.add_argument("--rep", type=int, default=0, metavar="R", help="replication index (same seeds as `run`)")
-    p.add_argument("--policy", required=True)
+    p.add_argument("--cell", type=int, metavar="K", help="grid cell (default: the spec's output.traces, else 0)")
+    p.add_argument("--rep", type=int, metavar="R", help="replication index (same seeds as `run`; default 0)")
+    p.add_argument("--policy", help="one policy (default: the spec's output.traces policies, else all)")
     p.add_argument("--tasks", type=int, metavar="N", help="only the first N tasks")
+    p.add_argument("--migrated-only", action="store_true", help="only tasks the balancer moved")
+    p.add_argument("--out", metavar="FILE", help="write here (atomically) instead of standard output")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a model parameter")
     p.add_argument("--seed", type=int, help="root seed (default: config/config.yaml)")
     p = add("targets", cmd_targets, "the workflow targets (table, and figure if any) of one experiment")
     p.add_argument("experiment", metavar="ID")
+    p = add("params", cmd_params, "a model's parameters (default and meaning), or its metrics")
+    p.add_argument("model", metavar="MODEL", help="numa or cluster")
+    p.add_argument("--metrics", action="store_true", help="list the metrics instead")
     return parser
 
 

@@ -45,3 +45,38 @@ def test_trace_prints_one_mehta_style_line_per_task(simcore_cli):
     again = simcore_cli("trace", "corr05-fig9", "--policy", "multilevel", "--tasks", "3", "--set", "n_tasks=20")
     assert again.stdout == proc.stdout  # same seeds as `simcore run`
     assert simcore_cli("trace", "amir-table2", "--policy", "pvm").returncode == 2
+
+
+def test_trace_of_a_spec_with_sample_traces(simcore_cli, tmp_path):
+    """`simcore trace ID --out F` takes policies, task count and selection from the spec's output.traces;
+    every listed task was migrated, and segments beyond the zone are starred."""
+    import re
+
+    from simcore.report.tables import table_tex
+    from simcore.experiments import load_spec
+
+    out = tmp_path / "mehta-traces" / "traces.txt"
+    proc = simcore_cli("trace", "mehta-traces", "--set", "n_tasks=120", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    lines = out.read_text().splitlines()
+    heads = [i for i, line in enumerate(lines) if line.startswith("# ")]
+    assert [lines[i].split(":")[0] for i in heads] == ["# multilevel", "# conservative-soft"]
+    tasks = [line for line in lines if not line.startswith("# ")]
+    assert 0 < len(tasks) <= 10
+    cpus = [re.findall(r"P(\d+)\.", line) for line in tasks]
+    assert all(len(set(c[1:])) >= 2 or c[0] != c[-1] for c in cpus)   # moved at least once
+    tex = table_tex(load_spec("config/experiments/mehta-traces.yaml"), tmp_path)
+    assert "\\begin{verbatim}" in tex and tasks[0][:40] in tex
+
+
+def test_params_lists_every_parameter_with_its_meaning(simcore_cli):
+    from simcore.models.numa import PARAMETERS
+
+    proc = simcore_cli("params", "numa")
+    assert proc.returncode == 0, proc.stderr
+    for name in ("memory_stall_fraction", "node_busy_factor", "domain_init", "rules_scope"):
+        assert f"{name} = {PARAMETERS[name].default!r}" in proc.stdout
+    assert "policies: " in proc.stdout and "conservative-soft" in proc.stdout
+    assert "share_far" in simcore_cli("params", "numa", "--metrics").stdout
+    bad = simcore_cli("params", "nope")
+    assert bad.returncode == 2 and "unknown model 'nope'" in bad.stderr

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
+from simcore.experiments import load_spec
 from simcore.models import get_model
 from simcore.models.numa import METRICS, PARAMETERS, format_trace, full_params, make_workload, run_replication, simulate
 from simcore.models.numa.scheduler import NumaSystem
@@ -17,6 +20,7 @@ from simcore.models.registry import policy_names
 from simcore.topology.domains import domains_for as build_domains
 from simcore.topology.machine import make_machine
 
+ROOT = Path(__file__).resolve().parents[1]
 POLICIES = ["linux-2level", "multilevel", "conservative-hard", "conservative-soft"]
 
 
@@ -66,6 +70,9 @@ def test_interface():
         assert all(isinstance(v, float) for v in out[pol].values())
         assert out[pol]["events"] > 0
         assert abs(sum(out[pol][f"share_level_{k}"] for k in range(6)) - 1) < 1e-9
+        assert 0 <= out[pol]["wasted_migrations"] <= 1 and 0 <= out[pol]["tasks_migrated"] <= 1
+        assert out[pol]["share_far"] == pytest.approx(out[pol]["share_level_3"])   # 4 levels: zone of 3
+    assert run(FLAT, {"n_tasks": 30})["multilevel"]["share_far"] == 0.0           # 2 levels: all in zone
 
 
 def rr_completions(demands, quantum):
@@ -228,3 +235,58 @@ def test_errors_are_clear():
         run(FOUR, {"arrival": "sometimes"}, ["multilevel"])
     with pytest.raises(InputError, match="topology"):
         run_replication({"topology": "no-such-machine"}, ["multilevel"], streams())
+
+
+ROOT_SEED = yaml.safe_load((ROOT / "config/config.yaml").read_text())["seed"]
+NUMA_SPECS = sorted(p.stem for p in ROOT.glob("config/experiments/*.yaml")
+                    if p.stem.startswith(("corr05", "mehta")))
+
+
+@pytest.mark.parametrize("name", NUMA_SPECS)
+def test_every_numa_experiment_keeps_the_invariants(name):
+    """Each NUMA spec's workload (tasks capped at 60 to keep the per-event checks cheap) runs every
+    policy with the invariants checked after every event, on the workflow's seed for replication 0
+    (mehta-table4-w3 once crashed there on a -1e-14 timer delay)."""
+    spec = load_spec(ROOT / "config/experiments" / f"{name}.yaml")
+    for cell in spec.cells("smoke")[:2]:
+        params = spec.params(cell.values)
+        params.update(n_tasks=min(int(params["n_tasks"]), 60), check_invariants=True)
+        seed = replication_seed(ROOT_SEED, spec.id, cell.index, 0)   # the workflow's first replication
+        out = run_replication(params, spec.policies, Streams(seed))
+        assert set(out) == set(spec.policies)
+        assert all(m["mean_turnaround"] > 0 for m in out.values())
+
+
+def test_conservative_rules_on_busy_periodic_balancing_only():
+    """rules_scope 'periodic' (mehta: idle balancing 'in the usual manner'): idle CPUs may pull tasks
+    away from home, so tasks created on one CPU spread; with 'all' they never leave their home node."""
+    params = {"n_tasks": 40, "arrival": "batch", "io_task_fraction": 0.0, "creation_cpu": 0,
+              "placement": "parent", "check_invariants": True}
+    for policy in ("conservative-hard", "conservative-soft"):
+        strict = run(EIGHT, {**params, "rules_scope": "all"}, [policy, "multilevel"])
+        usual = run(EIGHT, {**params, "rules_scope": "periodic"}, [policy])
+        assert strict[policy]["share_level_0"] == 1.0
+        assert usual[policy]["share_level_0"] < 0.8
+        assert usual[policy]["mean_turnaround"] < 0.5 * strict[policy]["mean_turnaround"]
+        assert usual[policy]["mean_turnaround"] < 1.5 * strict["multilevel"]["mean_turnaround"]
+
+
+def test_every_domain_field_is_a_named_parameter():
+    """SD_*_INIT values are defaults that a spec can override per level; None keeps the kernel's."""
+    from simcore.models.numa.model import default_domains_for, tune_domains
+    from simcore.topology import load_topology
+
+    machine = load_topology("corr05-4x2")
+    params = full_params({"node_busy_factor": 4, "node_imbalance_pct": 150, "cpu_max_interval": 8})
+    tuned = tune_domains(default_domains_for(machine, "multilevel", params["domain_init"]), params)
+    for doms in tuned:
+        cpu, *nodes = doms
+        assert (cpu.name, cpu.max_interval, cpu.busy_factor, cpu.imbalance_pct) == ("cpu", 8, 64, 125)
+        assert all((d.busy_factor, d.imbalance_pct, d.min_interval, d.cache_hot_time) == (4, 150, 80, 10.0)
+                   for d in nodes)
+    base = run_replication({"topology": "corr05-4x2", "n_tasks": 60, "creation_rate": 100.0}, ["multilevel"], streams())
+    x86 = run_replication({"topology": "corr05-4x2", "n_tasks": 60, "creation_rate": 100.0,
+                           "domain_init": "x86_64-2.6.12"}, ["multilevel"], streams())
+    assert base["multilevel"]["lb_attempts"] != x86["multilevel"]["lb_attempts"]
+    with pytest.raises(InputError, match="domain_init"):
+        run_replication({"topology": "corr05-4x2", "domain_init": "sparc"}, ["multilevel"], streams())

@@ -245,3 +245,19 @@ def test_report_compiles(tmp_path, specs, results):
     text = "".join(page.extract_text() for page in pypdf.PdfReader(paper / "build" / "report.pdf").pages)
     assert "Scorecard" in text
     assert "Enhanced PVM" in text
+
+
+def test_gain_panel_uses_the_papers_ratio_or_its_two_values(root):
+    """The paper's gain beside the paired one: from a published ratio where the paper gives one,
+    else from the published values of the policy and the baseline in the same cell."""
+    from simcore.experiments import load_spec
+    from simcore.report.data import has_gain_panel
+    from simcore.report.figures import _published_gain
+
+    mehta = load_spec(root / "config/experiments/mehta-table4-w1.yaml")
+    assert _published_gain(mehta, {"n_tasks": 200}, "conservative-soft", "mean_turnaround") == pytest.approx(11.59)
+    assert _published_gain(mehta, {"n_tasks": 200}, "conservative-hard", "mean_turnaround") is None
+    corr = load_spec(root / "config/experiments/corr05-fig10.yaml")
+    assert _published_gain(corr, {"n_tasks": 50}, "multilevel", "mean_turnaround_s") == pytest.approx(
+        100 * (1 - 20.503 / 21.955))
+    assert has_gain_panel(corr) and not has_gain_panel(load_spec(root / "config/experiments/amir-table2.yaml"))

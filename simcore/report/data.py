@@ -163,6 +163,11 @@ def published_values(spec) -> list[dict]:
     return [e for e in spec.data.get("published") or [] if "than" not in e]
 
 
+def has_gain_panel(spec) -> bool:
+    """Line figures of experiments with a baseline and another policy show the paired gain too."""
+    return spec["output"]["kind"] == "lines" and any(p != spec.baseline for p in spec.policies)
+
+
 def published_ratios(spec) -> list[dict]:
     """Published ratios policy/than."""
     return [e for e in spec.data.get("published") or [] if "than" in e]

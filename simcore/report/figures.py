@@ -15,10 +15,11 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 
 from simcore.core.output import atomic_path  # noqa: E402
 from simcore.report.data import (  # noqa: E402
-    cell_values, metric_label, published_for, read_replications, read_summary,
+    cell_values, has_gain_panel, metric_label, published_for, read_replications, read_summary,
 )
 
 SIZE = (3.4, 2.6)
+WIDE = (6.8, 2.6)   # lines with a gain panel beside the curves
 STYLE = {
     "font.size": 8, "axes.labelsize": 8, "axes.titlesize": 8.5, "legend.fontsize": 7,
     "xtick.labelsize": 7.5, "ytick.labelsize": 7.5, "lines.linewidth": 1.2, "lines.markersize": 3.5,
@@ -36,10 +37,14 @@ def make_figure(spec, results_dir: Path, out: Path) -> None:
     if kind == "table":
         raise ValueError(f"{spec.path}: experiment '{spec.id}' is a table (output.kind = table); it has no figure.")
     with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=SIZE)
+        wide = has_gain_panel(spec)
+        fig, axes = plt.subplots(1, 2 if wide else 1, figsize=WIDE if wide else SIZE, squeeze=False)
+        ax = axes[0][0]
         try:
             if kind == "lines":
                 _lines(spec, Path(results_dir), ax)
+                if wide:
+                    _gain(spec, Path(results_dir), axes[0][1])
             elif kind == "scatter":
                 _scatter(spec, Path(results_dir), ax)
             else:
@@ -49,6 +54,46 @@ def make_figure(spec, results_dir: Path, out: Path) -> None:
                 fig.savefig(tmp, format="pdf", metadata=PDF_METADATA)
         finally:
             plt.close(fig)
+
+
+def _published_gain(spec, values: dict, policy: str, metric: str):
+    """The paper's gain of ``policy`` over the baseline in this cell, %: from its ratio, else its values."""
+    for e in spec.data.get("published") or []:
+        if ("than" in e and (e["policy"], e["than"], e["metric"]) == (policy, spec.baseline, metric)
+                and all(values.get(k) == v for k, v in (e.get("where") or {}).items())):
+            return 100.0 * (1.0 - float(e["value"]))
+    mine, base = (published_for(spec, values, p, metric) for p in (policy, spec.baseline))
+    return 100.0 * (1.0 - mine / base) if mine is not None and base else None
+
+
+def _gain(spec, results_dir: Path, ax) -> None:
+    """Gain of each policy over the baseline, 100 (1 - policy/baseline) %, with its paired interval."""
+    out = spec["output"]
+    x, metric = out["x"], out.get("metric", spec.metrics[0]["name"])
+    summary = _need(read_summary(spec, results_dir), "summary.csv", spec, results_dir)
+    summary = summary[summary.metric == metric]
+    for i, policy in enumerate(spec.policies):
+        rows = summary[summary.policy == policy].sort_values(x)
+        if policy == spec.baseline or rows.empty:
+            continue
+        colour, marker = COLOURS[i % len(COLOURS)], MARKERS[i % len(MARKERS)]
+        xs = rows[x].to_numpy(float)
+        gain = 100.0 * (1.0 - rows["ratio_mean"].to_numpy(float))
+        low, high = 100.0 * (1.0 - rows["ratio_high"].to_numpy(float)), 100.0 * (1.0 - rows["ratio_low"].to_numpy(float))
+        ax.plot(xs, gain, color=colour, marker=marker, markersize=2.5, label=spec.label(policy), zorder=3)
+        ok = np.isfinite(low) & np.isfinite(high)
+        if ok.any():
+            ax.fill_between(xs[ok], low[ok], high[ok], color=colour, alpha=0.2, linewidth=0, zorder=2)
+        pub = [(r[x], _published_gain(spec, cell_values(spec, r), policy, metric)) for _, r in rows.iterrows()]
+        pub = [(a, b) for a, b in pub if b is not None]
+        if pub:
+            ax.plot(*zip(*pub), linestyle="none", marker=marker, markersize=5, markerfacecolor="none",
+                    markeredgecolor=colour, markeredgewidth=0.9, zorder=4)
+    ax.axhline(0.0, color="0.3", linewidth=0.6)
+    ax.set_xlabel(out.get("xlabel", x.replace("_", " ")))
+    ax.set_ylabel("gain over the baseline (%)")
+    ax.grid(True, linewidth=0.3, alpha=0.5)
+    ax.legend(loc="best", handlelength=1.6, title=f"over {spec.label(spec.baseline)}", title_fontsize=7)
 
 
 def _need(frame, what: str, spec, results_dir: Path):

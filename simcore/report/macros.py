@@ -10,7 +10,7 @@ from pathlib import Path
 from simcore.core.output import write_text
 from simcore.report.data import (
     PAPER_ORDER, PAPER_TITLES, cell_key, cell_values, claim_rows, claim_statistic, fmt, fmt_percent, fmt_published,
-    isnum, matches, metric_label, pair_ratio, published_for, published_ratios,
+    has_gain_panel, isnum, matches, metric_label, pair_ratio, published_for, published_ratios,
     read_provenance, read_replications, read_summary, split_cells, tex_escape, verdict_tex,
 )
 
@@ -351,9 +351,13 @@ def _figure_tex(spec) -> str:
         what = (f"Reproduced {tex_escape(metric_label(spec, out.get('metric', spec.metrics[0]['name'])))} "
                 f"with {spec.confidence:.0%} confidence intervals (lines, bands); published values as "
                 f"open markers in the same colour.").replace("%", r"\%")
+        if has_gain_panel(spec):
+            what += (f" Right: gain over {tex_escape(spec.label(spec.baseline))}, "
+                     r"100\,(1 $-$ policy/baseline)\,\%, with its paired interval (common random numbers); "
+                     "the paper's gain as open markers.")
     caption = f"{tex_escape(spec['title'])} ({tex_escape(spec['source'])}). {what}"
     return (f"\\IfFileExists{{figures/{eid}.pdf}}{{\\begin{{figure}}[htbp]\\centering"
-            f"\\includegraphics[width=0.62\\linewidth]{{{eid}.pdf}}"
+            f"\\includegraphics[width={0.98 if has_gain_panel(spec) else 0.62}\\linewidth]{{{eid}.pdf}}"
             f"\\caption{{{caption}}}\\label{{fig:{eid}}}\\end{{figure}}}}"
             f"{{\\par\\emph{{(Figure {tex_escape(eid)} not built.)}}\\par}}")
 

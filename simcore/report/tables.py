@@ -3,6 +3,7 @@ confidence interval, for every kind of experiment."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pandas as pd
@@ -32,7 +33,25 @@ def table_tex(spec, results_dir: Path) -> str:
         body, note = _pairs(spec, results_dir)
     else:
         body, note = _metrics(spec, summary)
-    return _wrap(spec, summary, body, note)
+    return _wrap(spec, summary, body, note) + _traces(spec, results_dir)
+
+
+def _traces(spec, results_dir: Path, width: int = 118) -> str:
+    """The sample per-task traces of ``output.traces`` (results/<id>/traces.txt), wrapped, verbatim."""
+    wanted = spec["output"].get("traces")
+    path = results_dir / spec.id / "traces.txt"
+    if not wanted:
+        return ""
+    if not path.exists():
+        return f"\\par\\emph{{(Traces of {tex_escape(spec.id)} not built.)}}\\par\n"
+    lines = []
+    for line in path.read_text().splitlines():
+        lines += textwrap.wrap(line, width, subsequent_indent="    ", break_on_hyphens=False) or [""]
+    what = "the first tasks the balancer moved" if wanted.get("migrated_only") else "the first tasks"
+    head = (f"\\paragraph{{Sample traces.}} \\texttt{{simcore trace {tex_escape(spec.id)}}}: {what} in "
+            f"replication {wanted.get('rep', 0)}; \\texttt{{**...**}} marks segments beyond the zone of the "
+            "task's home node.\n")
+    return head + "{\\scriptsize\n\\begin{verbatim}\n" + "\n".join(lines) + "\n\\end{verbatim}}\n"
 
 
 def _wrap(spec, summary, body: str, note: str) -> str:

@@ -62,3 +62,8 @@ def simulation_fingerprint(exp):
     relevant = {"model": spec["model"], "params": spec.params(), "policies": spec.policies,
                 "grid": spec.grid, "seed": config["seed"]}
     return hashlib.sha256(json.dumps(relevant, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def trace_files(exp):
+    """The sample traces a table shows, for specs whose output asks for them."""
+    return [f"results/{exp}/traces.txt"] if SPECS[exp]["output"].get("traces") else []

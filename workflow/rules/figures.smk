@@ -22,6 +22,7 @@ rule table:
         claims="results/{exp}/claims.csv",
         replications="results/{exp}/replications.csv",
         spec=lambda w: spec_files(w.exp),
+        traces=lambda w: trace_files(w.exp),
     output:
         "paper/tables/{exp}.tex",
     log:
@@ -30,3 +31,16 @@ rule table:
         "../envs/simcore.yaml"
     shell:
         "simcore table {wildcards.exp} --results results --out {output} 2> {log}"
+
+
+rule trace:
+    input:
+        spec=lambda w: spec_files(w.exp),
+    output:
+        "results/{exp}/traces.txt",
+    log:
+        "logs/trace/{exp}.log",
+    conda:
+        "../envs/simcore.yaml"
+    shell:
+        "simcore trace {wildcards.exp} --out {output} 2> {log}"

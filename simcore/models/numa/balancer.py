@@ -25,6 +25,8 @@ VECTOR_MIN = 16
 
 # idle kinds of load_balance
 NOT_IDLE, IDLE, NEWLY_IDLE = 0, 1, 2
+#: the policy's name of each kind: periodic balancing of a busy CPU, of an idle CPU, newly idle
+KINDS = ("periodic", "idle", "newidle")
 
 # 2.6.12 flag bits (reference sheet, section 2) for domains that carry an int bitmask
 _FLAG_BITS = {"LOAD_BALANCE": 1, "BALANCE_NEWIDLE": 2, "BALANCE_EXEC": 4, "WAKE_IDLE": 8, "WAKE_AFFINE": 16,
@@ -68,7 +70,8 @@ class Dom:
 
     __slots__ = ("level", "name", "span", "cpus", "groups", "local", "min_interval", "max_interval",
                  "busy_factor", "imbalance_pct", "cache_nice_tries", "cache_hot_time", "lb", "newidle",
-                 "exec", "periodic", "interval", "last", "failed", "dormant", "matrix", "sizes", "total_n")
+                 "exec", "periodic", "busy_ok", "interval", "last", "failed", "dormant", "matrix", "sizes",
+                 "total_n")
 
     def __init__(self, d, k: int, cpu: int, params: dict, policy):
         self.level = k
@@ -91,7 +94,8 @@ class Dom:
         self.lb = has_flag(d, "LOAD_BALANCE") and len(self.groups) > 1
         self.newidle = self.lb and has_flag(d, "BALANCE_NEWIDLE") and policy.balances(cpu, k, "newidle")
         self.exec = has_flag(d, "BALANCE_EXEC")
-        self.periodic = self.lb and policy.balances(cpu, k, "periodic")
+        self.busy_ok = self.lb and policy.balances(cpu, k, "periodic")
+        self.periodic = self.busy_ok or (self.lb and policy.balances(cpu, k, "idle"))
         bi0 = getattr(d, "balance_interval", None)
         self.interval = float(bi0) if bi0 is not None else self.min_interval
         self.last = 0.0
@@ -161,7 +165,7 @@ class Balancer:
         tick = self.tick
         due = math.inf
         for dom in self.pdoms[cpu]:
-            if not dom.dormant:
+            if not dom.dormant and (idle or dom.busy_ok):
                 ivl = dom.interval if idle else dom.interval * dom.busy_factor
                 t = dom.last + (ivl if ivl > tick else tick)
                 if t < due:
@@ -175,7 +179,7 @@ class Balancer:
         if due < self.timer_at[cpu] - 1e-9:
             if self.timers[cpu] is not None:
                 self.timers[cpu].cancel()
-            self.timers[cpu] = self.sys.engine.call(due - now, self._fire, cpu)
+            self.timers[cpu] = self.sys.engine.call(max(due - now, 0.0), self._fire, cpu)
             self.timer_at[cpu] = due
 
     def fire(self, cpu: int) -> None:
@@ -188,7 +192,7 @@ class Balancer:
         tick = self.tick
         moved_any = False
         for dom in self.pdoms[cpu]:
-            if dom.dormant:
+            if dom.dormant or not (idle or dom.busy_ok):
                 continue
             ivl = dom.interval if idle else dom.interval * dom.busy_factor
             if now + 1e-9 < math.ceil((dom.last + (ivl if ivl > tick else tick)) / tick - 1e-9) * tick:
@@ -221,6 +225,9 @@ class Balancer:
         ``idle``: the CPU's state meanwhile (default: its current one)."""
         if idle is None:
             idle = not self.sys.busy[cpu]
+        if not (idle or dom.busy_ok):      # a domain that balances only while idle made no attempt
+            dom.last = max(dom.last, until)
+            return
         tick = self.tick
         t = dom.last
         n = 0
@@ -255,6 +262,9 @@ class Balancer:
             limit = now + 1e-9
             for dom in self.pdoms[cpu]:  # only periodic domains go dormant
                 if dom.dormant:
+                    if not (was_idle or dom.busy_ok):
+                        self._settle(cpu, dom, now, was_idle)
+                        continue
                     # _settle's first test, inlined: nothing to count if no attempt is due yet
                     ivl = dom.interval if was_idle else dom.interval * dom.busy_factor
                     if not ivl > tick:
@@ -283,7 +293,7 @@ class Balancer:
                         ivl = dom.interval if idle else dom.interval * dom.busy_factor
                         if not ivl > tick:
                             ivl = tick
-                        if math.ceil((dom.last + ivl) / tick - 1e-9) * tick <= limit:
+                        if not (idle or dom.busy_ok) or math.ceil((dom.last + ivl) / tick - 1e-9) * tick <= limit:
                             self._settle(cpu, dom, now, idle)
                         dom.dormant = False
                         woke = True
@@ -438,7 +448,7 @@ class Balancer:
         return best
 
     def can_migrate(self, task, src, dst, dom: Dom, idle: int, ignore_hot: bool = False) -> bool:
-        kind = "newidle" if idle == NEWLY_IDLE else "periodic"
+        kind = KINDS[idle]
         if not self.policy.can_migrate(task, src.cpu, dst.cpu, dom.level, kind, self.sys):
             return False
         if ignore_hot or dom.failed > dom.cache_nice_tries:

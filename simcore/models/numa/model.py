@@ -9,6 +9,7 @@ CPU demand is served; running on a CPU whose node is at SLIT distance d from hom
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import NamedTuple
 
@@ -19,7 +20,7 @@ from simcore.core.rng import Streams
 from simcore.errors import InputError
 from simcore.models import Parameter, with_defaults
 from simcore.models.numa import invariants
-from simcore.models.numa import policies as _policies  # noqa: F401  (registers the policies)
+from simcore.models.numa.policies import zone_size  # importing registers the policies
 from simcore.models.numa.scheduler import NumaSystem
 from simcore.models.numa.task import Task, TaskSpec
 from simcore.models.numa.trace import format_trace
@@ -32,7 +33,7 @@ PARAMETERS: dict[str, Parameter] = {
     # workload (drawn once per replication from named streams, shared by all policies)
     "n_tasks": Parameter(200, "Number of tasks created (corr05: 50-500; mehta: 50-400)."),
     "arrival": Parameter("poisson", "Creation times: 'poisson' (rate creation_rate), 'uniform' (U(0, creation_window)) or 'batch' (all at t=0)."),
-    "creation_rate": Parameter(10.0, "Task creations per second (poisson). corr05 names an average creation rate but not its value; 10/s keeps the 16-CPU machines below saturation, as corr05's nearly flat curves suggest."),
+    "creation_rate": Parameter(10.0, "Task creations per second (poisson). corr05 names an average creation rate but not its value; its preset fits 200/s to the rise of its Fig. 9 (config/presets/corr05.yaml)."),
     "creation_window": Parameter(1000.0, "Length of the creation window, ms (uniform; mehta's 'random' and 'almost same time' arrivals)."),
     "n_nice0": Parameter(9, "Tasks with nice 0, chosen at random among all (corr05: nine); the rest draw nice uniformly from nice_min..nice_max."),
     "nice_min": Parameter(1, "Smallest nice of the other tasks (corr05: 1)."),
@@ -53,15 +54,20 @@ PARAMETERS: dict[str, Parameter] = {
     "load_average": Parameter("tick", "'tick': 2.6.11 cpu_load = (old + now)/2 per tick (computed lazily), source/target = min/max with now; 'instant': nr_running * 128."),
     "placement": Parameter("exec", "New-task placement: 'exec' (2.6.11 sched_balance_exec over the highest exec domain) or 'parent' (stay on the parent's CPU)."),
     "idle_ignores_cache_hot": Parameter(True, "2.6.11 can_migrate_task: an idle CPU pulls cache-hot tasks too."),
-    "cache_hot_time_cpu": Parameter(2.5, "cache_hot_time of the CPU (node-internal) domain, ms, when the domain builder gives none (2.6.11: 2.5 ms)."),
-    "cache_hot_time_node": Parameter(10.0, "cache_hot_time of node domains, ms, when the domain builder gives none (2.6.11: 10 ms)."),
+    "domain_init": Parameter("ia64-2.6.12", "SD_NODE_INIT of the node-level domains (reference sheet section 2): 'ia64-2.6.12' (the papers' Itanium machines: 80-320 ms intervals, busy factor 320) or 'x86_64-2.6.12' (8-32 ms, 32)."),
+    "cache_hot_time_cpu": Parameter(2.5, "cache_hot_time of the CPU (node-internal) domain, ms (2.6.11/12 SD_CPU_INIT: 2.5 ms)."),
+    "cache_hot_time_node": Parameter(10.0, "cache_hot_time of node domains, ms (2.6.11/12 SD_NODE_INIT: 10 ms)."),
+    **{f"{level}_{field}": Parameter(None, f"{field} of the {what} domains; None keeps the value of SD_{level.upper()}_INIT "
+                                           f"({'2.6.12' if level == 'cpu' else 'of domain_init'}).")
+       for level, what in (("cpu", "CPU (node-internal)"), ("node", "node-level"))
+       for field in ("min_interval", "max_interval", "busy_factor", "imbalance_pct", "cache_nice_tries")},
     "active_balance": Parameter(True, "After cache_nice_tries + 2 failed attempts the busiest CPU pushes one queued task to the puller, cache-hot or not (2.6.16-style push of one task)."),
     # conservative balancer (mehta section IV)
     "conservative_domains": Parameter("multilevel", "Domain builder under the conservative policies (mehta's levels I-VI are multilevel domains)."),
     "max_migrations": Parameter(3, "Ageing: a task migrated this many times is never migrated again (mehta gives no value; assumed)."),
     "soft_threshold_factor": Parameter(2.0, "Soft policy: outside the zone the imbalance threshold (imbalance_pct - 100) is multiplied by this (mehta: 25% -> 50%)."),
-    "zone_scope": Parameter("periodic", "Balancing the hard zone restricts: 'periodic' (mehta: idle and initial balancing 'in the usual manner') or 'all' (also newly idle)."),
-    "rules_scope": Parameter("all", "Balancing the selection rules (distance, ageing, hard zone of the home node) apply to: 'all' (every balancer migration) or 'periodic' (mehta's Algorithm 1 is for periodic balancing; newly idle 'in the usual manner')."),
+    "zone_scope": Parameter("periodic", "Balancing the hard zone restricts: 'periodic' (a busy CPU's periodic balancing only; mehta: idle balancing, periodic on an idle CPU or newly idle, is done 'in the usual manner') or 'all' (also idle and newly-idle balancing)."),
+    "rules_scope": Parameter("all", "Balancing the selection rules (distance, ageing, hard zone of the home node) apply to: 'all' (every balancer migration) or 'periodic' (a busy CPU's periodic balancing: mehta's Algorithm 1; idle balancing 'in the usual manner')."),
     "distance_rule": Parameter("home", "Refused migrations: 'home' = destination farther from the task's home node than the source; 'hop' = hop distance greater than the source's distance from home (literal reading of mehta IV.B)."),
     "check_invariants": Parameter(False, "Check the model's invariants after every event (tests)."),
 }
@@ -74,6 +80,9 @@ METRICS: dict[str, str] = {
     "lb_failed": "Attempts that moved no task.",
     "migrations": "Tasks moved by the balancer (initial placement not counted).",
     "mean_migrations": "Migrations per task.",
+    "tasks_migrated": "Share of tasks migrated at least once by the balancer.",
+    "wasted_migrations": "Share of migrations after which the task was migrated again before it ran (mehta II.B: successful balancing, unsuccessful migration).",
+    "share_far": "Share of CPU time at distance levels beyond the conservative balancer's zone (levels >= S = L // 2 + 1 of L >= 4 levels; 0 on machines with fewer than four levels): mehta's 'No Load Balancing Zone'.",
     **{f"share_level_{k}": f"Share of CPU time executed at distance level {k} from the task's home node (0 = own node; levels are the machine's sorted distinct SLIT distances; the last bin holds all farther ones)." for k in range(MAX_LEVELS)},
     **{f"task_share_level_{k}": f"Share of tasks that received most of their CPU time at distance level {k} from home (mehta Table 2 counts tasks per level)." for k in range(MAX_LEVELS)},
     "events": "Simulation events fired (engine callbacks) in this policy's run.",
@@ -110,11 +119,32 @@ def load_machine(topology):
         raise InputError(f"numa model: parameter 'topology': unknown or bad topology {topology!r} ({exc})") from exc
 
 
-def default_domains_for(machine, builder: str):
-    from simcore.topology.domains import BUILDERS, domains_for
+def default_domains_for(machine, builder: str, init: str = "ia64-2.6.12"):
+    from simcore.topology.domains import BUILDERS, NODE_INITS, domains_for
     if builder not in BUILDERS:
         raise InputError(f"numa model: unknown sched-domain builder {builder!r} (known: {', '.join(sorted(BUILDERS))})")
-    return domains_for(machine, builder)
+    if init not in NODE_INITS:
+        raise InputError(f"numa model: parameter 'domain_init' must be one of {', '.join(NODE_INITS)}, not {init!r}")
+    return domains_for(machine, builder, init)
+
+
+def tune_domains(domains, params: dict):
+    """The domains with the model's overrides applied: cache-hot times always, the other
+    SD_*_INIT fields where the parameter is set (not None). The CPU level is the one named 'cpu'."""
+    fields = ("min_interval", "max_interval", "busy_factor", "imbalance_pct", "cache_nice_tries")
+    tuned = {}
+    for level in ("cpu", "node"):
+        over = {f: params[f"{level}_{f}"] for f in fields if params[f"{level}_{f}"] is not None}
+        over["cache_hot_time"] = float(params[f"cache_hot_time_{level}"])
+        tuned[level] = over
+    memo: dict = {}
+
+    def tune(d):
+        if id(d) not in memo:
+            memo[id(d)] = dataclasses.replace(d, **tuned["cpu" if d.name == "cpu" else "node"])
+        return memo[id(d)]
+
+    return [[tune(d) for d in doms] for doms in domains]
 
 
 # -- workload -----------------------------------------------------------------------------------
@@ -187,7 +217,11 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
     machine = load_machine(params["topology"] if machine is None else machine)
     impl = make_policy(policy, params, streams)
     try:
-        domains = (domains_for or default_domains_for)(machine, impl.builder)
+        if domains_for is None:
+            domains = default_domains_for(machine, impl.builder, params["domain_init"])
+        else:
+            domains = domains_for(machine, impl.builder)
+        domains = tune_domains(domains, params)
     except KeyError as exc:
         raise InputError(f"numa model: unknown sched-domain builder {impl.builder!r}") from exc
     impl.setup(machine, domains)
@@ -234,7 +268,11 @@ def measure(system: NumaSystem, engine: Engine) -> dict[str, float]:
         "lb_failed": float(system.lb_failed),
         "migrations": float(system.migrations),
         "mean_migrations": system.migrations / n,
+        "tasks_migrated": sum(t.migrations > 0 for t in tasks) / n,
+        "wasted_migrations": system.wasted_migrations / system.migrations if system.migrations else 0.0,
     }
+    zone = zone_size(len(system.levels))
+    out["share_far"] = math.fsum(share[zone:]) / total
     out.update({f"share_level_{k}": share[k] / total for k in range(MAX_LEVELS)})
     out.update({f"task_share_level_{k}": task_share[k] for k in range(MAX_LEVELS)})
     out["events"] = float(engine.events)
@@ -255,11 +293,20 @@ def run_replication(params: dict, policies: list[str], streams: Streams, *, mach
             for name in policies}
 
 
-def trace_replication(params: dict, policy: str, streams: Streams) -> list[str]:
-    """One line per task, in creation order: ``T<i> nice <n>: P3.wait(12) - P3.run(79) - IO(21) ...``."""
+def trace_replication(params: dict, policy: str, streams: Streams, *, migrated_only: bool = False) -> list[str]:
+    """One line per task, in creation order: ``T<i> nice <n>: P3.wait(12) - P3.run(79) - IO(21) ...``.
+    Segments on CPUs beyond the zone of the task's home node (mehta's 'No LB Zone') are in ``**``;
+    ``migrated_only`` keeps the tasks the balancer moved."""
     params = full_params(params)
     machine = load_machine(params["topology"])
     workload = make_workload(params, streams, int(machine.cpus))
-    tasks = simulate(params, workload, policy, streams, machine=machine, trace=True).tasks
+    result = simulate(params, workload, policy, streams, machine=machine, trace=True)
+    tasks, system = result.tasks, result.system
+    zone = zone_size(len(system.levels))
+
+    def far(task, cpu):
+        return cpu >= 0 and system.level_of[system.cpu_node[cpu]][task.home] >= zone
+
     order = sorted(range(len(tasks)), key=lambda i: (tasks[i].spec.created, i))
-    return [format_trace(tasks[i], f"T{k} nice {tasks[i].spec.nice}") for k, i in enumerate(order)]
+    return [format_trace(tasks[i], f"T{k} nice {tasks[i].spec.nice}", far=lambda c, t=tasks[i]: far(t, c))
+            for k, i in enumerate(order) if tasks[i].migrations or not migrated_only]

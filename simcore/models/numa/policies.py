@@ -5,13 +5,14 @@ The model asks it for its sched-domain builder (``builder``), then calls ``setup
 with the machine and its domains, and during the run:
 
 ``balances(cpu, level, kind) -> bool``
-    whether domain ``level`` of ``cpu`` takes part in ``kind`` balancing ("periodic" or "newidle");
+    whether domain ``level`` of ``cpu`` takes part in ``kind`` balancing: "periodic" (a busy CPU's
+    periodic balancing), "idle" (periodic balancing while the CPU is idle) or "newidle";
 ``imbalance_pct(cpu, level, default) -> int``
     the imbalance threshold of that domain (default: the domain's own);
 ``can_migrate(task, src, dst, level, kind, system) -> bool``
-    whether ``kind`` balancing ("periodic", which includes the active balancing it triggers, or
-    "newidle") may move ``task`` from CPU ``src`` to ``dst`` (cache hotness is the balancer's
-    business, not the policy's);
+    whether ``kind`` balancing ("periodic", "idle" or "newidle"; active balancing counts as the
+    kind that triggered it) may move ``task`` from CPU ``src`` to ``dst`` (cache hotness is the
+    balancer's business, not the policy's);
 ``place(task, parent_cpu, system) -> int``
     the CPU a new task starts on (its memory is allocated on that CPU's node).
 """
@@ -21,6 +22,11 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.models.registry import register
+
+
+def zone_size(levels: int) -> int:
+    """Mehta's load-balancing zone: the nearest S = levels // 2 + 1 of four or more levels, else all."""
+    return levels // 2 + 1 if levels >= 4 else levels
 
 
 class LinuxPolicy:
@@ -110,13 +116,10 @@ class Conservative(LinuxPolicy):
         self.in_zone = [[first[n] in domains[c][self.zone[c] - 1].span if domains[c] else True
                          for n in range(len(self.dist))] for c in range(len(domains))]
 
-    @staticmethod
-    def zone_size(levels: int) -> int:
-        """S = levels // 2 + 1 for four or more domain levels, else all of them."""
-        return levels // 2 + 1 if levels >= 4 else levels
+    zone_size = staticmethod(zone_size)
 
     def balances(self, cpu, level, kind):
-        if not self.hard or (kind == "newidle" and self.scope == "periodic"):
+        if not self.hard or (kind != "periodic" and self.scope == "periodic"):
             return True
         return level < self.zone[cpu]
 
@@ -126,7 +129,7 @@ class Conservative(LinuxPolicy):
         return int(round(100 + self.factor * (default - 100)))
 
     def can_migrate(self, task, src, dst, level, kind, system) -> bool:
-        if kind == "newidle" and self.rules_scope == "periodic":
+        if kind != "periodic" and self.rules_scope == "periodic":
             return True
         if task.migrations >= self.max_migrations:
             return False

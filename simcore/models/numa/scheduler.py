@@ -48,6 +48,7 @@ class NumaSystem:
         self.overloaded: set[int] = set()     # CPUs with two or more runnable tasks
         self.busy = [False] * self.ncpus      # CPU running a task (not the idle task)
         self.migrations = 0
+        self.wasted_migrations = 0            # migrations followed by another before the task ran
         self.lb_attempts = 0
         self.lb_failed = 0
         self.delivered = 0.0                  # CPU ms delivered (wall, at any speed)
@@ -157,13 +158,14 @@ class NumaSystem:
                 task.trace.append(("wait", cpu, now - task.seg_start))
             task.seg_start = now
         rq.curr = task
+        task.moved_unrun = False
         task.state = RUNNING
         task.cpu = cpu
         f = rq.frow[task.home]
         wall_burst = task.burst_left * f
         if wall_burst <= task.slice_left:
             rq.run_factor = -f          # sign marks "ends with the burst"
-            length = wall_burst
+            length = max(wall_burst, 0.0)   # a burst preempted at its very end may be -1e-14 left
         else:
             rq.run_factor = f
             length = task.slice_left
@@ -296,6 +298,9 @@ class NumaSystem:
         dst.enqueue(task, task.expired)
         task.migrations += 1
         self.migrations += 1
+        if task.moved_unrun:
+            self.wasted_migrations += 1
+        task.moved_unrun = True
         self.nr_changed(src)
         self.nr_changed(dst)
 

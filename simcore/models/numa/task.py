@@ -62,7 +62,8 @@ class Task:
 
     __slots__ = ("spec", "tid", "prio", "slice", "slice_left", "demand_left", "burst_left", "burst_io",
                  "state", "cpu", "home", "expired", "last_ran", "migrations", "finished", "mean_burst",
-                 "mean_io", "_draws", "_i", "_b", "_src", "cpu_time", "level_time", "trace", "seg_start", "io_wait")
+                 "mean_io", "_draws", "_i", "_b", "_src", "cpu_time", "level_time", "trace", "seg_start", "io_wait",
+                 "moved_unrun")
 
     def __init__(self, spec: TaskSpec, params: dict, trace: bool = False, draws: dict | None = None):
         """``draws``: a dict shared by the runs on one workload, seed -> :class:`Draws` (optional)."""
@@ -80,6 +81,7 @@ class Task:
         self.expired = False
         self.last_ran = -1e18
         self.migrations = 0
+        self.moved_unrun = False     # migrated and not yet run on the destination
         self.finished = float("nan")
         self.cpu_time = 0.0          # wall CPU time received (ms)
         self.level_time: dict[int, float] = {}

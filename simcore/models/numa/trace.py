@@ -16,8 +16,14 @@ def segments(task: Task) -> list[tuple[str, int, float]]:
     return list(task.trace or ())
 
 
-def format_trace(task: Task, name: str | None = None) -> str:
-    """``P10.wait(1384) - P10.run(79) - IO(21) - ...`` (times rounded to ms), optionally prefixed."""
-    parts = [f"IO({d:.0f})" if kind == "io" else f"P{cpu}.{kind}({d:.0f})" for kind, cpu, d in task.trace or ()]
+def format_trace(task: Task, name: str | None = None, far=None) -> str:
+    """``P10.wait(1384) - P10.run(79) - IO(21) - ...`` (times rounded to ms), optionally prefixed;
+    segments on CPUs for which ``far(cpu)`` holds are wrapped in ``**`` (mehta's bold), except the
+    first, the creating CPU, which precedes placement and so the choice of the home node."""
+    def seg(i, kind, cpu, d):
+        text = f"IO({d:.0f})" if kind == "io" else f"P{cpu}.{kind}({d:.0f})"
+        return f"**{text}**" if far is not None and i and kind != "io" and far(cpu) else text
+
+    parts = [seg(i, kind, cpu, d) for i, (kind, cpu, d) in enumerate(task.trace or ())]
     text = " - ".join(parts)
     return f"{name}: {text}" if name else text
