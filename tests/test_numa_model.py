@@ -290,3 +290,24 @@ def test_every_domain_field_is_a_named_parameter():
     assert base["multilevel"]["lb_attempts"] != x86["multilevel"]["lb_attempts"]
     with pytest.raises(InputError, match="domain_init"):
         run_replication({"topology": "corr05-4x2", "domain_init": "sparc"}, ["multilevel"], streams())
+
+
+def test_load_average_is_the_kernels_integer_recurrence(monkeypatch):
+    """cpu_load after k ticks equals k steps of 2.6.11's (old + now) / 2, rounded up when rising,
+    and the wide-domain (numpy) path computes the same integers as the per-CPU one."""
+    from simcore.models.numa.runqueue import decayed
+
+    rng = np.random.default_rng(1)
+    for _ in range(500):
+        avg, cur, k = int(rng.integers(0, 6000)), 128 * int(rng.integers(0, 40)), int(rng.integers(1, 70))
+        x = avg
+        for _ in range(k):
+            x = ((x + 1 if cur > x else x) + cur) // 2
+        assert decayed(avg, cur, k) == x
+    wide = Machine("wide", slit([[10 if i == j else 20 for j in range(5)] for i in range(5)]), (4,) * 5)
+    params = {"n_tasks": 80, "creation_rate": 200.0, "check_invariants": True}
+    vectorised = run(wide, params, ["linux-2level"])
+    from simcore.models.numa import balancer
+    monkeypatch.setattr(balancer, "VECTOR_MIN", 10**9)       # every domain through the Python path
+    assert run(wide, params, ["linux-2level"]) == vectorised
+    assert vectorised["linux-2level"]["migrations"] > 0

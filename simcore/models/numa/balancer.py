@@ -333,7 +333,8 @@ class Balancer:
                     continue
                 k = t - rq.load_tick
                 if k > 0:
-                    avg = cur + (avg - cur) * (0.5 ** k if k < 64 else 0.0)
+                    d = avg - cur     # decayed(avg, cur, k), inlined
+                    avg = cur + (d >> k) if d >= 0 else cur - ((-d) >> k)
                 if avg < cur:
                     ssum += avg
                     tsum += cur
@@ -356,14 +357,13 @@ class Balancer:
             if self.instant:
                 self._vec_lo = self._vec_hi = cur
             else:
-                # k = min(t - tick, 64); avg = cur + (avg - cur) * 2**-k; lo/hi = min/max(avg, cur)
+                # runqueue.decayed in floats holding integers: d = avg - cur; |d| scaled by 2**-k
+                # (exact), floored, sign restored; lo/hi = min/max(avg, cur)
                 b1, b2, lo, hi = self._bufs
-                # (the same ufuncs as before; positional ``out`` is the cheapest call where allowed)
                 np.subtract(sys.np_tick, t, b1)
                 np.maximum(b1, -64.0, out=b1)
-                np.exp2(b1, b1)
                 np.subtract(sys.np_avg, cur, b2)
-                np.multiply(b2, b1, b2)
+                np.copysign(np.floor(np.ldexp(np.abs(b2), b1.astype(np.int64))), b2, out=b2)
                 np.add(cur, b2, b2)
                 np.minimum(b2, cur, out=lo)
                 np.maximum(b2, cur, out=hi)
@@ -375,8 +375,8 @@ class Balancer:
         hit = self._loads_cache.get(key)
         if hit is not None and hit[0] == self._vec_stamp:
             return hit[1]
-        # ndarray.dot and ``@`` make the same BLAS call here (dgemv, transposed, on the C-contiguous
-        # matrix; see numpy's cblasfuncs.c and matmul.c.src), so the sums are the same; dot is cheaper
+        # Loads are integers (as in the kernel) far below 2**53, so these sums are exact in any
+        # order: the BLAS kernel's summation order (which varies by CPU) cannot change a result.
         ss = matrix.dot(self._vec_lo).tolist()
         ts = ss if self.instant else matrix.dot(self._vec_hi).tolist()
         self._loads_cache[key] = (self._vec_stamp, (ss, ts))

@@ -51,7 +51,7 @@ PARAMETERS: dict[str, Parameter] = {
     "def_timeslice": Parameter(100.0, "DEF_TIMESLICE, ms (2.6: 100 ms at HZ=1000)."),
     "min_timeslice": Parameter(5.0, "MIN_TIMESLICE, ms (2.6: 5 ms)."),
     "tick": Parameter(1.0, "Jiffy, ms (HZ=1000): balancing happens on tick boundaries; the load average decays per tick."),
-    "load_average": Parameter("tick", "'tick': 2.6.11 cpu_load = (old + now)/2 per tick (computed lazily), source/target = min/max with now; 'instant': nr_running * 128."),
+    "load_average": Parameter("tick", "'tick': 2.6.11 cpu_load = (old + now)/2 per tick in integers, rounded up when rising (computed lazily; integer loads also make every sum exact, whatever the order), source/target = min/max with now; 'instant': nr_running * 128."),
     "placement": Parameter("exec", "New-task placement: 'exec' (2.6.11 sched_balance_exec over the highest exec domain) or 'parent' (stay on the parent's CPU)."),
     "idle_ignores_cache_hot": Parameter(True, "2.6.11 can_migrate_task: an idle CPU pulls cache-hot tasks too."),
     "domain_init": Parameter("ia64-2.6.12", "SD_NODE_INIT of the node-level domains (reference sheet section 2): 'ia64-2.6.12' (the papers' Itanium machines: 80-320 ms intervals, busy factor 320) or 'x86_64-2.6.12' (8-32 ms, 32)."),

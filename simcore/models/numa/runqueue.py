@@ -15,6 +15,13 @@ SCHED_LOAD_SCALE = 128
 N_PRIO = 40  # static priorities 100..139 (nice -20..19); no real-time tasks
 
 
+def decayed(avg: int, cur: int, k: int) -> int:
+    """cpu_load after ``k`` ticks at load ``cur``: 2.6.11 sets cpu_load = (old + now) / 2 each tick
+    in integers, rounding up when rising, so the distance to ``cur`` is halved (floor) per tick."""
+    d = avg - cur
+    return cur + (d >> k) if d >= 0 else cur - ((-d) >> k)
+
+
 class RunQueue:
     """Queued tasks of one CPU, its current task and its load history."""
 
@@ -30,7 +37,7 @@ class RunQueue:
         self.bitmaps = [0, 0]
         self.n_queued = 0
         self.curr: Task | None = None
-        self.load_avg = 0.0
+        self.load_avg = 0       # cpu_load, an integer as in the kernel
         self.load_tick = 0
         self.tick = tick
         self.instant = instant_load
@@ -56,7 +63,7 @@ class RunQueue:
         k = t - self.load_tick
         if k > 0:
             cur = self.nr_running * SCHED_LOAD_SCALE
-            self.load_avg = cur + (self.load_avg - cur) * (0.5 ** k if k < 64 else 0.0)
+            self.load_avg = decayed(self.load_avg, cur, k)
             self.load_tick = t
             if self.np_avg is not None:
                 self.np_avg[self.cpu] = self.load_avg
