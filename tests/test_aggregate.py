@@ -1,6 +1,7 @@
 """Summary and claims on a toy model whose answers are known exactly."""
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -71,3 +72,17 @@ def test_aggregate_refuses_duplicated_replications(toy):
     with pytest.raises(ValueError, match="two batch files"):
         aggregate(spec, [path, path], tmp / "out", "full", 5, tmp / "config.yaml")
     assert not (tmp / "out/summary.csv").exists()
+
+
+def test_simulations_depend_on_the_model_code():
+    """The workflow's simulation fingerprint covers the code and data a model's results come from."""
+    from simcore.experiments.provenance import code_fingerprint, fingerprint_files
+
+    names = {p.as_posix().split("numa-lb-repro/")[-1] for p in fingerprint_files("numa")}
+    for part in ("simcore/models/numa/balancer.py", "simcore/core/engine.py", "simcore/topology/domains.py",
+                 "config/topologies/corr05-4x2.yaml", "simcore/experiments/runner.py"):
+        assert any(n.endswith(part) for n in names), part
+    assert not any("models/cluster" in n for n in names)
+    assert code_fingerprint("numa") != code_fingerprint("cluster")
+    smk = (Path(__file__).resolve().parents[1] / "workflow/rules/common.smk").read_text()
+    assert '"code": code_fingerprint(spec["model"])' in smk

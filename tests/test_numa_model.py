@@ -71,6 +71,10 @@ def test_interface():
         assert out[pol]["events"] > 0
         assert abs(sum(out[pol][f"share_level_{k}"] for k in range(6)) - 1) < 1e-9
         assert 0 <= out[pol]["wasted_migrations"] <= 1 and 0 <= out[pol]["tasks_migrated"] <= 1
+        m = out[pol]
+        assert 0 <= m["lb_failed_live"] <= m["lb_attempts_live"] <= m["lb_attempts"]
+        assert m["lb_attempts"] - m["lb_attempts_live"] == m["lb_failed"] - m["lb_failed_live"]  # the certain failures
+        assert m["lb_attempts_live"] - m["lb_failed_live"] > 0                                   # some attempts moved
         assert out[pol]["share_far"] == pytest.approx(out[pol]["share_level_3"])   # 4 levels: zone of 3
     assert run(FLAT, {"n_tasks": 30})["multilevel"]["share_far"] == 0.0           # 2 levels: all in zone
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import platform
 import subprocess
@@ -27,6 +28,27 @@ def config_hash(*paths: Path) -> str:
     digest = hashlib.sha256()
     for path in paths:
         digest.update(Path(path).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def fingerprint_files(model: str) -> list[Path]:
+    """The files a model's results depend on: the simulator core, the model package, the
+    topology code and catalog, the registry and the runner."""
+    root = Path(__file__).resolve().parents[1]
+    parts = [root / "core", root / "models" / model, root / "topology", root.parent / "config" / "topologies"]
+    files = sorted(p for part in parts if part.is_dir() for p in part.rglob("*") if p.suffix in (".py", ".yaml"))
+    return files + [root / "models" / "__init__.py", root / "models" / "registry.py", root / "experiments" / "runner.py"]
+
+
+@functools.lru_cache(maxsize=None)
+def code_fingerprint(model: str) -> str:
+    """Hash of :func:`fingerprint_files`: the workflow reruns a model's simulations when it
+    changes, so no result outlives the code that made it."""
+    root = Path(__file__).resolve().parents[1]
+    files = fingerprint_files(model)
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.relative_to(root.parent).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 

@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 from simcore.experiments import SpecError, load_spec
+from simcore.experiments.provenance import code_fingerprint
 
 SCALE = config["scale"]
 SPEC_DIR = Path("config/experiments")
@@ -60,7 +61,7 @@ def simulation_fingerprint(exp):
     """What a simulation depends on; a change reruns the experiment's simulate jobs."""
     spec = SPECS[exp]
     relevant = {"model": spec["model"], "params": spec.params(), "policies": spec.policies,
-                "grid": spec.grid, "seed": config["seed"]}
+                "grid": spec.grid, "seed": config["seed"], "code": code_fingerprint(spec["model"])}
     return hashlib.sha256(json.dumps(relevant, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

@@ -197,12 +197,15 @@ class Balancer:
             ivl = dom.interval if idle else dom.interval * dom.busy_factor
             if now + 1e-9 < math.ceil((dom.last + (ivl if ivl > tick else tick)) / tick - 1e-9) * tick:
                 continue
+            movable = self._movable(cpu, dom)
+            if not movable:                   # a certain failure (counted, and done, all the same)
+                sys.lb_dead += 1
             moved = self.load_balance(cpu, dom, IDLE if idle else NOT_IDLE)
             dom.last = now
             if moved:
                 idle = False
                 moved_any = True
-            if not self._movable(cpu, dom):
+            if not movable or not self._movable(cpu, dom):
                 dom.dormant = True
                 self.dormant_cpus.add(cpu)
         if moved_any:
@@ -252,6 +255,7 @@ class Balancer:
         if n:
             self.sys.lb_attempts += n
             self.sys.lb_failed += n
+            self.sys.lb_dead += n
 
     def on_state(self, cpu: int, idle: bool) -> None:
         """The CPU went idle or busy: settle dormant domains under the old state, re-arm."""
@@ -514,6 +518,7 @@ class Balancer:
             sys.lb_attempts += 1
             if not self._movable(cpu, dom):   # nothing movable: a certain failure
                 sys.lb_failed += 1
+                sys.lb_dead += 1
                 continue
             group, imb = self.find_busiest_group(cpu, dom, NEWLY_IDLE)
             moved = 0

@@ -51,6 +51,7 @@ class NumaSystem:
         self.wasted_migrations = 0            # migrations followed by another before the task ran
         self.lb_attempts = 0
         self.lb_failed = 0
+        self.lb_dead = 0                      # attempts when no other CPU of the domain had a queued task
         self.delivered = 0.0                  # CPU ms delivered (wall, at any speed)
         self.work = 0.0                       # work ms consumed (local-speed ms)
         self.done: list[Task] = []
