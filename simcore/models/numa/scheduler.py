@@ -164,7 +164,7 @@ class NumaSystem:
         task.cpu = cpu
         f = rq.frow[task.home]
         wall_burst = task.burst_left * f
-        if wall_burst <= task.slice_left:
+        if wall_burst <= task.slice_left + EPS:   # equal up to rounding: the burst ends (no 0-ms leftover)
             rq.run_factor = -f          # sign marks "ends with the burst"
             length = max(wall_burst, 0.0)   # a burst preempted at its very end may be -1e-14 left
         else:
