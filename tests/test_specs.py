@@ -35,6 +35,16 @@ def test_preset_values_are_merged_and_spec_wins(root):
     assert spec.params({"demand_max": 100})["demand_max"] == 100
 
 
+def test_a_specs_fixed_value_beats_a_presets_assumption(root):
+    """Assumptions override fixed values within one file, but never a spec's own fixed value with
+    a preset's assumption (mehta's 'varying 50-400 ms' once ran as constant demand that way)."""
+    for name, low, high in (("mehta-table4-w3", 50, 400), ("mehta-table5-w2", 100, 500)):
+        params = load_spec(root / f"config/experiments/{name}.yaml").params()
+        assert (params["demand_dist"], params["demand_min"], params["demand_max"]) == ("uniform", low, high)
+    assert load_spec(root / "config/experiments/mehta-table3-w1.yaml").params()["arrival"] == "batch"
+    assert load_spec(root / "config/experiments/mehta-table4-w1.yaml").params()["demand_dist"] == "constant"
+
+
 def test_derived_spec_takes_cells_and_scales_from_its_source(root):
     spec = load_spec(root / "config/experiments/amir-table4.yaml")
     assert spec.source_id == "amir-table2"

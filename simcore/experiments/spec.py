@@ -227,8 +227,10 @@ def _merge_preset(path: Path, data: dict) -> dict:
     if not isinstance(preset, dict) or set(preset) - {"description", "fixed", "assumptions"}:
         raise SpecError(f"{preset_path}: must hold only 'description', 'fixed' and 'assumptions'.")
     merged = dict(data)
-    for key in ("fixed", "assumptions"):
-        merged[key] = {**(preset.get(key) or {}), **(data.get(key) or {})}
+    own = set(data.get("fixed") or {}) | set(data.get("assumptions") or {})
+    for key in ("fixed", "assumptions"):   # the spec's own value wins, fixed or assumed
+        inherited = {k: v for k, v in (preset.get(key) or {}).items() if k not in own}
+        merged[key] = {**inherited, **(data.get(key) or {})}
     _check_schema(preset_path, {**_skeleton(), "fixed": merged["fixed"], "assumptions": merged["assumptions"]})
     return merged
 
