@@ -1,0 +1,325 @@
+"""The generator of a SAN kept as a Kronecker descriptor, never as a flat matrix.
+
+Every event ``e`` gives one term: a rate ``f_e`` (a constant, or a function of the global state)
+times the tensor product of one small factor ``P_{e,k}`` per participating automaton (identity
+elsewhere)::
+
+    Q = sum_e diag(f_e) (P_{e,1} ⊗ … ⊗ P_{e,K})  -  diag( sum_e f_e ⊙ (r_{e,1} ⊗ … ⊗ r_{e,K}) )
+
+with ``r_{e,k}`` the row sums of ``P_{e,k}`` (the diagonal-corrector factors; ones for identity
+factors). Local events of one automaton with constant rates share one factor. The corrector is
+a sum of tensor products of diagonals, so it is computed once as a vector over the product
+space (outer products of small vectors), which keeps every row sum exactly zero.
+
+Functional rates. A SAN rate is evaluated in the global state before the event fires (the row),
+so a functional term is ``diag(f) · ⊗P``: ``x @ term = (x ⊙ f) @ ⊗P``. ``f`` is evaluated once,
+by broadcasting, over the product of only the automata it depends on and stored as a tensor with
+singleton axes elsewhere; the product multiplies it into ``x`` before the factors. This is the
+generalised tensor product for the case where one function scales a whole term; it holds
+whichever automata ``f`` reads, including the ones the event changes. The restriction: a rate
+that depends on the *destination* state of a participant has to be written as separate events.
+
+Products. ``x @ Q`` views ``x`` as a tensor of shape (n_1, …, n_K) and applies each non-identity
+factor along its axis in turn: as slices (``out[…, j, …] += a x[…, i, …]``) when the factor has
+few entries, else as one small dense matrix product; identity factors cost nothing.
+
+Reachable states. A breadth-first search from the initial state fires every term on the
+frontier through its factors' sparsity patterns (and the function's value there; a zero rate
+disables an event). Solvers work on vectors over the reachable set; :meth:`Descriptor.matvec`
+scatters into a product-space vector, applies the descriptor and gathers the reachable entries
+(skipped when every state is reachable). We chose scatter/gather because the tensor products
+need the product-space layout and the reachable set is closed under the generator: the
+restricted operator is exact, at the cost of product-space temporaries.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from simcore.san.model import Rate, San, SanError
+
+#: product spaces above this many states are refused (vectors would not fit in memory)
+MAX_PRODUCT = 2**31
+
+
+class Factor:
+    """One non-identity factor: an n x n matrix acting on axis ``k`` of the state tensor."""
+
+    def __init__(self, k: int, matrix: np.ndarray, shape: tuple[int, ...]):
+        self.k, self.matrix, self.n = k, matrix, shape[k]
+        self.left, self.right = math.prod(shape[:k]), math.prod(shape[k + 1:])
+        self.csr = sp.csr_array(matrix)
+        rows, cols = np.nonzero(matrix)
+        self.entries = ([(i, j, matrix[i, j]) for i, j in zip(rows.tolist(), cols.tolist())]
+                        if len(rows) <= 2 * self.n else None)
+        self.rowsum = matrix.sum(axis=1)
+
+    def apply(self, z: np.ndarray) -> np.ndarray:
+        """``z @ (I ⊗ … ⊗ M ⊗ … ⊗ I)`` for a product-space tensor ``z`` (a new array)."""
+        z3 = z.reshape(self.left, self.n, self.right)
+        if self.entries is not None:
+            out = np.zeros_like(z3)
+            for i, j, a in self.entries:
+                out[:, j, :] += a * z3[:, i, :]
+        elif self.right == 1:
+            out = z3.reshape(self.left, self.n) @ self.matrix
+        elif self.left == 1:
+            out = self.matrix.T @ z3.reshape(self.n, self.right)
+        else:
+            out = np.matmul(self.matrix.T, z3)
+        return out.reshape(z.shape)
+
+
+@dataclass
+class Term:
+    """``diag(func) · ⊗ factors`` (func None: the constant rate is folded into the factors)."""
+
+    name: str
+    where: str
+    factors: list[Factor]
+    func: np.ndarray | None
+
+
+class StateSpace:
+    """The global states reachable from the initial one, as sorted linear product-space indices."""
+
+    def __init__(self, shape: tuple[int, ...], index: np.ndarray):
+        self.shape = shape
+        self.strides = tuple(math.prod(shape[k + 1:]) for k in range(len(shape)))
+        self.product = math.prod(shape)
+        self.full = len(index) == self.product
+        self.index = None if self.full else index
+        self.size = len(index)
+        self._local: dict[int, np.ndarray] = {}
+
+    def linear(self) -> np.ndarray:
+        """Product-space index of every reachable state."""
+        return np.arange(self.product, dtype=np.int64) if self.full else self.index
+
+    def local(self, k: int) -> np.ndarray:
+        """Local state index of automaton ``k`` in every reachable state (cached)."""
+        if k not in self._local:
+            self._local[k] = ((self.linear() // self.strides[k]) % self.shape[k]).astype(np.int32)
+        return self._local[k]
+
+    def position(self, linear: int) -> int:
+        """Position in the reachable set of product-space index ``linear``."""
+        return int(linear) if self.full else int(np.searchsorted(self.index, linear))
+
+    def scatter(self, x: np.ndarray) -> np.ndarray:
+        if self.full:
+            return x
+        out = np.zeros(self.product)
+        out[self.index] = x
+        return out
+
+    def gather(self, x: np.ndarray) -> np.ndarray:
+        return x if self.full else x[self.index]
+
+
+class Descriptor:
+    """Kronecker descriptor of a SAN's generator, its reachable state space and products."""
+
+    def __init__(self, san: San):
+        san.validate()
+        self.san = san
+        self.names = list(san.automata)
+        self.shape = tuple(len(s) for s in san.automata.values())
+        self.strides = tuple(math.prod(self.shape[k + 1:]) for k in range(len(self.shape)))
+        if math.prod(self.shape) > MAX_PRODUCT:
+            raise SanError(f"{san.source}: key 'automata': the product space has {math.prod(self.shape):.3g} "
+                           f"states, above the limit of {MAX_PRODUCT:.3g}.")
+        self._funcs: dict[str, np.ndarray] = {}
+        self.terms = self._build_terms()
+        self.initial = int(np.dot(san.initial_state(), self.strides))
+        self.space = StateSpace(self.shape, self._reachable())
+        for func in self._funcs.values():
+            func[~np.isfinite(func)] = 0.0  # only where no reachable state enables the event
+        self.diag = self._diagonal()
+        self.diag_reach = self.space.gather(self.diag.reshape(-1))
+
+    # -- building -----------------------------------------------------------------------------
+    def _axis(self, k: int) -> np.ndarray:
+        view = [1] * len(self.shape)
+        view[k] = self.shape[k]
+        return np.arange(self.shape[k]).reshape(view)
+
+    def _rate(self, event) -> tuple[float, np.ndarray | None]:
+        """(constant, None) or (1, function tensor) for an event's rate."""
+        if not isinstance(event.rate, Rate):
+            return event.rate, None
+        compiled = self.san.compile(event.rate.text, event.where)
+        if not compiled.depends:
+            value = float(compiled(self._axis))
+            if not math.isfinite(value) or value < 0:
+                raise SanError(f"{event.where}: rate '{event.rate.text}' is {value:g}; "
+                               "it must be non-negative and finite.")
+            return value, None
+        if event.rate.text not in self._funcs:
+            self._funcs[event.rate.text] = np.array(np.broadcast_to(compiled(self._axis), self._func_shape(compiled)))
+        return 1.0, self._funcs[event.rate.text]
+
+    def _func_shape(self, compiled) -> tuple[int, ...]:
+        return tuple(n if k in compiled.depends else 1 for k, n in enumerate(self.shape))
+
+    def _matrix(self, auto: str, moves, scale: float) -> np.ndarray:
+        states = self.san.automata[auto]
+        m = np.zeros((len(states), len(states)))
+        for src, dst, p in moves:
+            m[states.index(src), states.index(dst)] += scale * p
+        return m
+
+    def _build_terms(self) -> list[Term]:
+        groups: dict[tuple, Term] = {}
+        terms = []
+        for event in self.san.events:
+            const, func = self._rate(event)
+            if const == 0:
+                continue
+            if event.synchronizing:
+                factors, first = [], True
+                for auto, moves in event.moves.items():
+                    k = self.names.index(auto)
+                    factors.append(Factor(k, self._matrix(auto, moves, const if first else 1.0), self.shape))
+                    first = False
+                terms.append(Term(event.name, event.where, factors, func))
+                continue
+            (auto, moves), = event.moves.items()
+            key = (auto, None if func is None else event.rate.text)
+            k = self.names.index(auto)
+            m = self._matrix(auto, moves, const)
+            if key in groups:
+                old = groups[key]
+                old.factors = [Factor(k, old.factors[0].matrix + m, self.shape)]
+                old.name += f", {event.name}"
+            else:
+                groups[key] = Term(event.name, event.where, [Factor(k, m, self.shape)], func)
+                terms.append(groups[key])
+        return terms
+
+    def _diagonal(self) -> np.ndarray:
+        """Minus the total outflow rate of every product-space state (the corrector terms)."""
+        diag = np.zeros(self.shape)
+        for term in self.terms:
+            out = np.ones([1] * len(self.shape)) if term.func is None else term.func
+            for f in term.factors:
+                out = out * f.rowsum.reshape([-1 if k == f.k else 1 for k in range(len(self.shape))])
+            diag -= out
+        return diag
+
+    # -- reachability -------------------------------------------------------------------------
+    def _locals(self, states: np.ndarray, k: int) -> np.ndarray:
+        return (states // self.strides[k]) % self.shape[k]
+
+    def _func_at(self, func: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return func[tuple(self._locals(states, k) if n > 1 else 0 for k, n in enumerate(func.shape))]
+
+    def label(self, linear: int) -> str:
+        """``A=s, B=t`` for a product-space index."""
+        return ", ".join(f"{a}={self.san.automata[a][int(self._locals(np.int64(linear), k))]}"
+                         for k, a in enumerate(self.names))
+
+    def _enabled(self, term: Term, states: np.ndarray) -> np.ndarray:
+        """The states of ``states`` where ``term`` fires with a positive rate (checks the rate there)."""
+        mask = np.ones(len(states), bool)
+        for f in term.factors:
+            mask &= f.rowsum[self._locals(states, f.k)] > 0
+        if term.func is None:
+            return states[mask]
+        states = states[mask]
+        values = self._func_at(term.func, states)
+        bad = ~np.isfinite(values) | (values < 0)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise SanError(f"{term.where}: functional rate is {values[i]:g} in reachable state "
+                           f"({self.label(states[i])}); it must be non-negative and finite.")
+        return states[values > 0]
+
+    def _step(self, states: np.ndarray, f: Factor, matrix) -> np.ndarray:
+        """Every state reached from ``states`` by factor ``f`` (via the CSR pattern ``matrix``)."""
+        loc = self._locals(states, f.k)
+        starts, counts = matrix.indptr[loc], matrix.indptr[loc + 1] - matrix.indptr[loc]
+        base = np.repeat(states - loc * self.strides[f.k], counts)
+        offsets = np.arange(counts.sum()) + np.repeat(starts - (np.cumsum(counts) - counts), counts)
+        return base + matrix.indices[offsets].astype(np.int64) * self.strides[f.k]
+
+    def successors(self, states: np.ndarray) -> np.ndarray:
+        """Product-space indices of the states one event away from ``states`` (with repeats)."""
+        out = []
+        for term in self.terms:
+            reached = self._enabled(term, states)
+            for f in term.factors:
+                reached = self._step(reached, f, f.csr)
+            out.append(reached)
+        return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+    def predecessors(self, states: np.ndarray) -> np.ndarray:
+        """Product-space indices of the states one event before ``states`` (with repeats)."""
+        out = []
+        for term in self.terms:
+            reached = states
+            for f in term.factors:
+                reached = self._step(reached, f, f.csr.T.tocsr())
+            if term.func is not None:
+                reached = reached[self._func_at(term.func, reached) > 0]
+            out.append(reached)
+        return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+    def _search(self, start: np.ndarray, step, allowed: np.ndarray | None = None) -> np.ndarray:
+        seen = np.zeros(math.prod(self.shape), bool) if allowed is None else ~allowed
+        seen[start] = True
+        frontier = start
+        while frontier.size:
+            nxt = np.unique(step(frontier))
+            frontier = nxt[~seen[nxt]]
+            seen[frontier] = True
+        return np.flatnonzero(seen if allowed is None else seen & allowed)
+
+    def _reachable(self) -> np.ndarray:
+        return self._search(np.array([self.initial], np.int64), self.successors)
+
+    def irreducible(self) -> bool:
+        """Whether every reachable state leads back to the initial state."""
+        allowed = np.zeros(math.prod(self.shape), bool)
+        allowed[self.space.linear()] = True
+        back = self._search(np.array([self.initial], np.int64), self.predecessors, allowed)
+        return len(back) == self.space.size
+
+    # -- products -----------------------------------------------------------------------------
+    def product(self, x: np.ndarray) -> np.ndarray:
+        """``x @ Q`` for a vector ``x`` over the whole product space."""
+        z = np.asarray(x, dtype=float).reshape(self.shape)
+        y = z * self.diag
+        for term in self.terms:
+            w = z if term.func is None else z * term.func
+            for f in term.factors:
+                w = f.apply(w)
+            y += w
+        return y.reshape(-1)
+
+    def matvec(self, x: np.ndarray) -> np.ndarray:
+        """``x @ Q`` for a vector ``x`` over the reachable states (scatter, product, gather)."""
+        return self.space.gather(self.product(self.space.scatter(x)))
+
+    @property
+    def rate_bound(self) -> float:
+        """The largest total outflow rate of a reachable state (the uniformization rate)."""
+        return float(-self.diag_reach.min()) if self.space.size else 0.0
+
+    def nbytes(self) -> int:
+        """Bytes held by the descriptor: factors, function tensors, diagonal, reachable index."""
+        factors = sum(f.matrix.nbytes + f.csr.data.nbytes + f.csr.indices.nbytes + f.csr.indptr.nbytes
+                      for t in self.terms for f in t.factors)
+        funcs = sum(f.nbytes for f in self._funcs.values())
+        index = 0 if self.space.index is None else self.space.index.nbytes
+        return factors + funcs + self.diag.nbytes + self.diag_reach.nbytes * (not self.space.full) + index
+
+    def initial_vector(self) -> np.ndarray:
+        """The point mass on the initial state, over the reachable states."""
+        x = np.zeros(self.space.size)
+        x[self.space.position(self.initial)] = 1.0
+        return x
