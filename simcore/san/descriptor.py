@@ -9,7 +9,10 @@ elsewhere)::
 with ``r_{e,k}`` the row sums of ``P_{e,k}`` (the diagonal-corrector factors; ones for identity
 factors). Local events of one automaton with constant rates share one factor. The corrector is
 a sum of tensor products of diagonals, so it is computed once as a vector over the product
-space (outer products of small vectors), which keeps every row sum exactly zero.
+space (outer products of small vectors), which keeps every row sum exactly zero. A move from a
+state to itself (allowed in synchronizing events: "must be in s, stays in s") enters both parts
+and cancels; ``diag`` (the generator's diagonal, for the uniformization rate and preconditioner)
+adds those self-loops back to the corrector.
 
 Functional rates. A SAN rate is evaluated in the global state before the event fires (the row),
 so a functional term is ``diag(f) · ⊗P``: ``x @ term = (x ⊙ f) @ ⊗P``. ``f`` is evaluated once,
@@ -139,7 +142,9 @@ class Descriptor:
         self.space = StateSpace(self.shape, self._reachable())
         for func in self._funcs.values():
             func[~np.isfinite(func)] = 0.0  # only where no reachable state enables the event
-        self.diag = self._diagonal()
+        self.corrector = self._diagonal(lambda f: f.rowsum)
+        loops = [t for t in self.terms if all(np.diagonal(f.matrix).any() for f in t.factors)]
+        self.diag = self.corrector - self._diagonal(lambda f: np.diagonal(f.matrix), loops) if loops else self.corrector
         self.diag_reach = self.space.gather(self.diag.reshape(-1))
 
     # -- building -----------------------------------------------------------------------------
@@ -201,13 +206,14 @@ class Descriptor:
                 terms.append(groups[key])
         return terms
 
-    def _diagonal(self) -> np.ndarray:
-        """Minus the total outflow rate of every product-space state (the corrector terms)."""
+    def _diagonal(self, part, terms=None) -> np.ndarray:
+        """``-Σ_t f_t ⊙ (⊗ part(factor))`` over the product space: with row sums, the corrector
+        (minus each state's total event rate); with the factors' diagonals, the self-loops."""
         diag = np.zeros(self.shape)
-        for term in self.terms:
+        for term in self.terms if terms is None else terms:
             out = np.ones([1] * len(self.shape)) if term.func is None else term.func
             for f in term.factors:
-                out = out * f.rowsum.reshape([-1 if k == f.k else 1 for k in range(len(self.shape))])
+                out = out * part(f).reshape([-1 if k == f.k else 1 for k in range(len(self.shape))])
             diag -= out
         return diag
 
@@ -293,7 +299,7 @@ class Descriptor:
     def product(self, x: np.ndarray) -> np.ndarray:
         """``x @ Q`` for a vector ``x`` over the whole product space."""
         z = np.asarray(x, dtype=float).reshape(self.shape)
-        y = z * self.diag
+        y = z * self.corrector
         for term in self.terms:
             w = z if term.func is None else z * term.func
             for f in term.factors:
@@ -307,7 +313,7 @@ class Descriptor:
 
     @property
     def rate_bound(self) -> float:
-        """The largest total outflow rate of a reachable state (the uniformization rate)."""
+        """The largest ``-q_ii`` over the reachable states (the uniformization rate)."""
         return float(-self.diag_reach.min()) if self.space.size else 0.0
 
     def nbytes(self) -> int:
@@ -316,7 +322,8 @@ class Descriptor:
                       for t in self.terms for f in t.factors)
         funcs = sum(f.nbytes for f in self._funcs.values())
         index = 0 if self.space.index is None else self.space.index.nbytes
-        return factors + funcs + self.diag.nbytes + self.diag_reach.nbytes * (not self.space.full) + index
+        diag = self.corrector.nbytes * (1 + (self.diag is not self.corrector))
+        return factors + funcs + diag + self.diag_reach.nbytes * (not self.space.full) + index
 
     def initial_vector(self) -> np.ndarray:
         """The point mass on the initial state, over the reachable states."""

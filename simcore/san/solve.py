@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from scipy.special import gammaln, pdtr, pdtrc
+from scipy.special import pdtr, pdtrc
 
 from simcore.san.descriptor import Descriptor
 from simcore.san.model import SanError
@@ -27,16 +27,53 @@ from simcore.san.model import SanError
 
 # -- Poisson weights ---------------------------------------------------------------------------
 def poisson_window(lam: float, eps: float) -> tuple[int, np.ndarray, float]:
-    """``(left, weights, omitted)``: Poisson(lam) probabilities of ``left..right`` computed in log
-    space, with the omitted tail mass ``P(N < left) + P(N > right) ≤ eps``."""
+    """``(left, weights, omitted)``: Poisson(lam) probabilities of ``left..right`` with the omitted
+    tail mass ``P(N < left) + P(N > right) ≤ eps`` (tails from ``pdtr``/``pdtrc``).
+
+    As in Fox–Glynn, the weight of the mode is computed first, here in log space with the
+    deviance form (Loader's ``bd0``/``stirlerr``, free of the cancellation in
+    ``n log λ - λ - log n!``), and the others by the ratios ``λ/(n+1)`` and ``n/λ`` outward.
+    """
     if lam == 0:
         return 0, np.ones(1), 0.0
     right = _search(lambda k: pdtrc(k, lam) <= eps / 2, math.floor(lam))
     left = _search(lambda k: pdtr(k, lam) > eps / 2, 0) if lam > 25 else 0
-    n = np.arange(left, right + 1)
-    weights = np.exp(n * math.log(lam) - lam - gammaln(n + 1))
+    mode = min(max(math.floor(lam), left), right)
+    up = np.cumprod(lam / np.arange(mode + 1, right + 1))
+    down = np.cumprod(np.arange(mode, left, -1) / lam)
+    weights = _pmf(mode, lam) * np.concatenate([down[::-1], [1.0], up])
     omitted = float(pdtrc(right, lam) + (pdtr(left - 1, lam) if left > 0 else 0.0))
     return left, weights, omitted
+
+
+def _pmf(n: int, lam: float) -> float:
+    """Poisson(lam) probability of ``n``, accurate to a few ulps also for large ``lam``."""
+    if n == 0:
+        return math.exp(-lam)
+    if n <= 15:
+        return math.exp(n * math.log(lam) - lam - math.lgamma(n + 1))
+    return math.exp(-_stirlerr(n) - _bd0(n, lam)) / math.sqrt(2 * math.pi * n)
+
+
+def _stirlerr(n: int) -> float:
+    """``log n! - log(sqrt(2πn) (n/e)^n)`` for n > 15 (Stirling series)."""
+    nn = 1.0 / (n * n)
+    return (1 / 12 - (1 / 360 - (1 / 1260 - (1 / 1680 - nn / 1188) * nn) * nn) * nn) / n
+
+
+def _bd0(x: float, m: float) -> float:
+    """``x log(x/m) + m - x`` without cancellation when x is near m."""
+    if abs(x - m) >= 0.1 * (x + m):
+        return x * math.log(x / m) + m - x
+    v = (x - m) / (x + m)
+    total, term = (x - m) * v, 2 * x * v
+    for j in range(1, 1000):
+        term *= v * v
+        new = total + term / (2 * j + 1)
+        if new == total:
+            break
+        total = new
+    return total
 
 
 def _search(ok: Callable[[int], bool], lo: int) -> int:
