@@ -19,7 +19,7 @@ def flat_generator(san: San) -> sp.csr_array:
     shape = [len(s) for s in san.automata.values()]
     size = int(np.prod(shape))
     grid = np.indices(shape).reshape(len(shape), -1)
-    total = sp.csr_array((size, size))
+    rows, cols, vals = [], [], []
     for event in san.events:
         mats = []
         for k, auto in enumerate(names):
@@ -34,11 +34,17 @@ def flat_generator(san: San) -> sp.csr_array:
         kron = mats[0]
         for m in mats[1:]:
             kron = sp.kron(kron, m, format="csr")
+        kron = kron.tocoo()
         if isinstance(event.rate, Rate):
             rate = np.broadcast_to(san.compile(event.rate.text, "test")(lambda k: grid[k]), (size,))
             rate = np.where(np.isfinite(rate), rate, 0.0)
         else:
             rate = np.full(size, event.rate)
-        total = total + sp.diags_array(rate) @ kron
-    total = sp.csr_array(total)
+        rows.append(kron.row)
+        cols.append(kron.col)
+        vals.append(kron.data * rate[kron.row])
+    total = sp.coo_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                         shape=(size, size)).tocsr()
+    total.sum_duplicates()
+    total.eliminate_zeros()
     return sp.csr_array(total - sp.diags_array(np.asarray(total.sum(axis=1)).ravel()))

@@ -87,6 +87,23 @@ def test_descriptor_product_equals_flat_product(models):
         assert np.allclose(desc.diag.ravel(), q.diagonal(), rtol=0, atol=1e-12)
 
 
+def test_factor_by_factor_products_equal_slab_products(models):
+    """The two ways of applying a term (slabs, or one factor at a time) agree, also for a large automaton."""
+    big = random_san(5).automaton("Big", [str(i) for i in range(70)])
+    for i in range(69):
+        big.local("Big", str(i), str(i + 1), Rate("a * (A0 == s0) + 0.1")).local("Big", str(i + 1), str(i), 0.5)
+    big.sync("jump", 2.0, {"Big": [("3", "60"), ("60", "0")], "A1": [("s0", "s1")]})
+    rng = np.random.default_rng(9)
+    for san in [m[0] for m in models[:8]] + [big]:
+        desc = Descriptor(san)
+        x = rng.standard_normal(desc.space.product)
+        sliced = desc.product(x)
+        for term in desc.terms:
+            term.plan = None
+        assert np.abs(desc.product(x) - sliced).max() < 1e-12
+    assert np.abs(sliced - flat_generator(big).T @ x).max() < 1e-12
+
+
 def test_reachable_set_and_restricted_product(models):
     rng = np.random.default_rng(8)
     for san, q in models:

@@ -22,9 +22,13 @@ generalised tensor product for the case where one function scales a whole term; 
 whichever automata ``f`` reads, including the ones the event changes. The restriction: a rate
 that depends on the *destination* state of a participant has to be written as separate events.
 
-Products. ``x @ Q`` views ``x`` as a tensor of shape (n_1, …, n_K) and applies each non-identity
-factor along its axis in turn: as slices (``out[…, j, …] += a x[…, i, …]``) when the factor has
-few entries, else as one small dense matrix product; identity factors cost nothing.
+Products. ``x @ Q`` views ``x`` as a tensor of shape (n_1, …, n_K). A term whose factors have
+few entries (the usual case: a synchronizing event moves each participant along one or two
+arcs) is applied as slabs: for each combination of one entry per factor, ``y[…, j_k, …] +=
+(Π a_k) (x ⊙ f)[…, i_k, …]``, which touches only the states where the event is enabled.
+Otherwise the non-identity factors are applied one at a time along their axis (the shuffle
+algorithm with a reshape and one small dense matrix product each); identity factors cost
+nothing either way.
 
 Reachable states. A breadth-first search from the initial state fires every term on the
 frontier through its factors' sparsity patterns (and the function's value there; a zero rate
@@ -37,6 +41,7 @@ restricted operator is exact, at the cost of product-space temporaries.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -57,24 +62,18 @@ class Factor:
         self.left, self.right = math.prod(shape[:k]), math.prod(shape[k + 1:])
         self.csr = sp.csr_array(matrix)
         rows, cols = np.nonzero(matrix)
-        self.entries = ([(i, j, matrix[i, j]) for i, j in zip(rows.tolist(), cols.tolist())]
-                        if len(rows) <= 2 * self.n else None)
+        self.nonzeros = [(i, j, float(matrix[i, j])) for i, j in zip(rows.tolist(), cols.tolist())]
         self.rowsum = matrix.sum(axis=1)
 
     def apply(self, z: np.ndarray) -> np.ndarray:
         """``z @ (I ⊗ … ⊗ M ⊗ … ⊗ I)`` for a product-space tensor ``z`` (a new array)."""
-        z3 = z.reshape(self.left, self.n, self.right)
-        if self.entries is not None:
-            out = np.zeros_like(z3)
-            for i, j, a in self.entries:
-                out[:, j, :] += a * z3[:, i, :]
-        elif self.right == 1:
-            out = z3.reshape(self.left, self.n) @ self.matrix
-        elif self.left == 1:
-            out = self.matrix.T @ z3.reshape(self.n, self.right)
-        else:
-            out = np.matmul(self.matrix.T, z3)
-        return out.reshape(z.shape)
+        if self.n > 64:  # a large automaton: its sparse matrix on the axis moved to the front
+            z3 = np.moveaxis(z.reshape(self.left, self.n, self.right), 1, 0).reshape(self.n, -1)
+            out = np.moveaxis((self.csr.T @ z3).reshape(self.n, self.left, self.right), 0, 1)
+            return np.ascontiguousarray(out).reshape(z.shape)
+        if self.right == 1:
+            return (z.reshape(self.left, self.n) @ self.matrix).reshape(z.shape)
+        return np.matmul(self.matrix.T, z.reshape(self.left, self.n, self.right)).reshape(z.shape)
 
 
 @dataclass
@@ -85,6 +84,52 @@ class Term:
     where: str
     factors: list[Factor]
     func: np.ndarray | None
+    plan: list | None = None
+
+    def prepare(self, shape: tuple[int, ...]) -> None:
+        """Choose how to apply the term: slabs (``plan``) or one factor at a time (``plan`` None).
+
+        Each combination of one entry per factor, ``(i_k -> j_k, a_k)``, moves the slab of ``x``
+        where every participant k is in ``i_k`` (times ``func`` there) to the slab where it is
+        in ``j_k``, scaled by ``Π a_k``: work proportional to the slab, not the product space.
+        When the axes after the last participant hold few states (``R`` < 8), the slab is split
+        along them, so numpy's inner loops run along a long strided axis, not a short contiguous one.
+        """
+        last = max(f.k for f in self.factors)
+        trail = math.prod(shape[last + 1:])
+        combos = math.prod(len(f.nonzeros) for f in self.factors)
+        single = len(self.factors) == 1 and self.func is None
+        if combos > 2 * math.prod(f.n for f in self.factors) or (single and combos >= self.factors[0].n
+                                                                  and trail >= 16 and self.factors[0].n <= 64):
+            self.plan = None  # dense enough: one small matrix product per factor
+            return
+        splits = list(np.ndindex(shape[last + 1:])) if 1 < trail < 8 else [(slice(None),) * (len(shape) - last - 1)]
+        self.plan = []
+        for choice in itertools.product(*(f.nonzeros for f in self.factors)):
+            src, dst = [slice(None)] * (last + 1), [slice(None)] * (last + 1)
+            for f, (i, j, _) in zip(self.factors, choice):
+                src[f.k], dst[f.k] = slice(i, i + 1), slice(j, j + 1)
+            coef = math.prod(a for _, _, a in choice)
+            for rest in splits:
+                where = src + list(rest)
+                fsrc = None if self.func is None else tuple(
+                    a if n > 1 else (slice(None) if isinstance(a, slice) else 0)
+                    for a, n in zip(where, self.func.shape))
+                self.plan.append((tuple(where), tuple(dst + list(rest)), fsrc, coef))
+
+    def apply_into(self, x: np.ndarray, y: np.ndarray) -> None:
+        """``y += x @ term`` for product-space tensors."""
+        if self.plan is None:
+            w = x if self.func is None else x * self.func
+            for f in self.factors:
+                w = f.apply(w)
+            y += w
+            return
+        for src, dst, fsrc, coef in self.plan:
+            part = x[src] * coef if fsrc is None else x[src] * self.func[fsrc]
+            if fsrc is not None and coef != 1.0:
+                part *= coef
+            y[dst] += part
 
 
 class StateSpace:
@@ -204,6 +249,8 @@ class Descriptor:
             else:
                 groups[key] = Term(event.name, event.where, [Factor(k, m, self.shape)], func)
                 terms.append(groups[key])
+        for term in terms:
+            term.prepare(self.shape)
         return terms
 
     def _diagonal(self, part, terms=None) -> np.ndarray:
@@ -253,36 +300,36 @@ class Descriptor:
         offsets = np.arange(counts.sum()) + np.repeat(starts - (np.cumsum(counts) - counts), counts)
         return base + matrix.indices[offsets].astype(np.int64) * self.strides[f.k]
 
-    def successors(self, states: np.ndarray) -> np.ndarray:
-        """Product-space indices of the states one event away from ``states`` (with repeats)."""
-        out = []
+    def successors(self, states: np.ndarray):
+        """Per term, the product-space indices of the states it leads to from ``states`` (with repeats)."""
         for term in self.terms:
             reached = self._enabled(term, states)
             for f in term.factors:
                 reached = self._step(reached, f, f.csr)
-            out.append(reached)
-        return np.concatenate(out) if out else np.zeros(0, np.int64)
+            yield reached
 
-    def predecessors(self, states: np.ndarray) -> np.ndarray:
-        """Product-space indices of the states one event before ``states`` (with repeats)."""
-        out = []
+    def predecessors(self, states: np.ndarray):
+        """Per term, the product-space indices of the states it leads from to ``states`` (with repeats)."""
         for term in self.terms:
             reached = states
             for f in term.factors:
                 reached = self._step(reached, f, f.csr.T.tocsr())
             if term.func is not None:
                 reached = reached[self._func_at(term.func, reached) > 0]
-            out.append(reached)
-        return np.concatenate(out) if out else np.zeros(0, np.int64)
+            yield reached
 
     def _search(self, start: np.ndarray, step, allowed: np.ndarray | None = None) -> np.ndarray:
+        """Breadth-first search from ``start`` through ``step`` (within ``allowed``); sorted indices."""
         seen = np.zeros(math.prod(self.shape), bool) if allowed is None else ~allowed
         seen[start] = True
         frontier = start
         while frontier.size:
-            nxt = np.unique(step(frontier))
-            frontier = nxt[~seen[nxt]]
-            seen[frontier] = True
+            new = []
+            for reached in step(frontier):
+                reached = reached[~seen[reached]]
+                seen[reached] = True
+                new.append(reached)
+            frontier = np.unique(np.concatenate(new)) if new else np.zeros(0, np.int64)
         return np.flatnonzero(seen if allowed is None else seen & allowed)
 
     def _reachable(self) -> np.ndarray:
@@ -301,10 +348,7 @@ class Descriptor:
         z = np.asarray(x, dtype=float).reshape(self.shape)
         y = z * self.corrector
         for term in self.terms:
-            w = z if term.func is None else z * term.func
-            for f in term.factors:
-                w = f.apply(w)
-            y += w
+            term.apply_into(z, y)
         return y.reshape(-1)
 
     def matvec(self, x: np.ndarray) -> np.ndarray:
