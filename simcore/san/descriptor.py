@@ -64,6 +64,8 @@ class Factor:
         rows, cols = np.nonzero(matrix)
         self.nonzeros = [(i, j, float(matrix[i, j])) for i, j in zip(rows.tolist(), cols.tolist())]
         self.rowsum = matrix.sum(axis=1)
+        # few trailing states: one GEMM with M ⊗ I_right beats a batch of tiny products
+        self.merged = np.kron(matrix, np.eye(self.right)) if 1 < self.right < 16 and self.n * self.right <= 128 else None
 
     def apply(self, z: np.ndarray) -> np.ndarray:
         """``z @ (I ⊗ … ⊗ M ⊗ … ⊗ I)`` for a product-space tensor ``z`` (a new array)."""
@@ -73,6 +75,8 @@ class Factor:
             return np.ascontiguousarray(out).reshape(z.shape)
         if self.right == 1:
             return (z.reshape(self.left, self.n) @ self.matrix).reshape(z.shape)
+        if self.merged is not None:
+            return (z.reshape(self.left, -1) @ self.merged).reshape(z.shape)
         return np.matmul(self.matrix.T, z.reshape(self.left, self.n, self.right)).reshape(z.shape)
 
 
@@ -100,7 +104,7 @@ class Term:
         combos = math.prod(len(f.nonzeros) for f in self.factors)
         single = len(self.factors) == 1 and self.func is None
         if combos > 2 * math.prod(f.n for f in self.factors) or (single and combos >= self.factors[0].n
-                                                                  and trail >= 16 and self.factors[0].n <= 64):
+                                                                  and self.factors[0].n <= 64):
             self.plan = None  # dense enough: one small matrix product per factor
             return
         splits = list(np.ndindex(shape[last + 1:])) if 1 < trail < 8 else [(slice(None),) * (len(shape) - last - 1)]

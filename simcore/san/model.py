@@ -130,7 +130,7 @@ class San:
         """
         where = where or f"{self.source}: event '{name}'"
         if not isinstance(moves, dict) or not moves:
-            raise SanError(f"{where}: key 'transitions' must map at least one automaton to its moves.")
+            raise SanError(f"{where}: 'transitions' must map at least one automaton to its list of moves.")
         table = {}
         for auto, pairs in moves.items():
             if auto not in self.automata:
