@@ -67,17 +67,20 @@ class Factor:
         # few trailing states: one GEMM with M ⊗ I_right beats a batch of tiny products
         self.merged = np.kron(matrix, np.eye(self.right)) if 1 < self.right < 16 and self.n * self.right <= 128 else None
 
-    def apply(self, z: np.ndarray) -> np.ndarray:
-        """``z @ (I ⊗ … ⊗ M ⊗ … ⊗ I)`` for a product-space tensor ``z`` (a new array)."""
+    def apply(self, z: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``z @ (I ⊗ … ⊗ M ⊗ … ⊗ I)`` for a product-space tensor ``z``, written into ``out`` (not ``z``)."""
         if self.n > 64:  # a large automaton: its sparse matrix on the axis moved to the front
             z3 = np.moveaxis(z.reshape(self.left, self.n, self.right), 1, 0).reshape(self.n, -1)
-            out = np.moveaxis((self.csr.T @ z3).reshape(self.n, self.left, self.right), 0, 1)
-            return np.ascontiguousarray(out).reshape(z.shape)
-        if self.right == 1:
-            return (z.reshape(self.left, self.n) @ self.matrix).reshape(z.shape)
-        if self.merged is not None:
-            return (z.reshape(self.left, -1) @ self.merged).reshape(z.shape)
-        return np.matmul(self.matrix.T, z.reshape(self.left, self.n, self.right)).reshape(z.shape)
+            prod = np.moveaxis((self.csr.T @ z3).reshape(self.n, self.left, self.right), 0, 1)
+            np.copyto(out.reshape(self.left, self.n, self.right), prod)
+        elif self.right == 1:
+            np.matmul(z.reshape(self.left, self.n), self.matrix, out=out.reshape(self.left, self.n))
+        elif self.merged is not None:
+            np.matmul(z.reshape(self.left, -1), self.merged, out=out.reshape(self.left, -1))
+        else:
+            np.matmul(self.matrix.T, z.reshape(self.left, self.n, self.right),
+                      out=out.reshape(self.left, self.n, self.right))
+        return out.reshape(z.shape)
 
 
 @dataclass
@@ -121,19 +124,25 @@ class Term:
                     for a, n in zip(where, self.func.shape))
                 self.plan.append((tuple(where), tuple(dst + list(rest)), fsrc, coef))
 
-    def apply_into(self, x: np.ndarray, y: np.ndarray) -> None:
-        """``y += x @ term`` for product-space tensors."""
+    def apply_into(self, x: np.ndarray, y: np.ndarray, scratch) -> None:
+        """``y += x @ term`` for product-space tensors; ``scratch(i)`` gives work buffers 0 and 1."""
         if self.plan is None:
-            w = x if self.func is None else x * self.func
-            for f in self.factors:
-                w = f.apply(w)
+            w = x if self.func is None else np.multiply(x, self.func, out=scratch(1).reshape(x.shape))
+            for i, f in enumerate(self.factors):
+                w = f.apply(w, scratch(i % 2))
             y += w
             return
+        buf = scratch(0)
         for src, dst, fsrc, coef in self.plan:
-            part = x[src] * coef if fsrc is None else x[src] * self.func[fsrc]
-            if fsrc is not None and coef != 1.0:
-                part *= coef
-            y[dst] += part
+            part = x[src]
+            tmp = buf[:part.size].reshape(part.shape)
+            if fsrc is None:
+                np.multiply(part, coef, out=tmp)
+            else:
+                np.multiply(part, self.func[fsrc], out=tmp)
+                if coef != 1.0:
+                    tmp *= coef
+            y[dst] += tmp
 
 
 class StateSpace:
@@ -186,6 +195,7 @@ class Descriptor:
             raise SanError(f"{san.source}: key 'automata': the product space has {math.prod(self.shape):.3g} "
                            f"states, above the limit of {MAX_PRODUCT:.3g}.")
         self._funcs: dict[str, np.ndarray] = {}
+        self._work: list[np.ndarray | None] = [None, None, None]
         self.terms = self._build_terms()
         self.initial = int(np.dot(san.initial_state(), self.strides))
         self.space = StateSpace(self.shape, self._reachable())
@@ -352,12 +362,23 @@ class Descriptor:
         z = np.asarray(x, dtype=float).reshape(self.shape)
         y = z * self.corrector
         for term in self.terms:
-            term.apply_into(z, y)
+            term.apply_into(z, y, self._scratch)
         return y.reshape(-1)
+
+    def _scratch(self, i: int) -> np.ndarray:
+        """Work buffer ``i`` (0, 1: term products; 2: scattered vector) over the product space,
+        kept between products: fresh large temporaries would cost page faults every time."""
+        if self._work[i] is None:
+            self._work[i] = np.zeros(self.space.product)
+        return self._work[i]
 
     def matvec(self, x: np.ndarray) -> np.ndarray:
         """``x @ Q`` for a vector ``x`` over the reachable states (scatter, product, gather)."""
-        return self.space.gather(self.product(self.space.scatter(x)))
+        if self.space.full:
+            return self.product(x)
+        full = self._scratch(2)
+        full[self.space.index] = x  # the other entries stay zero
+        return self.space.gather(self.product(full))
 
     @property
     def rate_bound(self) -> float:
