@@ -282,6 +282,13 @@ class Descriptor:
     def _locals(self, states: np.ndarray, k: int) -> np.ndarray:
         return (states // self.strides[k]) % self.shape[k]
 
+    def _digits(self, states: np.ndarray) -> list[np.ndarray]:
+        """Local state index of every automaton in each of ``states``."""
+        digits, rest = [None] * len(self.shape), states
+        for k in range(len(self.shape) - 1, -1, -1):
+            rest, digits[k] = np.divmod(rest, self.shape[k])
+        return digits
+
     def _func_at(self, func: np.ndarray, states: np.ndarray) -> np.ndarray:
         return func[tuple(self._locals(states, k) if n > 1 else 0 for k, n in enumerate(func.shape))]
 
@@ -290,36 +297,39 @@ class Descriptor:
         return ", ".join(f"{a}={self.san.automata[a][int(self._locals(np.int64(linear), k))]}"
                          for k, a in enumerate(self.names))
 
-    def _enabled(self, term: Term, states: np.ndarray) -> np.ndarray:
-        """The states of ``states`` where ``term`` fires with a positive rate (checks the rate there)."""
+    def _enabled(self, term: Term, states: np.ndarray, digits: list[np.ndarray]) -> np.ndarray:
+        """Positions in ``states`` where ``term`` fires with a positive rate (checks the rate there)."""
         mask = np.ones(len(states), bool)
         for f in term.factors:
-            mask &= f.rowsum[self._locals(states, f.k)] > 0
+            mask &= f.rowsum[digits[f.k]] > 0
+        where = np.flatnonzero(mask)
         if term.func is None:
-            return states[mask]
-        states = states[mask]
-        values = self._func_at(term.func, states)
+            return where
+        values = term.func[tuple(digits[k][where] if n > 1 else 0 for k, n in enumerate(term.func.shape))]
         bad = ~np.isfinite(values) | (values < 0)
         if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise SanError(f"{term.where}: functional rate is {values[i]:g} in reachable state "
+            i = int(where[np.flatnonzero(bad)[0]])
+            raise SanError(f"{term.where}: functional rate is {values[bad][0]:g} in reachable state "
                            f"({self.label(states[i])}); it must be non-negative and finite.")
-        return states[values > 0]
+        return where[values > 0]
 
-    def _step(self, states: np.ndarray, f: Factor, matrix) -> np.ndarray:
-        """Every state reached from ``states`` by factor ``f`` (via the CSR pattern ``matrix``)."""
-        loc = self._locals(states, f.k)
+    def _step(self, states: np.ndarray, loc: np.ndarray, f: Factor, matrix):
+        """Every state reached from ``states`` (automaton ``f.k`` in ``loc``) through the CSR pattern
+        ``matrix``, and for each the position of the state it came from."""
         starts, counts = matrix.indptr[loc], matrix.indptr[loc + 1] - matrix.indptr[loc]
         base = np.repeat(states - loc * self.strides[f.k], counts)
         offsets = np.arange(counts.sum()) + np.repeat(starts - (np.cumsum(counts) - counts), counts)
-        return base + matrix.indices[offsets].astype(np.int64) * self.strides[f.k]
+        return base + matrix.indices[offsets].astype(np.int64) * self.strides[f.k], np.repeat(np.arange(len(states)), counts)
 
     def successors(self, states: np.ndarray):
         """Per term, the product-space indices of the states it leads to from ``states`` (with repeats)."""
+        digits = self._digits(states)
         for term in self.terms:
-            reached = self._enabled(term, states)
-            for f in term.factors:
-                reached = self._step(reached, f, f.csr)
+            origin = self._enabled(term, states, digits)
+            reached = states[origin]
+            for f in term.factors:  # distinct axes: automaton f.k is still as in the origin state
+                reached, came = self._step(reached, digits[f.k][origin], f, f.csr)
+                origin = origin[came]
             yield reached
 
     def predecessors(self, states: np.ndarray):
@@ -327,7 +337,7 @@ class Descriptor:
         for term in self.terms:
             reached = states
             for f in term.factors:
-                reached = self._step(reached, f, f.csr.T.tocsr())
+                reached, _ = self._step(reached, self._locals(reached, f.k), f, f.csr.T.tocsr())
             if term.func is not None:
                 reached = reached[self._func_at(term.func, reached) > 0]
             yield reached
