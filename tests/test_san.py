@@ -296,6 +296,9 @@ BAD = {
     "unknown state in a function": (
         "local:\n  - {automaton: Cpu, from: Idle, to: Busy, rate: 'lam * (Cpu == Bsy)'}\n",
         "key 'local[0].rate': unknown state 'Bsy' of automaton 'Cpu'"),
+    "unknown automaton in a function": (
+        "local:\n  - {automaton: Cpu, from: Idle, to: Busy, rate: 'lam * (Disk == Busy)'}\n",
+        "key 'local[0].rate': unknown name 'Disk' (not a parameter or an automaton)"),
     "sync naming a missing automaton": (
         "synchronizing:\n  - {name: go, rate: 1, transitions: {Cpu: [[Idle, Busy]], Disk: [[a, b]]}}\n",
         "key 'synchronizing[0]': names a missing automaton 'Disk'"),

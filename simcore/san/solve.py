@@ -116,6 +116,8 @@ def transient(desc: Descriptor, times, eps: float = 1e-10, measures: dict[str, n
     if not 0 < eps < 1:
         raise SanError(f"eps: must be in (0, 1), not {eps}.")
     pi = desc.initial_vector() if initial is None else np.asarray(initial, dtype=float)
+    if pi.shape != (desc.space.size,) or (pi < 0).any() or abs(pi.sum() - 1) > 1e-12:
+        raise SanError(f"initial: must be a distribution over the {desc.space.size} reachable states.")
     rate = desc.rate_bound
     previous = np.concatenate([[0.0], times[:-1]])
     steps = int(np.count_nonzero(times - previous)) or 1
@@ -171,8 +173,9 @@ def steady_state(desc: Descriptor, method: str = "gmres", tol: float = 1e-10, ma
     ``power``: power iteration on ``P = I + Q/(1.01 Λ)`` from the initial state (aperiodic by
     the margin), the limit from that state also when the chain is reducible. ``gmres``: restarted
     GMRES (:func:`gmres`) on ``Q^T`` with one equation replaced by ``Σ π = 1`` and a diagonal
-    (Jacobi) preconditioner; needs the reachable chain to be irreducible (checked). The residual bounds the error only up to the
-    chain's conditioning (``||π - π*||_1 ≤ ||πQ||_1 ||Q^#||``), which is not computed.
+    (Jacobi) preconditioner; needs the reachable chain to be irreducible (checked). The residual
+    bounds the error only up to the chain's conditioning (``||π - π*||_1 ≤ ||πQ||_1 ||Q^#||``,
+    with ``Q^#`` the group inverse), which is not computed.
     """
     if method == "power":
         return _power(desc, tol, maxiter)
