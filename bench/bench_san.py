@@ -121,7 +121,8 @@ def main() -> None:
                     f"{r['desc_s'] * 1e3:>9.2f} {r['flat_s'] * 1e3:>9.2f} {r['desc_s'] / r['flat_s']:>9.2f} "
                     f"{r['err']:>10.1e}")
         else:
-            flat = f"{'-':>7} {r['desc_mb']:>9} {'-':>9} {'-':>11} {r['desc_s'] * 1e3:>9.2f} {'-':>9} {'-':>9} {'-':>10}"
+            flat = (f"{'-':>7} {r['desc_mb']:>9} {'-':>9} {'-':>11} {r['desc_s'] * 1e3:>9.2f} "
+                    f"{'-':>9} {'-':>9} {'-':>10}")
         print(f"{r['N']:>3} {r['states']:>12,} {r['build']:>8.2f} {flat}", flush=True)
     if args.solve:
         solve(args.solve)

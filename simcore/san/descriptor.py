@@ -65,7 +65,8 @@ class Factor:
         self.nonzeros = [(i, j, float(matrix[i, j])) for i, j in zip(rows.tolist(), cols.tolist())]
         self.rowsum = matrix.sum(axis=1)
         # few trailing states: one GEMM with M ⊗ I_right beats a batch of tiny products
-        self.merged = np.kron(matrix, np.eye(self.right)) if 1 < self.right < 16 and self.n * self.right <= 128 else None
+        small = 1 < self.right < 16 and self.n * self.right <= 128
+        self.merged = np.kron(matrix, np.eye(self.right)) if small else None
 
     def apply(self, z: np.ndarray, out: np.ndarray) -> np.ndarray:
         """``z @ (I ⊗ … ⊗ M ⊗ … ⊗ I)`` for a product-space tensor ``z``, written into ``out`` (not ``z``)."""
@@ -319,7 +320,8 @@ class Descriptor:
         starts, counts = matrix.indptr[loc], matrix.indptr[loc + 1] - matrix.indptr[loc]
         base = np.repeat(states - loc * self.strides[f.k], counts)
         offsets = np.arange(counts.sum()) + np.repeat(starts - (np.cumsum(counts) - counts), counts)
-        return base + matrix.indices[offsets].astype(np.int64) * self.strides[f.k], np.repeat(np.arange(len(states)), counts)
+        reached = base + matrix.indices[offsets].astype(np.int64) * self.strides[f.k]
+        return reached, np.repeat(np.arange(len(states)), counts)
 
     def successors(self, states: np.ndarray):
         """Per term, the product-space indices of the states it leads to from ``states`` (with repeats)."""

@@ -237,7 +237,8 @@ class _Resolver:
             parts = [self.build(a) for a in tree[2]]
             red = np.minimum if tree[1] == "min" else np.maximum
             fns = [p[0] for p in parts]
-            return (lambda local: functools.reduce(red, [f(local) for f in fns])), frozenset().union(*(p[1] for p in parts))
+            depends = frozenset().union(*(p[1] for p in parts))
+            return (lambda local: functools.reduce(red, [f(local) for f in fns])), depends
         return self.count(tree[1], tree[2])
 
     def name(self, name: str):
