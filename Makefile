@@ -49,6 +49,7 @@ lint: env  ## snakemake --lint
 bench: env  ## performance benchmarks (events/s against bare SimPy)
 	$(BIN)/python bench/bench_cluster.py
 	$(BIN)/python bench/bench_numa.py
+	$(BIN)/python bench/bench_san.py
 
 clean:  ## remove workflow outputs (keeps the virtualenv)
 	rm -rf results/raw results/*/ paper/build paper/figures paper/tables paper/generated logs .snakemake

@@ -1,4 +1,4 @@
-"""The simcore command: list, validate, run, aggregate, figure, table, report-macros, topology, trace, targets, params.
+"""The simcore command: list, validate, run, aggregate, figure, table, report-macros, topology, trace, targets, params, san.
 
 Errors are one sentence on stderr naming the file and key at fault; exit code 2 for bad input,
 1 for an internal failure. Heavy libraries are imported only by the subcommands that use them.
@@ -183,6 +183,16 @@ def cmd_params(args) -> int:
     return 0
 
 
+def cmd_san(args) -> int:
+    from simcore.san.run import parse_measures, parse_times, solve_to_csv
+
+    times = parse_times(args.times) if args.times is not None else None
+    summary = solve_to_csv(args.model, args.out, times, parse_measures(args.measure), args.steady,
+                           args.eps, args.method)
+    print(summary, file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="simcore", description=__doc__.splitlines()[0])
     parser.add_argument("--specs", default="config/experiments", help="folder of experiment specs")
@@ -242,6 +252,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("params", cmd_params, "a model's parameters (default and meaning), or its metrics")
     p.add_argument("model", metavar="MODEL", help="numa or cluster")
     p.add_argument("--metrics", action="store_true", help="list the metrics instead")
+    p = add("san", cmd_san, "solve a SAN model (transient by uniformization, steady state) into a CSV")
+    p.add_argument("model", metavar="MODEL.yaml")
+    p.add_argument("--times", metavar="A:B:STEP", help="time grid, B included (or a comma list)")
+    p.add_argument("--out", required=True, metavar="FILE",
+                   help="CSV: time, each measure, mass, error_bound (written atomically)")
+    p.add_argument("--measure", action="append", metavar="NAME=EXPR",
+                   help="expected value of an expression (a predicate gives a probability)")
+    p.add_argument("--steady", action="store_true",
+                   help="add a steady-state row (time inf; error_bound holds the residual ||pi Q||_1)")
+    p.add_argument("--method", choices=("gmres", "power"), default="gmres", help="steady-state method")
+    p.add_argument("--eps", type=float, default=1e-10, help="transient error bound (1-norm) at the last time")
     return parser
 
 

@@ -1,0 +1,293 @@
+"""A Stochastic Automata Network: automata with named local states, local and synchronizing events.
+
+Build one from Python::
+
+    san = San(params={"lam": 1.0, "mu": 2.0})
+    san.automaton("Cpu", ["Idle", "Busy"]).automaton("Job", ["Wait", "Done"])
+    san.local("Cpu", "Idle", "Busy", Rate("lam * (Job == Wait)"))
+    san.sync("finish", 2.0, {"Cpu": [("Busy", "Idle")], "Job": [("Wait", "Done")]})
+
+or from YAML with :func:`load_san` (same structure, see ``docs`` in that function). A rate is a
+non-negative finite number or a :class:`Rate`, an expression of :mod:`simcore.san.expr` over the
+parameters and the automata's states, evaluated in the global state *before* the event fires.
+A synchronizing event fires only when every participant is in one of its from-states; a
+participant's transition may carry a routing probability ``(src, dst, p)`` (default 1).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from simcore.errors import InputError
+from simcore.san.expr import Compiled, ExprError, compile_expr, parse
+
+_NAME = re.compile(r"[A-Za-z_]\w*\Z")
+YAML_KEYS = ("name", "parameters", "automata", "initial", "local", "synchronizing", "measures")
+
+
+class SanError(InputError):
+    """A SAN model that is not valid; the message names the file (or event) and key."""
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A functional rate: an expression over parameters and automaton states, e.g. ``Rate("mu * (Cpu == Busy)")``."""
+
+    text: str
+
+    def __post_init__(self):
+        try:
+            parse(self.text)
+        except ExprError as err:
+            raise SanError(f"Rate '{self.text}': {err}.") from None
+
+
+@dataclass
+class Event:
+    """One event: a rate and, per participating automaton, its (src, dst, probability) moves."""
+
+    name: str
+    rate: float | Rate
+    moves: dict[str, list[tuple[str, str, float]]]
+    where: str
+    synchronizing: bool
+
+
+def _finite_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@dataclass
+class San:
+    """A SAN model under construction; every method validates what it is given."""
+
+    params: dict[str, float] = field(default_factory=dict)
+    name: str = "san"
+    source: str = "<python>"
+    automata: dict[str, list[str]] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+    start: dict[str, str] = field(default_factory=dict)
+    measures: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        for key, value in self.params.items():
+            self.param(key, value)
+
+    # -- construction -------------------------------------------------------------------------
+    def param(self, name: str, value: float, where: str | None = None) -> San:
+        """Set parameter ``name`` (a finite number) usable in rate expressions."""
+        where = where or f"{self.source}: parameter '{name}'"
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise SanError(f"{where}: '{name}' is not a valid name (letters, digits, _).")
+        if not _finite_number(value):
+            raise SanError(f"{where}: must be a finite number, not {value!r}.")
+        self.params[name] = float(value)
+        return self
+
+    def automaton(self, name: str, states, where: str | None = None) -> San:
+        """Add an automaton with its list of distinct local state names (the first is the default initial state)."""
+        where = where or f"{self.source}: automaton '{name}'"
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise SanError(f"{where}: '{name}' is not a valid automaton name (letters, digits, _).")
+        if name in self.automata:
+            raise SanError(f"{where}: duplicate automaton name '{name}'.")
+        if not isinstance(states, (list, tuple)) or not states:
+            raise SanError(f"{where}: must list at least one state.")
+        names = [str(s) for s in states]
+        dup = sorted({s for s in names if names.count(s) > 1})
+        if dup:
+            raise SanError(f"{where}: duplicate state name '{dup[0]}'.")
+        self.automata[name] = names
+        return self
+
+    def initial(self, states: dict[str, str], where: str | None = None) -> San:
+        """Set the initial local state of some automata (the others start in their first state)."""
+        where = where or f"{self.source}: initial"
+        for auto, state in states.items():
+            self._state(where, auto, state)
+            self.start[auto] = str(state)
+        return self
+
+    def local(self, automaton: str, src: str, dst: str, rate, name: str | None = None,
+              where: str | None = None) -> San:
+        """Add a local event: ``automaton`` moves from ``src`` to ``dst`` at ``rate``."""
+        name = name or f"{automaton}:{src}->{dst}"
+        where = where or f"{self.source}: event '{name}'"
+        self._state(where, automaton, src)
+        self._state(where, automaton, dst)
+        event = Event(name, self._rate(where, rate), {automaton: [(str(src), str(dst), 1.0)]}, where, False)
+        return self._add(event)
+
+    def sync(self, name: str, rate, moves: dict, where: str | None = None) -> San:
+        """Add a synchronizing event: all automata in ``moves`` change together at ``rate``.
+
+        ``moves`` maps each participant to its list of ``(src, dst)`` or ``(src, dst, p)``.
+        """
+        where = where or f"{self.source}: event '{name}'"
+        if not isinstance(moves, dict) or not moves:
+            raise SanError(f"{where}: 'transitions' must map at least one automaton to its list of moves.")
+        table = {}
+        for auto, pairs in moves.items():
+            if auto not in self.automata:
+                raise SanError(f"{where}: names a missing automaton '{auto}' (known: {', '.join(self.automata)}).")
+            table[auto] = self._moves(f"{where} (automaton '{auto}')", auto, pairs)
+        return self._add(Event(name, self._rate(where, rate), table, where, True))
+
+    # -- validation helpers -------------------------------------------------------------------
+    def _state(self, where: str, auto: str, state) -> None:
+        if auto not in self.automata:
+            raise SanError(f"{where}: names a missing automaton '{auto}' (known: {', '.join(self.automata)}).")
+        if str(state) not in self.automata[auto]:
+            raise SanError(f"{where}: unknown state '{state}' of automaton '{auto}' "
+                           f"(states: {', '.join(self.automata[auto])}).")
+
+    def _rate(self, where: str, rate):
+        if isinstance(rate, Rate):
+            return rate
+        if isinstance(rate, str):
+            return Rate(rate)
+        if not _finite_number(rate) or rate < 0:
+            raise SanError(f"{where}: rate must be a non-negative finite number or an expression, not {rate!r}.")
+        return float(rate)
+
+    def _moves(self, where: str, auto: str, pairs) -> list[tuple[str, str, float]]:
+        if not isinstance(pairs, (list, tuple)) or not pairs:
+            raise SanError(f"{where}: must list at least one (from, to) move.")
+        out, total = [], {}
+        for move in pairs:
+            if not isinstance(move, (list, tuple)) or len(move) not in (2, 3):
+                raise SanError(f"{where}: move {move!r} must be (from, to) or (from, to, probability).")
+            src, dst, p = str(move[0]), str(move[1]), move[2] if len(move) == 3 else 1.0
+            self._state(where, auto, src)
+            self._state(where, auto, dst)
+            if not _finite_number(p) or not 0 < p <= 1:
+                raise SanError(f"{where}: probability {p!r} of move {src}->{dst} must be in (0, 1].")
+            total[src] = total.get(src, 0.0) + p
+            if total[src] > 1 + 1e-12:
+                raise SanError(f"{where}: probabilities of the moves from '{src}' add up to more than 1.")
+            out.append((src, dst, float(p)))
+        return out
+
+    def _add(self, event: Event) -> San:
+        if any(e.name == event.name for e in self.events):
+            raise SanError(f"{event.where}: duplicate event name '{event.name}'.")
+        self.events.append(event)
+        return self
+
+    # -- resolution ---------------------------------------------------------------------------
+    def compile(self, text: str, where: str) -> Compiled:
+        """Resolve an expression against this model's automata and parameters."""
+        try:
+            return compile_expr(text, self.automata, self.params)
+        except ExprError as err:
+            raise SanError(f"{where}: {err}.") from None
+
+    def validate(self) -> None:
+        """Check what needs the whole model: rate expressions, measures, names, the initial state."""
+        if not self.automata:
+            raise SanError(f"{self.source}: key 'automata': the model has no automaton.")
+        clash = sorted(set(self.params) & set(self.automata))
+        if clash:
+            raise SanError(f"{self.source}: key 'parameters': '{clash[0]}' is also an automaton name.")
+        for event in self.events:
+            if isinstance(event.rate, Rate):
+                self.compile(event.rate.text, event.where)
+        for name, text in self.measures.items():
+            self.compile(text, f"{self.source}: measure '{name}'")
+
+    def initial_state(self) -> tuple[int, ...]:
+        """Local state indices of the initial global state."""
+        return tuple(states.index(self.start.get(a, states[0])) for a, states in self.automata.items())
+
+
+# -- YAML --------------------------------------------------------------------------------------
+def _mapping(path, key, value) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise SanError(f"{path}: key '{key}' must be a mapping.")
+    return value
+
+
+def _items(path, key, value) -> list:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise SanError(f"{path}: key '{key}' must be a list of mappings.")
+    return value
+
+
+def _fields(where: str, item: dict, required: tuple, optional: tuple) -> None:
+    for key in required:
+        if key not in item:
+            raise SanError(f"{where}: key '{key}' is missing.")
+    unknown = sorted(set(item) - set(required) - set(optional), key=str)
+    if unknown:
+        raise SanError(f"{where}: key '{unknown[0]}' is unknown (known: {', '.join(required + optional)}).")
+
+
+def _yaml_rate(where: str, rate):
+    if isinstance(rate, str):
+        try:
+            return Rate(rate)
+        except SanError as err:
+            raise SanError(f"{where}: {str(err).split(': ', 1)[1]}") from None
+    return rate
+
+
+def load_san(path: str | Path) -> San:
+    """A validated :class:`San` from a YAML file.
+
+    Keys: ``name``; ``parameters`` (name: number); ``automata`` (name: list of states);
+    ``initial`` (automaton: state; default the first state); ``local`` (list of ``{automaton,
+    from, to, rate[, name]}``); ``synchronizing`` (list of ``{name, rate, transitions:
+    {automaton: [[from, to], ...]}}``, a move may add a probability ``[from, to, p]``);
+    ``measures`` (name: expression). A rate is a number or an expression string.
+    """
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as err:
+        raise SanError(f"{path}: cannot be read ({err.strerror}).") from None
+    except yaml.YAMLError as err:
+        raise SanError(f"{path}: is not valid YAML ({str(err).splitlines()[0]}).") from None
+    if not isinstance(data, dict):
+        raise SanError(f"{path}: must be a mapping with keys {', '.join(YAML_KEYS)}.")
+    _fields(str(path), data, ("automata",), tuple(k for k in YAML_KEYS if k != "automata"))
+    san = San(name=str(data.get("name", path.stem)), source=str(path))
+    for key, value in _mapping(path, "parameters", data.get("parameters")).items():
+        san.param(str(key), value, f"{path}: key 'parameters.{key}'")
+    for key, states in _mapping(path, "automata", data["automata"]).items():
+        san.automaton(key, states, f"{path}: key 'automata.{key}'")
+    san.initial(_mapping(path, "initial", data.get("initial")), f"{path}: key 'initial'")
+    for i, item in enumerate(_items(path, "local", data.get("local"))):
+        where = f"{path}: key 'local[{i}]'"
+        _fields(where, item, ("automaton", "from", "to", "rate"), ("name",))
+        rate = _yaml_rate(f"{path}: key 'local[{i}].rate'", item["rate"])
+        san.local(item["automaton"], item["from"], item["to"], rate, item.get("name"), where)
+    for i, item in enumerate(_items(path, "synchronizing", data.get("synchronizing"))):
+        where = f"{path}: key 'synchronizing[{i}]'"
+        _fields(where, item, ("name", "rate", "transitions"), ())
+        rate = _yaml_rate(f"{where[:-1]}.rate'", item["rate"])
+        san.sync(str(item["name"]), rate, item["transitions"], where)
+    for key, text in _mapping(path, "measures", data.get("measures")).items():
+        if not isinstance(text, str):
+            raise SanError(f"{path}: key 'measures.{key}' must be an expression string.")
+        san.measures[str(key)] = text
+    _validate_yaml(san, path)
+    return san
+
+
+def _validate_yaml(san: San, path: Path) -> None:
+    """Validate, naming YAML keys (rates as ``local[i].rate``) rather than events."""
+    for event in san.events:
+        if isinstance(event.rate, Rate):
+            san.compile(event.rate.text, f"{event.where[:-1]}.rate'")
+    for name, text in san.measures.items():
+        san.compile(text, f"{path}: key 'measures.{name}'")
+    san.validate()

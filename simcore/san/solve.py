@@ -1,0 +1,264 @@
+"""Transient (uniformization) and steady-state (power iteration, GMRES) solutions of a SAN.
+
+Every solver works on vectors over the reachable states and touches the generator only through
+:meth:`Descriptor.matvec` (``x @ Q``).
+
+Transient error bound. With ``Λ`` the largest outflow rate and ``P = I + Q/Λ``, one step of
+length ``Δ`` is ``π e^{QΔ} = Σ_n Pois(n; ΛΔ) π P^n``. We keep the terms ``L..R`` whose omitted
+Poisson mass (both tails, computed directly with ``pdtr``/``pdtrc``) is at most
+``ε / steps``. All kept terms are non-negative, so the computed vector is below the exact one
+entry by entry and its 1-norm error equals its mass deficit; the reported ``bound`` at each time
+adds the omitted masses of all steps so far (``≤ ε`` at the last time, floating-point
+rounding aside). A measure with values in ``[a, b]`` is off by at most ``max(|a|, |b|) · bound``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from scipy.special import pdtr, pdtrc
+
+from simcore.san.descriptor import Descriptor
+from simcore.san.model import SanError
+
+
+# -- Poisson weights ---------------------------------------------------------------------------
+def poisson_window(lam: float, eps: float) -> tuple[int, np.ndarray, float]:
+    """``(left, weights, omitted)``: Poisson(lam) probabilities of ``left..right`` with the omitted
+    tail mass ``P(N < left) + P(N > right) ≤ eps`` (tails from ``pdtr``/``pdtrc``).
+
+    As in Fox–Glynn, the weight of the mode is computed first, here in log space with the
+    deviance form (Loader's ``bd0``/``stirlerr``, free of the cancellation in
+    ``n log λ - λ - log n!``), and the others by the ratios ``λ/(n+1)`` and ``n/λ`` outward.
+    """
+    if lam == 0:
+        return 0, np.ones(1), 0.0
+    right = _search(lambda k: pdtrc(k, lam) <= eps / 2, math.floor(lam))
+    left = _search(lambda k: pdtr(k, lam) > eps / 2, 0) if lam > 25 else 0
+    mode = min(max(math.floor(lam), left), right)
+    up = np.cumprod(lam / np.arange(mode + 1, right + 1))
+    down = np.cumprod(np.arange(mode, left, -1) / lam)
+    weights = _pmf(mode, lam) * np.concatenate([down[::-1], [1.0], up])
+    omitted = float(pdtrc(right, lam) + (pdtr(left - 1, lam) if left > 0 else 0.0))
+    return left, weights, omitted
+
+
+def _pmf(n: int, lam: float) -> float:
+    """Poisson(lam) probability of ``n``, accurate to a few ulps also for large ``lam``."""
+    if n == 0:
+        return math.exp(-lam)
+    if n <= 15:
+        return math.exp(n * math.log(lam) - lam - math.lgamma(n + 1))
+    return math.exp(-_stirlerr(n) - _bd0(n, lam)) / math.sqrt(2 * math.pi * n)
+
+
+def _stirlerr(n: int) -> float:
+    """``log n! - log(sqrt(2πn) (n/e)^n)`` for n > 15 (Stirling series)."""
+    nn = 1.0 / (n * n)
+    return (1 / 12 - (1 / 360 - (1 / 1260 - (1 / 1680 - nn / 1188) * nn) * nn) * nn) / n
+
+
+def _bd0(x: float, m: float) -> float:
+    """``x log(x/m) + m - x`` without cancellation when x is near m."""
+    if abs(x - m) >= 0.1 * (x + m):
+        return x * math.log(x / m) + m - x
+    v = (x - m) / (x + m)
+    total, term = (x - m) * v, 2 * x * v
+    for j in range(1, 1000):
+        term *= v * v
+        new = total + term / (2 * j + 1)
+        if new == total:
+            break
+        total = new
+    return total
+
+
+def _search(ok: Callable[[int], bool], lo: int) -> int:
+    """Smallest integer ``k >= lo`` with ``ok(k)`` (``ok`` monotone)."""
+    if ok(lo):
+        return lo
+    step = 1
+    while not ok(lo + step):
+        step *= 2
+    a, b = lo + step // 2, lo + step  # ok(b), not ok(a) (or a == lo)
+    while b - a > 1:
+        mid = (a + b) // 2
+        a, b = (a, mid) if ok(mid) else (mid, b)
+    return b
+
+
+# -- transient ---------------------------------------------------------------------------------
+@dataclass
+class Transient:
+    """Transient solution: per time, the measures, the mass and the 1-norm error bound."""
+
+    times: np.ndarray
+    mass: np.ndarray
+    bound: np.ndarray
+    measures: dict[str, np.ndarray] = field(default_factory=dict)
+    probabilities: np.ndarray | None = None  # (times, reachable states) when kept
+    products: int = 0
+
+
+def transient(desc: Descriptor, times, eps: float = 1e-10, measures: dict[str, np.ndarray] | None = None,
+              initial: np.ndarray | None = None, keep: bool = True) -> Transient:
+    """π(t) at each of the non-decreasing ``times`` (≥ 0) by uniformization, stepping from one time to the next.
+
+    ``measures`` maps names to reward vectors over the reachable states (see
+    :func:`simcore.san.measures.reward_vector`); ``keep`` stores every π(t).
+    """
+    times = np.asarray(times, dtype=float)
+    if times.ndim != 1 or not len(times) or (times < 0).any() or (np.diff(times) < 0).any():
+        raise SanError("times: must be a non-empty, non-decreasing list of non-negative numbers.")
+    if not 0 < eps < 1:
+        raise SanError(f"eps: must be in (0, 1), not {eps}.")
+    pi = desc.initial_vector() if initial is None else np.asarray(initial, dtype=float)
+    if pi.shape != (desc.space.size,) or (pi < 0).any() or abs(pi.sum() - 1) > 1e-12:
+        raise SanError(f"initial: must be a distribution over the {desc.space.size} reachable states.")
+    rate = desc.rate_bound
+    previous = np.concatenate([[0.0], times[:-1]])
+    steps = int(np.count_nonzero(times - previous)) or 1
+    result = Transient(times, np.zeros(len(times)), np.zeros(len(times)),
+                       {k: np.zeros(len(times)) for k in measures or {}},
+                       np.zeros((len(times), len(pi))) if keep else None)
+    omitted = 0.0
+    for i, (t0, t1) in enumerate(zip(previous, times)):
+        if t1 > t0 and rate > 0:
+            pi, lost, count = _step(desc, pi, rate, rate * (t1 - t0), eps / steps)
+            omitted += lost
+            result.products += count
+        result.mass[i], result.bound[i] = pi.sum(), omitted
+        for name, reward in (measures or {}).items():
+            result.measures[name][i] = reward @ pi
+        if keep:
+            result.probabilities[i] = pi
+    return result
+
+
+def _step(desc: Descriptor, pi: np.ndarray, rate: float, lam: float, eps: float):
+    """``π e^{QΔ}`` with ``ΛΔ = lam``; returns it, the omitted Poisson mass, and the products made."""
+    left, weights, omitted = poisson_window(lam, eps)
+    out = pi * weights[0] if left == 0 else np.zeros_like(pi)
+    v = pi
+    for n in range(1, left + len(weights)):
+        v = v + desc.matvec(v) / rate
+        if n >= left:
+            out += weights[n - left] * v
+    return out, omitted, left + len(weights) - 1
+
+
+# -- steady state ------------------------------------------------------------------------------
+@dataclass
+class Steady:
+    """Steady-state vector over the reachable states, with its residual ``||π Q||_1``."""
+
+    pi: np.ndarray
+    residual: float
+    iterations: int
+    method: str
+    converged: bool
+
+
+def residual(desc: Descriptor, pi: np.ndarray) -> float:
+    """``||π Q||_1``: zero exactly at a stationary distribution."""
+    return float(np.abs(desc.matvec(pi)).sum())
+
+
+def steady_state(desc: Descriptor, method: str = "gmres", tol: float = 1e-10, maxiter: int = 100_000) -> Steady:
+    """Stationary distribution over the reachable states; stops once ``||π Q||_1 ≤ tol``.
+
+    ``power``: power iteration on ``P = I + Q/(1.01 Λ)`` from the initial state (aperiodic by
+    the margin), the limit from that state also when the chain is reducible. ``gmres``: restarted
+    GMRES (:func:`gmres`) on ``Q^T`` with one equation replaced by ``Σ π = 1`` and a diagonal
+    (Jacobi) preconditioner; needs the reachable chain to be irreducible (checked). The residual
+    bounds the error only up to the chain's conditioning (``||π - π*||_1 ≤ ||πQ||_1 ||Q^#||``,
+    with ``Q^#`` the group inverse), which is not computed.
+    """
+    if method == "power":
+        return _power(desc, tol, maxiter)
+    if method == "gmres":
+        return _gmres(desc, tol, maxiter)
+    raise SanError(f"method: '{method}' is not a steady-state method (power, gmres).")
+
+
+def _power(desc: Descriptor, tol: float, maxiter: int) -> Steady:
+    rate = 1.01 * desc.rate_bound
+    pi = desc.initial_vector()
+    if rate == 0:
+        return Steady(pi, 0.0, 0, "power", True)
+    res = math.inf
+    for it in range(1, maxiter + 1):
+        flow = desc.matvec(pi)
+        res = float(np.abs(flow).sum())
+        if res <= tol:
+            return Steady(pi, res, it - 1, "power", True)
+        pi = pi + flow / rate
+        pi /= pi.sum()
+    return Steady(pi, residual(desc, pi), maxiter, "power", False)
+
+
+def _gmres(desc: Descriptor, tol: float, maxiter: int, restart: int = 40) -> Steady:
+    n = desc.space.size
+    if n == 1:
+        return Steady(np.ones(1), 0.0, 0, "gmres", True)
+    if not desc.irreducible():
+        raise SanError(f"{desc.san.source}: the reachable chain is not irreducible; "
+                       "use the power method for the limit from the initial state.")
+
+    def op(v):  # Q^T v with its first equation replaced by the normalization sum(v)
+        y = desc.matvec(v)
+        y[0] = v.sum()
+        return y
+
+    scale = -desc.diag_reach.copy()
+    scale[0] = 1.0
+    b = np.zeros(n)
+    b[0] = 1.0
+    x, count, target = np.full(n, 1.0 / n), 0, tol / math.sqrt(n)
+    while True:  # GMRES works in the 2-norm; tighten it until the 1-norm residual is small
+        x, count = gmres(op, b, x, lambda v: v / scale, target, maxiter - count, restart, count)
+        pi = np.clip(x, 0, None)
+        pi /= pi.sum()
+        res = residual(desc, pi)
+        if res <= tol or count >= maxiter or target < 1e-15:
+            return Steady(pi, res, count, "gmres", res <= tol)
+        target *= tol / res / 4
+
+
+def gmres(op, b: np.ndarray, x: np.ndarray, precond, tol: float, maxiter: int, restart: int,
+          count: int = 0) -> tuple[np.ndarray, int]:
+    """Restarted GMRES for ``op(x) = b`` with right preconditioner ``precond`` (≈ op⁻¹) until
+    ``||b - op(x)||_2 ≤ tol``; returns x and ``count`` plus the iterations made.
+
+    Arnoldi with classical Gram–Schmidt applied twice (two matrix-vector products with the
+    basis per step, which BLAS does fast; scipy's modified Gram–Schmidt loops in Python).
+    """
+    n, done = len(b), 0
+    while done < maxiter:
+        r = b - op(x)
+        beta = float(np.linalg.norm(r))
+        if beta <= tol:
+            break
+        m = min(restart, maxiter - done, n)
+        basis, hess = np.empty((m + 1, n)), np.zeros((m + 1, m))
+        basis[0] = r / beta
+        for j in range(m):
+            w = op(precond(basis[j]))
+            for _ in range(2):
+                h = basis[:j + 1] @ w
+                w -= h @ basis[:j + 1]
+                hess[:j + 1, j] += h
+            hess[j + 1, j] = np.linalg.norm(w)
+            done += 1
+            rhs = np.zeros(j + 2)
+            rhs[0] = beta
+            y = np.linalg.lstsq(hess[:j + 2, :j + 1], rhs, rcond=None)[0]
+            estimate = np.linalg.norm(rhs - hess[:j + 2, :j + 1] @ y)
+            if estimate <= tol or hess[j + 1, j] <= 1e-14 * beta:
+                break
+            basis[j + 1] = w / hess[j + 1, j]
+        x = x + precond(y @ basis[:j + 1])
+    return x, count + done
