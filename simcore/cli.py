@@ -184,11 +184,15 @@ def cmd_params(args) -> int:
 
 
 def cmd_san(args) -> int:
-    from simcore.san.run import parse_measures, parse_times, solve_to_csv
+    from simcore.san.run import parse_measures, parse_times, simulate_to_csv, solve_to_csv
 
     times = parse_times(args.times) if args.times is not None else None
-    summary = solve_to_csv(args.model, args.out, times, parse_measures(args.measure), args.steady,
-                           args.eps, args.method)
+    if args.simulate is not None:
+        summary = simulate_to_csv(args.model, args.out, times, parse_measures(args.measure), args.simulate,
+                                  args.seed)
+    else:
+        summary = solve_to_csv(args.model, args.out, times, parse_measures(args.measure), args.steady,
+                               args.eps, args.method)
     print(summary, file=sys.stderr)
     return 0
 
@@ -263,6 +267,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="add a steady-state row (time inf; error_bound holds the residual ||pi Q||_1)")
     p.add_argument("--method", choices=("gmres", "power"), default="gmres", help="steady-state method")
     p.add_argument("--eps", type=float, default=1e-10, help="transient error bound (1-norm) at the last time")
+    p.add_argument("--simulate", type=int, metavar="REPS",
+                   help="instead of solving, simulate REPS trajectories on SimPy (the cross-check): "
+                        "CSV of time, each measure and its 95%% interval (<m>_low, <m>_high)")
+    p.add_argument("--seed", type=int, default=0, help="root seed of --simulate")
     return parser
 
 

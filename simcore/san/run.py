@@ -52,6 +52,25 @@ def _row(values) -> str:
     return ",".join(v if isinstance(v, str) else f"{v:.12g}" for v in values)
 
 
+def simulate_to_csv(model: str | Path, out: str | Path, times: np.ndarray | None, measures: dict[str, str],
+                    reps: int, seed: int = 0) -> str:
+    """Simulate ``reps`` trajectories of ``model`` (:mod:`simcore.san.simulate`) and write
+    ``time, <m>, <m>_low, <m>_high`` rows (95% Student-t intervals) to ``out``; returns a summary."""
+    from simcore.san.simulate import simulate
+
+    if times is None:
+        raise InputError("san --simulate: give --times.")
+    if reps < 2:
+        raise InputError(f"--simulate {reps}: at least 2 replications are needed for an interval.")
+    san = load_san(model)
+    wanted = {**san.measures, **measures}
+    sim = simulate(san, times, wanted, reps, seed)
+    names = [c for m in wanted for c in (m, f"{m}_low", f"{m}_high")]
+    lines = [_row(["time", *names])] + [_row([t, *(sim[c][i] for c in names)]) for i, t in enumerate(sim["time"])]
+    write_text(out, "\n".join(lines) + "\n")
+    return f"{model}: {reps} simulated trajectories, seed {seed}"
+
+
 def solve_to_csv(model: str | Path, out: str | Path, times: np.ndarray | None, measures: dict[str, str],
                  steady: bool = False, eps: float = 1e-10, method: str = "gmres") -> str:
     """Solve ``model`` and write ``time, <measures>, mass, error_bound`` rows to ``out``; returns a summary.
