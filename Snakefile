@@ -15,6 +15,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/simulate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/san.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -197,6 +197,20 @@ def cmd_san(args) -> int:
     return 0
 
 
+def cmd_san_figure(args) -> int:
+    from simcore.report.san import make_figure
+
+    make_figure(args.model, Path(args.results), Path(args.out))
+    return 0
+
+
+def cmd_san_report(args) -> int:
+    from simcore.report.san import write_report
+
+    write_report(Path(args.results), Path(args.out))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="simcore", description=__doc__.splitlines()[0])
     parser.add_argument("--specs", default="config/experiments", help="folder of experiment specs")
@@ -271,6 +285,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="instead of solving, simulate REPS trajectories on SimPy (the cross-check): "
                         "CSV of time, each measure and its 95%% interval (<m>_low, <m>_high)")
     p.add_argument("--seed", type=int, default=0, help="root seed of --simulate")
+    p = add("san-figure", cmd_san_figure, "a SAN model's solution beside its simulation (PDF)")
+    p.add_argument("model", metavar="NAME", help="results/san/NAME/{solution,simulation}.csv")
+    p.add_argument("--results", default="results/san", metavar="DIR")
+    p.add_argument("--out", required=True, metavar="FILE")
+    p = add("san-report", cmd_san_report, "the report's SAN appendix (LaTeX) from results/san/")
+    p.add_argument("--results", default="results/san", metavar="DIR")
+    p.add_argument("--out", required=True, metavar="FILE")
     return parser
 
 

@@ -57,3 +57,25 @@ def test_cli_simulate_writes_intervals_beside_the_solution(simcore_cli, tmp_path
     assert ((s.busy_low - 1e-9 <= e.busy) & (e.busy <= s.busy_high + 1e-9)).mean() >= 0.6
     bad = simcore_cli("san", "config/san/example.yaml", "--times", "0:1:1", "--simulate", "1", "--out", tmp_path / "x.csv")
     assert bad.returncode == 2 and not (tmp_path / "x.csv").exists()
+
+
+def test_report_sets_solution_beside_simulation(simcore_cli, tmp_path):
+    """`simcore san-figure` and `san-report` read results/san/<model>/; the table's numbers are computed."""
+    from simcore.report.san import agreement, read_pair
+
+    folder = tmp_path / "example"
+    for extra in ([], ["--simulate", "200", "--seed", "1"]):
+        name = "simulation.csv" if extra else "solution.csv"
+        assert simcore_cli("san", "config/san/example.yaml", "--times", "0:4:1", *extra,
+                           "--out", folder / name).returncode == 0
+    table = agreement(*read_pair(tmp_path, "example"))
+    assert set(table.measure) == {"busy", "full", "waiting"} and (table.covered >= 0.6).all()
+    assert simcore_cli("san-report", "--results", tmp_path, "--out", tmp_path / "san.tex").returncode == 0
+    tex = (tmp_path / "san.tex").read_text()
+    assert "\\texttt{example}" in tex and f"{table.max_abs_diff[0]:.3g}" in tex
+    for out in ("a.pdf", "b.pdf"):
+        assert simcore_cli("san-figure", "example", "--results", tmp_path, "--out", tmp_path / out).returncode == 0
+    assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()
+    (folder / "simulation.csv").unlink()
+    missing = simcore_cli("san-figure", "example", "--results", tmp_path, "--out", tmp_path / "c.pdf")
+    assert missing.returncode == 2 and "simulation.csv" in missing.stderr and not (tmp_path / "c.pdf").exists()

@@ -56,6 +56,8 @@ def test_smoke_workflow_builds_report_with_scorecard(workdir):
     assert pdf.exists()
     text = "\n".join(page.extract_text() for page in PdfReader(pdf).pages)
     assert "Scorecard" in text
+    assert "SAN solver: numerical solution against simulation" in text
+    assert (workdir / "results/san/example/simulation.csv").exists()
     claims = pd.concat(pd.read_csv(p) for p in workdir.glob("results/*/claims.csv"))
     assert len(claims) >= 15
     assert set(claims.verdict) <= {"reproduced", "not significant", "contradicted"}

@@ -29,6 +29,8 @@ rule report:
         GENERATED,
         tables=expand("paper/tables/{exp}.tex", exp=SPECS),
         figures=expand("paper/figures/{exp}.pdf", exp=FIGURES),
+        san="paper/generated/san.tex",
+        san_figures=expand("paper/figures/san-{model}.pdf", model=SAN_MODELS),
         tex=["paper/report.tex", *sorted(str(p) for p in Path("paper/sections").glob("*.tex"))],
     output:
         "paper/build/report.pdf",
