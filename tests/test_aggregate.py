@@ -86,3 +86,20 @@ def test_simulations_depend_on_the_model_code():
     assert code_fingerprint("numa") != code_fingerprint("cluster")
     smk = (Path(__file__).resolve().parents[1] / "workflow/rules/common.smk").read_text()
     assert '"code": code_fingerprint(spec["model"])' in smk
+
+
+def test_outputs_appear_whole_with_the_usual_mode(tmp_path):
+    """An atomic output keeps nothing behind on failure and is readable like any file on success."""
+    import os
+
+    from simcore.core.output import atomic_path, write_text
+
+    out = tmp_path / "a.txt"
+    write_text(out, "x")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~mask
+    with pytest.raises(RuntimeError), atomic_path(tmp_path / "b.txt") as tmp:
+        tmp.write_text("half")
+        raise RuntimeError
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
