@@ -208,8 +208,8 @@ def test_conservative_never_moves_away_from_home(monkeypatch, policy):
 
 
 def test_conservative_zone():
-    from simcore.models.numa.policies import Conservative
-    assert [Conservative.zone_size(n) for n in (1, 2, 3, 4, 5, 6)] == [1, 2, 3, 3, 3, 4]
+    from simcore.models.numa.policies import zone_size
+    assert [zone_size(n) for n in (1, 2, 3, 4, 5, 6)] == [1, 2, 3, 3, 3, 4]
     # hard: on EIGHT (4 levels, zone of 3) nothing runs at level 3; the stock balancer does use it
     out = run(EIGHT, {"n_tasks": 60, "arrival": "batch", "io_task_fraction": 0.0, "creation_cpu": 0,
                       "placement": "parent"}, ["conservative-hard", "linux-2level"])

@@ -73,7 +73,7 @@ class Dom:
                  "exec", "periodic", "busy_ok", "interval", "last", "failed", "dormant", "matrix", "sizes",
                  "total_n")
 
-    def __init__(self, d, k: int, cpu: int, params: dict, policy):
+    def __init__(self, d, k: int, cpu: int, policy):
         self.level = k
         self.name = getattr(d, "name", f"level{k}")
         self.span = frozenset(d.span)
@@ -85,12 +85,7 @@ class Dom:
         self.busy_factor = float(getattr(d, "busy_factor"))
         self.imbalance_pct = int(policy.imbalance_pct(cpu, k, int(getattr(d, "imbalance_pct"))))
         self.cache_nice_tries = int(getattr(d, "cache_nice_tries"))
-        hot = getattr(d, "cache_hot_time", None)
-        if hot is None:  # ms; 2.6.11 defaults (sheet [G]): 2.5 ms inside a node, 10 ms across nodes
-            hot = params["cache_hot_time_cpu"] if k == 0 else params["cache_hot_time_node"]
-        elif hot > 1e4:  # given in ns, as in struct sched_domain
-            hot = hot / 1e6
-        self.cache_hot_time = float(hot)
+        self.cache_hot_time = float(d.cache_hot_time)   # ms, set by the model (model.tune_domains)
         self.lb = has_flag(d, "LOAD_BALANCE") and len(self.groups) > 1
         self.newidle = self.lb and has_flag(d, "BALANCE_NEWIDLE") and policy.balances(cpu, k, "newidle")
         self.exec = has_flag(d, "BALANCE_EXEC")
@@ -119,7 +114,7 @@ class Balancer:
         n = system.ncpus
         if len(domains) != n:
             raise ValueError(f"numa model: {len(domains)} domain lists for {n} CPUs")
-        self.doms = [[Dom(d, k, c, params, policy) for k, d in enumerate(domains[c])] for c in range(n)]
+        self.doms = [[Dom(d, k, c, policy) for k, d in enumerate(domains[c])] for c in range(n)]
         shared: dict = {}
         for doms in self.doms:
             for dom in doms:

@@ -106,7 +106,7 @@ class Conservative(LinuxPolicy):
 
     def setup(self, machine, domains) -> None:
         super().setup(machine, domains)
-        self.zone = [self.zone_size(len(doms)) for doms in domains]
+        self.zone = [zone_size(len(doms)) for doms in domains]
         self.node_of = [int(n) for n in machine.cpu_node]
         self.dist = [[float(x) for x in row] for row in machine.distances]
         first = {}
@@ -115,8 +115,6 @@ class Conservative(LinuxPolicy):
         # home node inside the zone of CPU c  <=>  a CPU of that node is in c's top zone domain
         self.in_zone = [[first[n] in domains[c][self.zone[c] - 1].span if domains[c] else True
                          for n in range(len(self.dist))] for c in range(len(domains))]
-
-    zone_size = staticmethod(zone_size)
 
     def balances(self, cpu, level, kind):
         if not self.hard or (kind != "periodic" and self.scope == "periodic"):
