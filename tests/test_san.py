@@ -67,7 +67,7 @@ def random_san(seed: int) -> San:
 
 @pytest.fixture(scope="module")
 def models():
-    return [(random_san(s), flat_generator(random_san(s))) for s in SEEDS]
+    return [(random_san(s), flat_generator(random_san(s).pruned())) for s in SEEDS]
 
 
 # -- descriptor --------------------------------------------------------------------------------
@@ -101,7 +101,7 @@ def test_factor_by_factor_products_equal_slab_products(models):
         for term in desc.terms:
             term.plan = None
         assert np.abs(desc.product(x) - sliced).max() < 1e-12
-    assert np.abs(sliced - flat_generator(big).T @ x).max() < 1e-12
+    assert np.abs(sliced - flat_generator(big.pruned()).T @ x).max() < 1e-12
 
 
 def test_reachable_set_and_restricted_product(models):

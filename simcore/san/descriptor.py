@@ -188,7 +188,8 @@ class Descriptor:
 
     def __init__(self, san: San):
         san.validate()
-        self.san = san
+        self.model = san                # measures compile against it (pruning keeps state indices)
+        self.san = san = san.pruned()
         self.names = list(san.automata)
         self.shape = tuple(len(s) for s in san.automata.values())
         self.strides = tuple(math.prod(self.shape[k + 1:]) for k in range(len(self.shape)))

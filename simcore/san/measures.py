@@ -26,7 +26,7 @@ def reward_vector(desc: Descriptor, measure: Measure, where: str = "measure") ->
         values = np.array([float(measure({a: states[loc[i]] for a, states, loc in names}))
                            for i in range(space.size)])
     else:
-        compiled = desc.san.compile(measure, where)
+        compiled = desc.model.compile(measure, where)
         values = np.broadcast_to(compiled(space.local), (space.size,)).astype(float)
     if not np.isfinite(values).all():
         i = int(np.flatnonzero(~np.isfinite(values))[0])

@@ -24,7 +24,7 @@ from pathlib import Path
 import yaml
 
 from simcore.errors import InputError
-from simcore.san.expr import Compiled, ExprError, compile_expr, parse
+from simcore.san.expr import Compiled, ExprError, compile_expr, parse, tokenize
 
 _NAME = re.compile(r"[A-Za-z_]\w*\Z")
 YAML_KEYS = ("name", "parameters", "automata", "initial", "local", "synchronizing", "measures")
@@ -199,6 +199,48 @@ class San:
                 self.compile(event.rate.text, event.where)
         for name, text in self.measures.items():
             self.compile(text, f"{self.source}: measure '{name}'")
+
+    def pruned(self) -> San:
+        """This model without the trailing local states no event can ever enter.
+
+        A state is live if it is initial or the destination of a move whose source is live in an
+        event that is not constantly zero and whose every participant has a live source (an
+        over-approximation of reachability, so nothing reachable is lost). Only a suffix of each
+        automaton's state list is dropped, and never a state named in an expression, so every
+        kept state keeps its index and expressions read the same values (e.g. a failure state
+        whose rate is 0 leaves the product space). Returns ``self`` when nothing can go.
+        """
+        live = {a: {self.start.get(a, states[0])} for a, states in self.automata.items()}
+        events = [e for e in self.events if isinstance(e.rate, Rate) or e.rate > 0]
+        grown = True
+        while grown:
+            grown = False
+            for e in events:
+                if not all(any(src in live[a] for src, _, _ in moves) for a, moves in e.moves.items()):
+                    continue
+                for a, moves in e.moves.items():
+                    for src, dst, _ in moves:
+                        if src in live[a] and dst not in live[a]:
+                            live[a].add(dst)
+                            grown = True
+        named = self._names_in_expressions()
+        keep = {}
+        for a, states in self.automata.items():
+            last = max(i for i, s in enumerate(states) if s in live[a] or s in named)
+            keep[a] = states[:last + 1]
+        if all(len(keep[a]) == len(s) for a, s in self.automata.items()):
+            return self
+        out = San(params=dict(self.params), name=self.name, source=self.source, automata=keep,
+                  start=dict(self.start), measures=dict(self.measures))
+        for e in self.events:
+            moves = {a: [m for m in ms if m[0] in keep[a] and m[1] in keep[a]] for a, ms in e.moves.items()}
+            if all(moves.values()):
+                out.events.append(Event(e.name, e.rate, moves, e.where, e.synchronizing))
+        return out
+
+    def _names_in_expressions(self) -> set[str]:
+        texts = [e.rate.text for e in self.events if isinstance(e.rate, Rate)] + list(self.measures.values())
+        return {tok for text in texts for kind, tok, _ in tokenize(text) if kind == "name"}
 
     def initial_state(self) -> tuple[int, ...]:
         """Local state indices of the initial global state."""
