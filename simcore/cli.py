@@ -1,4 +1,4 @@
-"""The simcore command: list, validate, run, aggregate, figure, table, report-macros, topology, trace, targets, params, san.
+"""The simcore command: list, validate, run, aggregate, figure, table, report-macros, topology, trace, targets, params, san, san-fit, san-compare.
 
 Errors are one sentence on stderr naming the file and key at fault; exit code 2 for bad input,
 1 for an internal failure. Heavy libraries are imported only by the subcommands that use them.
@@ -184,16 +184,29 @@ def cmd_params(args) -> int:
 
 
 def cmd_san(args) -> int:
-    from simcore.san.run import parse_measures, parse_times, simulate_to_csv, solve_to_csv
+    from simcore.san.run import parse_measures, simulate_to_csv, solve_to_csv
 
-    times = parse_times(args.times) if args.times is not None else None
     if args.simulate is not None:
-        summary = simulate_to_csv(args.model, args.out, times, parse_measures(args.measure), args.simulate,
-                                  args.seed)
+        summary = simulate_to_csv(args.model, args.out, args.times, parse_measures(args.measure), args.simulate,
+                                  args.seed, args.scale)
     else:
-        summary = solve_to_csv(args.model, args.out, times, parse_measures(args.measure), args.steady,
-                               args.eps, args.method)
+        summary = solve_to_csv(args.model, args.out, args.times, parse_measures(args.measure), args.steady,
+                               args.eps, args.method, args.transient, args.scale)
     print(summary, file=sys.stderr)
+    return 0
+
+
+def cmd_san_fit(args) -> int:
+    from simcore.san.fit import fit_to_csv
+
+    print(fit_to_csv(args.model, args.parameter, args.bounds, args.out, args.scale), file=sys.stderr)
+    return 0
+
+
+def cmd_san_compare(args) -> int:
+    from simcore.report.san_published import compare
+
+    print(compare(args.models, Path(args.results), args.scale, Path(args.figure), Path(args.tex)), file=sys.stderr)
     return 0
 
 
@@ -270,9 +283,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("params", cmd_params, "a model's parameters (default and meaning), or its metrics")
     p.add_argument("model", metavar="MODEL", help="numa or cluster")
     p.add_argument("--metrics", action="store_true", help="list the metrics instead")
-    p = add("san", cmd_san, "solve a SAN model (transient by uniformization, steady state) into a CSV")
+    p = add("san", cmd_san, "solve a SAN model (transient by uniformization or Krylov, steady state) into a CSV")
     p.add_argument("model", metavar="MODEL.yaml")
-    p.add_argument("--times", metavar="A:B:STEP", help="time grid, B included (or a comma list)")
+    p.add_argument("--times", metavar="A:B:STEP",
+                   help="time grid, B included (or a comma list); default: the model file's solve.times")
     p.add_argument("--out", required=True, metavar="FILE",
                    help="CSV: time, each measure, mass, error_bound (written atomically)")
     p.add_argument("--measure", action="append", metavar="NAME=EXPR",
@@ -280,11 +294,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--steady", action="store_true",
                    help="add a steady-state row (time inf; error_bound holds the residual ||pi Q||_1)")
     p.add_argument("--method", choices=("gmres", "power"), default="gmres", help="steady-state method")
-    p.add_argument("--eps", type=float, default=1e-10, help="transient error bound (1-norm) at the last time")
+    p.add_argument("--transient", choices=("uniformization", "krylov"),
+                   help="transient method (default: the model file's solve.method, else uniformization)")
+    p.add_argument("--eps", type=float,
+                   help="uniformization: error bound (1-norm) at the last time; krylov: local error per unit "
+                        "time (default: the model file's solve.tol, else 1e-10)")
+    p.add_argument("--scale", choices=("smoke", "quick", "full"),
+                   help="for model files that give generator arguments per scale")
     p.add_argument("--simulate", type=int, metavar="REPS",
                    help="instead of solving, simulate REPS trajectories on SimPy (the cross-check): "
                         "CSV of time, each measure and its 95%% interval (<m>_low, <m>_high)")
     p.add_argument("--seed", type=int, default=0, help="root seed of --simulate")
+    p = add("san-fit", cmd_san_fit, "fit one parameter of a SAN model file to its published curve")
+    p.add_argument("model", metavar="MODEL.yaml")
+    p.add_argument("--parameter", required=True, metavar="NAME", help="a parameter of the model (or its generator)")
+    p.add_argument("--bounds", required=True, metavar="LOW:HIGH", help="search interval (log scale)")
+    p.add_argument("--scale", choices=("smoke", "quick", "full"),
+                   help="for model files that give generator arguments per scale")
+    p.add_argument("--out", required=True, metavar="FILE", help="CSV: parameter, value, rmse, evaluations, low, high")
+    p = add("san-compare", cmd_san_compare,
+            "SAN models beside their published curves: a figure and a LaTeX table with macros")
+    p.add_argument("models", nargs="+", metavar="NAME", help="config/san/NAME.yaml, each with a 'published' section")
+    p.add_argument("--scale", choices=("smoke", "quick", "full"), help="the scale the results were made at")
+    p.add_argument("--results", default="results/san", metavar="DIR")
+    p.add_argument("--figure", required=True, metavar="FILE.pdf")
+    p.add_argument("--tex", required=True, metavar="FILE.tex")
     p = add("san-figure", cmd_san_figure, "a SAN model's solution beside its simulation (PDF)")
     p.add_argument("model", metavar="NAME", help="results/san/NAME/{solution,simulation}.csv")
     p.add_argument("--results", default="results/san", metavar="DIR")

@@ -15,6 +15,7 @@ from san_flat import flat_generator
 
 from simcore.san import (Descriptor, Rate, San, SanError, compile_expr, expectation, load_san,
                          poisson_window, probability, reward_vector, steady_state, transient)
+from simcore.san.solve import transient_krylov
 from simcore.san.expr import ExprError
 
 SEEDS = range(24)
@@ -343,3 +344,69 @@ def test_cli_writes_measures_mass_and_bound(simcore_cli, tmp_path, root):
     assert values[4, 1] == pytest.approx(sol.measures["busy"][0], abs=1e-10)
     assert simcore_cli("san", EXAMPLE, "--times", "1:0:1", "--out", out).returncode == 2
     assert simcore_cli("san", EXAMPLE, "--out", out, "--measure", "x=Cpu1 == Nope").returncode == 2
+
+
+# -- Krylov transient --------------------------------------------------------------------------
+def test_krylov_equals_expm_multiply_within_its_estimate(models):
+    times = np.array([0.0, 0.3, 1.0, 2.5])
+    for san, q in models[:10]:
+        desc = Descriptor(san)
+        sol = transient_krylov(desc, times, tol=1e-10, keep=True, m=8)
+        sub = q[desc.space.linear()][:, desc.space.linear()]
+        for t, pi, estimate in zip(times, sol.probabilities, sol.bound):
+            exact = sla.expm_multiply(sub.T * t, desc.initial_vector())
+            assert np.abs(pi - exact).sum() <= max(10 * estimate, 1e-9)
+        assert np.abs(sol.mass - 1).max() < 1e-9
+
+
+def test_krylov_closed_forms_and_breakdown():
+    k, lam = 4, 1.7
+    desc = Descriptor(_erlang(k, lam))       # 5 reachable states: the basis becomes invariant
+    times = np.linspace(0, 6, 13)
+    sol = transient_krylov(desc, times, tol=1e-12, measures={"done": reward_vector(desc, "Done == Yes")})
+    exact = [1 - sum(math.exp(-lam * t) * (lam * t) ** n / math.factorial(n) for n in range(k)) for t in times]
+    assert np.abs(sol.measures["done"] - exact).max() < 1e-10
+    a, b = 0.7, 0.2
+    two = San().automaton("M", ["Up", "Down"])
+    two.local("M", "Up", "Down", a).local("M", "Down", "Up", b)
+    grid = np.array([0, 0.01, 0.01, 0.5, 3, 40])
+    sol = transient_krylov(Descriptor(two), grid, tol=1e-12, keep=True)
+    assert np.abs(sol.probabilities[:, 1] - a / (a + b) * (1 - np.exp(-(a + b) * grid))).max() < 1e-10
+
+
+def test_krylov_takes_far_fewer_products_than_uniformization_on_a_stiff_model():
+    """Fast cycles (rate 500) next to a slow absorption (rate 0.05): the Krylov steps follow the slow part."""
+    san = San()
+    for i in range(3):
+        san.automaton(f"F{i}", ["a", "b"]).local(f"F{i}", "a", "b", 500.0).local(f"F{i}", "b", "a", 300.0)
+    san.automaton("Slow", ["On", "Off"]).local("Slow", "On", "Off", Rate("0.05 * (1 + (F0 == b))"))
+    desc = Descriptor(san)
+    times = np.array([0.0, 1.0, 10.0, 30.0])
+    reward = {"off": reward_vector(desc, "Slow == Off")}
+    kry = transient_krylov(desc, times, tol=1e-9, measures=reward)
+    uni = transient(desc, times, eps=1e-10, measures=reward, keep=False)
+    assert np.abs(kry.measures["off"] - uni.measures["off"]).max() < 1e-7
+    assert kry.products * 5 < uni.products
+
+
+# -- pruning -----------------------------------------------------------------------------------
+def test_unreachable_trailing_states_leave_the_product_space():
+    san = San(params={"fail": 0.0})
+    san.automaton("Cpu", ["Idle", "Busy", "Down"]).automaton("Job", ["Wait", "Done"])
+    san.local("Cpu", "Idle", "Busy", 1.0).local("Cpu", "Busy", "Idle", 2.0).local("Cpu", "Busy", "Down", 0.0)
+    san.sync("finish", 0.5, {"Cpu": [("Busy", "Idle")], "Job": [("Wait", "Done")]})
+    desc = Descriptor(san)
+    assert desc.shape == (2, 2) and desc.space.product == 4
+    flat = flat_generator(san)                                 # the unpruned model, built independently
+    idx = [0, 1, 2, 3]                                          # its states with Cpu != Down
+    times = np.array([0.0, 0.7, 3.0])
+    sol = transient(desc, times, eps=1e-12)
+    for t, pi in zip(times, sol.probabilities):
+        exact = sla.expm_multiply(flat[idx][:, idx].T * t, np.eye(4)[0])
+        assert np.abs(desc.space.scatter(pi) - exact).max() < 1e-10
+    assert reward_vector(desc, "Cpu == Down").sum() == 0        # measures may still name the state
+    named = San().automaton("A", ["x", "y", "z"]).automaton("B", ["u", "v"])
+    named.local("A", "x", "y", 1.0).local("B", "u", "v", Rate("1 + (A == z)"))
+    assert Descriptor(named).shape == (3, 2)                    # 'z' is named in an expression: kept
+    middle = San().automaton("A", ["x", "never", "y"]).local("A", "x", "y", 1.0)
+    assert Descriptor(middle).shape == (3,)                     # only a suffix goes: indices keep meaning

@@ -27,7 +27,10 @@ from simcore.errors import InputError
 from simcore.san.expr import Compiled, ExprError, compile_expr, parse, tokenize
 
 _NAME = re.compile(r"[A-Za-z_]\w*\Z")
-YAML_KEYS = ("name", "parameters", "automata", "initial", "local", "synchronizing", "measures")
+YAML_KEYS = ("name", "parameters", "automata", "initial", "local", "synchronizing", "measures", "solve", "published", "fit")
+GENERATED_KEYS = ("name", "generator", "parameters", "measures", "solve", "published", "fit")
+FIT_KEYS = ("parameter", "bounds", "scale")
+SOLVE_KEYS = ("times", "method", "tol", "krylov_dim", "simulate")
 
 
 class SanError(InputError):
@@ -73,6 +76,9 @@ class San:
     events: list[Event] = field(default_factory=list)
     start: dict[str, str] = field(default_factory=dict)
     measures: dict[str, str] = field(default_factory=dict)
+    solve: dict = field(default_factory=dict)       # a model file's defaults for `simcore san`
+    published: dict = field(default_factory=dict)   # the paper's values, for the report
+    about: dict = field(default_factory=dict)       # facts of a generated model (its topology, ...)
 
     def __post_init__(self):
         for key, value in self.params.items():
@@ -282,14 +288,18 @@ def _yaml_rate(where: str, rate):
     return rate
 
 
-def load_san(path: str | Path) -> San:
+def load_san(path: str | Path, scale: str | None = None, params: dict | None = None) -> San:
     """A validated :class:`San` from a YAML file.
 
     Keys: ``name``; ``parameters`` (name: number); ``automata`` (name: list of states);
     ``initial`` (automaton: state; default the first state); ``local`` (list of ``{automaton,
     from, to, rate[, name]}``); ``synchronizing`` (list of ``{name, rate, transitions:
     {automaton: [[from, to], ...]}}``, a move may add a probability ``[from, to, p]``);
-    ``measures`` (name: expression). A rate is a number or an expression string.
+    ``measures`` (name: expression); ``solve`` (defaults for ``simcore san``: ``times``,
+    ``method``, ``tol``, ``krylov_dim``, ``simulate``); ``published`` (the paper's values). A
+    rate is a number or an expression string. A file with a ``generator`` key instead names a
+    model built in Python (:data:`GENERATORS`) with its arguments; ``scale`` picks an argument
+    given per scale (``topology: {smoke: a, full: b}``). ``params`` override the file's parameters.
     """
     path = Path(path)
     try:
@@ -300,9 +310,12 @@ def load_san(path: str | Path) -> San:
         raise SanError(f"{path}: is not valid YAML ({str(err).splitlines()[0]}).") from None
     if not isinstance(data, dict):
         raise SanError(f"{path}: must be a mapping with keys {', '.join(YAML_KEYS)}.")
+    if "generator" in data:
+        return _generated(path, data, scale, params or {})
     _fields(str(path), data, ("automata",), tuple(k for k in YAML_KEYS if k != "automata"))
     san = San(name=str(data.get("name", path.stem)), source=str(path))
-    for key, value in _mapping(path, "parameters", data.get("parameters")).items():
+    san.solve, san.published = _solve(path, data.get("solve"), data.get("fit")), _mapping(path, "published", data.get("published"))
+    for key, value in {**_mapping(path, "parameters", data.get("parameters")), **(params or {})}.items():
         san.param(str(key), value, f"{path}: key 'parameters.{key}'")
     for key, states in _mapping(path, "automata", data["automata"]).items():
         san.automaton(key, states, f"{path}: key 'automata.{key}'")
@@ -333,3 +346,39 @@ def _validate_yaml(san: San, path: Path) -> None:
     for name, text in san.measures.items():
         san.compile(text, f"{path}: key 'measures.{name}'")
     san.validate()
+
+
+def _solve(path: Path, value, fit=None) -> dict:
+    """The ``solve`` section (checked), after checking the ``fit`` section's keys (``simcore san-fit``'s arguments)."""
+    _fields(f"{path}: key 'fit'", _mapping(path, "fit", fit), FIT_KEYS if fit is not None else (), ())
+    solve = _mapping(path, "solve", value)
+    _fields(f"{path}: key 'solve'", solve, (), SOLVE_KEYS)
+    return solve
+
+
+GENERATORS = {"corr05": "simcore.san.corr05"}
+
+
+def _generated(path: Path, data: dict, scale: str | None, overrides: dict) -> San:
+    """A model file whose SAN is built by a generator module's ``from_spec(args, params, where)``."""
+    import importlib
+
+    _fields(str(path), data, ("generator",), tuple(k for k in GENERATED_KEYS if k != "generator"))
+    args = dict(_mapping(path, "generator", data["generator"]))
+    kind = args.pop("model", None)
+    if kind not in GENERATORS:
+        raise SanError(f"{path}: key 'generator.model' must be one of {', '.join(GENERATORS)}, not {kind!r}.")
+    for key, value in list(args.items()):
+        if isinstance(value, dict):
+            if scale not in value:
+                raise SanError(f"{path}: key 'generator.{key}' is given per scale ({', '.join(value)}); "
+                               f"pass one of them (--scale), not {scale!r}.")
+            args[key] = value[scale]
+    params = {**_mapping(path, "parameters", data.get("parameters")), **overrides}
+    san = importlib.import_module(GENERATORS[kind]).from_spec(args, params, str(path))
+    san.name, san.source = str(data.get("name", path.stem)), str(path)
+    for key, text in _mapping(path, "measures", data.get("measures")).items():
+        san.measures[str(key)] = str(text)
+    san.solve, san.published = _solve(path, data.get("solve"), data.get("fit")), _mapping(path, "published", data.get("published"))
+    _validate_yaml(san, path)
+    return san

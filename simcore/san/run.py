@@ -13,7 +13,7 @@ from simcore.errors import InputError
 from simcore.san.descriptor import Descriptor
 from simcore.san.measures import reward_vector
 from simcore.san.model import load_san
-from simcore.san.solve import steady_state, transient
+from simcore.san.solve import steady_state, transient, transient_krylov
 
 _MEASURE = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=(.*)\Z", re.S)
 
@@ -52,47 +52,69 @@ def _row(values) -> str:
     return ",".join(v if isinstance(v, str) else f"{v:.12g}" for v in values)
 
 
-def simulate_to_csv(model: str | Path, out: str | Path, times: np.ndarray | None, measures: dict[str, str],
-                    reps: int, seed: int = 0) -> str:
+def model_times(san, times: str | None) -> np.ndarray | None:
+    """``--times`` if given, else the model file's ``solve.times``, else None."""
+    text = times if times is not None else san.solve.get("times")
+    return None if text is None else parse_times(str(text))
+
+
+def simulate_to_csv(model: str | Path, out: str | Path, times: str | None, measures: dict[str, str],
+                    reps: int, seed: int = 0, scale: str | None = None) -> str:
     """Simulate ``reps`` trajectories of ``model`` (:mod:`simcore.san.simulate`) and write
     ``time, <m>, <m>_low, <m>_high`` rows (95% Student-t intervals) to ``out``; returns a summary."""
     from simcore.san.simulate import simulate
 
-    if times is None:
-        raise InputError("san --simulate: give --times.")
     if reps < 2:
         raise InputError(f"--simulate {reps}: at least 2 replications are needed for an interval.")
-    san = load_san(model)
+    san = load_san(model, scale)
+    grid = model_times(san, times)
+    if grid is None:
+        raise InputError(f"san --simulate: give --times (or 'solve.times' in {model}).")
     wanted = {**san.measures, **measures}
-    sim = simulate(san, times, wanted, reps, seed)
+    sim = simulate(san, grid, wanted, reps, seed)
     names = [c for m in wanted for c in (m, f"{m}_low", f"{m}_high")]
     lines = [_row(["time", *names])] + [_row([t, *(sim[c][i] for c in names)]) for i, t in enumerate(sim["time"])]
     write_text(out, "\n".join(lines) + "\n")
     return f"{model}: {reps} simulated trajectories, seed {seed}"
 
 
-def solve_to_csv(model: str | Path, out: str | Path, times: np.ndarray | None, measures: dict[str, str],
-                 steady: bool = False, eps: float = 1e-10, method: str = "gmres") -> str:
+TRANSIENT = ("uniformization", "krylov")
+
+
+def solve_to_csv(model: str | Path, out: str | Path, times: str | None, measures: dict[str, str],
+                 steady: bool = False, eps: float | None = None, method: str = "gmres",
+                 transient_method: str | None = None, scale: str | None = None) -> str:
     """Solve ``model`` and write ``time, <measures>, mass, error_bound`` rows to ``out``; returns a summary.
 
-    A steady-state row has time ``inf`` and, as its error bound, the residual ``||π Q||_1``.
+    Options not given fall back to the model file's ``solve`` section. A steady-state row has
+    time ``inf`` and, as its error bound, the residual ``||π Q||_1``; with the Krylov transient
+    ``error_bound`` is the summed local error estimate.
     """
-    if times is None and not steady:
+    san = load_san(model, scale)
+    grid = model_times(san, times)
+    if grid is None and not steady:
         raise InputError("san: give --times, --steady or both.")
+    eps = float(san.solve.get("tol", 1e-10)) if eps is None else eps
     if not 0 < eps < 1:
         raise InputError(f"--eps {eps}: must be in (0, 1).")
-    san = load_san(model)
+    kind = transient_method or str(san.solve.get("method", "uniformization"))
+    if kind not in TRANSIENT:
+        raise InputError(f"{model}: key 'solve.method' must be one of {', '.join(TRANSIENT)}, not {kind!r}.")
     desc = Descriptor(san)
     wanted = {**san.measures, **measures}
     rewards = {name: reward_vector(desc, text, f"{model}: measure '{name}'" if name not in measures
                                    else f"--measure '{name}={text}'") for name, text in wanted.items()}
     lines = [_row(["time", *wanted, "mass", "error_bound"])]
     summary = [f"{model}: {desc.space.size} reachable of {desc.space.product} states"]
-    if times is not None:
-        sol = transient(desc, times, eps=eps, measures=rewards, keep=False)
+    if grid is not None:
+        if kind == "krylov":
+            sol = transient_krylov(desc, grid, tol=eps, measures=rewards, m=int(san.solve.get("krylov_dim", 30)))
+        else:
+            sol = transient(desc, grid, eps=eps, measures=rewards, keep=False)
         for i, t in enumerate(sol.times):
             lines.append(_row([t, *(sol.measures[n][i] for n in wanted), sol.mass[i], sol.bound[i]]))
-        summary.append(f"transient: {sol.products} products, error bound {sol.bound[-1]:.3g}")
+        summary.append(f"transient ({kind}): {sol.products} products, error {'estimate' if kind == 'krylov' else 'bound'} "
+                       f"{sol.bound[-1]:.3g}")
     if steady:
         ss = steady_state(desc, method=method, tol=max(eps, 1e-14))
         lines.append(_row(["inf", *(float(rewards[n] @ ss.pi) for n in wanted), ss.pi.sum(), ss.residual]))

@@ -168,7 +168,7 @@ def transient_krylov(desc: Descriptor, times, tol: float = 1e-8, measures: dict[
                        {k: np.zeros(len(times)) for k in measures or {}},
                        np.zeros((len(times), len(pi))) if keep else None)
     norm = 2 * desc.rate_bound or 1.0                  # ||Q^T||_1
-    m = max(1, min(m, desc.space.size - 1))
+    m = max(1, min(m, desc.space.size))             # a basis of the whole space breaks down happily
     now, step, err_sum, k = 0.0, None, 0.0, 0
     k = _record(result, k, now, pi, err_sum, measures, keep)
     while k < len(times):
@@ -177,18 +177,19 @@ def transient_krylov(desc: Descriptor, times, tol: float = 1e-8, measures: dict[
         if step is None:
             step = _first_step(m, norm, tol, beta)
         remaining = times[-1] - now
+        used = mx if happy else mx + 1               # basis vectors in the approximation
         while True:
             tau = remaining if happy else min(step, remaining)
-            small = _expm_col(hess, tau, mx, happy)
-            err = 0.0 if happy else _local_error(small, beta, mx, hess)
+            col = _expm_col(hess, tau, mx, happy)
+            err = 0.0 if happy else _local_error(col, beta, mx)
             if err <= 1.2 * tau * tol or tau < 1e-12 * max(1.0, times[-1]):
                 break
-            step = 0.9 * tau * (tau * tol / err) ** (1 / (mx + 1 - 1))
+            step = 0.9 * tau * (tau * tol / err) ** (1 / mx)
         while k < len(times) and times[k] <= now + tau * (1 + 1e-14):
-            col = _expm_col(hess, times[k] - now, mx, happy)
-            value = beta * (col[:mx] @ basis[:mx])
-            k = _record(result, k, times[k], value, err_sum + err, measures, keep, single=True)
-        pi = beta * (small[:mx] @ basis[:mx])
+            inner = _expm_col(hess, times[k] - now, mx, happy)
+            k = _record(result, k, times[k], beta * (inner[:used] @ basis[:used]), err_sum + err,
+                        measures, keep, single=True)
+        pi = beta * (col[:used] @ basis[:used])
         now, err_sum = now + tau, err_sum + err
         if not happy:
             step = 0.9 * tau * (tau * tol / max(err, 1e-300)) ** (1 / mx)
@@ -247,7 +248,7 @@ def _expm_col(hess: np.ndarray, tau: float, mx: int, happy: bool) -> np.ndarray:
     return expm(tau * hess[:size, :size])[:, 0]
 
 
-def _local_error(col: np.ndarray, beta: float, mx: int, hess: np.ndarray) -> float:
+def _local_error(col: np.ndarray, beta: float, mx: int) -> float:
     """Expokit's estimate from the last two entries of the augmented exponential's first column."""
     p1 = abs(col[mx]) * beta
     p2 = abs(col[mx + 1]) * beta
