@@ -13,10 +13,12 @@ import scipy.sparse.csgraph as csgraph
 import scipy.sparse.linalg as sla
 from san_flat import flat_generator
 
+from simcore.san import corr05, pieces
 from simcore.san import (Descriptor, Rate, San, SanError, compile_expr, expectation, load_san,
                          poisson_window, probability, reward_vector, steady_state, transient)
 from simcore.san.solve import transient_krylov
 from simcore.san.expr import ExprError
+from simcore.san.pieces import Plan
 
 SEEDS = range(24)
 EXAMPLE = "config/san/example.yaml"
@@ -89,7 +91,7 @@ def test_descriptor_product_equals_flat_product(models):
 
 
 def test_factor_by_factor_products_equal_slab_products(models):
-    """The two ways of applying a term (slabs, or one factor at a time) agree, also for a large automaton."""
+    """The two ways of applying a piece (slabs, or one factor at a time) agree, also for a large automaton."""
     big = random_san(5).automaton("Big", [str(i) for i in range(70)])
     for i in range(69):
         big.local("Big", str(i), str(i + 1), Rate("a * (A0 == s0) + 0.1")).local("Big", str(i + 1), str(i), 0.5)
@@ -99,10 +101,70 @@ def test_factor_by_factor_products_equal_slab_products(models):
         desc = Descriptor(san)
         x = rng.standard_normal(desc.space.product)
         sliced = desc.product(x)
-        for term in desc.terms:
-            term.plan = None
+        for piece in desc._plan(True).pieces:
+            piece.prepare(dense=True)
         assert np.abs(desc.product(x) - sliced).max() < 1e-12
     assert np.abs(sliced - flat_generator(big.pruned()).T @ x).max() < 1e-12
+
+
+def _reachable_product(desc, x, plan=None):
+    """``x @ Q`` over the reachable states through ``plan`` (default: the descriptor's) on its layout."""
+    plan, index = plan or desc._plan(False), desc.layout.index
+    stored = np.zeros(plan.size)
+    stored[slice(None) if index is None else index] = x
+    y = plan.apply(stored)
+    return y if index is None else y[index]
+
+
+def shifted_san() -> San:
+    """B lives in 0..1 while P = a and in 1..2 while P = b: P's moves link boxes whose ranges of B are
+    shifted (B an identity axis cut to the shared state 1)."""
+    san = San(params={})
+    san.automaton("P", ["a", "b"]).automaton("B", ["0", "1", "2"]).automaton("C", ["x", "y", "z"])
+    san.local("B", "0", "1", Rate("P == a")).local("B", "1", "0", Rate("2 * (P == a)"))
+    san.local("B", "1", "2", Rate("3 * (P == b)")).local("B", "2", "1", Rate("(P == b) + 0.5 * (C == y)"))
+    san.local("P", "a", "b", Rate("1.5 * (B == 1)")).local("C", "x", "y", 0.7).local("C", "y", "z", 0.4)
+    san.sync("back", Rate("1 + (C == z)"), {"P": [("b", "a")], "B": [("1", "1")], "C": [("z", "x"), ("y", "x")]})
+    return san
+
+
+def test_boxes_split_on_the_first_automaton_give_the_restricted_product(models, monkeypatch):
+    """One box per first-automaton state (hulls, so some hold unreachable states): the product over the
+    reachable states, with the pieces merged or not, as slabs or one factor at a time (rectangular
+    factors between boxes of different ranges)."""
+    monkeypatch.setattr(pieces, "SPLIT_MIN", 0)
+    monkeypatch.setattr(pieces, "SPLIT_SHARE", 1.0)
+    rng = np.random.default_rng(10)
+    for san, q in models + [(shifted_san(), flat_generator(shifted_san()))]:
+        desc = Descriptor(san)
+        idx = desc.space.linear()
+        assert len(desc.layout.boxes) == len(np.unique(idx // desc.strides[0]))
+        x = rng.standard_normal(len(idx))
+        expected = q[idx][:, idx].T @ x
+        assert np.abs(desc.matvec(x) - expected).max() < 1e-12
+        unmerged = Plan(desc.terms, desc.corrector, desc.layout.boxes, merge=False)
+        assert np.abs(_reachable_product(desc, x, unmerged) - expected).max() < 1e-12
+        for piece in desc._plan(False).pieces:
+            piece.prepare(dense=True)
+        assert np.abs(desc.matvec(x) - expected).max() < 1e-12
+
+
+@pytest.mark.parametrize("levels", ["2", "n"])
+def test_corr05_boxes_merge_local_events_into_one_matrix(levels, monkeypatch):
+    """corr05 (its rates read the process automaton, the first): split into boxes, every processor's local
+    events become one matrix per box, and the product equals the flat generator's."""
+    monkeypatch.setattr(pieces, "SPLIT_MIN", 0)
+    desc = Descriptor(corr05.build("corr05-4x1", levels))
+    assert len(desc.layout.boxes) == desc.shape[0] and desc.layout.size == desc.space.size
+    plan = desc._plan(False)
+    local = [(p.boxes, p.factors[0][0]) for p in plan.pieces if p.src is p.dst and len(p.factors) == 1]
+    assert len(local) == len(set(local)) == sum(n > 1 for b in plan.boxes for n in b.shape[1:])
+    idx = desc.space.linear()
+    x = np.random.default_rng(11).random(len(idx))
+    expected = flat_generator(desc.san)[idx][:, idx].T @ x
+    assert np.abs(desc.matvec(x) - expected).max() < 1e-12 * np.abs(expected).max()
+    assert np.abs(_reachable_product(desc, x, Plan(desc.terms, desc.corrector, plan.boxes, merge=False))
+                  - expected).max() < 1e-12 * np.abs(expected).max()
 
 
 def test_reachable_set_and_restricted_product(models):

@@ -22,66 +22,40 @@ generalised tensor product for the case where one function scales a whole term; 
 whichever automata ``f`` reads, including the ones the event changes. The restriction: a rate
 that depends on the *destination* state of a participant has to be written as separate events.
 
-Products. ``x @ Q`` views ``x`` as a tensor of shape (n_1, …, n_K). A term whose factors have
-few entries (the usual case: a synchronizing event moves each participant along one or two
-arcs) is applied as slabs: for each combination of one entry per factor, ``y[…, j_k, …] +=
-(Π a_k) (x ⊙ f)[…, i_k, …]``, which touches only the states where the event is enabled.
-Otherwise the non-identity factors are applied one at a time along their axis (the shuffle
-algorithm with a reshape and one small dense matrix product each); identity factors cost
-nothing either way.
+Products. ``x @ Q`` views ``x`` as a tensor of shape (n_1, …, n_K) and applies every term
+through :mod:`simcore.san.pieces`: a term whose factors have few entries (the usual case: a
+synchronizing event moves each participant along one or two arcs) as slabs, ``y[…, j_k, …] +=
+(Π a_k) (x ⊙ f)[…, i_k, …]``, which touches only the states where the event is enabled;
+otherwise one non-identity factor at a time along its axis (the shuffle algorithm with a reshape
+and one small dense matrix product each); identity factors cost nothing either way.
 
 Reachable states. A breadth-first search from the initial state fires every term on the
 frontier through its factors' sparsity patterns (and the function's value there; a zero rate
 disables an event). Solvers work on vectors over the reachable set; :meth:`Descriptor.matvec`
-scatters into a product-space vector, applies the descriptor and gathers the reachable entries
-(skipped when every state is reachable). We chose scatter/gather because the tensor products
-need the product-space layout and the reachable set is closed under the generator: the
-restricted operator is exact, at the cost of product-space temporaries.
+scatters into the boxes of a :class:`~simcore.san.pieces.Layout`, applies the terms cut to
+those boxes and gathers the reachable entries (neither step when the boxes hold exactly the
+reachable states). The boxes are the whole product space, or, when the reachable states fill
+less than half of it, one box per local state of the first automaton (the hull of the
+reachable states with it): a model whose first automaton constrains the others (corr05's
+process and its processors) then works on about the reachable states instead of the product
+space, and rates that read only the first automaton are constants inside each box, so all
+local events of an automaton become one matrix per box. We chose scatter/gather because the
+tensor products need the box layout and the reachable set is closed under the generator: the
+restricted operator is exact.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from simcore.san.model import Rate, San, SanError
+from simcore.san.pieces import Box, Factor, Layout, Plan
 
 #: product spaces above this many states are refused (vectors would not fit in memory)
 MAX_PRODUCT = 2**31
-
-
-class Factor:
-    """One non-identity factor: an n x n matrix acting on axis ``k`` of the state tensor."""
-
-    def __init__(self, k: int, matrix: np.ndarray, shape: tuple[int, ...]):
-        self.k, self.matrix, self.n = k, matrix, shape[k]
-        self.left, self.right = math.prod(shape[:k]), math.prod(shape[k + 1:])
-        self.csr = sp.csr_array(matrix)
-        rows, cols = np.nonzero(matrix)
-        self.nonzeros = [(i, j, float(matrix[i, j])) for i, j in zip(rows.tolist(), cols.tolist())]
-        self.rowsum = matrix.sum(axis=1)
-        # few trailing states: one GEMM with M ⊗ I_right beats a batch of tiny products
-        small = 1 < self.right < 16 and self.n * self.right <= 128
-        self.merged = np.kron(matrix, np.eye(self.right)) if small else None
-
-    def apply(self, z: np.ndarray, out: np.ndarray) -> np.ndarray:
-        """``z @ (I ⊗ … ⊗ M ⊗ … ⊗ I)`` for a product-space tensor ``z``, written into ``out`` (not ``z``)."""
-        if self.n > 64:  # a large automaton: its sparse matrix on the axis moved to the front
-            z3 = np.moveaxis(z.reshape(self.left, self.n, self.right), 1, 0).reshape(self.n, -1)
-            prod = np.moveaxis((self.csr.T @ z3).reshape(self.n, self.left, self.right), 0, 1)
-            np.copyto(out.reshape(self.left, self.n, self.right), prod)
-        elif self.right == 1:
-            np.matmul(z.reshape(self.left, self.n), self.matrix, out=out.reshape(self.left, self.n))
-        elif self.merged is not None:
-            np.matmul(z.reshape(self.left, -1), self.merged, out=out.reshape(self.left, -1))
-        else:
-            np.matmul(self.matrix.T, z.reshape(self.left, self.n, self.right),
-                      out=out.reshape(self.left, self.n, self.right))
-        return out.reshape(z.shape)
 
 
 @dataclass
@@ -92,58 +66,6 @@ class Term:
     where: str
     factors: list[Factor]
     func: np.ndarray | None
-    plan: list | None = None
-
-    def prepare(self, shape: tuple[int, ...]) -> None:
-        """Choose how to apply the term: slabs (``plan``) or one factor at a time (``plan`` None).
-
-        Each combination of one entry per factor, ``(i_k -> j_k, a_k)``, moves the slab of ``x``
-        where every participant k is in ``i_k`` (times ``func`` there) to the slab where it is
-        in ``j_k``, scaled by ``Π a_k``: work proportional to the slab, not the product space.
-        When the axes after the last participant hold few states (``R`` < 8), the slab is split
-        along them, so numpy's inner loops run along a long strided axis, not a short contiguous one.
-        """
-        last = max(f.k for f in self.factors)
-        trail = math.prod(shape[last + 1:])
-        combos = math.prod(len(f.nonzeros) for f in self.factors)
-        single = len(self.factors) == 1 and self.func is None
-        if combos > 2 * math.prod(f.n for f in self.factors) or (single and combos >= self.factors[0].n
-                                                                  and self.factors[0].n <= 64):
-            self.plan = None  # dense enough: one small matrix product per factor
-            return
-        splits = list(np.ndindex(shape[last + 1:])) if 1 < trail < 8 else [(slice(None),) * (len(shape) - last - 1)]
-        self.plan = []
-        for choice in itertools.product(*(f.nonzeros for f in self.factors)):
-            src, dst = [slice(None)] * (last + 1), [slice(None)] * (last + 1)
-            for f, (i, j, _) in zip(self.factors, choice):
-                src[f.k], dst[f.k] = slice(i, i + 1), slice(j, j + 1)
-            coef = math.prod(a for _, _, a in choice)
-            for rest in splits:
-                where = src + list(rest)
-                fsrc = None if self.func is None else tuple(
-                    a if n > 1 else (slice(None) if isinstance(a, slice) else 0)
-                    for a, n in zip(where, self.func.shape))
-                self.plan.append((tuple(where), tuple(dst + list(rest)), fsrc, coef))
-
-    def apply_into(self, x: np.ndarray, y: np.ndarray, scratch) -> None:
-        """``y += x @ term`` for product-space tensors; ``scratch(i)`` gives work buffers 0 and 1."""
-        if self.plan is None:
-            w = x if self.func is None else np.multiply(x, self.func, out=scratch(1).reshape(x.shape))
-            for i, f in enumerate(self.factors):
-                w = f.apply(w, scratch(i % 2))
-            y += w
-            return
-        buf = scratch(0)
-        for src, dst, fsrc, coef in self.plan:
-            part = x[src]
-            tmp = buf[:part.size].reshape(part.shape)
-            if fsrc is None:
-                np.multiply(part, coef, out=tmp)
-            else:
-                np.multiply(part, self.func[fsrc], out=tmp)
-                if coef != 1.0:
-                    tmp *= coef
-            y[dst] += tmp
 
 
 class StateSpace:
@@ -197,7 +119,6 @@ class Descriptor:
             raise SanError(f"{san.source}: key 'automata': the product space has {math.prod(self.shape):.3g} "
                            f"states, above the limit of {MAX_PRODUCT:.3g}.")
         self._funcs: dict[str, np.ndarray] = {}
-        self._work: list[np.ndarray | None] = [None, None, None]
         self.terms = self._build_terms()
         self.initial = int(np.dot(san.initial_state(), self.strides))
         self.space = StateSpace(self.shape, self._reachable())
@@ -207,6 +128,9 @@ class Descriptor:
         loops = [t for t in self.terms if all(np.diagonal(f.matrix).any() for f in t.factors)]
         self.diag = self.corrector - self._diagonal(lambda f: np.diagonal(f.matrix), loops) if loops else self.corrector
         self.diag_reach = self.space.gather(self.diag.reshape(-1))
+        self.layout = Layout.choose(self.shape, self.space.linear())
+        self._plans: dict[bool, Plan] = {}
+        self._xy: tuple | None = None
 
     # -- building -----------------------------------------------------------------------------
     def _axis(self, k: int) -> np.ndarray:
@@ -265,8 +189,6 @@ class Descriptor:
             else:
                 groups[key] = Term(event.name, event.where, [Factor(k, m, self.shape)], func)
                 terms.append(groups[key])
-        for term in terms:
-            term.prepare(self.shape)
         return terms
 
     def _diagonal(self, part, terms=None) -> np.ndarray:
@@ -370,28 +292,30 @@ class Descriptor:
         return len(back) == self.space.size
 
     # -- products -----------------------------------------------------------------------------
+    def _plan(self, whole: bool) -> Plan:
+        """The pieces for the whole product space (``product``) or for the layout (``matvec``)."""
+        box = Box((0,) * len(self.shape), self.shape, 0)
+        whole = whole or self.layout.boxes == [box]
+        if whole not in self._plans:
+            self._plans[whole] = Plan(self.terms, self.corrector, [box] if whole else self.layout.boxes)
+        return self._plans[whole]
+
     def product(self, x: np.ndarray) -> np.ndarray:
         """``x @ Q`` for a vector ``x`` over the whole product space."""
-        z = np.asarray(x, dtype=float).reshape(self.shape)
-        y = z * self.corrector
-        for term in self.terms:
-            term.apply_into(z, y, self._scratch)
-        return y.reshape(-1)
-
-    def _scratch(self, i: int) -> np.ndarray:
-        """Work buffer ``i`` (0, 1: term products; 2: scattered vector) over the product space,
-        kept between products: fresh large temporaries would cost page faults every time."""
-        if self._work[i] is None:
-            self._work[i] = np.zeros(self.space.product)
-        return self._work[i]
+        return self._plan(True).apply(np.asarray(x, dtype=float).reshape(-1))
 
     def matvec(self, x: np.ndarray) -> np.ndarray:
-        """``x @ Q`` for a vector ``x`` over the reachable states (scatter, product, gather)."""
-        if self.space.full:
-            return self.product(x)
-        full = self._scratch(2)
-        full[self.space.index] = x  # the other entries stay zero
-        return self.space.gather(self.product(full))
+        """``x @ Q`` for a vector ``x`` over the reachable states (scatter into the layout's boxes,
+        product, gather), with the storage vectors kept between products."""
+        index = self.layout.index
+        if self._xy is None:  # the entries outside the reachable states stay zero
+            plan = self._plan(False)
+            self._xy = (plan, None, None) if index is None else (plan, np.zeros(plan.size), np.empty(plan.size))
+        plan, xs, ys = self._xy
+        if index is None:
+            return plan.apply(np.asarray(x, dtype=float))
+        xs[index] = x
+        return plan.apply(xs, out=ys)[index]
 
     @property
     def rate_bound(self) -> float:
@@ -404,8 +328,10 @@ class Descriptor:
                       for t in self.terms for f in t.factors)
         funcs = sum(f.nbytes for f in self._funcs.values())
         index = 0 if self.space.index is None else self.space.index.nbytes
+        index += 0 if self.layout.index is None or self.layout.index is self.space.index else self.layout.index.nbytes
         diag = self.corrector.nbytes * (1 + (self.diag is not self.corrector))
-        return factors + funcs + diag + self.diag_reach.nbytes * (not self.space.full) + index
+        laid = self.layout.size * 8 if len(self.layout.boxes) > 1 else 0  # the corrector laid out in boxes
+        return factors + funcs + diag + laid + self.diag_reach.nbytes * (not self.space.full) + index
 
     def initial_vector(self) -> np.ndarray:
         """The point mass on the initial state, over the reachable states."""
