@@ -1,7 +1,8 @@
 """Vector-descriptor product against a flat sparse matrix-vector product on one scalable SAN.
 
 Run: ``python bench/bench_san.py [--sizes 4,6,8,9,10,11] [--flat-max 9] [--solve N]``
-(the numbers in the README: ``--flat-max 10 --solve 11``, then ``--sizes 4 --solve 10``).
+(the numbers in the README: ``--flat-max 10 --solve 11``, then ``--sizes 4 --solve 10``), and
+``python bench/bench_san.py --corr05 corr05-4x2`` for the full transient of corr05's model.
 
 The model: N processors ``Cpu1..CpuN`` with states Idle, Run, Mem, Fail, and one process
 automaton ``Phase`` (0..3). Local events: Idle->Run (lam), Run->Idle (mu), Run->Mem (alpha),
@@ -106,12 +107,41 @@ def solve(n: int) -> None:
               f"residual {ss.residual:.1e}, E[running] = {busy @ ss.pi:.6f}")
 
 
+def corr05(topology: str) -> None:
+    """The full 0-30 s transient of corr05's Figure 8 model, both hierarchies (Krylov, tol 1e-8),
+    with uniformization's product count for comparison (Λ t plus the Poisson window, not run)."""
+    import resource
+
+    from simcore.san.corr05 import build
+    from simcore.san.solve import poisson_window, transient_krylov
+
+    times = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 1, 2, 3, 4, 5, 10, 15, 20, 25, 30]
+    for levels in ("2", "n"):
+        start = time.perf_counter()
+        desc = Descriptor(build(topology, levels))
+        built = time.perf_counter() - start
+        reward = {"finished": reward_vector(desc, "Proc == En")}
+        sol = transient_krylov(desc, times, tol=1e-8, measures=reward)
+        took = time.perf_counter() - start - built
+        left, weights, _ = poisson_window(desc.rate_bound * 30, 1e-8)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
+        print(f"corr05 {topology} levels {levels}: {desc.space.size:,} reachable of {desc.space.product:,} "
+              f"states; build {built:.1f} s; transient 0-30 s: {sol.products} products in {took:.0f} s "
+              f"(uniformization would need {left + len(weights) - 1:,}); P(finished by 30 s) = "
+              f"{sol.measures['finished'][-1]:.5f}, error estimate {sol.bound[-1]:.1e}; peak {peak:,.0f} MB",
+              flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="4,6,8,9,10,11", help="numbers of processors N")
     parser.add_argument("--flat-max", type=int, default=9, help="largest N with a flat matrix")
     parser.add_argument("--solve", type=int, metavar="N", help="also solve the model with N processors")
+    parser.add_argument("--corr05", metavar="TOPOLOGY", help="only the 0-30 s transient of corr05's SAN "
+                        "(corr05-4x2: the Figure 8 machine; corr05-4x1: its small instance)")
     args = parser.parse_args()
+    if args.corr05:
+        return corr05(args.corr05)
     print(f"{'N':>3} {'states':>12} {'build s':>8} {'flat s':>7} {'desc MB':>9} {'flat MB':>9} {'nnz':>11} "
           f"{'desc ms':>9} {'flat ms':>9} {'desc/flat':>9} {'max |diff|':>10}")
     for n in (int(s) for s in args.sizes.split(",")):

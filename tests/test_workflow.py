@@ -58,6 +58,11 @@ def test_smoke_workflow_builds_report_with_scorecard(workdir):
     assert "Scorecard" in text
     assert "SAN solver: numerical solution against simulation" in text
     assert (workdir / "results/san/example/simulation.csv").exists()
+    assert "Figure 8: the analytical model" in text and (workdir / "paper/figures/corr05-fig8.pdf").exists()
+    fig8 = (workdir / "paper/generated/corr05-fig8.tex").read_text()
+    assert r"\newcommand{\SanFigMachineA}{corr05-4x1}" in fig8 and r"\SanFigTable" in fig8
+    fit = pd.read_csv(workdir / "results/san/corr05-fig8-2sched/fit.csv")
+    assert fit.parameter[0] == "expired_wait" and 0.5 < fit.value[0] < 10
     claims = pd.concat(pd.read_csv(p) for p in workdir.glob("results/*/claims.csv"))
     assert len(claims) >= 15
     assert set(claims.verdict) <= {"reproduced", "not significant", "contradicted"}

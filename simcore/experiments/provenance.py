@@ -33,8 +33,12 @@ def config_hash(*paths: Path) -> str:
 
 def fingerprint_files(model: str) -> list[Path]:
     """The files a model's results depend on: the simulator core, the model package, the
-    topology code and catalog, the registry and the runner."""
+    topology code and catalog, the registry and the runner (for ``san``: the SAN package, the
+    topology code and catalog)."""
     root = Path(__file__).resolve().parents[1]
+    if model == "san":
+        parts = [root / "san", root / "topology", root.parent / "config" / "topologies"]
+        return sorted(p for part in parts if part.is_dir() for p in part.rglob("*") if p.suffix in (".py", ".yaml"))
     parts = [root / "core", root / "models" / model, root / "topology", root.parent / "config" / "topologies"]
     files = sorted(p for part in parts if part.is_dir() for p in part.rglob("*") if p.suffix in (".py", ".yaml"))
     return files + [root / "models" / "__init__.py", root / "models" / "registry.py", root / "experiments" / "runner.py"]

@@ -65,7 +65,8 @@ def make_figure(data: list[dict], out: Path) -> None:
             m, sim = d["measure"], d["sim"]
             ax.plot(d["exact"].time, d["exact"][m], color=color, label=f"{d['label']}: SAN solution")
             ax.errorbar(sim.time, sim[m], yerr=[sim[m] - sim[f"{m}_low"], sim[f"{m}_high"] - sim[m]], fmt=".",
-                        markersize=2, color=color, elinewidth=0.5, capsize=1, alpha=0.7)
+                        markersize=2, color=color, elinewidth=0.5, capsize=1, alpha=0.7,
+                        label=f"{d['label']}: simulation, 95% CI")
             ax.plot(d["time"], d["value"], "o", mfc="none", color=color, markersize=3.5, label=f"{d['label']}: published")
         ax.set_xlabel("time (s)")
         ax.set_ylabel(f"P({data[0]['measure']} by t)")
@@ -112,8 +113,9 @@ def tex(data: list[dict], scale: str | None) -> str:
             lines.append(_macro(f"AwayMax{key}", f"{d['exact']['away'].max():.3f}"))
         if d["fit"] is not None:
             f = d["fit"]
+            used = d["about"].get("parameters", {}).get(str(f.parameter), float("nan"))
             lines += [_macro("FitParam", tex_escape(str(f.parameter))), _macro("FitValue", f"{f.value:.3g}"),
-                      _macro("FitRmse", f"{f.rmse:.3f}")]
+                      _macro("FitRmse", f"{f.rmse:.3f}"), _macro("FitUsed", f"{used:.3g}")]
     if len(data) > 1:
         (pa, sa), (pb, sb) = rows[data[0]["label"]], rows[data[-1]["label"]]
         pub, sol = pb[-1] - pa[-1], sb[-1] - sa[-1]

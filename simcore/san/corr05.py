@@ -48,7 +48,7 @@ PARAMETERS = {
     "pick": Param(0.95, "probability that a scheduling CPU with P ready picks P: P is high priority (nice 0) and only 9 of 200 tasks are nice 0, so another nice-0 task is rarely ready on the same CPU"),
     "preempt": Param(0.9, "probability that P's wake-up preempts the task running on its CPU (higher priority unless that task is one of the other nice-0 ones)"),
     "other_run": Param(0.0, "mean run in s of another process before its CPU reschedules: E[min(burst, slice)] averaged over nice 1..19 with the simulator's timeslices and 'timeslice + nice' ms bursts (0 = derive)"),
-    "kernel_path": Param(0.005, "mean time in s a CPU spends in Sc or PB before running a task again: a reschedule or balance is acted on at the next tick (1 ms at HZ=1000), then the switch and the cache refill follow; assumed 5 ms. A nuisance parameter: 2 or 10 ms move the curve by less than 1e-3 (test), but shorter paths make the model stiffer"),
+    "kernel_path": Param(0.005, "mean time in s a CPU spends in Sc or PB before running a task again: a reschedule or balance is acted on at the next tick (1 ms at HZ=1000), then the switch and the cache refill follow; assumed 5 ms. A nuisance parameter: 2 against 10 ms moves the curve by about 1e-3 (test), but shorter paths make the model stiffer"),
     "idle_share": Param(0.02, "probability that a scheduling CPU finds its run queue empty (P not queued there): 200 I/O-bound tasks on 8 CPUs keep queues non-empty most of the time; assumed"),
     "idle_period": Param(0.01, "mean time in s a CPU stays idle (IB) before a task wakes on it or it pulls one; assumed 10 ms"),
     "imbalance_found": Param(0.25, "probability that a busy CPU's periodic balance finds an imbalance above imbalance_pct and moves a task; assumed (equal mean loads, fluctuating queues)"),
@@ -63,6 +63,7 @@ BUILDERS = {"2": "linux-2level", "n": "multilevel"}
 def other_run(nice_min: int = 1, nice_max: int = 19, def_ms: float = 100.0, min_ms: float = 5.0) -> float:
     """Mean run of a non-P task in s: E[min(Exp(slice + nice), slice)] over nice_min..nice_max."""
     from simcore.models.numa.task import timeslice
+
     runs = []
     for nice in range(nice_min, nice_max + 1):
         s = timeslice(nice, def_ms, min_ms)
@@ -125,58 +126,68 @@ def build(topology: str, levels: str, overrides: dict | None = None, home_cpu: i
 
 
 def _assemble(p: dict, machine, doms, n: int, home_cpu: int) -> San:
+    """The automata, then per CPU its own events, P's events with it and its pulls of P."""
     san = San(name="corr05", params={})
-    proc = [f"{s}{i}" for s in ("R", "Ep", "Ex", "IO") for i in range(n)] + ["En"]
-    san.automaton("Proc", proc)
+    san.automaton("Proc", [f"{s}{i}" for s in ("R", "Ep", "Ex", "IO") for i in range(n)] + ["En"])
     for i in range(n):
         san.automaton(f"Cpu{i}", CPU_STATES)
     san.initial({"Proc": f"R{home_cpu}", f"Cpu{home_cpu}": "Sc"})
-    kernel = 1 / p["kernel_path"]
-    r = p["timeslice"] / p["burst"]
-    slice_rate = math.exp(-r) / (1 - math.exp(-r)) / p["burst"]   # P(I/O before slice) = 1 - e^-r
     for i in range(n):
-        cpu = f"Cpu{i}"
-        d = machine.distance(home_cpu, i)
-        slow = 1 + p["memory_stall_fraction"] * (d / 10 - 1)
         busy = _pull_weights(doms[i], i, n, lambda dm: 1000 / (dm.min_interval * dm.busy_factor))
         idle = _pull_weights(doms[i], i, n, lambda dm: 1000 / dm.min_interval)
-        queued = f"((Proc == R{i}) + (Proc == Ep{i}))"
-        # the processor on its own
-        san.local(cpu, "EN", "Sc", 1 / p["other_run"], name=f"switch{i}")
-        san.local(cpu, "EN", "PB", sum(1000 / (dm.min_interval * dm.busy_factor) for dm in doms[i]),
-                  name=f"balance{i}")
-        san.local(cpu, "Sc", "EN", Rate(f"{kernel} * (1 - {p['pick']} * (Proc == R{i}) - {p['idle_share']} * (1 - {queued}))"),
-                  name=f"other{i}")
-        san.local(cpu, "Sc", "IB", Rate(f"{kernel * p['idle_share']} * (1 - {queued})"), name=f"idle{i}")
-        san.local(cpu, "PB", "EN", Rate(f"{kernel} * (1 - {_pull_sum(busy, p, i, 'imbalance_found')})"),
-                  name=f"balanced{i}")
-        san.local(cpu, "IB", "Sc", Rate(f"{1 / p['idle_period']} * (1 - {_pull_sum(idle, p, i, None)})"),
-                  name=f"wake{i}")
-        for src in ("EN", "IB"):
-            san.local(cpu, src, "Er", p["failure"], name=f"fail{i}{src}")
-        san.local(cpu, "Er", "IB", p["repair"], name=f"repair{i}")
-        # P with this processor
-        san.sync(f"dispatch{i}", kernel * p["pick"], {"Proc": [(f"R{i}", f"Ex{i}")], cpu: [("Sc", "Ex")]})
-        for name, dst, rate in (("end", "En", 1 / p["demand"] / slow), ("block", f"IO{i}", 1 / p["burst"] / slow),
-                                ("expire", f"Ep{i}", slice_rate)):
-            san.sync(f"{name}{i}", rate, {"Proc": [(f"Ex{i}", dst)], cpu: [("Ex", "Sc")]})
-        pre = p["preempt"]
-        san.sync(f"wakeup{i}", 1 / p["io_wait"], {"Proc": [(f"IO{i}", f"R{i}")],
-                 cpu: [("EN", "Sc", pre)] + ([("EN", "EN", 1 - pre)] if pre < 1 else [])
-                      + [("IB", "Sc"), ("Sc", "Sc"), ("PB", "PB")]})
-        san.local("Proc", f"Ep{i}", f"R{i}", 1 / p["expired_wait"], name=f"switch_arrays{i}")
-        for j in range(n):
-            moves = [(f"R{j}", f"R{i}"), (f"Ep{j}", f"Ep{i}")]
-            if busy[j] > 0:
-                rate = kernel * busy[j] * p["imbalance_found"] / p["movable_tasks"]
-                san.sync(f"pull{i}_{j}", rate, {"Proc": moves, cpu: [("PB", "Sc")]})
-            if idle[j] > 0:
-                rate = idle[j] / p["idle_period"] / p["movable_tasks"]
-                san.sync(f"idle_pull{i}_{j}", rate, {"Proc": moves, cpu: [("IB", "Sc")]})
+        _processor(san, p, i, sum(1000 / (dm.min_interval * dm.busy_factor) for dm in doms[i]), busy, idle)
+        _process(san, p, i, 1 + p["memory_stall_fraction"] * (machine.distance(home_cpu, i) / 10 - 1))
+        _pulls(san, p, i, busy, idle)
     away = [f"(Proc == {s}{i})" for i in range(n) if machine.cpu_node[i] != machine.cpu_node[home_cpu]
             for s in ("R", "Ep", "Ex", "IO")]
     san.measures.update({"finished": "Proc == En", "away": " + ".join(away) if away else "0"})
     return san
+
+
+def _processor(san: San, p: dict, i: int, balance_rate: float, busy: dict, idle: dict) -> None:
+    """CPU i's own events: switch to another task, balance, schedule (P, another task or idle), fail."""
+    cpu, kernel = f"Cpu{i}", 1 / p["kernel_path"]
+    queued = f"((Proc == R{i}) + (Proc == Ep{i}))"
+    other = f"{kernel} * (1 - {p['pick']} * (Proc == R{i}) - {p['idle_share']} * (1 - {queued}))"
+    san.local(cpu, "EN", "Sc", 1 / p["other_run"], name=f"switch{i}")
+    san.local(cpu, "EN", "PB", balance_rate, name=f"balance{i}")
+    san.local(cpu, "Sc", "EN", Rate(other), name=f"other{i}")
+    san.local(cpu, "Sc", "IB", Rate(f"{kernel * p['idle_share']} * (1 - {queued})"), name=f"idle{i}")
+    san.local(cpu, "PB", "EN", Rate(f"{kernel} * (1 - {_pull_sum(busy, p, i, 'imbalance_found')})"),
+              name=f"balanced{i}")
+    san.local(cpu, "IB", "Sc", Rate(f"{1 / p['idle_period']} * (1 - {_pull_sum(idle, p, i, None)})"),
+              name=f"wake{i}")
+    for src in ("EN", "IB"):
+        san.local(cpu, src, "Er", p["failure"], name=f"fail{i}{src}")
+    san.local(cpu, "Er", "IB", p["repair"], name=f"repair{i}")
+    san.sync(f"dispatch{i}", kernel * p["pick"], {"Proc": [(f"R{i}", f"Ex{i}")], cpu: [("Sc", "Ex")]})
+
+
+def _process(san: San, p: dict, i: int, slow: float) -> None:
+    """P's run on CPU i ends (finished, I/O, slice expired), its I/O ends, its arrays switch."""
+    cpu, r = f"Cpu{i}", p["timeslice"] / p["burst"]
+    slice_rate = math.exp(-r) / (1 - math.exp(-r)) / p["burst"]   # P(I/O before the slice) = 1 - e^-r
+    for name, dst, rate in (("end", "En", 1 / p["demand"] / slow), ("block", f"IO{i}", 1 / p["burst"] / slow),
+                            ("expire", f"Ep{i}", slice_rate)):
+        san.sync(f"{name}{i}", rate, {"Proc": [(f"Ex{i}", dst)], cpu: [("Ex", "Sc")]})
+    pre = p["preempt"]
+    wake = [("EN", "Sc", pre)] + ([("EN", "EN", 1 - pre)] if pre < 1 else []) + [("IB", "Sc"), ("Sc", "Sc"),
+                                                                                  ("PB", "PB")]
+    san.sync(f"wakeup{i}", 1 / p["io_wait"], {"Proc": [(f"IO{i}", f"R{i}")], cpu: wake})
+    san.local("Proc", f"Ep{i}", f"R{i}", 1 / p["expired_wait"], name=f"switch_arrays{i}")
+
+
+def _pulls(san: San, p: dict, i: int, busy: dict, idle: dict) -> None:
+    """CPU i, balancing busy (PB) or idle (IB), pulls P, ready or expired, from CPU j."""
+    cpu, kernel = f"Cpu{i}", 1 / p["kernel_path"]
+    for j in busy:
+        moves = [(f"R{j}", f"R{i}"), (f"Ep{j}", f"Ep{i}")]
+        if busy[j] > 0:
+            rate = kernel * busy[j] * p["imbalance_found"] / p["movable_tasks"]
+            san.sync(f"pull{i}_{j}", rate, {"Proc": moves, cpu: [("PB", "Sc")]})
+        if idle[j] > 0:
+            san.sync(f"idle_pull{i}_{j}", idle[j] / p["idle_period"] / p["movable_tasks"],
+                     {"Proc": moves, cpu: [("IB", "Sc")]})
 
 
 def _pull_sum(weights: dict[int, float], p: dict, i: int, found: str | None) -> str:

@@ -29,7 +29,7 @@ from simcore.san.expr import Compiled, ExprError, compile_expr, parse, tokenize
 _NAME = re.compile(r"[A-Za-z_]\w*\Z")
 YAML_KEYS = ("name", "parameters", "automata", "initial", "local", "synchronizing", "measures", "solve", "published", "fit")
 GENERATED_KEYS = ("name", "generator", "parameters", "measures", "solve", "published", "fit")
-FIT_KEYS = ("parameter", "bounds", "scale")
+FIT_KEYS = ("parameter", "bounds")
 SOLVE_KEYS = ("times", "method", "tol", "krylov_dim", "simulate")
 
 

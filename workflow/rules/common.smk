@@ -4,6 +4,8 @@ import json
 import sys
 from pathlib import Path
 
+import yaml
+
 from simcore.experiments import SpecError, load_spec
 from simcore.experiments.provenance import code_fingerprint
 
@@ -68,3 +70,22 @@ def simulation_fingerprint(exp):
 def trace_files(exp):
     """The sample traces a table shows, for specs whose output asks for them."""
     return [f"results/{exp}/traces.txt"] if SPECS[exp]["output"].get("traces") else []
+
+
+# -- SAN models (config/san/*.yaml) --------------------------------------------------------------
+SAN_MODELS = sorted(p.stem for p in Path("config/san").glob("*.yaml"))
+SAN_CODE = code_fingerprint("san")  # a param: solutions rerun when the solver or a topology changes
+
+
+def san_file(model):
+    return yaml.safe_load(Path(f"config/san/{model}.yaml").read_text()) or {}
+
+
+SAN_FITS = [m for m in SAN_MODELS if "fit" in san_file(m)]
+FIG8 = ["corr05-fig8-2sched", "corr05-fig8-4sched"]
+
+
+def san_reps(wildcards):
+    """Trajectories of the cross-check: the model file's solve.simulate for this scale, else config's."""
+    own = (san_file(wildcards.model).get("solve") or {}).get("simulate") or {}
+    return own.get(SCALE, config["san"]["simulate"][SCALE])

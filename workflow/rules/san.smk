@@ -1,45 +1,27 @@
 # SAN models (config/san/*.yaml): the numerical solution, a SimPy simulation of the same model
 # as its cross-check, a figure setting the two side by side; for models with a `fit` section the
 # fit of their free parameter to the published curve; corr05 Figure 8 from its two models.
-import yaml
-
-SAN_MODELS = sorted(p.stem for p in Path("config/san").glob("*.yaml"))
-SAN_CODE = sorted(str(p) for p in Path("simcore/san").glob("*.py")) + sorted(
-    str(p) for p in Path("config/topologies").glob("*.yaml"))
-
-
-def san_file(model):
-    return yaml.safe_load(Path(f"config/san/{model}.yaml").read_text()) or {}
-
-
-SAN_FITS = [m for m in SAN_MODELS if "fit" in san_file(m)]
-FIG8 = ["corr05-fig8-2sched", "corr05-fig8-4sched"]
-
-
-def san_reps(wildcards):
-    """Trajectories of the cross-check: the model file's solve.simulate for this scale, else config's."""
-    own = (san_file(wildcards.model).get("solve") or {}).get("simulate") or {}
-    return own.get(SCALE, config["san"]["simulate"][SCALE])
 
 
 rule san_solve:
     input:
         model="config/san/{model}.yaml",
-        code=SAN_CODE,
     output:
         "results/san/{model}/solution.csv",
     log:
         "logs/san/{model}-solve.log",
     conda:
         "../envs/simcore.yaml"
+    params:
+        code=SAN_CODE,
+        scale=SCALE,
     shell:
-        "simcore san {input.model} --scale {SCALE} --out {output} 2> {log}"
+        "simcore san {input.model} --scale {params.scale} --out {output} 2> {log}"
 
 
 rule san_simulate:
     input:
         model="config/san/{model}.yaml",
-        code=SAN_CODE,
     output:
         "results/san/{model}/simulation.csv",
     log:
@@ -49,15 +31,16 @@ rule san_simulate:
     params:
         reps=san_reps,
         seed=config["seed"],
+        code=SAN_CODE,
+        scale=SCALE,
     shell:
-        "simcore san {input.model} --scale {SCALE} --simulate {params.reps} --seed {params.seed} "
+        "simcore san {input.model} --scale {params.scale} --simulate {params.reps} --seed {params.seed} "
         "--out {output} 2> {log}"
 
 
 rule san_fit:
     input:
         model="config/san/{model}.yaml",
-        code=SAN_CODE,
     output:
         "results/san/{model}/fit.csv",
     log:
@@ -66,9 +49,11 @@ rule san_fit:
         "../envs/simcore.yaml"
     params:
         fit=lambda wc: san_file(wc.model)["fit"],
+        code=SAN_CODE,
+        scale=SCALE,
     shell:
         "simcore san-fit {input.model} --parameter {params.fit[parameter]} --bounds {params.fit[bounds]} "
-        "--scale {params.fit[scale]} --out {output} 2> {log}"
+        "--scale {params.scale} --out {output} 2> {log}"
 
 
 rule san_figure:
@@ -111,6 +96,9 @@ rule corr05_fig8:
         "logs/san/corr05-fig8.log",
     conda:
         "../envs/simcore.yaml"
+    params:
+        models=FIG8,
+        scale=SCALE,
     shell:
-        "simcore san-compare {FIG8} --scale {SCALE} --results results/san --figure {output.figure} "
+        "simcore san-compare {params.models} --scale {params.scale} --results results/san --figure {output.figure} "
         "--tex {output.tex} 2> {log}"

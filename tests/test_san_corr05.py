@@ -1,0 +1,169 @@
+"""The reconstructed corr05 SAN (Figure 8): structure as the paper states it, rates derived from the
+same sched domains as the NUMA simulator, the Krylov solution against uniformization, the fit and
+the comparison with the published curve, and clear errors for bad model files."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simcore.san import Descriptor, SanError, load_san, reward_vector, transient
+from simcore.san.corr05 import CPU_STATES, PARAMETERS, build, other_run
+from simcore.san.fit import fit
+from simcore.san.solve import transient_krylov
+from simcore.topology.domains import domains_for
+from simcore.topology.loader import load_topology
+
+FIG8 = "config/san/corr05-fig8-{}.yaml"
+
+
+def _rate(san, name):
+    return next(e.rate for e in san.events if e.name == name)
+
+
+def test_automata_and_states_are_the_papers():
+    san = build("corr05-4x2", "2")
+    assert list(san.automata) == ["Proc", *(f"Cpu{i}" for i in range(8))]
+    assert set(san.automata["Proc"]) == {f"{s}{i}" for s in ("R", "Ep", "Ex", "IO") for i in range(8)} | {"En"}
+    assert all(san.automata[f"Cpu{i}"] == CPU_STATES for i in range(8))
+    assert set(CPU_STATES) == {"IB", "Sc", "PB", "EN", "Ex", "Er"}
+    # failure rate 0: Er is unreachable and leaves the product space; a positive rate keeps it
+    assert Descriptor(build("corr05-4x1", "2")).shape == (17, 5, 5, 5, 5)
+    assert Descriptor(build("corr05-4x1", "2", {"failure": 0.01})).shape == (17, 6, 6, 6, 6)
+
+
+@pytest.mark.parametrize("levels, builder", [("2", "linux-2level"), ("n", "multilevel")])
+def test_balancing_rates_come_from_the_simulators_sched_domains(levels, builder):
+    san = build("corr05-4x2", levels)
+    doms = domains_for(load_topology("corr05-4x2"), builder)
+    for i in range(8):
+        busy = sum(1000 / (d.min_interval * d.busy_factor) for d in doms[i])
+        assert _rate(san, f"balance{i}") == pytest.approx(busy, rel=1e-12)
+    # CPU 0 pulls P from its node sibling at the CPU level only, and from other nodes per node level
+    p = {k: v.value for k, v in PARAMETERS.items()}
+    kernel, moved = 1 / p["kernel_path"], p["imbalance_found"] / p["movable_tasks"]
+    freqs = [1000 / (d.min_interval * d.busy_factor) for d in doms[0]]
+    share = freqs[0] / sum(freqs)                       # the CPU level: one other group, one CPU
+    assert _rate(san, "pull0_1") == pytest.approx(kernel * share * moved, rel=1e-12)
+    pulls = sum(_rate(san, f"pull0_{j}") for j in range(2, 8))
+    assert pulls == pytest.approx(kernel * (1 - share) * moved, rel=1e-12)   # every node level pulls someone
+    # node 0 sits at the end of the line: with one level per distance each level reaches one more
+    # node, so each remote node is pulled from by one level, as often as under the stock top level
+    assert _rate(san, "pull0_2") == pytest.approx(_rate(san, "pull0_6"), rel=1e-12)
+    node_levels = len(doms[0]) - 1
+    assert node_levels == (3 if levels == "n" else 1)
+    assert pulls / _rate(san, "pull0_1") == pytest.approx(node_levels * freqs[1] / freqs[0], rel=1e-12)
+
+
+def test_remote_memory_slows_work_not_the_timeslice():
+    san = build("corr05-4x2", "2")
+    m = PARAMETERS["memory_stall_fraction"].value
+    assert _rate(san, "end6") == pytest.approx(_rate(san, "end0") / (1 + m * (30 / 10 - 1)), rel=1e-12)
+    assert _rate(san, "block2") == pytest.approx(_rate(san, "block1") / (1 + m * (22 / 10 - 1)), rel=1e-12)
+    assert _rate(san, "expire6") == _rate(san, "expire0")
+    # P(I/O before the slice ends) = 1 - exp(-slice / burst), as for an exponential burst and a fixed slice
+    io, sl = _rate(san, "block0"), _rate(san, "expire0")
+    assert io / (io + sl) == pytest.approx(1 - math.exp(-1), rel=1e-12)
+    assert 0.02 < other_run() < 0.06
+
+
+def test_krylov_solution_equals_uniformization_on_the_small_instance():
+    san = build("corr05-4x1", "n")
+    desc = Descriptor(san)
+    times = np.array([0.0, 0.1, 0.5, 1.0, 2.0])
+    reward = {"finished": reward_vector(desc, "Proc == En")}
+    kry = transient_krylov(desc, times, tol=1e-9, measures=reward)
+    uni = transient(desc, times, eps=1e-9, measures=reward, keep=False)
+    assert np.abs(kry.measures["finished"] - uni.measures["finished"]).max() < 1e-7
+    assert np.abs(kry.mass - 1).max() < 1e-7
+    assert kry.products * 4 < uni.products
+
+
+def test_finished_probability_is_a_distribution_function_and_kernel_path_is_a_nuisance():
+    times = np.array([0.0, 1, 5, 10, 20])
+    curves = []
+    for path in (0.002, 0.01):
+        desc = Descriptor(build("corr05-4x1", "2", {"kernel_path": path}))
+        sol = transient_krylov(desc, times, tol=1e-8, measures={"f": reward_vector(desc, "Proc == En")})
+        curves.append(sol.measures["f"])
+    assert np.all(np.diff(curves[0]) > 0) and 0 < curves[0][-1] < 1
+    assert np.abs(curves[0] - curves[1]).max() < 2e-3
+
+
+def test_model_files_per_scale_and_published_curves():
+    two, four = (load_san(FIG8.format(v), "smoke") for v in ("2sched", "4sched"))
+    assert two.about["topology"] == "corr05-4x1" and two.about["builder"] == "linux-2level"
+    assert four.about["builder"] == "multilevel"
+    assert load_san(FIG8.format("2sched"), "full").about["topology"] == "corr05-4x2"
+    for san in (two, four):
+        pub = san.published
+        assert pub["measure"] == "finished" and len(pub["time"]) == len(pub["value"]) == 16
+        assert pub["value"][0] == 0 and 0.84 < pub["value"][-1] < 0.85
+    assert four.published["value"][-1] - two.published["value"][-1] == pytest.approx(0.00822)
+
+
+def test_fit_recovers_a_known_parameter(tmp_path):
+    """A two-state model whose 'published' curve is 1 - exp(-0.7 t): the fit finds 0.7."""
+    times = [0, 0.5, 1, 2, 4]
+    path = tmp_path / "m.yaml"
+    path.write_text("parameters: {lam: 0.2}\nautomata: {M: [Run, Done]}\n"
+                    "local:\n  - {automaton: M, from: Run, to: Done, rate: lam}\n"
+                    "measures: {done: M == Done}\nsolve: {tol: 1.0e-12}\n"
+                    f"published: {{measure: done, time: {times}, value: {[1 - math.exp(-0.7 * t) for t in times]}}}\n")
+    result = fit(path, "lam", 0.1, 5.0)
+    assert result.value == pytest.approx(0.7, rel=2e-3) and result.rmse < 1e-3
+
+
+BAD = {
+    "unknown parameter": ("parameters: {expird_wait: 2}\n", "key 'parameters.expird_wait' is unknown"),
+    "negative parameter": ("parameters: {io_wait: -1}\n", "key 'parameters.io_wait' must be a non-negative"),
+    "bad levels": ("", "key 'generator.levels' must be one of 2, n", {"levels": "3"}),
+    "unknown topology": ("", "key 'generator.topology'", {"topology": "no-such-machine"}),
+    "unknown generator key": ("", "key 'generator.cpus' is unknown", {"cpus": 4}),
+    "per-scale without scale": ("", "key 'generator.topology' is given per scale",
+                                {"topology": {"full": "corr05-4x2"}}),
+    "bad fit": ("fit: {parameter: expired_wait}\n", "key 'bounds' is missing"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_model_files_fail_clearly_and_cli_exits_2(case, tmp_path, simcore_cli):
+    body, message, *gen = BAD[case]
+    generator = {"model": "corr05", "topology": "corr05-4x1", "levels": "2", **(gen[0] if gen else {})}
+    path = tmp_path / "bad.yaml"
+    text = "generator: {" + ", ".join(f"{k}: {v!r}" if not isinstance(v, dict) else f"{k}: {v}"
+                                      for k, v in generator.items()) + "}\n" + body
+    path.write_text(text.replace("'", '"'))
+    with pytest.raises(SanError) as err:
+        load_san(path)
+    assert str(err.value).startswith(f"{path}: ") and message in str(err.value)
+    out = tmp_path / "out.csv"
+    proc = simcore_cli("san", path, "--times", "0:1:0.5", "--out", out)
+    assert proc.returncode == 2 and message in proc.stderr and not out.exists()
+
+
+def test_compare_writes_table_macros_and_figure(tmp_path, simcore_cli):
+    results = tmp_path / "san"
+    for variant in ("2sched", "4sched"):
+        name = f"corr05-fig8-{variant}"
+        (results / name).mkdir(parents=True)
+        san = load_san(FIG8.format(variant), "smoke")
+        t, v = np.array(san.published["time"]), np.array(san.published["value"])
+        sol = pd.DataFrame({"time": t, "finished": v + 0.01 * (t > 0), "away": 0.0, "mass": 1.0, "error_bound": 0.0})
+        sol.to_csv(results / name / "solution.csv", index=False)
+        sim = pd.DataFrame({"time": t, "finished": v, "finished_low": v - 0.02, "finished_high": v + 0.02,
+                            "away": 0.0, "away_low": 0.0, "away_high": 0.0})
+        sim.to_csv(results / name / "simulation.csv", index=False)
+    tex, fig = tmp_path / "fig8.tex", tmp_path / "fig8.pdf"
+    proc = simcore_cli("san-compare", "corr05-fig8-2sched", "corr05-fig8-4sched", "--scale", "smoke",
+                       "--results", results, "--figure", fig, "--tex", tex)
+    assert proc.returncode == 0, proc.stderr
+    text = tex.read_text()
+    assert r"\newcommand{\SanFigSolA}{0.8510}" in text and r"\newcommand{\SanFigPubB}{0.8492}" in text
+    assert r"\newcommand{\SanFigSimCoverA}{16 of 16}" in text and r"\SanFigTable" in text
+    assert r"\newcommand{\SanFigMachineA}{corr05-4x1}" in text and "expired" in text
+    assert "reproduces: same sign, 1 times" in text
+    assert fig.read_bytes()[:4] == b"%PDF"
