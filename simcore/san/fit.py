@@ -74,7 +74,7 @@ def fit(model: str | Path, parameter: str, low: float, high: float, scale: str |
         return calls[-1]
 
     res = minimize_scalar(rmse, bounds=(math.log(low), math.log(high)), method="bounded",
-                          options={"xatol": 1e-3})
+                          options={"xatol": 5e-3})    # 0.5 % of the value: three digits
     return Fit(parameter, math.exp(res.x), float(res.fun), len(calls), low, high)
 
 

@@ -1,6 +1,7 @@
 # Experiment specs, their cells and replication batches; helpers for the other rules.
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -31,6 +32,7 @@ def _load_specs():
 SPECS = _load_specs()
 PAPERS = sorted({spec["paper"] for spec in SPECS.values()})
 FIGURES = [i for i, s in SPECS.items() if s["output"]["kind"] != "table"]
+FIGURE_IDS = "|".join(re.escape(i) for i in FIGURES) or "(?!)"  # keeps paper/figures/san-*.pdf apart
 
 
 def batch_names(exp):

@@ -2,6 +2,8 @@
 
 
 rule figure:
+    wildcard_constraints:
+        exp=FIGURE_IDS,
     input:
         summary="results/{exp}/summary.csv",
         replications="results/{exp}/replications.csv",
