@@ -50,6 +50,8 @@ bench: env  ## performance benchmarks (events/s against bare SimPy)
 	$(BIN)/python bench/bench_cluster.py
 	$(BIN)/python bench/bench_numa.py
 	$(BIN)/python bench/bench_san.py
+	$(BIN)/python bench/bench_san.py --corr05 corr05-4x2
+	$(BIN)/python bench/bench_san_sim.py
 
 clean:  ## remove workflow outputs (keeps the virtualenv)
 	rm -rf results/raw results/*/ paper/build paper/figures paper/tables paper/generated logs .snakemake

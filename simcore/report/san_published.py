@@ -119,8 +119,11 @@ def tex(data: list[dict], scale: str | None) -> str:
     if len(data) > 1:
         (pa, sa), (pb, sb) = rows[data[0]["label"]], rows[data[-1]["label"]]
         pub, sol = pb[-1] - pa[-1], sb[-1] - sa[-1]
+        low = int(np.argmin(pb - pa))                   # where the published difference is lowest
         lines += [_macro("PubDiff", f"{pub:+.4f}"), _macro("SolDiff", f"{sol:+.4f}"),
-                  _macro("Verdict", verdict(pub, sol))]
+                  _macro("Verdict", verdict(pub, sol)), _macro("LowTime", f"{data[0]['time'][low]:g}"),
+                  _macro("PubDiffLow", f"{(pb - pa)[low]:+.5f}"), _macro("SolDiffLow", f"{(sb - sa)[low]:+.5f}"),
+                  _macro("Overtake", _overtake(data[0]["time"], sb - sa, low))]
     lines.append(_macro("Scale", tex_escape(scale or "")))
     lines += _size(data[0]["san"]) + _table(data, rows) + _parameters(data[0]["about"])
     return "\n".join(lines) + "\n"
@@ -134,6 +137,12 @@ def verdict(published: float, reproduced: float) -> str:
     if 0.5 <= ratio <= 2:
         return f"reproduces: same sign, {ratio:.2g} times the published size"
     return f"reproduces in sign only: {ratio:.2g} times the published size"
+
+
+def _overtake(times: np.ndarray, diff: np.ndarray, low: int) -> str:
+    """Whether the reproduced difference turns positive after index ``low``, as a phrase."""
+    later = np.flatnonzero(diff[low:] > 0)
+    return "which ours never does" if not len(later) else f"as ours does from {times[low + later[0]]:g}\\,s"
 
 
 def _size(san) -> list[str]:

@@ -43,7 +43,7 @@ PARAMETERS = {
     "burst": Param(0.1, "mean CPU burst of P in s before an I/O wait: 'timeslice + nice' ms with P at nice 0 (timeslice 100 ms)"),
     "timeslice": Param(0.1, "P's timeslice in s (2.6 O(1) scheduler, nice 0: 100 ms); wall time, so not slowed by remote memory"),
     "io_wait": Param(1.0, "mean I/O wait in s: corr05's 'average waiting time of 1 second'"),
-    "expired_wait": Param(2.73, "mean time in s an expired P waits for its CPU's array switch; not stated anywhere, so fitted (least squares over the 16 published points of the 2-sched curve, one-CPU-per-node instance: `simcore san-fit config/san/corr05-fig8-2sched.yaml --parameter expired_wait --bounds 0.5:10 --scale smoke`, RMSE 0.021); the workflow reruns the fit. The 4-sched curve and the 8-CPU solution are then predictions"),
+    "expired_wait": Param(3.06, "mean time in s an expired P waits for its CPU's array switch; not stated anywhere, so fitted: least squares over the 16 published points of the 2-sched curve on the 8-CPU machine (`simcore san-fit config/san/corr05-fig8-2sched.yaml --parameter expired_wait --bounds 2:5 --scale full`: 3.06 s, RMSE 0.022, 7 solutions); the workflow reruns the fit at its scale. The 4-sched curve is then a prediction"),
     "memory_stall_fraction": Param(0.25, "m in the slowdown 1 + m (d/10 - 1) at SLIT distance d from home, the NUMA simulator's default"),
     "pick": Param(0.95, "probability that a scheduling CPU with P ready picks P: P is high priority (nice 0) and only 9 of 200 tasks are nice 0, so another nice-0 task is rarely ready on the same CPU"),
     "preempt": Param(0.9, "probability that P's wake-up preempts the task running on its CPU (higher priority unless that task is one of the other nice-0 ones)"),
