@@ -72,6 +72,16 @@ def other_run(nice_min: int = 1, nice_max: int = 19, def_ms: float = 100.0, min_
     return sum(runs) / len(runs) / 1000.0
 
 
+def _busy_rate(dom) -> float:
+    """Periodic balances per second of a busy CPU at this domain (interval in ms)."""
+    return 1000 / (dom.min_interval * dom.busy_factor)
+
+
+def _idle_rate(dom) -> float:
+    """Balances per second of an idle CPU at this domain."""
+    return 1000 / dom.min_interval
+
+
 def _pull_weights(domains, cpu: int, n_cpus: int, frequency) -> dict[int, float]:
     """P(a balance of this CPU pulls P from j | P queued on j), per j, weighting levels by ``frequency``."""
     freqs = [frequency(d) for d in domains]
@@ -133,9 +143,8 @@ def _assemble(p: dict, machine, doms, n: int, home_cpu: int) -> San:
         san.automaton(f"Cpu{i}", CPU_STATES)
     san.initial({"Proc": f"R{home_cpu}", f"Cpu{home_cpu}": "Sc"})
     for i in range(n):
-        busy = _pull_weights(doms[i], i, n, lambda dm: 1000 / (dm.min_interval * dm.busy_factor))
-        idle = _pull_weights(doms[i], i, n, lambda dm: 1000 / dm.min_interval)
-        _processor(san, p, i, sum(1000 / (dm.min_interval * dm.busy_factor) for dm in doms[i]), busy, idle)
+        busy, idle = _pull_weights(doms[i], i, n, _busy_rate), _pull_weights(doms[i], i, n, _idle_rate)
+        _processor(san, p, i, sum(_busy_rate(dm) for dm in doms[i]), busy, idle)
         _process(san, p, i, 1 + p["memory_stall_fraction"] * (machine.distance(home_cpu, i) / 10 - 1))
         _pulls(san, p, i, busy, idle)
     away = [f"(Proc == {s}{i})" for i in range(n) if machine.cpu_node[i] != machine.cpu_node[home_cpu]

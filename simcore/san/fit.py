@@ -20,7 +20,7 @@ from simcore.errors import InputError
 from simcore.san.descriptor import Descriptor
 from simcore.san.measures import reward_vector
 from simcore.san.model import load_san
-from simcore.san.solve import transient, transient_krylov
+from simcore.san.solve import solve_transient
 
 
 @dataclass
@@ -52,11 +52,8 @@ def solve_measure(san, measure: str, times: np.ndarray) -> np.ndarray:
     """The measure at ``times`` with the model file's solve options."""
     desc = Descriptor(san)
     reward = {measure: reward_vector(desc, san.measures[measure])}
-    tol = float(san.solve.get("tol", 1e-10))
-    if san.solve.get("method", "uniformization") == "krylov":
-        sol = transient_krylov(desc, times, tol=tol, measures=reward, m=int(san.solve.get("krylov_dim", 30)))
-    else:
-        sol = transient(desc, times, eps=tol, measures=reward, keep=False)
+    sol = solve_transient(desc, times, reward, str(san.solve.get("method", "uniformization")),
+                          float(san.solve.get("tol", 1e-10)), int(san.solve.get("krylov_dim", 30)))
     return sol.measures[measure]
 
 

@@ -349,8 +349,9 @@ def _validate_yaml(san: San, path: Path) -> None:
 
 
 def _solve(path: Path, value, fit=None) -> dict:
-    """The ``solve`` section (checked), after checking the ``fit`` section's keys (``simcore san-fit``'s arguments)."""
-    _fields(f"{path}: key 'fit'", _mapping(path, "fit", fit), FIT_KEYS if fit is not None else (), ())
+    """The ``solve`` section, checked; so is the ``fit`` section (``simcore san-fit``'s arguments) if given."""
+    if fit is not None:
+        _fields(f"{path}: key 'fit'", _mapping(path, "fit", fit), FIT_KEYS, ())
     solve = _mapping(path, "solve", value)
     _fields(f"{path}: key 'solve'", solve, (), SOLVE_KEYS)
     return solve

@@ -13,7 +13,7 @@ from simcore.errors import InputError
 from simcore.san.descriptor import Descriptor
 from simcore.san.measures import reward_vector
 from simcore.san.model import load_san
-from simcore.san.solve import steady_state, transient, transient_krylov
+from simcore.san.solve import TRANSIENT, solve_transient, steady_state
 
 _MEASURE = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=(.*)\Z", re.S)
 
@@ -78,9 +78,6 @@ def simulate_to_csv(model: str | Path, out: str | Path, times: str | None, measu
     return f"{model}: {reps} simulated trajectories, seed {seed}"
 
 
-TRANSIENT = ("uniformization", "krylov")
-
-
 def solve_to_csv(model: str | Path, out: str | Path, times: str | None, measures: dict[str, str],
                  steady: bool = False, eps: float | None = None, method: str = "gmres",
                  transient_method: str | None = None, scale: str | None = None) -> str:
@@ -107,10 +104,7 @@ def solve_to_csv(model: str | Path, out: str | Path, times: str | None, measures
     lines = [_row(["time", *wanted, "mass", "error_bound"])]
     summary = [f"{model}: {desc.space.size} reachable of {desc.space.product} states"]
     if grid is not None:
-        if kind == "krylov":
-            sol = transient_krylov(desc, grid, tol=eps, measures=rewards, m=int(san.solve.get("krylov_dim", 30)))
-        else:
-            sol = transient(desc, grid, eps=eps, measures=rewards, keep=False)
+        sol = solve_transient(desc, grid, rewards, kind, eps, int(san.solve.get("krylov_dim", 30)))
         for i, t in enumerate(sol.times):
             lines.append(_row([t, *(sol.measures[n][i] for n in wanted), sol.mass[i], sol.bound[i]]))
         summary.append(f"transient ({kind}): {sol.products} products, error {'estimate' if kind == 'krylov' else 'bound'} "

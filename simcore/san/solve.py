@@ -110,14 +110,10 @@ def transient(desc: Descriptor, times, eps: float = 1e-10, measures: dict[str, n
     ``measures`` maps names to reward vectors over the reachable states (see
     :func:`simcore.san.measures.reward_vector`); ``keep`` stores every π(t).
     """
-    times = np.asarray(times, dtype=float)
-    if times.ndim != 1 or not len(times) or (times < 0).any() or (np.diff(times) < 0).any():
-        raise SanError("times: must be a non-empty, non-decreasing list of non-negative numbers.")
+    times = _check_times(times)
     if not 0 < eps < 1:
         raise SanError(f"eps: must be in (0, 1), not {eps}.")
-    pi = desc.initial_vector() if initial is None else np.asarray(initial, dtype=float)
-    if pi.shape != (desc.space.size,) or (pi < 0).any() or abs(pi.sum() - 1) > 1e-12:
-        raise SanError(f"initial: must be a distribution over the {desc.space.size} reachable states.")
+    pi = _initial(desc, initial)
     rate = desc.rate_bound
     previous = np.concatenate([[0.0], times[:-1]])
     steps = int(np.count_nonzero(times - previous)) or 1
@@ -130,11 +126,7 @@ def transient(desc: Descriptor, times, eps: float = 1e-10, measures: dict[str, n
             pi, lost, count = _step(desc, pi, rate, rate * (t1 - t0), eps / steps)
             omitted += lost
             result.products += count
-        result.mass[i], result.bound[i] = pi.sum(), omitted
-        for name, reward in (measures or {}).items():
-            result.measures[name][i] = reward @ pi
-        if keep:
-            result.probabilities[i] = pi
+        _record(result, i, pi, omitted, measures, keep)
     return result
 
 
@@ -163,14 +155,15 @@ def transient_krylov(desc: Descriptor, times, tol: float = 1e-8, measures: dict[
     the accepted local error estimates: an estimate, not the guaranteed bound of uniformization.
     """
     times = _check_times(times)
-    pi = desc.initial_vector() if initial is None else np.asarray(initial, dtype=float)
+    pi = _initial(desc, initial)
     result = Transient(times, np.zeros(len(times)), np.zeros(len(times)),
                        {k: np.zeros(len(times)) for k in measures or {}},
                        np.zeros((len(times), len(pi))) if keep else None)
     norm = 2 * desc.rate_bound or 1.0                  # ||Q^T||_1
     m = max(1, min(m, desc.space.size))             # a basis of the whole space breaks down happily
     now, step, err_sum, k = 0.0, None, 0.0, 0
-    k = _record(result, k, now, pi, err_sum, measures, keep)
+    while k < len(times) and times[k] == 0:
+        k = _record(result, k, pi, 0.0, measures, keep)
     while k < len(times):
         beta = float(np.linalg.norm(pi))
         basis, hess, mx, happy, result.products = _arnoldi(desc, pi / beta, m, norm, result.products)
@@ -187,8 +180,7 @@ def transient_krylov(desc: Descriptor, times, tol: float = 1e-8, measures: dict[
             step = 0.9 * tau * (tau * tol / err) ** (1 / mx)
         while k < len(times) and times[k] <= now + tau * (1 + 1e-14):
             inner = _expm_col(hess, times[k] - now, mx, happy)
-            k = _record(result, k, times[k], beta * (inner[:used] @ basis[:used]), err_sum + err,
-                        measures, keep, single=True)
+            k = _record(result, k, beta * (inner[:used] @ basis[:used]), err_sum + err, measures, keep)
         pi = beta * (col[:used] @ basis[:used])
         now, err_sum = now + tau, err_sum + err
         if not happy:
@@ -203,18 +195,21 @@ def _check_times(times) -> np.ndarray:
     return times
 
 
-def _record(result: Transient, k: int, now: float, pi, err, measures, keep, single=False) -> int:
-    """Store π at every requested time equal to ``now`` (one time if ``single``); returns the next index."""
-    while k < len(result.times) and (single or result.times[k] <= now):
-        result.mass[k], result.bound[k] = pi.sum(), err
-        for name, reward in (measures or {}).items():
-            result.measures[name][k] = reward @ pi
-        if keep:
-            result.probabilities[k] = pi
-        k += 1
-        if single:
-            break
-    return k
+def _initial(desc: Descriptor, initial) -> np.ndarray:
+    pi = desc.initial_vector() if initial is None else np.asarray(initial, dtype=float)
+    if pi.shape != (desc.space.size,) or (pi < 0).any() or abs(pi.sum() - 1) > 1e-12:
+        raise SanError(f"initial: must be a distribution over the {desc.space.size} reachable states.")
+    return pi
+
+
+def _record(result: Transient, k: int, pi: np.ndarray, err: float, measures, keep: bool) -> int:
+    """Store π (mass, error, measures) as the solution at ``result.times[k]``; returns ``k + 1``."""
+    result.mass[k], result.bound[k] = pi.sum(), err
+    for name, reward in (measures or {}).items():
+        result.measures[name][k] = reward @ pi
+    if keep:
+        result.probabilities[k] = pi
+    return k + 1
 
 
 def _arnoldi(desc: Descriptor, v0: np.ndarray, m: int, norm: float, products: int):
@@ -225,19 +220,16 @@ def _arnoldi(desc: Descriptor, v0: np.ndarray, m: int, norm: float, products: in
     for j in range(m):
         w = desc.matvec(basis[j])
         products += 1
-        for _ in range(2):                               # classical Gram-Schmidt, twice
-            h = basis[:j + 1] @ w
-            w -= h @ basis[:j + 1]
-            hess[:j + 1, j] += h
+        hess[:j + 1, j] = orthogonalize(w, basis[:j + 1])
         h_next = float(np.linalg.norm(w))
         if h_next <= 1e-12 * norm:                       # the basis spans an invariant subspace
             return basis, hess, j + 1, True, products
         hess[j + 1, j] = h_next
         basis[j + 1] = w / h_next
-    hess[m + 1, m] = 1.0
-    avnorm = float(np.linalg.norm(desc.matvec(basis[m])))
+    # Expokit puts 1 here and scales the estimate's second term by ||Q^T v_{m+1}||; that entry
+    # enters the first column of exp(τH) linearly, so the norm is put in directly
+    hess[m + 1, m] = float(np.linalg.norm(desc.matvec(basis[m])))
     products += 1
-    hess[m + 1, m] = avnorm                              # scaled: the estimate's second term
     return basis, hess, m, False, products
 
 
@@ -262,6 +254,20 @@ def _local_error(col: np.ndarray, beta: float, mx: int) -> float:
 def _first_step(m: int, norm: float, tol: float, beta: float) -> float:
     fact = ((m + 1) / math.e) ** (m + 1) * math.sqrt(2 * math.pi * (m + 1))
     return (1 / norm) * ((fact * tol) / (4 * beta * norm)) ** (1 / m)
+
+
+def solve_transient(desc: Descriptor, times, measures: dict[str, np.ndarray], method: str = "uniformization",
+                    tol: float = 1e-10, krylov_dim: int = 30) -> Transient:
+    """The transient solution by ``method`` (``uniformization``: ``tol`` bounds the error;
+    ``krylov``: ``tol`` is the local error per unit time), measures only."""
+    if method == "krylov":
+        return transient_krylov(desc, times, tol=tol, measures=measures, m=krylov_dim)
+    if method == "uniformization":
+        return transient(desc, times, eps=tol, measures=measures, keep=False)
+    raise SanError(f"method: '{method}' is not a transient method ({', '.join(TRANSIENT)}).")
+
+
+TRANSIENT = ("uniformization", "krylov")
 
 
 # -- steady state ------------------------------------------------------------------------------
@@ -342,6 +348,17 @@ def _gmres(desc: Descriptor, tol: float, maxiter: int, restart: int = 40) -> Ste
         target *= tol / res / 4
 
 
+def orthogonalize(w: np.ndarray, basis: np.ndarray) -> np.ndarray:
+    """Make ``w`` orthogonal to the orthonormal rows of ``basis`` in place (classical Gram-Schmidt,
+    twice: two BLAS products per pass); returns the projection coefficients."""
+    coef = np.zeros(len(basis))
+    for _ in range(2):
+        h = basis @ w
+        w -= h @ basis
+        coef += h
+    return coef
+
+
 def gmres(op, b: np.ndarray, x: np.ndarray, precond, tol: float, maxiter: int, restart: int,
           count: int = 0) -> tuple[np.ndarray, int]:
     """Restarted GMRES for ``op(x) = b`` with right preconditioner ``precond`` (≈ op⁻¹) until
@@ -361,10 +378,7 @@ def gmres(op, b: np.ndarray, x: np.ndarray, precond, tol: float, maxiter: int, r
         basis[0] = r / beta
         for j in range(m):
             w = op(precond(basis[j]))
-            for _ in range(2):
-                h = basis[:j + 1] @ w
-                w -= h @ basis[:j + 1]
-                hess[:j + 1, j] += h
+            hess[:j + 1, j] = orthogonalize(w, basis[:j + 1])
             hess[j + 1, j] = np.linalg.norm(w)
             done += 1
             rhs = np.zeros(j + 2)
