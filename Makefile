@@ -35,10 +35,16 @@ reproduce: env tex  ## run the whole workflow at SCALE (smoke|quick|full) -> pap
 test: env tex  ## the whole test suite, including the smoke-scale workflow
 	$(BIN)/python -m pytest
 
-figure: env  ## rebuild one figure or table: make figure ID=amir-table2
+figure: env  ## rebuild one figure or table: make figure ID=amir-table2 (or ID=corr05-fig8, ID=san-example)
 	@test -n "$(ID)" || { echo "make figure: give ID=<experiment id>, e.g. ID=amir-table2 (see: $(BIN)/simcore list)" >&2; exit 2; }
-	$(SNAKEMAKE) --profile workflow/profiles/default $$($(BIN)/simcore targets $(ID))
-	@echo "rebuilt: $$($(BIN)/simcore targets $(ID))"
+	@targets=$$($(BIN)/simcore targets '$(ID)') || exit 2; \
+	echo "make figure: building $$targets at scale $(SCALE)"; \
+	$(SNAKEMAKE) --profile workflow/profiles/default $$targets || exit $$?; \
+	echo "rebuilt: $$targets"; \
+	for t in $$targets; do \
+	  if [ -e paper/build/report.pdf ] && [ paper/build/report.pdf -ot "$$t" ]; then \
+	    echo "paper/build/report.pdf is older than $$t; rebuild it with: make reproduce SCALE=$(SCALE)"; break; fi; \
+	done
 
 dag: env  ## dry-run the full DAG
 	$(SNAKEMAKE) -n --quiet rules

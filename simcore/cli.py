@@ -54,8 +54,7 @@ def cmd_validate(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from simcore.core.output import write_parquet
-    from simcore.experiments.runner import run_batch
+    from simcore.experiments.runner import run_batch, write_batch
 
     spec = _spec(args)
     spec.scale(args.scale)
@@ -74,7 +73,7 @@ def cmd_run(args) -> int:
                   f"{now - started:.1f} s", file=sys.stderr)
 
     frame = run_batch(spec, cell.index, reps, seed, overrides, progress)
-    write_parquet(args.out, frame)
+    write_batch(args.out, frame, spec, seed, overrides)
     return 0
 
 
@@ -157,11 +156,9 @@ def cmd_trace(args) -> int:
 
 
 def cmd_targets(args) -> int:
-    spec = _spec(args)
-    targets = [f"paper/tables/{spec.id}.tex"]
-    if spec["output"]["kind"] != "table":
-        targets.append(f"paper/figures/{spec.id}.pdf")
-    print(" ".join(targets))
+    from simcore.experiments.targets import targets
+
+    print(" ".join(targets(args.experiment, args.specs, args.san)))
     return 0
 
 
@@ -278,8 +275,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="FILE", help="write here (atomically) instead of standard output")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a model parameter")
     p.add_argument("--seed", type=int, help="root seed (default: config/config.yaml)")
-    p = add("targets", cmd_targets, "the workflow targets (table, and figure if any) of one experiment")
-    p.add_argument("experiment", metavar="ID")
+    p = add("targets", cmd_targets, "the workflow targets of one id: an experiment's table (and figure), "
+                                    "a SAN model's figure (san-NAME) or a published SAN figure (corr05-fig8)")
+    p.add_argument("experiment", metavar="ID", help="experiment id, san-MODEL, or a SAN figure id")
+    p.add_argument("--san", default="config/san", metavar="DIR", help="folder of SAN model files")
     p = add("params", cmd_params, "a model's parameters (default and meaning), or its metrics")
     p.add_argument("model", metavar="MODEL", help="numa or cluster")
     p.add_argument("--metrics", action="store_true", help="list the metrics instead")

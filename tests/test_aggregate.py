@@ -10,7 +10,8 @@ import yaml
 from simcore import models
 from simcore.experiments import load_spec
 from simcore.experiments.aggregate import aggregate
-from simcore.experiments.runner import run_batch
+from simcore.experiments.fingerprint import StaleResults, read_batch_fingerprint, simulation_fingerprint
+from simcore.experiments.runner import run_batch, write_batch
 
 SPEC = {
     "id": "toy-table1", "paper": "amir", "title": "toy", "source": "Table 1", "model": "toy",
@@ -44,7 +45,7 @@ def test_summary_paired_difference_is_exact_under_common_random_numbers(toy):
     paths = []
     for cell in spec.cells("full"):
         path = tmp / f"raw{cell.index}.parquet"
-        run_batch(spec, cell.index, range(40), 5).to_parquet(path)
+        write_batch(path, run_batch(spec, cell.index, range(40), 5), spec, 5)
         paths.append(path)
     result = aggregate(spec, paths, tmp / "out", "full", 5, tmp / "config.yaml")
     s = result["summary"].set_index(["cell", "policy", "metric"])
@@ -68,24 +69,68 @@ def test_summary_paired_difference_is_exact_under_common_random_numbers(toy):
 def test_aggregate_refuses_duplicated_replications(toy):
     spec, tmp = toy
     path = tmp / "raw.parquet"
-    run_batch(spec, 0, range(3), 5).to_parquet(path)
+    write_batch(path, run_batch(spec, 0, range(3), 5), spec, 5)
     with pytest.raises(ValueError, match="two batch files"):
         aggregate(spec, [path, path], tmp / "out", "full", 5, tmp / "config.yaml")
     assert not (tmp / "out/summary.csv").exists()
 
 
 def test_simulations_depend_on_the_model_code():
-    """The workflow's simulation fingerprint covers the code and data a model's results come from."""
-    from simcore.experiments.provenance import code_fingerprint, fingerprint_files
+    """The simulation fingerprint covers the code and data a model's results come from."""
+    from simcore.experiments.fingerprint import code_fingerprint, fingerprint_files
 
-    names = {p.as_posix().split("numa-lb-repro/")[-1] for p in fingerprint_files("numa")}
+    names = {p.as_posix() for p in fingerprint_files("numa")}
     for part in ("simcore/models/numa/balancer.py", "simcore/core/engine.py", "simcore/topology/domains.py",
                  "config/topologies/corr05-4x2.yaml", "simcore/experiments/runner.py"):
         assert any(n.endswith(part) for n in names), part
     assert not any("models/cluster" in n for n in names)
     assert code_fingerprint("numa") != code_fingerprint("cluster")
-    smk = (Path(__file__).resolve().parents[1] / "workflow/rules/common.smk").read_text()
-    assert '"code": code_fingerprint(spec["model"])' in smk
+
+
+def test_batch_files_carry_the_fingerprint_of_what_made_them(toy):
+    """The parquet metadata holds the spec's fingerprint; a --set override or another seed is
+    another fingerprint, part by part."""
+    spec, tmp = toy
+    path = tmp / "raw.parquet"
+    write_batch(path, run_batch(spec, 0, range(2), 5), spec, 5)
+    found = read_batch_fingerprint(path)
+    assert found == simulation_fingerprint(spec, 5)
+    other_seed, override = simulation_fingerprint(spec, 6), simulation_fingerprint(spec, 5, {"mu": 3.0})
+    assert [k for k in found["parts"] if found["parts"][k] != other_seed["parts"][k]] == ["seed"]
+    assert [k for k in found["parts"] if found["parts"][k] != override["parts"][k]] == ["params"]
+    assert len({found["hash"], other_seed["hash"], override["hash"]}) == 3
+
+
+def test_aggregate_refuses_stale_batches_and_names_them(toy):
+    """A batch made under another seed, another spec value or with no fingerprint at all is
+    refused before anything is written, and the message names the file and what changed."""
+    spec, tmp = toy
+    good, old_seed, bare = tmp / "good.parquet", tmp / "old-seed.parquet", tmp / "bare.parquet"
+    write_batch(good, run_batch(spec, 0, range(3), 5), spec, 5)
+    write_batch(old_seed, run_batch(spec, 1, range(3), 4), spec, 4)
+    run_batch(spec, 1, range(3), 5).to_parquet(bare)
+    with pytest.raises(StaleResults, match=r"old-seed\.parquet \(seed\)"):
+        aggregate(spec, [good, old_seed], tmp / "out", "full", 5, tmp / "config.yaml")
+    with pytest.raises(StaleResults, match=r"bare\.parquet \(no fingerprint\)"):
+        aggregate(spec, [good, bare], tmp / "out", "full", 5, tmp / "config.yaml")
+    data = yaml.safe_load(spec.path.read_text())
+    data["grid"]["mu"] = [1.0, 50.0]
+    spec.path.write_text(yaml.safe_dump(data))
+    with pytest.raises(StaleResults, match=r"good\.parquet \(grid\)"):
+        aggregate(load_spec(spec.path), [good], tmp / "out", "full", 5, tmp / "config.yaml")
+    assert not (tmp / "out").exists()
+
+
+def test_aggregate_cli_exits_2_on_a_stale_batch(simcore_cli, tmp_path):
+    """`simcore aggregate` on a batch simulated with another root seed: exit 2, one line."""
+    raw = tmp_path / "raw.parquet"
+    run = simcore_cli("run", "amir-table2", "--cell", 0, "--reps", "0:2", "--scale", "smoke", "--seed", 1,
+                      "--out", raw)
+    assert run.returncode == 0, run.stderr
+    proc = simcore_cli("aggregate", "amir-table2", "--raw", raw, "--outdir", tmp_path / "out", "--scale", "smoke")
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "raw.parquet (seed)" in proc.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_outputs_appear_whole_with_the_usual_mode(tmp_path):

@@ -46,6 +46,13 @@ def write_csv(path: str | os.PathLike, frame) -> None:
         frame.to_csv(tmp, index=False, float_format="%.10g")
 
 
-def write_parquet(path: str | os.PathLike, frame) -> None:
+def write_parquet(path: str | os.PathLike, frame, metadata: dict[bytes, bytes] | None = None) -> None:
+    """``frame`` as parquet, with ``metadata`` added to the file's schema metadata."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    if metadata:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
     with atomic_path(path) as tmp:
-        frame.to_parquet(tmp, index=False)
+        pq.write_table(table, tmp)

@@ -7,7 +7,9 @@ from pathlib import Path
 import pandas as pd
 
 from simcore.core.output import write_csv, write_json
+from simcore.experiments.fingerprint import check_batches, simulation_fingerprint
 from simcore.experiments.provenance import provenance
+from simcore.experiments.spec import load_spec
 from simcore.stats.claims import evaluate_claims
 from simcore.stats.summary import replication_table, summarize
 
@@ -25,7 +27,13 @@ def read_raw(paths) -> pd.DataFrame:
 
 
 def aggregate(spec, paths, outdir: Path, scale: str, root_seed: int, config_path: Path) -> dict:
-    """Write ``summary.csv``, ``claims.csv``, ``replications.csv`` and ``provenance.json`` in ``outdir``."""
+    """Write ``summary.csv``, ``claims.csv``, ``replications.csv`` and ``provenance.json`` in ``outdir``.
+
+    Refuses (:class:`~simcore.experiments.fingerprint.StaleResults`) batches whose fingerprint is
+    not the current one of the experiment that simulated them."""
+    source = spec if spec.source_id == spec.id else load_spec(spec.path.parent / f"{spec.source_id}.yaml")
+    fingerprint = simulation_fingerprint(source, root_seed)
+    check_batches(paths, fingerprint)
     raw = read_raw(paths)
     summary = summarize(spec, raw)
     claims = evaluate_claims(spec, raw)
@@ -33,5 +41,6 @@ def aggregate(spec, paths, outdir: Path, scale: str, root_seed: int, config_path
     write_csv(outdir / "summary.csv", summary)
     write_csv(outdir / "claims.csv", claims)
     write_csv(outdir / "replications.csv", replication_table(spec, raw))
-    write_json(outdir / "provenance.json", provenance(spec, raw, scale, root_seed, config_path))
+    write_json(outdir / "provenance.json", provenance(spec, raw, scale, root_seed, config_path,
+                                                             fingerprint["hash"]))
     return {"summary": summary, "claims": claims}

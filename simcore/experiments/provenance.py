@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import platform
 import subprocess
@@ -31,31 +30,6 @@ def config_hash(*paths: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def fingerprint_files(model: str) -> list[Path]:
-    """The files a model's results depend on: the simulator core, the model package, the
-    topology code and catalog, the registry and the runner (for ``san``: the SAN package, the
-    topology code and catalog)."""
-    root = Path(__file__).resolve().parents[1]
-    if model == "san":
-        parts = [root / "san", root / "topology", root.parent / "config" / "topologies"]
-        return sorted(p for part in parts if part.is_dir() for p in part.rglob("*") if p.suffix in (".py", ".yaml"))
-    parts = [root / "core", root / "models" / model, root / "topology", root.parent / "config" / "topologies"]
-    files = sorted(p for part in parts if part.is_dir() for p in part.rglob("*") if p.suffix in (".py", ".yaml"))
-    return files + [root / "models" / "__init__.py", root / "models" / "registry.py", root / "experiments" / "runner.py"]
-
-
-@functools.lru_cache(maxsize=None)
-def code_fingerprint(model: str) -> str:
-    """Hash of :func:`fingerprint_files`: the workflow reruns a model's simulations when it
-    changes, so no result outlives the code that made it."""
-    root = Path(__file__).resolve().parents[1]
-    files = fingerprint_files(model)
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.relative_to(root.parent).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
 def package_versions() -> dict:
     out = {"python": sys.version.split()[0]}
     for name in PACKAGES:
@@ -66,15 +40,16 @@ def package_versions() -> dict:
     return out
 
 
-def provenance(spec, raw, scale: str, root_seed: int, config_path: Path) -> dict:
+def provenance(spec, raw, scale: str, root_seed: int, config_path: Path, fingerprint: str = "") -> dict:
     return {
         "experiment": spec.id,
         "paper": spec["paper"],
         "source": spec["source"],
         "commit": git_commit(),
-        "config_hash": config_hash(spec.path, config_path),
+        "config_hash": config_hash(*spec.files, config_path),
         "scale": scale,
         "root_seed": root_seed,
+        "fingerprint": fingerprint,
         "cells": int(raw["cell"].nunique()),
         "replications_per_cell": int(raw.groupby(["cell", "policy"]).size().min()),
         "policies": spec.policies,

@@ -40,3 +40,12 @@ def run_batch(spec: Spec, cell_index: int, reps: range, root_seed: int, override
         if progress:
             progress(rep)
     return pd.DataFrame(rows)
+
+
+def write_batch(path, frame: pd.DataFrame, spec: Spec, root_seed: int, overrides: dict | None = None) -> None:
+    """Write a batch's rows atomically, with the fingerprint of what made them in its metadata."""
+    from simcore.core.output import write_parquet
+    from simcore.experiments.fingerprint import METADATA_KEY, fingerprint_text, simulation_fingerprint
+
+    fingerprint = simulation_fingerprint(spec, root_seed, overrides)
+    write_parquet(path, frame, {METADATA_KEY: fingerprint_text(fingerprint).encode()})

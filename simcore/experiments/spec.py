@@ -97,6 +97,16 @@ class Spec:
         return self.data.get("data_from", self.id)
 
     @property
+    def files(self) -> list[Path]:
+        """The files this spec is made of: itself, its preset and its data source's files."""
+        out = [self.path]
+        if "preset" in self.data:
+            out.append(self.path.parent.parent / "presets" / f"{self.data['preset']}.yaml")
+        if self.source_id != self.id:
+            out += load_spec(self.path.parent / f"{self.source_id}.yaml").files
+        return out
+
+    @property
     def policies(self) -> list[str]:
         return list(self.data["policies"])
 

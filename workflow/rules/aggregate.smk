@@ -5,6 +5,8 @@ rule aggregate:
     input:
         raw=raw_files,
         spec=lambda w: spec_files(w.exp),
+        fingerprint=lambda w: fingerprint_file(SPECS[w.exp].source_id),
+        scale="results/scale.txt",
     output:
         summary="results/{exp}/summary.csv",
         claims="results/{exp}/claims.csv",

@@ -1,6 +1,5 @@
 # Experiment specs, their cells and replication batches; helpers for the other rules.
-import hashlib
-import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -8,9 +7,14 @@ from pathlib import Path
 import yaml
 
 from simcore.experiments import SpecError, load_spec
-from simcore.experiments.provenance import code_fingerprint
+from simcore.experiments.fingerprint import code_fingerprint, simulation_fingerprint, sync_fingerprint_file
+from simcore.experiments.spec import SCALES
+from simcore.experiments.targets import san_figures
 
 SCALE = config["scale"]
+# Rules call `simcore`: the one beside the interpreter running Snakemake comes first on PATH, so
+# the workflow works without an activated virtualenv (a conda env of a rule still goes before it).
+os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 SPEC_DIR = Path("config/experiments")
 
 
@@ -51,22 +55,26 @@ def raw_files(wildcards):
 
 
 def spec_files(exp):
-    """The files a spec is made of: itself, its preset and its data source."""
-    spec = SPECS[exp]
-    files = [str(spec.path)]
-    if "preset" in spec.data:
-        files.append(f"config/presets/{spec['preset']}.yaml")
-    if spec.source_id != exp:
-        files += spec_files(spec.source_id)
-    return files
+    """The files a spec is made of: itself, its preset and its data source's."""
+    return [str(p) for p in SPECS[exp].files]
 
 
-def simulation_fingerprint(exp):
-    """What a simulation depends on; a change reruns the experiment's simulate jobs."""
-    spec = SPECS[exp]
-    relevant = {"model": spec["model"], "params": spec.params(), "policies": spec.policies,
-                "grid": spec.grid, "seed": config["seed"], "code": code_fingerprint(spec["model"])}
-    return hashlib.sha256(json.dumps(relevant, sort_keys=True, default=str).encode()).hexdigest()[:16]
+def fingerprint_file(exp, scale=SCALE):
+    return f"results/raw/{exp}/{scale}/fingerprint.json"
+
+
+def sync_fingerprints():
+    """Rewrite each simulated experiment's fingerprint file (per scale) when its content changed,
+    and results/scale.txt when the scale did: their mtimes rerun what depends on them even
+    without Snakemake's metadata (a deleted .snakemake/, results copied from elsewhere)."""
+    for exp in {spec.source_id for spec in SPECS.values()}:
+        fingerprint = simulation_fingerprint(SPECS[exp], config["seed"])
+        for scale in SCALES:
+            sync_fingerprint_file(fingerprint_file(exp, scale), fingerprint)
+    sync_fingerprint_file("results/scale.txt", SCALE)
+
+
+sync_fingerprints()
 
 
 def trace_files(exp):
@@ -76,7 +84,7 @@ def trace_files(exp):
 
 # -- SAN models (config/san/*.yaml) --------------------------------------------------------------
 SAN_MODELS = sorted(p.stem for p in Path("config/san").glob("*.yaml"))
-SAN_CODE = code_fingerprint("san")  # a param: solutions rerun when the solver or a topology changes
+SAN_CODE = code_fingerprint("san")
 
 
 def san_file(model):
@@ -84,10 +92,27 @@ def san_file(model):
 
 
 SAN_FITS = [m for m in SAN_MODELS if "fit" in san_file(m)]
-FIG8 = ["corr05-fig8-2sched", "corr05-fig8-4sched"]
+SAN_FIGURES = san_figures("config/san")   # published SAN figure id -> its models, e.g. corr05-fig8
+SAN_FIGURE_IDS = "|".join(re.escape(f) for f in SAN_FIGURES) or "(?!)"
 
 
-def san_reps(wildcards):
+def san_reps(model):
     """Trajectories of the cross-check: the model file's solve.simulate for this scale, else config's."""
-    own = (san_file(wildcards.model).get("solve") or {}).get("simulate") or {}
+    own = (san_file(model).get("solve") or {}).get("simulate") or {}
     return own.get(SCALE, config["san"]["simulate"][SCALE])
+
+
+def san_fingerprint_file(wildcards):
+    return f"results/san/{wildcards.model}/fingerprint.json"
+
+
+def sync_san_fingerprints():
+    """Per SAN model: solver code, scale, trajectories and seed; rewritten only when changed, an
+    input of its solution, simulation and fit (whose paths do not name the scale)."""
+    for model in SAN_MODELS:
+        fingerprint = {"code": SAN_CODE, "scale": SCALE, "seed": config["seed"],
+                       "simulate": san_reps(model)}
+        sync_fingerprint_file(f"results/san/{model}/fingerprint.json", fingerprint)
+
+
+sync_san_fingerprints()

@@ -30,7 +30,7 @@ rule report:
         tables=expand("paper/tables/{exp}.tex", exp=SPECS),
         figures=expand("paper/figures/{exp}.pdf", exp=FIGURES),
         san="paper/generated/san.tex",
-        fig8=["paper/generated/corr05-fig8.tex", "paper/figures/corr05-fig8.pdf"],
+        san_published=[f"paper/{d}/{f}.{e}" for f in SAN_FIGURES for d, e in (("generated", "tex"), ("figures", "pdf"))],
         san_figures=expand("paper/figures/san-{model}.pdf", model=SAN_MODELS),
         tex=["paper/report.tex", *sorted(str(p) for p in Path("paper/sections").glob("*.tex"))],
     output:

@@ -6,6 +6,7 @@
 rule san_solve:
     input:
         model="config/san/{model}.yaml",
+        fingerprint=san_fingerprint_file,
     output:
         "results/san/{model}/solution.csv",
     log:
@@ -13,7 +14,6 @@ rule san_solve:
     conda:
         "../envs/simcore.yaml"
     params:
-        code=SAN_CODE,
         scale=SCALE,
     shell:
         "simcore san {input.model} --scale {params.scale} --out {output} 2> {log}"
@@ -22,6 +22,7 @@ rule san_solve:
 rule san_simulate:
     input:
         model="config/san/{model}.yaml",
+        fingerprint=san_fingerprint_file,
     output:
         "results/san/{model}/simulation.csv",
     log:
@@ -29,9 +30,8 @@ rule san_simulate:
     conda:
         "../envs/simcore.yaml"
     params:
-        reps=san_reps,
+        reps=lambda w: san_reps(w.model),
         seed=config["seed"],
-        code=SAN_CODE,
         scale=SCALE,
     shell:
         "simcore san {input.model} --scale {params.scale} --simulate {params.reps} --seed {params.seed} "
@@ -41,6 +41,7 @@ rule san_simulate:
 rule san_fit:
     input:
         model="config/san/{model}.yaml",
+        fingerprint=san_fingerprint_file,
     output:
         "results/san/{model}/fit.csv",
     log:
@@ -49,7 +50,6 @@ rule san_fit:
         "../envs/simcore.yaml"
     params:
         fit=lambda wc: san_file(wc.model)["fit"],
-        code=SAN_CODE,
         scale=SCALE,
     shell:
         "simcore san-fit {input.model} --parameter {params.fit[parameter]} --bounds {params.fit[bounds]} "
@@ -84,20 +84,22 @@ rule san_report:
         "simcore san-report --results results/san --out {output} 2> {log}"
 
 
-rule corr05_fig8:
+rule san_published_figure:
+    wildcard_constraints:
+        fig=SAN_FIGURE_IDS,
     input:
-        solutions=expand("results/san/{model}/solution.csv", model=FIG8),
-        simulations=expand("results/san/{model}/simulation.csv", model=FIG8),
-        fit=[f"results/san/{m}/fit.csv" for m in FIG8 if m in SAN_FITS],
+        solutions=lambda w: expand("results/san/{model}/solution.csv", model=SAN_FIGURES[w.fig]),
+        simulations=lambda w: expand("results/san/{model}/simulation.csv", model=SAN_FIGURES[w.fig]),
+        fits=lambda w: [f"results/san/{m}/fit.csv" for m in SAN_FIGURES[w.fig] if m in SAN_FITS],
     output:
-        figure="paper/figures/corr05-fig8.pdf",
-        tex="paper/generated/corr05-fig8.tex",
+        figure="paper/figures/{fig}.pdf",
+        tex="paper/generated/{fig}.tex",
     log:
-        "logs/san/corr05-fig8.log",
+        "logs/san/{fig}.log",
     conda:
         "../envs/simcore.yaml"
     params:
-        models=FIG8,
+        models=lambda w: SAN_FIGURES[w.fig],
         scale=SCALE,
     shell:
         "simcore san-compare {params.models} --scale {params.scale} --results results/san --figure {output.figure} "

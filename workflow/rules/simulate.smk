@@ -2,6 +2,8 @@
 
 
 rule simulate:
+    input:
+        fingerprint="results/raw/{exp}/{scale}/fingerprint.json",
     output:
         "results/raw/{exp}/{scale}/c{cell}/r{a}-{b}.parquet",
     log:
@@ -15,7 +17,6 @@ rule simulate:
     params:
         reps=lambda w: f"{int(w.a)}:{int(w.b)}",
         cell=lambda w: int(w.cell),
-        fingerprint=lambda w: simulation_fingerprint(w.exp),
     resources:
         runtime=60,
         mem_mb=1000,
