@@ -221,8 +221,27 @@ def cmd_san_report(args) -> int:
     return 0
 
 
+ID_HELP = "experiment id (config/experiments/ID.yaml; see `simcore list`)"
+SCALE_HELP = "smoke, quick or full: replications per cell, and the cells smoke runs (default: full)"
+RESULTS_HELP = "folder of aggregated results (results/ID/summary.csv, ...)"
+SAN_RESULTS_HELP = "folder of SAN results (NAME/solution.csv, simulation.csv, fit.csv)"
+SAN_MODEL_HELP = "a SAN model file (config/san/*.yaml)"
+EXAMPLES = """examples:
+  simcore list --scale smoke                      every experiment, its cells and replications
+  simcore run amir-table2 --cell 0 --reps 0:10 --scale quick --out /tmp/raw.parquet
+  simcore targets corr05-fig8                     what `make figure ID=corr05-fig8` builds
+  simcore topology superdome-16x4                 a machine and the sched domains of each builder
+  simcore params numa                             every parameter of the NUMA model and its meaning
+  simcore san config/san/example.yaml --times 0:30:0.5 --out /tmp/example.csv
+
+The workflow runs these for you: `make reproduce SCALE=smoke|quick|full`, `make figure ID=...`.
+Run `simcore COMMAND --help` for one command's options.
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="simcore", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="simcore", description=__doc__.splitlines()[0], epilog=EXAMPLES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--specs", default="config/experiments", help="folder of experiment specs")
     parser.add_argument("--config", default="config/config.yaml", help="global configuration (root seed)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -233,40 +252,42 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     p = add("list", cmd_list, "list the experiments with their cells and replications")
-    p.add_argument("--scale", choices=SCALES, default="full")
+    p.add_argument("--scale", choices=SCALES, default="full", help=SCALE_HELP)
     p = add("validate", cmd_validate, "check experiment specs against the schema and the models")
-    p.add_argument("experiments", nargs="*", metavar="ID")
+    p.add_argument("experiments", nargs="*", metavar="ID", help="experiment ids (default: every spec)")
     p = add("run", cmd_run, "run replications A..B-1 of one cell for every policy")
-    p.add_argument("experiment", metavar="ID")
+    p.add_argument("experiment", metavar="ID", help=ID_HELP)
     p.add_argument("--cell", type=int, required=True, metavar="K", help="cell index in the full grid")
     p.add_argument("--reps", required=True, metavar="A:B", help="replication range, B exclusive")
     p.add_argument("--out", required=True, metavar="FILE", help="raw rows (parquet), written atomically")
-    p.add_argument("--scale", choices=SCALES, default="full")
+    p.add_argument("--scale", choices=SCALES, default="full", help=SCALE_HELP)
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a model parameter")
     p.add_argument("--seed", type=int, help="root seed (default: config/config.yaml)")
     p.add_argument("--progress", action="store_true", help="report every replication on stderr")
     p = add("aggregate", cmd_aggregate, "summary, claims, replications and provenance of one experiment")
-    p.add_argument("experiment", metavar="ID")
-    p.add_argument("--raw", nargs="+", required=True, metavar="FILE")
-    p.add_argument("--outdir", required=True, metavar="DIR")
-    p.add_argument("--scale", choices=SCALES, default="full")
+    p.add_argument("experiment", metavar="ID", help=ID_HELP)
+    p.add_argument("--raw", nargs="+", required=True, metavar="FILE",
+                   help="raw batch files (parquet); refused unless made by the current spec, seed and code")
+    p.add_argument("--outdir", required=True, metavar="DIR", help="where summary, claims, replications and "
+                                                                   "provenance go (results/ID)")
+    p.add_argument("--scale", choices=SCALES, default="full", help=SCALE_HELP)
     for name, func, what in (("figure", cmd_figure, "draw the figure of one experiment (PDF)"),
                              ("table", cmd_table, "write the LaTeX table of one experiment")):
         p = add(name, func, what)
-        p.add_argument("experiment", metavar="ID")
-        p.add_argument("--results", default="results", metavar="DIR")
-        p.add_argument("--out", required=True, metavar="FILE")
+        p.add_argument("experiment", metavar="ID", help=ID_HELP)
+        p.add_argument("--results", default="results", metavar="DIR", help=RESULTS_HELP)
+        p.add_argument("--out", required=True, metavar="FILE", help="output file, written atomically")
     p = add("report-macros", cmd_report_macros, "numbers.tex macros, scorecard and provenance for the report")
-    p.add_argument("--results", default="results", metavar="DIR")
+    p.add_argument("--results", default="results", metavar="DIR", help=RESULTS_HELP)
     p.add_argument("--out", required=True, metavar="DIR", help="paper/generated")
     p = add("topology", cmd_topology, "show a machine and the sched domains each builder makes")
     p.add_argument("machine", nargs="?", metavar="NAME|FILE", help="catalog name or topology YAML")
     p.add_argument("--this-machine", action="store_true", help="read /sys/devices/system/node")
     p.add_argument("--sysfs", default="/sys/devices/system/node", help=argparse.SUPPRESS)
     p.add_argument("--builder", choices=("linux-2level", "multilevel"), help="only this builder")
-    p.add_argument("--catalog", default="config/topologies", metavar="DIR")
+    p.add_argument("--catalog", default="config/topologies", metavar="DIR", help="folder of catalog machines")
     p = add("trace", cmd_trace, "one replication's per-task event trace (mehta style), for models that have one")
-    p.add_argument("experiment", metavar="ID")
+    p.add_argument("experiment", metavar="ID", help=ID_HELP)
     p.add_argument("--cell", type=int, metavar="K", help="grid cell (default: the spec's output.traces, else 0)")
     p.add_argument("--rep", type=int, metavar="R", help="replication index (same seeds as `run`; default 0)")
     p.add_argument("--policy", help="one policy (default: the spec's output.traces policies, else all)")
@@ -283,7 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", metavar="MODEL", help="numa or cluster")
     p.add_argument("--metrics", action="store_true", help="list the metrics instead")
     p = add("san", cmd_san, "solve a SAN model (transient by uniformization or Krylov, steady state) into a CSV")
-    p.add_argument("model", metavar="MODEL.yaml")
+    p.add_argument("model", metavar="MODEL.yaml", help=SAN_MODEL_HELP)
     p.add_argument("--times", metavar="A:B:STEP",
                    help="time grid, B included (or a comma list); default: the model file's solve.times")
     p.add_argument("--out", required=True, metavar="FILE",
@@ -305,7 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "CSV of time, each measure and its 95%% interval (<m>_low, <m>_high)")
     p.add_argument("--seed", type=int, default=0, help="root seed of --simulate")
     p = add("san-fit", cmd_san_fit, "fit one parameter of a SAN model file to its published curve")
-    p.add_argument("model", metavar="MODEL.yaml")
+    p.add_argument("model", metavar="MODEL.yaml", help=SAN_MODEL_HELP)
     p.add_argument("--parameter", required=True, metavar="NAME", help="a parameter of the model (or its generator)")
     p.add_argument("--bounds", required=True, metavar="LOW:HIGH", help="search interval (log scale)")
     p.add_argument("--scale", choices=("smoke", "quick", "full"),
@@ -315,16 +336,16 @@ def build_parser() -> argparse.ArgumentParser:
             "SAN models beside their published curves: a figure and a LaTeX table with macros")
     p.add_argument("models", nargs="+", metavar="NAME", help="config/san/NAME.yaml, each with a 'published' section")
     p.add_argument("--scale", choices=("smoke", "quick", "full"), help="the scale the results were made at")
-    p.add_argument("--results", default="results/san", metavar="DIR")
-    p.add_argument("--figure", required=True, metavar="FILE.pdf")
-    p.add_argument("--tex", required=True, metavar="FILE.tex")
+    p.add_argument("--results", default="results/san", metavar="DIR", help=SAN_RESULTS_HELP)
+    p.add_argument("--figure", required=True, metavar="FILE.pdf", help="the figure (PDF), written atomically")
+    p.add_argument("--tex", required=True, metavar="FILE.tex", help="table and macros (LaTeX), written atomically")
     p = add("san-figure", cmd_san_figure, "a SAN model's solution beside its simulation (PDF)")
     p.add_argument("model", metavar="NAME", help="results/san/NAME/{solution,simulation}.csv")
-    p.add_argument("--results", default="results/san", metavar="DIR")
-    p.add_argument("--out", required=True, metavar="FILE")
+    p.add_argument("--results", default="results/san", metavar="DIR", help=SAN_RESULTS_HELP)
+    p.add_argument("--out", required=True, metavar="FILE", help="output file, written atomically")
     p = add("san-report", cmd_san_report, "the report's SAN appendix (LaTeX) from results/san/")
-    p.add_argument("--results", default="results/san", metavar="DIR")
-    p.add_argument("--out", required=True, metavar="FILE")
+    p.add_argument("--results", default="results/san", metavar="DIR", help=SAN_RESULTS_HELP)
+    p.add_argument("--out", required=True, metavar="FILE", help="output file, written atomically")
     return parser
 
 

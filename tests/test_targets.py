@@ -27,3 +27,17 @@ def test_make_figure_with_a_typo_stops_before_snakemake(root):
     assert proc.returncode == 2
     assert "did you mean amir-table2" in proc.stderr
     assert "Building DAG" not in proc.stdout + proc.stderr and "snakemake" not in proc.stdout
+
+
+def test_every_argument_of_every_command_is_described(simcore_cli):
+    """`simcore COMMAND --help` leaves no argument undescribed; `simcore --help` shows examples."""
+    import argparse
+
+    from simcore.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    bare = [f"{name} {a.dest}" for name, p in sub.choices.items() for a in p._actions
+            if not a.help and not isinstance(a, argparse._HelpAction)]
+    assert bare == []
+    top = simcore_cli("--help").stdout
+    assert "examples:" in top and "simcore run amir-table2" in top
