@@ -8,6 +8,10 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+envvars:
+    "PATH",  # common.smk puts this interpreter's bin/ first, so rules find `simcore` without an activated venv
+
+
 validate(config, "workflow/schemas/config.schema.yaml")
 
 

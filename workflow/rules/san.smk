@@ -15,6 +15,8 @@ rule san_solve:
         "../envs/simcore.yaml"
     params:
         scale=SCALE,
+    message:
+        "SAN solve {wildcards.model} at scale {params.scale} (minutes at full scale; progress: tail -f {log})"
     shell:
         "simcore san {input.model} --scale {params.scale} --out {output} 2> {log}"
 
@@ -33,6 +35,8 @@ rule san_simulate:
         reps=lambda w: san_reps(w.model),
         seed=config["seed"],
         scale=SCALE,
+    message:
+        "SAN simulation {wildcards.model}: {params.reps} trajectories (progress: tail -f {log})"
     shell:
         "simcore san {input.model} --scale {params.scale} --simulate {params.reps} --seed {params.seed} "
         "--out {output} 2> {log}"
@@ -51,6 +55,8 @@ rule san_fit:
     params:
         fit=lambda wc: san_file(wc.model)["fit"],
         scale=SCALE,
+    message:
+        "SAN fit of {params.fit[parameter]} in {wildcards.model} at scale {params.scale} (one solution per step; progress: tail -f {log})"
     shell:
         "simcore san-fit {input.model} --parameter {params.fit[parameter]} --bounds {params.fit[bounds]} "
         "--scale {params.scale} --out {output} 2> {log}"

@@ -20,6 +20,8 @@ rule simulate:
     resources:
         runtime=60,
         mem_mb=1000,
+    message:
+        "simulate {wildcards.exp} ({wildcards.scale}) cell {params.cell}, replications {params.reps} (progress: tail -f {log})"
     shell:
         "simcore run {wildcards.exp} --cell {params.cell} --reps {params.reps} "
         "--scale {wildcards.scale} --out {output} 2> {log}"
