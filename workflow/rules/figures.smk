@@ -38,6 +38,7 @@ rule table:
 rule trace:
     input:
         spec=lambda w: spec_files(w.exp),
+        fingerprint=lambda w: fingerprint_file(SPECS[w.exp].source_id),
     output:
         "results/{exp}/traces.txt",
     log:
