@@ -1,5 +1,5 @@
 # numa-lb-repro: experiment specs -> raw replications -> summaries -> figures, tables -> report.pdf
-# Every rule calls the `simcore` command; no model logic lives here (see DESIGN.md).
+# Every rule calls the `simcore` command; no model logic lives here (see docs/architecture.md).
 from snakemake.utils import min_version, validate
 
 min_version("9.0")

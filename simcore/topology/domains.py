@@ -44,36 +44,36 @@ class Domain:
     flags: frozenset
 
 
-# Flag names as in the sheet's section 2 "Flag values" table (SD_ prefix dropped).
+# Flag names as in docs/linux26-scheduler.md, "Domain flags" (SD_ prefix dropped).
 LB, NI, EX, FK = "LOAD_BALANCE", "BALANCE_NEWIDLE", "BALANCE_EXEC", "BALANCE_FORK"
 WI, WA, WB, SCP = "WAKE_IDLE", "WAKE_AFFINE", "WAKE_BALANCE", "SHARE_CPUPOWER"
 
-# Balancing parameters of Linux 2.6.12 (the sheet's 2.6.11 baseline). All from the reference
-# sheet (shared/reference/linux26-sched.md), section 2, table "SD_*_INIT values", the rows
-# tagged 2.6.12 [A]; cache_hot_time is given there in ns and kept here in ms. The initial
-# balance_interval (column bi0) is not set on Domain: the model starts at min_interval.
-SD_SIBLING_INIT = dict(  # section 2, notes under the table (2.6.12 SD_SIBLING_INIT); cache_nice_tries
+# Balancing parameters of Linux 2.6.12 (standing in for 2.6.11). All from docs/linux26-scheduler.md,
+# section "Domain parameters per level and version", the rows marked 2.6.12 (source K11);
+# cache_hot_time is kept in ms. The initial balance_interval (column bi0) is not set on
+# Domain: the model starts at min_interval.
+SD_SIBLING_INIT = dict(  # notes under that table (2.6.12 SD_SIBLING_INIT); cache_nice_tries
     min_interval=1, max_interval=2, busy_factor=8, imbalance_pct=110, cache_hot_time=0.0,  # and flags
-    cache_nice_tries=0, flags=frozenset({LB, NI, EX, WA, WI, SCP}))  # are not on the sheet (2.6.12 topology.h)
-SD_CPU_INIT = dict(  # row "SD_CPU_INIT generic 2.6.12 [A]"; 2.5 ms hot time also in [G]
+    cache_nice_tries=0, flags=frozenset({LB, NI, EX, WA, WI, SCP}))  # are not in the table (2.6.12 topology.h)
+SD_CPU_INIT = dict(  # row "SD_CPU_INIT generic, 2.6.12"; 2.5 ms hot time also in IM05
     min_interval=1, max_interval=4, busy_factor=64, imbalance_pct=125, cache_hot_time=2.5,
     cache_nice_tries=1, flags=frozenset({LB, NI, EX, WA, WI, WB}))
-SD_NODE_INIT_IA64 = dict(  # row "SD_NODE_INIT ia64 2.6.12 [A]"
+SD_NODE_INIT_IA64 = dict(  # row "SD_NODE_INIT ia64, 2.6.12"
     min_interval=80, max_interval=320, busy_factor=320, imbalance_pct=125, cache_hot_time=10.0,
     cache_nice_tries=1, flags=frozenset({LB, EX, NI, WI, WB}))
-SD_NODE_INIT_X86_64 = dict(  # row "SD_NODE_INIT x86_64 2.6.12 [A]"
+SD_NODE_INIT_X86_64 = dict(  # row "SD_NODE_INIT x86_64, 2.6.12"
     min_interval=8, max_interval=32, busy_factor=32, imbalance_pct=125, cache_hot_time=10.0,
     cache_nice_tries=1, flags=frozenset({LB, NI, EX, WI, WB}))
-SD_ALLNODES_INIT_IA64 = dict(  # row "SD_ALLNODES_INIT ia64 2.6.12 [A]"; section 4: only ia64 builds an
-    min_interval=80, max_interval=320, busy_factor=320, imbalance_pct=125, cache_hot_time=10.0,  # allnodes
-    cache_nice_tries=1, flags=frozenset({LB, EX}))  # level, so neither builder here uses it
+SD_ALLNODES_INIT_IA64 = dict(  # row "SD_ALLNODES_INIT ia64, 2.6.12"; only ia64 builds an allnodes
+    min_interval=80, max_interval=320, busy_factor=320, imbalance_pct=125, cache_hot_time=10.0,  # level
+    cache_nice_tries=1, flags=frozenset({LB, EX}))  # ("Building NUMA domains"), so neither builder uses it
 
 NODE_INITS = {"ia64-2.6.12": SD_NODE_INIT_IA64, "x86_64-2.6.12": SD_NODE_INIT_X86_64}
 DEFAULT_NODE_INIT = "ia64-2.6.12"  # the papers' machines (Altix, Superdome) are Itanium
 
 
 def _linux_2level(machine: Machine, node: int) -> list[tuple[str, int]]:
-    """One node level spanning the machine (2.6.11 outside ia64, sheet section 4)."""
+    """One node level spanning the machine (2.6.11 outside ia64; docs/linux26-scheduler.md, "Building NUMA domains")."""
     return [] if machine.nodes == 1 else [("node", int(machine.distances[node].max()))]
 
 

@@ -12,7 +12,8 @@ from simcore.topology.machine import Machine, TopologyError, make_machine
 KEYS = ("name", "description", "source", "cpus_per_node", "distances")
 CATALOG = "config/topologies"
 _REPO_CATALOG = Path(__file__).resolve().parents[2] / CATALOG  # when run from elsewhere in the checkout
-# Linux's fallback when no SLIT is given: LOCAL_DISTANCE / REMOTE_DISTANCE (reference sheet section 4)
+# Linux's fallback when no SLIT is given: LOCAL_DISTANCE / REMOTE_DISTANCE
+# (docs/linux26-scheduler.md, "Building NUMA domains")
 LOCAL_DISTANCE, REMOTE_DISTANCE = 10, 20
 
 

@@ -28,7 +28,7 @@ NOT_IDLE, IDLE, NEWLY_IDLE = 0, 1, 2
 #: the policy's name of each kind: periodic balancing of a busy CPU, of an idle CPU, newly idle
 KINDS = ("periodic", "idle", "newidle")
 
-# 2.6.12 flag bits (reference sheet, section 2) for domains that carry an int bitmask
+# 2.6.12 flag bits (docs/linux26-scheduler.md, "Domain flags") for domains that carry an int bitmask
 _FLAG_BITS = {"LOAD_BALANCE": 1, "BALANCE_NEWIDLE": 2, "BALANCE_EXEC": 4, "WAKE_IDLE": 8, "WAKE_AFFINE": 16,
               "WAKE_BALANCE": 32, "SHARE_CPUPOWER": 64}
 

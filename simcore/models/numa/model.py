@@ -54,7 +54,7 @@ PARAMETERS: dict[str, Parameter] = {
     "load_average": Parameter("tick", "'tick': 2.6.11 cpu_load = (old + now)/2 per tick in integers, rounded up when rising (computed lazily; integer loads also make every sum exact, whatever the order), source/target = min/max with now; 'instant': nr_running * 128."),
     "placement": Parameter("exec", "New-task placement: 'exec' (2.6.11 sched_balance_exec over the highest exec domain) or 'parent' (stay on the parent's CPU)."),
     "idle_ignores_cache_hot": Parameter(True, "2.6.11 can_migrate_task: an idle CPU pulls cache-hot tasks too."),
-    "domain_init": Parameter("ia64-2.6.12", "SD_NODE_INIT of the node-level domains (reference sheet section 2): 'ia64-2.6.12' (the papers' Itanium machines: 80-320 ms intervals, busy factor 320) or 'x86_64-2.6.12' (8-32 ms, 32)."),
+    "domain_init": Parameter("ia64-2.6.12", "SD_NODE_INIT of the node-level domains (docs/linux26-scheduler.md): 'ia64-2.6.12' (the papers' Itanium machines: 80-320 ms intervals, busy factor 320) or 'x86_64-2.6.12' (8-32 ms, 32)."),
     "cache_hot_time_cpu": Parameter(2.5, "cache_hot_time of the CPU (node-internal) domain, ms (2.6.11/12 SD_CPU_INIT: 2.5 ms)."),
     "cache_hot_time_node": Parameter(10.0, "cache_hot_time of node domains, ms (2.6.11/12 SD_NODE_INIT: 10 ms)."),
     **{f"{level}_{field}": Parameter(None, f"{field} of the {what} domains; None keeps the value of SD_{level.upper()}_INIT "
