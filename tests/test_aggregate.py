@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from simcore import models
+from simcore.errors import InputError
 from simcore.experiments import load_spec
 from simcore.experiments.aggregate import aggregate
 from simcore.experiments.fingerprint import StaleResults, read_batch_fingerprint, simulation_fingerprint
@@ -70,7 +71,7 @@ def test_aggregate_refuses_duplicated_replications(toy):
     spec, tmp = toy
     path = tmp / "raw.parquet"
     write_batch(path, run_batch(spec, 0, range(3), 5), spec, 5)
-    with pytest.raises(ValueError, match="two batch files"):
+    with pytest.raises(InputError, match="appears in two batch files"):
         aggregate(spec, [path, path], tmp / "out", "full", 5, tmp / "config.yaml")
     assert not (tmp / "out/summary.csv").exists()
 

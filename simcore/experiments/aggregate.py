@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from simcore.core.output import write_csv, write_json
+from simcore.errors import InputError
 from simcore.experiments.fingerprint import check_batches, simulation_fingerprint
 from simcore.experiments.provenance import provenance
 from simcore.experiments.spec import load_spec
@@ -18,11 +19,12 @@ def read_raw(paths) -> pd.DataFrame:
     """All raw rows of the given batch files, in a canonical order."""
     frames = [pd.read_parquet(p) for p in paths]
     if not frames:
-        raise ValueError("no raw batch files to aggregate")
+        raise InputError("--raw: no raw batch files to aggregate.")
     raw = pd.concat(frames, ignore_index=True)
     dupes = raw.duplicated(["cell", "policy", "rep"])
     if dupes.any():
-        raise ValueError("the same replication appears in two batch files")
+        first = raw[dupes].iloc[0]
+        raise InputError(f"--raw: replication {first['rep']} of cell {first['cell']} appears in two batch files.")
     return raw.sort_values(["cell", "policy", "rep"]).reset_index(drop=True)
 
 
