@@ -212,8 +212,8 @@ def _val_str(v) -> str:
 def pair_ratio(spec, reps: pd.DataFrame, policy: str, than: str, metric: str):
     """Interval of policy/than on ``metric`` over paired replications in ``reps`` (one cell)."""
     m = metric_of(spec, metric)
-    a = metric_estimate(reps[reps.policy == policy], m)
-    b = metric_estimate(reps[reps.policy == than], m)
+    a = metric_estimate(spec.model, reps[reps.policy == policy], m)
+    b = metric_estimate(spec.model, reps[reps.policy == than], m)
     if not b.value:
         return None
     return (a / b).interval(spec.confidence)
