@@ -92,13 +92,20 @@ def fmt_ci(mean, low, high, digits: int = 4) -> str:
     if m == 0 or m < 1e-3 or m >= 10 ** digits:
         return f"{fmt(mean, digits)} [{fmt(low, digits)}, {fmt(high, digits)}]"
     decimals = max(0, digits - 1 - math.floor(math.log10(m)))
-    return f"{_fixed(mean, decimals)} [{_fixed(low, decimals)}, {_fixed(high, decimals)}]"
+    return f"{_fixed(mean, decimals)} [{_bound(low, decimals)}, {_bound(high, decimals)}]"
 
 
 def _fixed(x, decimals: int) -> str:
     text = f"{abs(float(x)):.{decimals}f}"
     negative = float(x) < 0 and float(text) != 0
     return ("\\ensuremath{-}" if negative else "") + text
+
+
+def _bound(x, decimals: int) -> str:
+    """An interval bound at the mean's decimals, or to two significant digits where those
+    decimals would print a positive bound (a positive metric's lower bound) as 0."""
+    text = _fixed(x, decimals)
+    return fmt(x, 2) if float(x) > 0 and float(text) == 0 else text
 
 
 def results_of(results_dir: Path, exp: str) -> Path:
