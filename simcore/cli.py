@@ -169,8 +169,8 @@ def cmd_params(args) -> int:
         raise InputError(f"params: unknown model '{args.model}' (known: {', '.join(MODELS)}).")
     model = get_model(args.model)
     if args.metrics:
-        for name, doc in model.METRICS.items():
-            print(f"{name}\n    {doc}")
+        for name, metric in model.METRICS.items():
+            print(f"{name} ({metric.describe()})\n    {metric.doc}")
         return 0
     for name, p in model.PARAMETERS.items():
         print(f"{name} = {p.default!r}\n    {p.doc}")

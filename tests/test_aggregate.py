@@ -3,9 +3,12 @@
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from simcore import models
 from simcore.errors import InputError
@@ -13,6 +16,7 @@ from simcore.experiments import load_spec
 from simcore.experiments.aggregate import aggregate
 from simcore.experiments.fingerprint import StaleResults, read_batch_fingerprint, simulation_fingerprint
 from simcore.experiments.runner import run_batch, write_batch
+from simcore.stats.summary import summarize
 
 SPEC = {
     "id": "toy-table1", "paper": "amir", "title": "toy", "source": "Table 1", "model": "toy",
@@ -62,9 +66,44 @@ def test_summary_paired_difference_is_exact_under_common_random_numbers(toy):
     assert claims.loc["worse-is-better", "verdict"] == "contradicted"
     assert claims.loc["ratio", "cells"] == 1  # only mu = 1 where the ratio is about 3
     assert claims.loc["ratio", "verdict"] == "reproduced"
+    ratio = s.loc[(0, "worse", "x")]  # the claim tests the interval the summary reports
+    assert (claims.loc["ratio", "ci_low"], claims.loc["ratio", "ci_high"]) == (ratio["ratio_low"], ratio["ratio_high"])
     prov = json.loads((tmp / "out/provenance.json").read_text())
     assert prov["replications_per_cell"] == 40 and prov["cells"] == 2 and prov["root_seed"] == 5
     assert (tmp / "out/replications.csv").exists() and (tmp / "out/claims.csv").exists()
+
+
+positive = st.floats(1e-3, 1e3)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(positive, positive, st.floats(1, 20)), min_size=2, max_size=12))
+def test_summary_intervals_of_positive_metrics_never_reach_zero(toy, reps):
+    """Means, ratio estimators and ratios policy/baseline of positive metrics: lower bounds > 0;
+    the paired differences stay symmetric t-intervals."""
+    spec, _ = toy
+    rows = [{"cell": 0, "mu": 1.0, "policy": policy, "rep": r, "x": v, "num": v * den, "den": den, "events": 1}
+            for r, (base, worse, den) in enumerate(reps) for policy, v in (("base", base), ("worse", worse))]
+    s = summarize(spec, pd.DataFrame(rows))
+    assert (s.ci_low > 0).all() and (s.ci_low <= s["mean"]).all() and (s["mean"] <= s.ci_high).all()
+    worse = s[s.policy == "worse"]
+    assert (worse.ratio_low > 0).all()
+    assert np.allclose(worse.diff_high - worse.diff_mean, worse.diff_mean - worse.diff_low)
+
+
+def test_summary_of_a_share_of_attempts_stays_in_the_unit_interval():
+    """mehta Table 1 at smoke scale: nearly every attempt fails, in three replications."""
+    spec = load_spec(Path(__file__).resolve().parents[1] / "config/experiments/mehta-table1-8-2-3-cpu.yaml")
+    attempts, failed, migrations = [3050.0, 2980.0, 3120.0], [3049.0, 2980.0, 3117.0], [1.0, 0.0, 3.0]
+    rows = [{"cell": cell, "n_tasks": n, "policy": policy, "rep": r, "lb_attempts": attempts[r],
+             "lb_failed": failed[r], "lb_attempts_live": attempts[r] - 2000, "lb_failed_live": failed[r] - 2000,
+             "migrations": migrations[r], "mean_turnaround": 300.0 + r}
+            for cell, n in enumerate(spec.grid["n_tasks"]) for policy in spec.policies for r in range(3)]
+    s = summarize(spec, pd.DataFrame(rows)).set_index(["cell", "policy", "metric"])
+    for share in ("lb_failed_share", "lb_failed_live_share"):
+        row = s.loc[(0, "multilevel", share)]
+        assert 0 < row.ci_low < row["mean"] < row.ci_high < 1
+    assert (s.ci_low > 0).all()
 
 
 def test_aggregate_refuses_duplicated_replications(toy):

@@ -39,6 +39,7 @@ def test_interface():
     for policy in POLICIES:
         assert all(isinstance(v, float) for v in out[policy].values())
         assert out[policy]["events"] > 0
+        assert {k for k, v in out[policy].items() if not METRICS[k].admits(v)} == set(), policy
 
 
 @pytest.mark.parametrize("rho", [0.5, 0.8])

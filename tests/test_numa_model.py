@@ -68,6 +68,17 @@ def test_interface():
     out = run(FOUR, {"n_tasks": 30})
     for pol in POLICIES:
         assert all(isinstance(v, float) for v in out[pol].values())
+
+
+@pytest.mark.parametrize("machine", [FOUR, EIGHT])
+def test_metrics_lie_in_their_declared_ranges(machine):
+    """The ranges the intervals rely on: shares in [0, 1], counts >= 0, a part never above its whole."""
+    out = run(machine, {"n_tasks": 40, "io_task_fraction": 0.5})
+    for pol in POLICIES:
+        assert {k for k, v in out[pol].items() if not METRICS[k].admits(v)} == set(), pol
+        for name, metric in METRICS.items():
+            if metric.part_of:
+                assert out[pol][name] <= out[pol][metric.part_of], (pol, name)
         assert out[pol]["events"] > 0
         assert abs(sum(out[pol][f"share_level_{k}"] for k in range(6)) - 1) < 1e-9
         assert 0 <= out[pol]["wasted_migrations"] <= 1 and 0 <= out[pol]["tasks_migrated"] <= 1

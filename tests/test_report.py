@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from simcore.experiments import load_spec
-from simcore.report.data import fmt, fmt_ci, tex_escape
+from simcore.report.data import fmt, fmt_ci, pair_ratio, tex_escape
 from simcore.report.figures import make_figure
 from simcore.report.macros import numbers, write_report_inputs
 from simcore.report.tables import make_table
@@ -105,6 +105,8 @@ def test_number_format_and_escaping():
     assert fmt(12345.6) == "12346"
     assert fmt_ci(1.0, 0.9, 1.1) == "1.000 [0.900, 1.100]"
     assert fmt_ci(300.0, 300.0, 300.0) == "300"
+    assert fmt_ci(2000.0, 0.31, 5000.0) == "2000 [0.31, 5000]"  # a positive bound is not printed as 0
+    assert fmt_ci(2000.0, 0.0, 5000.0) == "2000 [0, 5000]"
     assert tex_escape("a_b & 50% #1 {x} ~") == r"a\_b \& 50\% \#1 \{x\} \textasciitilde{}"
 
 
@@ -160,6 +162,17 @@ def test_table_lines_rows_per_cell(tmp_path, specs, results):
     row = s[(s.policy == "pvm") & (s.n_procs == 17)].iloc[0]
     assert fmt_ci(row["mean"], row.ci_low, row.ci_high) in tex
     assert len(re.findall(r"^\d+ & ", tex, re.M)) == len(specs["barak96-table1"].cells("smoke"))
+
+
+def test_table_ratio_is_the_summarys_log_scale_ratio(specs, results):
+    """The ratio a table prints is the summary's ratio policy/baseline, on the log scale."""
+    spec = specs["amir-table4"]
+    reps = pd.read_csv(results / "amir-table4" / "replications.csv")
+    iv = pair_ratio(spec, reps, "pvm", "mosix", "mean_slowdown")
+    s = _summary(results, "amir-table4")
+    row = s[(s.policy == "pvm") & (s.metric == "mean_slowdown")].iloc[0]
+    assert (iv.mean, iv.low, iv.high) == pytest.approx((row.ratio_mean, row.ratio_low, row.ratio_high), rel=1e-8)
+    assert iv.low * iv.high == pytest.approx(iv.mean ** 2)
 
 
 def test_table_scatter_lists_claims(tmp_path, specs, results):

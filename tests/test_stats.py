@@ -1,11 +1,17 @@
 """Replication statistics against direct computations and known coverage."""
 
+import math
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
-from simcore.stats import mean_interval, paired_difference, ratio_estimator, ratio_of_means
+from simcore.models import RANGES, get_model
+from simcore.stats import mean_estimate, mean_interval, paired_difference, ratio_estimator, ratio_of_means
 from simcore.stats.claims import _verdict
+from simcore.stats.summary import metric_range
 
 
 def test_mean_interval_matches_scipy_t_interval():
@@ -57,3 +63,148 @@ def test_ratio_of_means_for_paired_samples():
 ])
 def test_verdicts(kind, low, high, threshold, expected):
     assert _verdict(kind, low, high, threshold) == expected
+
+
+# ---------------------------------------------------------------- intervals that respect the range
+
+def _t(level, n):
+    return stats.t.ppf(0.5 + level / 2, n - 1)
+
+
+def _expit(z):
+    return 1 / (1 + math.exp(-z))
+
+
+def test_positive_interval_is_the_t_interval_of_log_mean_by_the_delta_method():
+    x = [2.0, 4.0, 9.0]  # mean 5, sd sqrt(13)
+    h = _t(0.95, 3) * math.sqrt(13) / (5 * math.sqrt(3))  # sd of log(mean) = sd / mean
+    iv = mean_interval(x, 0.95, "positive")
+    assert (iv.mean, iv.sd) == pytest.approx((5.0, math.sqrt(13)))
+    assert (iv.low, iv.high) == pytest.approx((math.exp(math.log(5) - h), math.exp(math.log(5) + h)))
+    assert mean_interval(x, 0.95, "nonnegative") == iv
+
+
+def test_slowdown_sample_that_gave_a_negative_bound_now_has_a_positive_one():
+    """amir-table2 at smoke scale: enhanced PVM's slowdowns printed as 42.67 [-8.44, 93.78]."""
+    x = [1.132, 3.133, 1.219, 137.299, 7.129, 45.115, 5.83, 140.52]
+    old = mean_interval(x)
+    assert old.low < 0  # the symmetric interval of the report
+    iv = mean_interval(x, 0.95, "positive")
+    assert 0 < iv.low < iv.mean < iv.high
+    assert iv.low * iv.high == pytest.approx(iv.mean ** 2)  # symmetric on the log scale
+
+
+def test_positive_metric_with_a_huge_spread_keeps_a_positive_lower_bound():
+    iv = mean_interval([1e-3, 1e3, 2e-3, 5e-4], 0.99, "positive")
+    assert iv.low > 0 and iv.high > iv.mean
+
+
+def test_share_interval_is_the_t_interval_of_logit_mean_and_stays_below_one():
+    """mehta-table2 at smoke scale: a share of tasks printed as 0.995 [0.9735, 1.017]."""
+    x = [0.985, 1.0, 1.0]
+    assert mean_interval(x).high > 1
+    m, sd = 0.995, np.std(x, ddof=1)
+    h = _t(0.95, 3) * sd / (m * (1 - m) * math.sqrt(3))  # sd of logit(mean) = sd / (m (1 - m))
+    logit = math.log(m / (1 - m))
+    iv = mean_interval(x, 0.95, "share")
+    assert (iv.low, iv.high) == pytest.approx((_expit(logit - h), _expit(logit + h)))
+    assert 0 < iv.low < m < iv.high < 1
+
+
+@pytest.mark.parametrize("range_", RANGES)
+@pytest.mark.parametrize("value", [0.0, 0.5, 1.0])
+def test_all_replications_equal_give_a_point_interval(range_, value):
+    """Every share exactly 1 (or 0), every count 0: zero width, whatever the scale."""
+    iv = mean_interval([value] * 4, 0.95, range_)
+    assert (iv.low, iv.mean, iv.high) == (value, value, value)
+
+
+@pytest.mark.parametrize("range_", RANGES)
+def test_fewer_than_two_replications_give_no_interval(range_):
+    iv = mean_interval([0.5], 0.95, range_)
+    assert iv.mean == 0.5 and math.isnan(iv.low) and math.isnan(iv.high) and math.isnan(iv.sd)
+
+
+def test_nonnegative_metric_with_zeros():
+    iv = mean_interval([0.0, 0.0, 3.0], 0.95, "nonnegative")
+    assert 0 < iv.low < 1.0 < iv.high
+    assert iv.low * iv.high == pytest.approx(1.0)  # geometric midpoint at the mean 1
+    zero = mean_interval([0.0, 0.0, 0.0], 0.95, "nonnegative")
+    assert (zero.low, zero.high) == (0.0, 0.0)
+
+
+def test_shares_with_values_exactly_zero_and_one():
+    iv = mean_interval([0.0, 1.0, 1.0, 0.0, 1.0], 0.9, "share")
+    assert 0 < iv.low < 0.6 < iv.high < 1
+
+
+def test_a_share_whose_mean_rounds_to_one_is_the_point_one():
+    iv = mean_interval([1.0, 1.0, 1.0 - 2.0 ** -53], 0.95, "share")
+    assert iv.sd > 0 and (iv.low, iv.mean, iv.high) == (1.0, 1.0, 1.0)
+
+
+def test_an_estimate_outside_its_range_is_an_error():
+    with pytest.raises(ValueError, match="share"):
+        mean_interval([1.2, 1.4], 0.95, "share")
+    with pytest.raises(ValueError, match="positive"):
+        mean_interval([-1.0, -3.0], 0.95, "positive")
+    with pytest.raises(ValueError, match="range"):
+        mean_estimate([1.0, 2.0], "count")
+
+
+def test_paired_difference_of_positive_metrics_stays_symmetric():
+    a, b = np.array([3.0, 5.0, 4.0, 9.0]), np.array([4.0, 4.5, 6.0, 8.0])
+    d = a - b
+    half = _t(0.9, 4) * d.std(ddof=1) / 2
+    iv = (mean_estimate(a, "positive") - mean_estimate(b, "positive")).interval(0.9)
+    assert (iv.mean, iv.low, iv.high) == pytest.approx((d.mean(), d.mean() - half, d.mean() + half))
+    assert iv.low < 0 < iv.high
+    assert paired_difference(a, b, 0.9) == iv
+
+
+def test_ratio_of_means_is_on_the_log_scale():
+    a, b = np.array([3.0, 5.0, 4.0, 9.0]), np.array([4.0, 4.5, 6.0, 8.0])
+    r = a.mean() / b.mean()
+    log_influence = (a - a.mean()) / a.mean() - (b - b.mean()) / b.mean()  # of log(mean a) - log(mean b)
+    h = _t(0.95, 4) * log_influence.std(ddof=1) / 2
+    iv = ratio_of_means(a, b)
+    assert (iv.mean, iv.low, iv.high) == pytest.approx((r, r * math.exp(-h), r * math.exp(h)))
+
+
+def test_ratio_of_sums_that_is_a_share_stays_in_the_unit_interval():
+    attempts = np.array([300.0, 520.0, 410.0])
+    failed = attempts - np.array([0.0, 1.0, 3.0])
+    r = failed.sum() / attempts.sum()
+    influence = (failed - r * attempts) / attempts.mean()
+    h = _t(0.95, 3) * influence.std(ddof=1) / (r * (1 - r) * math.sqrt(3))
+    iv = ratio_estimator(failed, attempts, 0.95, "share")
+    logit = math.log(r / (1 - r))
+    assert (iv.low, iv.high) == pytest.approx((_expit(logit - h), _expit(logit + h)))
+    assert iv.high < 1 < ratio_estimator(failed, attempts, 0.95, "positive").high
+
+
+def test_spec_metric_ranges():
+    numa, cluster = get_model("numa"), get_model("cluster")
+    assert metric_range(numa, {"name": "share_level_0"}) == "share"
+    assert metric_range(numa, {"name": "migrations"}) == "nonnegative"
+    assert metric_range(numa, {"name": "lb_failed_share", "ratio": ["lb_failed", "lb_attempts"]}) == "share"
+    assert metric_range(numa, {"name": "x", "ratio": ["lb_failed", "lb_attempts_live"]}) == "positive"
+    assert metric_range(cluster, {"name": "slowdown_by_job", "ratio": ["slowdown_sum", "jobs"]}) == "positive"
+
+
+samples = st.lists(st.floats(1e-6, 1e6), min_size=2, max_size=30)
+levels = st.sampled_from([0.8, 0.9, 0.95, 0.99, 0.999])
+
+
+@settings(max_examples=300, deadline=None)
+@given(samples, levels)
+def test_positive_intervals_have_a_positive_lower_bound(x, level):
+    iv = mean_interval(x, level, "positive")
+    assert 0 < iv.low <= iv.mean <= iv.high < math.inf
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=2, max_size=30), levels)
+def test_share_intervals_stay_in_the_unit_interval(x, level):
+    iv = mean_interval(x, level, "share")
+    assert 0 <= iv.low <= iv.mean <= iv.high <= 1

@@ -1,11 +1,12 @@
 """A toy model for testing the experiment machinery: policy 'worse' adds a known constant."""
 
-from simcore.models import Parameter
+from simcore.models import Metric, Parameter
 from simcore.models.registry import register
 
 PARAMETERS = {"mu": Parameter(10.0, "mean of the exponential metric"),
               "penalty": Parameter(2.0, "what policy 'worse' adds to every replication")}
-METRICS = {"x": "an exponential draw", "num": "numerator", "den": "denominator", "events": "events"}
+METRICS = {"x": Metric("an exponential draw", "positive"), "num": Metric("numerator", "positive"),
+           "den": Metric("denominator", "positive"), "events": Metric("events", "nonnegative")}
 
 
 @register("toy", "base")

@@ -92,13 +92,20 @@ def fmt_ci(mean, low, high, digits: int = 4) -> str:
     if m == 0 or m < 1e-3 or m >= 10 ** digits:
         return f"{fmt(mean, digits)} [{fmt(low, digits)}, {fmt(high, digits)}]"
     decimals = max(0, digits - 1 - math.floor(math.log10(m)))
-    return f"{_fixed(mean, decimals)} [{_fixed(low, decimals)}, {_fixed(high, decimals)}]"
+    return f"{_fixed(mean, decimals)} [{_bound(low, decimals)}, {_bound(high, decimals)}]"
 
 
 def _fixed(x, decimals: int) -> str:
     text = f"{abs(float(x)):.{decimals}f}"
     negative = float(x) < 0 and float(text) != 0
     return ("\\ensuremath{-}" if negative else "") + text
+
+
+def _bound(x, decimals: int) -> str:
+    """An interval bound at the mean's decimals, or to two significant digits where those
+    decimals would print a positive bound (a positive metric's lower bound) as 0."""
+    text = _fixed(x, decimals)
+    return fmt(x, 2) if float(x) > 0 and float(text) == 0 else text
 
 
 def results_of(results_dir: Path, exp: str) -> Path:
@@ -212,8 +219,8 @@ def _val_str(v) -> str:
 def pair_ratio(spec, reps: pd.DataFrame, policy: str, than: str, metric: str):
     """Interval of policy/than on ``metric`` over paired replications in ``reps`` (one cell)."""
     m = metric_of(spec, metric)
-    a = metric_estimate(reps[reps.policy == policy], m)
-    b = metric_estimate(reps[reps.policy == than], m)
+    a = metric_estimate(spec.model, reps[reps.policy == policy], m)
+    b = metric_estimate(spec.model, reps[reps.policy == than], m)
     if not b.value:
         return None
     return (a / b).interval(spec.confidence)

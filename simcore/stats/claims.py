@@ -1,8 +1,9 @@
 """Structured claims and their verdicts: ``reproduced``, ``not significant``, ``contradicted``.
 
 A claim compares ``policy`` with ``than`` (default: the baseline) on one metric, in every
-cell it names. ``less``/``greater`` use the paired difference policy - than; ``ratio-above``/
-``ratio-below`` use the ratio policy/than against ``threshold``. ``share-less`` asks whether the
+cell it names. ``less``/``greater`` use the paired difference policy - than (symmetric
+t-interval); ``ratio-above``/``ratio-below`` use the ratio policy/than against ``threshold``
+(log-scale interval for metrics that cannot be negative). ``share-less`` asks whether the
 share of replications in which policy < than exceeds ``threshold`` (Clopper-Pearson interval);
 ``gain-grows`` whether the gain (than - policy) grows with than's value (regression slope > 0).
 A claim over several cells is reproduced only if every cell reproduces it, contradicted if any
@@ -61,8 +62,8 @@ def _cell_interval(spec, rows, claim, metric, than) -> Interval:
     if kind in ("share-less", "gain-grows"):
         a, b = _paired_values(rows, claim["policy"], than, metric.get("name"))
         return (_share_less if kind == "share-less" else _gain_slope)(a, b, level)
-    a = metric_estimate(rows[rows.policy == claim["policy"]], metric)
-    b = metric_estimate(rows[rows.policy == than], metric)
+    a = metric_estimate(spec.model, rows[rows.policy == claim["policy"]], metric)
+    b = metric_estimate(spec.model, rows[rows.policy == than], metric)
     return (a / b if kind.startswith("ratio") else a - b).interval(level)
 
 

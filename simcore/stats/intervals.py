@@ -4,6 +4,24 @@ Every estimator here is a smooth function of replication means, so its interval 
 the same recipe: an estimate, one linearised influence value per replication (the delta
 method), and a Student-t interval on those. For a plain mean the influence values are the
 centred observations and the interval is the textbook t-interval.
+
+The t-interval is taken on a scale that fits the estimate's ``range``, so that it never leaves
+the values the quantity can take (the delta method for g(m), mapped back):
+
+- 'real' (paired differences, anything that may be negative): m +- t sd / sqrt(n), symmetric;
+- 'positive', 'nonnegative' (times, slowdowns, counts, ratios policy/baseline):
+  g = log, m exp(+- t sd / (m sqrt n));
+- 'share' (in [0, 1]; a mean of per-replication shares, or a ratio of sums such as failed over
+  all attempts): g = logit, expit(logit m +- t sd / (m (1 - m) sqrt n)). Wilson or
+  Clopper-Pearson would treat every attempt or task as an independent trial; here the
+  replications are the independent units, as for every other metric. (A share of
+  replications, a count of successes over independent trials, gets Clopper-Pearson in
+  :mod:`simcore.stats.claims`.)
+
+With zero spread (all replications equal: every share 1, every count 0) the interval is the
+point [m, m]; so is it for a mean at a bound of the range (0, or 1 for a share), as all its
+values sit there: a nonnegative metric whose mean is 0 gets [0, 0]. Fewer than two replications
+give a NaN interval. An estimate outside its range is an error.
 """
 
 from __future__ import annotations
@@ -12,7 +30,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
+
+from simcore.models import RANGES
 
 
 @dataclass(frozen=True)
@@ -34,12 +54,33 @@ class Interval:
         return value < self.low or value > self.high
 
 
+def _bounds(m: float, half: float, range_: str) -> tuple[float, float]:
+    """The interval m +- half taken on the scale of ``range_`` (``half`` on the original scale)."""
+    if range_ == "real" or not math.isfinite(m):
+        return m - half, m + half
+    top = 1.0 if range_ == "share" else math.inf
+    if not 0 <= m <= top:
+        raise ValueError(f"a {range_} estimate {m} lies outside [0, {top}]")
+    if half == 0 or m in (0.0, top):  # all replications equal, or all at a bound (up to rounding)
+        return m, m
+    if range_ == "share":
+        h = half / (m * (1 - m))
+        return float(special.expit(special.logit(m) - h)), float(special.expit(special.logit(m) + h))
+    h = half / m
+    return m * math.exp(-h), m * math.exp(h)
+
+
 @dataclass(frozen=True)
 class Estimate:
-    """A point estimate and its per-replication influence values."""
+    """A point estimate, its per-replication influence values and its range (see the module)."""
 
     value: float
     influence: np.ndarray
+    range: str = "real"
+
+    def __post_init__(self):
+        if self.range not in RANGES:
+            raise ValueError(f"unknown range {self.range!r} (use one of {', '.join(RANGES)})")
 
     def interval(self, level: float) -> Interval:
         n = self.influence.size
@@ -47,31 +88,40 @@ class Estimate:
             return Interval(n, self.value, math.nan, level, math.nan, math.nan)
         sd = float(self.influence.std(ddof=1))
         half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
-        return Interval(n, self.value, sd, level, self.value - half, self.value + half)
+        return Interval(n, self.value, sd, level, *_bounds(self.value, half, self.range))
 
     def __sub__(self, other: "Estimate") -> "Estimate":
+        """The paired difference: real, whatever the ranges of the two."""
         return Estimate(self.value - other.value, self.influence - other.influence)
 
     def __truediv__(self, other: "Estimate") -> "Estimate":
+        """The paired ratio: positive when neither side can be negative, else real."""
         ratio = self.value / other.value
-        return Estimate(ratio, (self.influence - ratio * other.influence) / other.value)
+        return Estimate(ratio, (self.influence - ratio * other.influence) / other.value,
+                        quotient_range(self.range, other.range))
 
 
-def mean_estimate(values) -> Estimate:
+def quotient_range(numerator: str, denominator: str) -> str:
+    """The range of a ratio of two quantities with these ranges."""
+    return "real" if "real" in (numerator, denominator) else "positive"
+
+
+def mean_estimate(values, range_: str = "real") -> Estimate:
     x = np.asarray(values, dtype=float)
-    return Estimate(float(x.mean()), x - x.mean())
+    return Estimate(float(x.mean()), x - x.mean(), range_)
 
 
-def ratio_estimate(numerators, denominators) -> Estimate:
-    """sum(num)/sum(den), e.g. the mean slowdown over all jobs of all replications."""
+def ratio_estimate(numerators, denominators, range_: str = "positive") -> Estimate:
+    """sum(num)/sum(den), e.g. the mean slowdown over all jobs of all replications ('positive'),
+    or the share of failed attempts among all attempts ('share')."""
     y, x = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
     ratio = float(y.sum() / x.sum())
-    return Estimate(ratio, (y - ratio * x) / x.mean())
+    return Estimate(ratio, (y - ratio * x) / x.mean(), range_)
 
 
-def mean_interval(values, level: float = 0.95) -> Interval:
-    """Student-t interval for the mean of independent replications."""
-    return mean_estimate(values).interval(level)
+def mean_interval(values, level: float = 0.95, range_: str = "real") -> Interval:
+    """Student-t interval for the mean of independent replications, on the scale of ``range_``."""
+    return mean_estimate(values, range_).interval(level)
 
 
 def paired_difference(values, baseline, level: float = 0.95) -> Interval:
@@ -82,14 +132,15 @@ def paired_difference(values, baseline, level: float = 0.95) -> Interval:
     return (mean_estimate(a) - mean_estimate(b)).interval(level)
 
 
-def ratio_estimator(numerators, denominators, level: float = 0.95) -> Interval:
+def ratio_estimator(numerators, denominators, level: float = 0.95, range_: str = "positive") -> Interval:
     """Interval for sum(num)/sum(den) over replications (delta method)."""
-    return ratio_estimate(numerators, denominators).interval(level)
+    return ratio_estimate(numerators, denominators, range_).interval(level)
 
 
 def ratio_of_means(values, baseline, level: float = 0.95) -> Interval:
-    """Interval for mean(values)/mean(baseline), replications paired by index."""
-    return (mean_estimate(values) / mean_estimate(baseline)).interval(level)
+    """Interval for mean(values)/mean(baseline) of positive quantities, replications paired by
+    index, on the log scale."""
+    return (mean_estimate(values, "positive") / mean_estimate(baseline, "positive")).interval(level)
 
 
 def required_replications(values, rel_half_width: float, level: float = 0.95) -> int:

@@ -1,5 +1,8 @@
 """From raw replication rows to ``summary.csv``: per (cell, policy, metric) intervals,
-paired differences and ratios against the baseline, and the published value."""
+paired differences and ratios against the baseline, and the published value. Each interval is
+taken on the scale of the metric's declared range (:func:`metric_range`,
+:mod:`simcore.stats.intervals`): ci_* on the metric's scale, diff_* symmetric, ratio_* on the
+log scale (for metrics that cannot be negative)."""
 
 from __future__ import annotations
 
@@ -8,16 +11,28 @@ import math
 import numpy as np
 import pandas as pd
 
-from simcore.stats.intervals import Estimate, mean_estimate, ratio_estimate
+from simcore.errors import InputError
+from simcore.stats.intervals import Estimate, mean_estimate, quotient_range, ratio_estimate
 
 
-def metric_estimate(rows: pd.DataFrame, metric: dict) -> Estimate:
-    """The estimate of one metric over the replications in ``rows`` (sorted by rep)."""
-    rows = rows.sort_values("rep")
+def metric_range(model, metric: dict) -> str:
+    """The range of a spec's metric: the model's declaration; for ``ratio: [num, den]`` a share
+    when the model declares num part of den, else the range of a quotient (positive)."""
+    if "ratio" not in metric:
+        return model.METRICS[metric["name"]].range
+    num, den = metric["ratio"]
+    if model.METRICS[num].part_of == den:
+        return "share"
+    return quotient_range(model.METRICS[num].range, model.METRICS[den].range)
+
+
+def metric_estimate(model, rows: pd.DataFrame, metric: dict) -> Estimate:
+    """The estimate of one metric of ``model`` over the replications in ``rows`` (sorted by rep)."""
+    rows, range_ = rows.sort_values("rep"), metric_range(model, metric)
     if "ratio" in metric:
         num, den = metric["ratio"]
-        return ratio_estimate(rows[num], rows[den])
-    return mean_estimate(rows[metric["name"]])
+        return ratio_estimate(rows[num], rows[den], range_)
+    return mean_estimate(rows[metric["name"]], range_)
 
 
 def published_value(spec, cell_values: dict, policy: str, metric: str) -> dict | None:
@@ -35,7 +50,7 @@ def _check_pairing(rows: pd.DataFrame, spec) -> None:
     counts = rows.groupby(["cell", "policy"])["rep"].apply(lambda r: tuple(sorted(r)))
     for cell, per_policy in counts.groupby(level="cell"):
         if per_policy.nunique() != 1:
-            raise ValueError(f"{spec.id}: cell {cell} has different replications per policy; cannot pair them.")
+            raise InputError(f"--raw: cell {cell} of {spec.id} has different replications per policy; cannot pair them.")
 
 
 def summarize(spec, raw: pd.DataFrame) -> pd.DataFrame:
@@ -48,9 +63,9 @@ def summarize(spec, raw: pd.DataFrame) -> pd.DataFrame:
         values = {k: cell_rows[k].iloc[0] for k in grid_names}
         by_policy = {p: r for p, r in cell_rows.groupby("policy")}
         for metric in spec.metrics:
-            base = metric_estimate(by_policy[spec.baseline], metric)
+            base = metric_estimate(spec.model, by_policy[spec.baseline], metric)
             for policy in spec.policies:
-                est = metric_estimate(by_policy[policy], metric)
+                est = metric_estimate(spec.model, by_policy[policy], metric)
                 out.append(_row(spec, cell_index, values, policy, metric["name"], est, base, level))
     return pd.DataFrame(out)
 

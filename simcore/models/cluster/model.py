@@ -13,7 +13,7 @@ from typing import NamedTuple
 from simcore.core.engine import Engine
 from simcore.core.rng import Streams
 from simcore.errors import InputError
-from simcore.models import Parameter, with_defaults
+from simcore.models import Metric, Parameter, with_defaults
 from simcore.models.cluster import policies as _policies  # noqa: F401  (registers the policies)
 from simcore.models.cluster import workload as wl
 from simcore.models.cluster.cluster import Background, Cluster, Proc, expand_machines
@@ -69,14 +69,14 @@ PARAMETERS: dict[str, Parameter] = {
     "reassign_rule": Parameter("stability", "enhanced-mosix: 'stability' (section 3.3: cost when placed > factor x cost elsewhere) or 'greedy' (section 4: move when another known machine is cheaper now)."),
 }
 
-METRICS: dict[str, str] = {
-    "mean_slowdown": "Mean slowdown (completion - arrival) / demand over the measured jobs of the run.",
-    "slowdown_sum": "Sum of the slowdowns of the measured jobs (slowdown by job = sum / jobs over runs).",
-    "jobs": "Number of measured jobs.",
-    "max_slowdown": "Largest slowdown of a measured job.",
-    "makespan": "Completion of the last measured process minus the first measured arrival, s (Barak's execution time).",
-    "migrations": "Number of process migrations.",
-    "events": "Simulation events fired (engine callbacks) in this policy's run.",
+METRICS: dict[str, Metric] = {
+    "mean_slowdown": Metric("Mean slowdown (completion - arrival) / demand over the measured jobs of the run.", "positive"),
+    "slowdown_sum": Metric("Sum of the slowdowns of the measured jobs (slowdown by job = sum / jobs over runs).", "nonnegative"),
+    "jobs": Metric("Number of measured jobs.", "nonnegative"),
+    "max_slowdown": Metric("Largest slowdown of a measured job.", "positive"),
+    "makespan": Metric("Completion of the last measured process minus the first measured arrival, s (Barak's execution time).", "positive"),
+    "migrations": Metric("Number of process migrations.", "nonnegative"),
+    "events": Metric("Simulation events fired (engine callbacks) in this policy's run.", "nonnegative"),
 }
 
 

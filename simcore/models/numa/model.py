@@ -18,7 +18,7 @@ import numpy as np
 from simcore.core.engine import Engine
 from simcore.core.rng import Streams
 from simcore.errors import InputError
-from simcore.models import Parameter, with_defaults
+from simcore.models import Metric, Parameter, with_defaults
 from simcore.models.numa import invariants
 from simcore.models.numa.policies import zone_size  # importing registers the policies
 from simcore.models.numa.scheduler import NumaSystem
@@ -72,22 +72,22 @@ PARAMETERS: dict[str, Parameter] = {
     "check_invariants": Parameter(False, "Check the model's invariants after every event (tests)."),
 }
 
-METRICS: dict[str, str] = {
-    "mean_turnaround": "Mean turnaround (completion - creation) of the tasks, ms.",
-    "mean_turnaround_s": "The same in seconds (corr05 reports its execution times in seconds).",
-    "makespan": "Last completion - first creation, ms.",
-    "lb_attempts": "Load-balancing attempts (periodic, incl. those counted while nothing was movable, and newly idle).",
-    "lb_failed": "Attempts that moved no task.",
-    "lb_attempts_live": "Attempts made while another CPU of the domain had a queued task, i.e. while something could move (lb_attempts less the certain failures).",
-    "lb_failed_live": "Of those, the attempts that moved no task (imbalance under the threshold, cache-hot or refused tasks).",
-    "migrations": "Tasks moved by the balancer (initial placement not counted).",
-    "mean_migrations": "Migrations per task.",
-    "tasks_migrated": "Share of tasks migrated at least once by the balancer.",
-    "wasted_migrations": "Share of migrations after which the task was migrated again before it ran (mehta II.B: successful balancing, unsuccessful migration).",
-    "share_far": "Share of CPU time at distance levels beyond the conservative balancer's zone (levels >= S = L // 2 + 1 of L >= 4 levels; 0 on machines with fewer than four levels): mehta's 'No Load Balancing Zone'.",
-    **{f"share_level_{k}": f"Share of CPU time executed at distance level {k} from the task's home node (0 = own node; levels are the machine's sorted distinct SLIT distances; the last bin holds all farther ones)." for k in range(MAX_LEVELS)},
-    **{f"task_share_level_{k}": f"Share of tasks that received most of their CPU time at distance level {k} from home (mehta Table 2 counts tasks per level)." for k in range(MAX_LEVELS)},
-    "events": "Simulation events fired (engine callbacks) in this policy's run.",
+METRICS: dict[str, Metric] = {
+    "mean_turnaround": Metric("Mean turnaround (completion - creation) of the tasks, ms.", "positive"),
+    "mean_turnaround_s": Metric("The same in seconds (corr05 reports its execution times in seconds).", "positive"),
+    "makespan": Metric("Last completion - first creation, ms.", "positive"),
+    "lb_attempts": Metric("Load-balancing attempts (periodic, incl. those counted while nothing was movable, and newly idle).", "nonnegative"),
+    "lb_failed": Metric("Attempts that moved no task.", "nonnegative", part_of="lb_attempts"),
+    "lb_attempts_live": Metric("Attempts made while another CPU of the domain had a queued task, i.e. while something could move (lb_attempts less the certain failures).", "nonnegative"),
+    "lb_failed_live": Metric("Of those, the attempts that moved no task (imbalance under the threshold, cache-hot or refused tasks).", "nonnegative", part_of="lb_attempts_live"),
+    "migrations": Metric("Tasks moved by the balancer (initial placement not counted).", "nonnegative"),
+    "mean_migrations": Metric("Migrations per task.", "nonnegative"),
+    "tasks_migrated": Metric("Share of tasks migrated at least once by the balancer.", "share"),
+    "wasted_migrations": Metric("Share of migrations after which the task was migrated again before it ran (mehta II.B: successful balancing, unsuccessful migration).", "share"),
+    "share_far": Metric("Share of CPU time at distance levels beyond the conservative balancer's zone (levels >= S = L // 2 + 1 of L >= 4 levels; 0 on machines with fewer than four levels): mehta's 'No Load Balancing Zone'.", "share"),
+    **{f"share_level_{k}": Metric(f"Share of CPU time executed at distance level {k} from the task's home node (0 = own node; levels are the machine's sorted distinct SLIT distances; the last bin holds all farther ones).", "share") for k in range(MAX_LEVELS)},
+    **{f"task_share_level_{k}": Metric(f"Share of tasks that received most of their CPU time at distance level {k} from home (mehta Table 2 counts tasks per level).", "share") for k in range(MAX_LEVELS)},
+    "events": Metric("Simulation events fired (engine callbacks) in this policy's run.", "nonnegative"),
 }
 
 
@@ -254,11 +254,11 @@ def measure(system: NumaSystem, engine: Engine) -> dict[str, float]:
     n = len(tasks)
     turn = math.fsum(t.finished - t.spec.created for t in tasks) / n
     share = [0.0] * MAX_LEVELS
-    task_share = [0.0] * MAX_LEVELS
+    task_count = [0] * MAX_LEVELS  # counted, then divided: a sum of n times 1/n may exceed 1
     for t in tasks:
         if t.level_time:
             best = max(sorted(t.level_time), key=lambda k: t.level_time[k])
-            task_share[min(best, MAX_LEVELS - 1)] += 1.0 / n
+            task_count[min(best, MAX_LEVELS - 1)] += 1
         for lvl, x in t.level_time.items():
             share[min(lvl, MAX_LEVELS - 1)] += x
     total = math.fsum(share) or 1.0
@@ -278,7 +278,7 @@ def measure(system: NumaSystem, engine: Engine) -> dict[str, float]:
     zone = zone_size(len(system.levels))
     out["share_far"] = math.fsum(share[zone:]) / total
     out.update({f"share_level_{k}": share[k] / total for k in range(MAX_LEVELS)})
-    out.update({f"task_share_level_{k}": task_share[k] for k in range(MAX_LEVELS)})
+    out.update({f"task_share_level_{k}": task_count[k] / n for k in range(MAX_LEVELS)})
     out["events"] = float(engine.events)
     return out
 
