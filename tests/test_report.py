@@ -227,6 +227,45 @@ def test_provenance_assumptions_and_papers(generated):
     assert (generated / "paper-barak96.tex").exists() and (generated / "experiments.tex").exists()
 
 
+NOT_RUN_CELL = "barak96-table1/n_procs=20"  # in the full grid, not in the smoke grid
+
+
+def test_cells_not_run_at_this_scale_get_words_unknown_keys_none(specs, results):
+    values = numbers(list(specs.values()), results)
+    assert values[f"{NOT_RUN_CELL}/pvm/makespan/mean"] == r"\valnotrun"
+    assert values[f"{NOT_RUN_CELL}/pvm/makespan/ratiohigh"] == r"\valnotrun"
+    assert values[f"{NOT_RUN_CELL}/pvm/over/optimal/makespan/ratio"] == r"\valnotrun"
+    assert values[f"{NOT_RUN_CELL}/optimal/makespan/published"] == "450"  # published values stay
+    assert values["barak96-table1/n_procs=17/pvm/makespan/mean"] != r"\valnotrun"
+    typos = (f"{NOT_RUN_CELL}/pvm/makespan/meen", f"{NOT_RUN_CELL}/pvn/makespan/mean",
+             "barak96-table1/n_procs=21/pvm/makespan/mean",  # not in the full grid
+             f"{NOT_RUN_CELL}/mosix/makespan/diff")  # the baseline has no diff
+    for typo in typos:
+        assert typo not in values
+
+
+def _pdflatex(folder: Path, body: str, preamble: str) -> tuple[str, str]:
+    """Compile ``body`` after ``preamble`` in ``folder``: the PDF's text and the log."""
+    pypdf = pytest.importorskip("pypdf")
+    (folder / "t.tex").write_text(preamble + "\\begin{document}\n" + body + "\n\\end{document}\n")
+    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"], cwd=folder,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-3000:]
+    text = "".join(page.extract_text() for page in pypdf.PdfReader(folder / "t.pdf").pages)
+    return " ".join(text.split()), (folder / "t.log").read_text(errors="replace")
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+def test_cell_not_run_prints_words_once_and_a_typo_the_red_marker(tmp_path, generated):
+    preamble = ("\\documentclass{article}\\usepackage{xcolor}\\usepackage{hyperref}\n"
+                f"\\input{{{generated / 'numbers.tex'}}}\n")
+    body = (f"A: \\valci{{{NOT_RUN_CELL}/pvm/makespan}}. B: \\valratioci{{{NOT_RUN_CELL}/pvm/makespan}}. "
+            f"C: \\val{{{NOT_RUN_CELL}/pvm/makespan/meen}}. D: \\valci{{barak96-table1/n_procs=17/pvm/makespan}}.")
+    text, _ = _pdflatex(tmp_path, body, preamble)
+    assert "A: (not run at this scale). B: (not run at this scale). C: [??" in text
+    assert text.count("not run") == 2 and re.search(r"D: [\d.]+ \[[\d.]+, [\d.]+\]\.", text), text
+
+
 # ---------------------------------------------------------------- the whole report
 
 @pytest.mark.skipif(shutil.which("latexmk") is None, reason="latexmk is not installed")
