@@ -16,7 +16,7 @@ import pytest
 from simcore.experiments import load_spec
 from simcore.report.data import fmt, fmt_ci, tex_escape
 from simcore.report.figures import make_figure
-from simcore.report.macros import numbers, write_report_inputs
+from simcore.report.macros import numbers, run_values, write_report_inputs
 from simcore.report.tables import make_table
 from simcore.stats.claims import evaluate_claims
 from simcore.stats.summary import replication_table, summarize
@@ -264,6 +264,29 @@ def test_cell_not_run_prints_words_once_and_a_typo_the_red_marker(tmp_path, gene
     text, _ = _pdflatex(tmp_path, body, preamble)
     assert "A: (not run at this scale). B: (not run at this scale). C: [??" in text
     assert text.count("not run") == 2 and re.search(r"D: [\d.]+ \[[\d.]+, [\d.]+\]\.", text), text
+
+
+def _provenance(results: Path, exp: str, **fields) -> None:
+    (results / exp).mkdir(parents=True, exist_ok=True)
+    (results / exp / "provenance.json").write_text(json.dumps({"experiment": exp, **fields}))
+
+
+def test_run_values_from_provenance(tmp_path, specs):
+    smoke = {"scale": "smoke", "commit": "0123abcd-dirty"}
+    _provenance(tmp_path, "amir-table2", replications_per_cell=8, date="2025-03-02T10:00:00+00:00", **smoke)
+    _provenance(tmp_path, "barak96-table1", replications_per_cell=3, date="2025-03-04T09:00:00+00:00", **smoke)
+    values = run_values(list(specs.values()), tmp_path)
+    assert (values["scale"], values["reps"], values["commit"], values["date"]) == \
+        ("smoke", "3--8", "0123abcd-dirty", "2025-03-04")
+    assert "Not the artifact's result" in values["scalenote"] and "smoke run" in values["scalenote"]
+    _provenance(tmp_path, "amir-table4", scale="full", commit="4567ef", replications_per_cell=30)
+    values = run_values(list(specs.values()), tmp_path)
+    assert values["scale"] == "mixed" and values["reps"] == "3--30"
+    assert values["commit"] == "0123abcd-dirty, 4567ef" and "full, smoke" in values["scalenote"]
+    for exp in ("amir-table2", "barak96-table1"):
+        _provenance(tmp_path, exp, scale="full", commit="4567ef", replications_per_cell=30)
+    values = run_values(list(specs.values()), tmp_path)
+    assert (values["scale"], values["reps"], values["scalenote"]) == ("full", "30", "")
 
 
 # ---------------------------------------------------------------- the whole report

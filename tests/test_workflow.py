@@ -1,5 +1,6 @@
 """The Snakemake workflow: lint, dry run of the full DAG, and the smoke scale end to end."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -59,6 +60,8 @@ def test_smoke_workflow_builds_report_with_scorecard(workdir):
     assert "Scorecard" in text
     holes = [line for line in text.splitlines() if "??" in line]
     assert not holes, holes[:5]
+    commits = {json.loads(p.read_text())["commit"] for p in workdir.glob("results/*/provenance.json")}
+    assert "smoke" in pages[0] and "Not the artifact" in pages[0] and all(c in pages[0] for c in commits)
     assert "SAN solver: numerical solution against simulation" in text
     assert (workdir / "results/san/example/simulation.csv").exists()
     assert "Figure 8: the analytical model" in text and (workdir / "paper/figures/corr05-fig8.pdf").exists()

@@ -31,6 +31,8 @@ PREAMBLE = r"""\makeatletter
   #2\else#3\fi\else#3\fi}
 \providecommand{\valci}[1]{\valifnotrun{#1/mean}{\valnotrun}{\val{#1/mean}~[\val{#1/low},~\val{#1/high}]}}
 \providecommand{\valratioci}[1]{\valifnotrun{#1/ratio}{\valnotrun}{\val{#1/ratio}~[\val{#1/ratiolow},~\val{#1/ratiohigh}]}}
+\providecommand{\valwarning}[1]{\par\noindent
+  \fcolorbox{red!75!black}{red!4}{\parbox{\dimexpr\linewidth-2\fboxsep-2\fboxrule\relax}{#1}}\par\medskip}
 \providecommand{\valclaim}[1]{\val{#1/estimate}~[\val{#1/low},~\val{#1/high}], \val{#1/verdicttex}}
 \makeatother
 """
@@ -113,6 +115,8 @@ def numbers(specs, results_dir: Path) -> dict:
                 m.add(f"{base}/statistic", tex_escape(row.get("statistic") or ""))
                 m.add(f"{base}/cells", _int(row.get("cells")))
                 m.add(f"{base}/cellsreproduced", _int(row.get("cells_reproduced")))
+    for key, value in run_values(specs, results_dir).items():
+        m.add(f"report/{key}", value)
     for prefix, table in [("score", counts)] + [(f"score/{p}", c) for p, c in per_paper.items()]:
         for verdict, n in table.items():
             m.add(f"{prefix}/{verdict.replace(' ', '')}", str(n))
@@ -124,6 +128,45 @@ def _pairs_of(lines):
     for line in lines:
         key, _, value = line[len("\\valdef{"):].partition("}{")
         yield key, value[:-1]
+
+
+SCALE_NOTES = {
+    "smoke": "a smoke run (a thinned grid, {reps} replications per cell), made to check that the workflow "
+             "runs end to end",
+    "quick": "a quick run ({reps} replications per cell), made for a first look",
+    "mixed": "experiments run at different scales ({scales})",
+}
+
+
+def run_values(specs, results_dir: Path) -> dict:
+    """What the results were made with, from their provenance: ``scale`` (``mixed`` when the
+    experiments disagree), ``reps`` per cell (min--max), ``commit``, ``date`` (of the latest
+    result) and ``scalenote``, a boxed warning unless the scale is full."""
+    provs = [p for p in (read_provenance(s, results_dir) for s in specs) if p]
+    scales = sorted({tex_escape(p.get("scale")) for p in provs})
+    reps = sorted(int(p["replications_per_cell"]) for p in provs if isnum(p.get("replications_per_cell")))
+    commits = sorted({str(p.get("commit", "unknown")) for p in provs})
+    dates = sorted(str(p["date"])[:10] for p in provs if p.get("date"))
+    scale = scales[0] if len(scales) == 1 else "mixed" if scales else "--"
+    return {"scale": scale, "reps": _span(reps), "commit": tex_escape(", ".join(commits) or "--"),
+            "date": dates[-1] if dates else r"\today", "scalenote": _scale_note(scale, _span(reps), scales)}
+
+
+def _scale_note(scale: str, reps: str, scales: list[str]) -> str:
+    """A boxed warning that the verdicts of a smoke, quick or mixed run are not the artifact's."""
+    if scale not in SCALE_NOTES:
+        return ""
+    what = SCALE_NOTES[scale].format(reps=reps, scales=", ".join(scales))
+    return (f"\\valwarning{{\\textbf{{Not the artifact's result.}} These verdicts come from {what}. "
+            "They are not the reproduction's verdicts: those are the full scale's "
+            "(\\mbox{\\texttt{make reproduce}}).}")
+
+
+def _span(numbers: list[int]) -> str:
+    """'3' or '3--20' for sorted numbers; '--' for none."""
+    if not numbers:
+        return "--"
+    return str(numbers[0]) if numbers[0] == numbers[-1] else f"{numbers[0]}--{numbers[-1]}"
 
 
 def _int(x) -> str:
@@ -251,7 +294,7 @@ def scorecard_tex(specs, results_dir: Path) -> str:
              r"\begin{longtable}{@{}>{\raggedright\arraybackslash}p{0.07\linewidth}>{\raggedright\arraybackslash}p{0.165\linewidth}>{\raggedright\arraybackslash}p{0.33\linewidth}>{\raggedright\arraybackslash}p{0.22\linewidth}l@{}}",
              r"\caption{Scorecard: every claim of every paper and its verdict. The statistic is the one "
              r"behind the verdict (in the cell that decides it), with its confidence interval and the "
-             r"threshold it is tested against.}\label{tab:scorecard}\\",
+             r"threshold it is tested against." + _scale_caption(specs, results_dir) + r"}\label{tab:scorecard}\\",
              r"\toprule Paper & Experiment & Claim & Statistic, estimate [CI] & Verdict \\ \midrule",
              r"\endfirsthead",
              r"\toprule Paper & Experiment & Claim & Statistic, estimate [CI] & Verdict \\ \midrule",
@@ -270,6 +313,15 @@ def scorecard_tex(specs, results_dir: Path) -> str:
             ]) + r" \\")
     lines += [r"\end{longtable}", r"\endgroup", ""]
     return "\n".join(lines)
+
+
+def _scale_caption(specs, results_dir: Path) -> str:
+    """A sentence for the scorecard's caption when the results are not (all) at the full scale."""
+    scale = run_values(specs, results_dir)["scale"]
+    if scale not in SCALE_NOTES:
+        return ""
+    return (f" \\textbf{{Scale {scale}: these verdicts are not the artifact's result}}, which is the "
+            "full scale's.")
 
 
 # --------------------------------------------------------------------------- provenance.tex
