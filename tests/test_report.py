@@ -266,6 +266,15 @@ def test_cell_not_run_prints_words_once_and_a_typo_the_red_marker(tmp_path, gene
     assert text.count("not run") == 2 and re.search(r"D: [\d.]+ \[[\d.]+, [\d.]+\]\.", text), text
 
 
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+def test_scorecard_fits_the_text_width_with_long_ids(tmp_path, specs, results):
+    long_id = load_spec(SPECS / "mehta-table1-8-2-3-cpu.yaml")  # no results: its claims say so
+    write_report_inputs([*specs.values(), long_id], results, tmp_path / "generated")
+    preamble = (ROOT / "paper/report.tex").read_text().split("\\begin{document}")[0]
+    text, log = _pdflatex(tmp_path, "\\input{generated/scorecard}", preamble)
+    assert "mehta-table1-8-2-3-cpu" in text.replace("- ", "-") and "Overfull \\hbox" not in log
+
+
 def _provenance(results: Path, exp: str, **fields) -> None:
     (results / exp).mkdir(parents=True, exist_ok=True)
     (results / exp / "provenance.json").write_text(json.dumps({"experiment": exp, **fields}))
