@@ -38,10 +38,13 @@ def _all_specs(specs_dir: str):
 
 
 def cmd_list(args) -> int:
-    for spec in _all_specs(args.specs):
-        cells = len(spec.cells(args.scale))
-        print(f"{spec.id:<18} {spec['paper']:<8} {spec['model']:<8} {cells:>3} cells x "
-              f"{spec.replications(args.scale):>5} reps  {spec['source']}: {spec['title']}")
+    rows = [[spec.id, spec["paper"], spec["model"], str(len(spec.cells(args.scale))),
+             str(spec.replications(args.scale)), f"{spec['source']}: {spec['title']}"]
+            for spec in _all_specs(args.specs)]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    for row in rows:
+        left = [value.ljust(w) for value, w in zip(row[:3], widths)]
+        print(f"{'  '.join(left)}  {row[3]:>{widths[3]}} cells x {row[4]:>{widths[4]}} reps  {row[5]}")
     return 0
 
 

@@ -8,6 +8,20 @@ def test_list_shows_every_experiment(simcore_cli, root):
     assert ids == {p.stem for p in (root / "config/experiments").glob("*.yaml")}
 
 
+def test_list_columns_start_at_the_same_offsets(simcore_cli):
+    """Columns are sized from their longest value, so long ids do not push a row's columns."""
+    import re
+
+    proc = simcore_cli("list", "--scale", "full")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert max(len(line.split()[0]) for line in lines) > 18  # a long id, e.g. mehta-table1-8-2-3-cpu
+    row = re.compile(r"\S+ +(\S+) +(\S+) +\d+ cells x +\d+ reps  (\S)")
+    starts = {tuple(m.start(g) for g in (1, 2, 3)) for m in map(row.match, lines)}
+    ends_of_numbers = {(line.index(" cells x"), line.index(" reps  ")) for line in lines}
+    assert len(starts) == 1 and len(ends_of_numbers) == 1, (starts, ends_of_numbers)
+
+
 def test_validate_all_specs(simcore_cli):
     proc = simcore_cli("validate")
     assert proc.returncode == 0, proc.stderr

@@ -16,7 +16,7 @@ import pytest
 from simcore.experiments import load_spec
 from simcore.report.data import fmt, fmt_ci, pair_ratio, tex_escape
 from simcore.report.figures import make_figure
-from simcore.report.macros import numbers, write_report_inputs
+from simcore.report.macros import numbers, run_values, write_report_inputs
 from simcore.report.tables import make_table
 from simcore.stats.claims import evaluate_claims
 from simcore.stats.summary import replication_table, summarize
@@ -238,6 +238,77 @@ def test_provenance_assumptions_and_papers(generated):
     paper = (generated / "paper-amir.tex").read_text()
     assert r"\input{tables/amir-table2.tex}" in paper and "figures/amir-fig1.pdf" in paper
     assert (generated / "paper-barak96.tex").exists() and (generated / "experiments.tex").exists()
+
+
+NOT_RUN_CELL = "barak96-table1/n_procs=20"  # in the full grid, not in the smoke grid
+
+
+def test_cells_not_run_at_this_scale_get_words_unknown_keys_none(specs, results):
+    values = numbers(list(specs.values()), results)
+    assert values[f"{NOT_RUN_CELL}/pvm/makespan/mean"] == r"\valnotrun"
+    assert values[f"{NOT_RUN_CELL}/pvm/makespan/ratiohigh"] == r"\valnotrun"
+    assert values[f"{NOT_RUN_CELL}/pvm/over/optimal/makespan/ratio"] == r"\valnotrun"
+    assert values[f"{NOT_RUN_CELL}/optimal/makespan/published"] == "450"  # published values stay
+    assert values["barak96-table1/n_procs=17/pvm/makespan/mean"] != r"\valnotrun"
+    typos = (f"{NOT_RUN_CELL}/pvm/makespan/meen", f"{NOT_RUN_CELL}/pvn/makespan/mean",
+             "barak96-table1/n_procs=21/pvm/makespan/mean",  # not in the full grid
+             f"{NOT_RUN_CELL}/mosix/makespan/diff")  # the baseline has no diff
+    for typo in typos:
+        assert typo not in values
+
+
+def _pdflatex(folder: Path, body: str, preamble: str) -> tuple[str, str]:
+    """Compile ``body`` after ``preamble`` in ``folder``: the PDF's text and the log."""
+    pypdf = pytest.importorskip("pypdf")
+    (folder / "t.tex").write_text(preamble + "\\begin{document}\n" + body + "\n\\end{document}\n")
+    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"], cwd=folder,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-3000:]
+    text = "".join(page.extract_text() for page in pypdf.PdfReader(folder / "t.pdf").pages)
+    return " ".join(text.split()), (folder / "t.log").read_text(errors="replace")
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+def test_cell_not_run_prints_words_once_and_a_typo_the_red_marker(tmp_path, generated):
+    preamble = ("\\documentclass{article}\\usepackage{xcolor}\\usepackage{hyperref}\n"
+                f"\\input{{{generated / 'numbers.tex'}}}\n")
+    body = (f"A: \\valci{{{NOT_RUN_CELL}/pvm/makespan}}. B: \\valratioci{{{NOT_RUN_CELL}/pvm/makespan}}. "
+            f"C: \\val{{{NOT_RUN_CELL}/pvm/makespan/meen}}. D: \\valci{{barak96-table1/n_procs=17/pvm/makespan}}.")
+    text, _ = _pdflatex(tmp_path, body, preamble)
+    assert "A: (not run at this scale). B: (not run at this scale). C: [??" in text
+    assert text.count("not run") == 2 and re.search(r"D: [\d.]+ \[[\d.]+, [\d.]+\]\.", text), text
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+def test_scorecard_fits_the_text_width_with_long_ids(tmp_path, specs, results):
+    long_id = load_spec(SPECS / "mehta-table1-8-2-3-cpu.yaml")  # no results: its claims say so
+    write_report_inputs([*specs.values(), long_id], results, tmp_path / "generated")
+    preamble = (ROOT / "paper/report.tex").read_text().split("\\begin{document}")[0]
+    text, log = _pdflatex(tmp_path, "\\input{generated/scorecard}", preamble)
+    assert "mehta-table1-8-2-3-cpu" in text.replace("- ", "-") and "Overfull \\hbox" not in log
+
+
+def _provenance(results: Path, exp: str, **fields) -> None:
+    (results / exp).mkdir(parents=True, exist_ok=True)
+    (results / exp / "provenance.json").write_text(json.dumps({"experiment": exp, **fields}))
+
+
+def test_run_values_from_provenance(tmp_path, specs):
+    smoke = {"scale": "smoke", "commit": "0123abcd-dirty"}
+    _provenance(tmp_path, "amir-table2", replications_per_cell=8, date="2025-03-02T10:00:00+00:00", **smoke)
+    _provenance(tmp_path, "barak96-table1", replications_per_cell=3, date="2025-03-04T09:00:00+00:00", **smoke)
+    values = run_values(list(specs.values()), tmp_path)
+    assert (values["scale"], values["reps"], values["commit"], values["date"]) == \
+        ("smoke", "3--8", "0123abcd-dirty", "2025-03-04")
+    assert "Not the artifact's result" in values["scalenote"] and "smoke run" in values["scalenote"]
+    _provenance(tmp_path, "amir-table4", scale="full", commit="4567ef", replications_per_cell=30)
+    values = run_values(list(specs.values()), tmp_path)
+    assert values["scale"] == "mixed" and values["reps"] == "3--30"
+    assert values["commit"] == "0123abcd-dirty, 4567ef" and "full, smoke" in values["scalenote"]
+    for exp in ("amir-table2", "barak96-table1"):
+        _provenance(tmp_path, exp, scale="full", commit="4567ef", replications_per_cell=30)
+    values = run_values(list(specs.values()), tmp_path)
+    assert (values["scale"], values["reps"], values["scalenote"]) == ("full", "30", "")
 
 
 # ---------------------------------------------------------------- the whole report

@@ -56,8 +56,13 @@ def test_smoke_workflow_builds_report_with_scorecard(workdir):
     assert proc.returncode == 0, proc.stderr[-4000:]
     pdf = workdir / "paper/build/report.pdf"
     assert pdf.exists()
-    text = "\n".join(page.extract_text() for page in PdfReader(pdf).pages)
+    pages = [page.extract_text() for page in PdfReader(pdf).pages]
+    text = "\n".join(pages)
     assert "Scorecard" in text
+    holes = [line for line in text.splitlines() if "??" in line]
+    assert not holes, holes[:5]
+    commits = {json.loads(p.read_text())["commit"] for p in workdir.glob("results/*/provenance.json")}
+    assert "smoke" in pages[0] and "Not the artifact" in pages[0] and all(c in pages[0] for c in commits)
     assert "SAN solver: numerical solution against simulation" in text
     assert (workdir / "results/san/example/simulation.csv").exists()
     assert "Figure 8: the analytical model" in text and (workdir / "paper/figures/corr05-fig8.pdf").exists()

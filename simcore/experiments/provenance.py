@@ -6,6 +6,7 @@ import hashlib
 import platform
 import subprocess
 import sys
+from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -13,14 +14,20 @@ PACKAGES = ("simcore", "simpy", "numpy", "scipy", "pandas", "pyarrow", "matplotl
 
 
 def git_commit(root: Path | None = None) -> str:
-    """The commit of the working tree, with ``-dirty`` when it has uncommitted changes."""
-    try:
-        run = lambda *a: subprocess.run(["git", *a], cwd=root, capture_output=True, text=True, check=True).stdout
-        commit = run("rev-parse", "--short=12", "HEAD").strip()
-        dirty = bool(run("status", "--porcelain", "--untracked-files=no", "simcore", "config").strip())
+    """The commit of the working tree at ``root`` (default: the current directory, else the one
+    simcore runs from), with ``-dirty`` when it has uncommitted changes."""
+    for where in [root] if root else [None, Path(__file__).resolve().parents[2]]:
+        try:
+            commit = _git(where, "rev-parse", "--short=12", "HEAD")
+            dirty = bool(_git(where, "status", "--porcelain", "--untracked-files=no", "simcore", "config"))
+        except (OSError, subprocess.CalledProcessError):
+            continue
         return commit + ("-dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+    return "unknown"
+
+
+def _git(cwd: Path | None, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
 
 
 def config_hash(*paths: Path) -> str:
@@ -55,6 +62,7 @@ def provenance(spec, raw, scale: str, root_seed: int, config_path: Path, fingerp
         "policies": spec.policies,
         "events": int(raw["events"].sum()) if "events" in raw else None,
         "wall_time_s": round(float(raw["wall_time"].sum()), 3),
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "platform": platform.platform(),
         "packages": package_versions(),
     }

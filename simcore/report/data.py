@@ -36,6 +36,11 @@ def tex_escape(text) -> str:
     return _TEX_RE.sub(lambda m: _TEX_SPECIAL[m.group()], str(text))
 
 
+def tex_id(name) -> str:
+    """An experiment id in typewriter type that may break after each of its hyphens."""
+    return r"\texttt{" + tex_escape(name).replace("-", r"-\allowbreak{}") + "}"
+
+
 def isnum(x) -> bool:
     try:
         return x is not None and math.isfinite(float(x))
