@@ -275,7 +275,7 @@ def test_cell_not_run_prints_words_once_and_a_typo_the_red_marker(tmp_path, gene
     body = (f"A: \\valci{{{NOT_RUN_CELL}/pvm/makespan}}. B: \\valratioci{{{NOT_RUN_CELL}/pvm/makespan}}. "
             f"C: \\val{{{NOT_RUN_CELL}/pvm/makespan/meen}}. D: \\valci{{barak96-table1/n_procs=17/pvm/makespan}}.")
     text, _ = _pdflatex(tmp_path, body, preamble)
-    assert "A: (not run at this scale). B: (not run at this scale). C: [??" in text
+    assert "A: not run at this scale. B: not run at this scale. C: [??" in text
     assert text.count("not run") == 2 and re.search(r"D: [\d.]+ \[[\d.]+, [\d.]+\]\.", text), text
 
 

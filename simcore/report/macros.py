@@ -25,7 +25,7 @@ PREAMBLE = r"""\makeatletter
 \providecommand{\val}[1]{\ifcsname val@#1\endcsname\csname val@#1\endcsname\else\valmissing{#1}\fi}
 % A key of a cell of the full grid that was not run at this scale is \valnotrun: words, not the
 % red marker of an unknown key; \valci and \valratioci then print the words once.
-\providecommand{\valnotrun}{(not run at this scale)}
+\providecommand{\valnotrun}{\textit{not run at this scale}}
 \def\val@notrun{\valnotrun}
 \providecommand{\valifnotrun}[3]{\ifcsname val@#1\endcsname\expandafter\ifx\csname val@#1\endcsname\val@notrun
   #2\else#3\fi\else#3\fi}
