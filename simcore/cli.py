@@ -7,6 +7,7 @@ Errors are one sentence on stderr naming the file and key at fault; exit code 2 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -247,6 +248,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--specs", default="config/experiments", help="folder of experiment specs")
     parser.add_argument("--config", default="config/config.yaml", help="global configuration (root seed)")
+    parser.add_argument("--debug", action="store_true",
+                        help="on an internal error, show the Python traceback (also SIMCORE_DEBUG=1)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name, func, help_text):
@@ -366,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except Exception as err:  # an internal failure: one line, then exit 1
         print(f"simcore: internal error: {type(err).__name__}: {err}", file=sys.stderr)
-        if "--debug" in sys.argv or __import__("os").environ.get("SIMCORE_DEBUG"):
+        if args.debug or os.environ.get("SIMCORE_DEBUG"):
             raise
         return 1
 

@@ -22,10 +22,13 @@ def test_list_columns_start_at_the_same_offsets(simcore_cli):
     assert len(starts) == 1 and len(ends_of_numbers) == 1, (starts, ends_of_numbers)
 
 
-def test_validate_all_specs(simcore_cli):
+def test_validate_all_specs(simcore_cli, root):
+    """One 'ok' line per spec in config/experiments, naming it."""
     proc = simcore_cli("validate")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count(": ok") >= 10
+    specs = sorted(root.glob("config/experiments/*.yaml"))
+    assert len(proc.stdout.splitlines()) == len(specs)
+    assert {line.split(": ok")[0].rsplit("/", 1)[-1] for line in proc.stdout.splitlines()} == {p.name for p in specs}
 
 
 def test_targets_name_table_and_figure(simcore_cli):
@@ -94,3 +97,23 @@ def test_params_lists_every_parameter_with_its_meaning(simcore_cli):
     assert "share_far" in simcore_cli("params", "numa", "--metrics").stdout
     bad = simcore_cli("params", "nope")
     assert bad.returncode == 2 and "unknown model 'nope'" in bad.stderr
+
+
+def test_an_internal_error_is_one_line_unless_debug_asks_for_the_traceback(monkeypatch, capsys):
+    """Exit 1 with one line naming the error; `--debug` (or SIMCORE_DEBUG) lets it propagate."""
+    import pytest
+
+    from simcore import cli
+
+    def broken(args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(cli, "cmd_list", broken)
+    monkeypatch.delenv("SIMCORE_DEBUG", raising=False)
+    assert cli.main(["list"]) == 1
+    assert capsys.readouterr().err.strip().splitlines() == ["simcore: internal error: RuntimeError: boom"]
+    with pytest.raises(RuntimeError, match="boom"):
+        cli.main(["--debug", "list"])
+    monkeypatch.setenv("SIMCORE_DEBUG", "1")
+    with pytest.raises(RuntimeError, match="boom"):
+        cli.main(["list"])

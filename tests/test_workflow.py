@@ -12,6 +12,8 @@ import pytest
 import yaml
 from pypdf import PdfReader
 
+from simcore.experiments.spec import load_spec
+
 BIN = Path(sys.executable).parent
 
 
@@ -46,7 +48,12 @@ def test_full_dag_dry_run(workdir):
     counts = dict(line.split()[:2] for line in proc.stdout.splitlines() if line.split()[:1] and
                   line.split()[0] in ("simulate", "aggregate", "figure", "table", "report"))
     assert int(counts["aggregate"]) == len(list((workdir / "config/experiments").glob("*.yaml")))
-    assert 50 <= int(counts["simulate"]) <= 3000
+    jobs = 0  # one simulate job per cell and replication batch of every experiment that simulates
+    for path in sorted((workdir / "config/experiments").glob("*.yaml")):
+        spec = load_spec(path)
+        if spec.source_id == spec.id:
+            jobs += len(spec.cells("full")) * len(spec.batches("full", 50))
+    assert int(counts["simulate"]) == jobs
     assert int(counts["report"]) == 1
 
 
