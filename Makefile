@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum
 export PATH := $(abspath $(BIN)):$(PATH)
 SNAKEMAKE := $(BIN)/snakemake --cores $(CORES) --config scale=$(SCALE)
 
-.PHONY: help env tex reproduce test figure dag lint bench clean distclean
+.PHONY: help env tex reproduce test figure dag lint bench mutation clean distclean
 
 help:  ## list the verbs
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -59,8 +59,11 @@ bench: env  ## performance benchmarks (events/s against bare SimPy)
 	$(BIN)/python bench/bench_san.py --corr05 corr05-4x2
 	$(BIN)/python bench/bench_san_sim.py
 
+mutation: env  ## mutation score of simcore/models and simcore/stats (mutmut, fast tests; slow, not in make test)
+	$(BIN)/python scripts/mutation.py
+
 clean:  ## remove workflow outputs (keeps the virtualenv)
-	rm -rf results/raw results/*/ paper/build paper/figures paper/tables paper/generated logs .snakemake
+	rm -rf results/raw results/*/ paper/build paper/figures paper/tables paper/generated logs .snakemake mutants
 
 distclean: clean  ## also remove the virtualenv
 	rm -rf $(VENV)
