@@ -9,11 +9,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 from simcore.errors import InputError
 from simcore.experiments.spec import SCALES, SpecError, find_spec, load_config, load_spec
+
+
+def _progress(args, label: str):
+    """The command's progress reporter (:mod:`simcore.progress`): stderr only."""
+    from simcore.progress import reporter
+
+    return reporter(label, args.progress)
 
 
 def _spec(args):
@@ -66,17 +72,9 @@ def cmd_run(args) -> int:
     overrides = spec.parse_overrides(args.set)
     cell = spec.cell(args.cell)
     seed = args.seed if args.seed is not None else load_config(args.config)["seed"]
-    started, last = time.monotonic(), [0.0]
-
-    def progress(rep: int) -> None:
-        now = time.monotonic()
-        if args.progress or now - last[0] > 10:
-            last[0] = now
-            done = rep - reps.start + 1
-            print(f"simcore run {spec.id} {cell.id}: {done}/{len(reps)} replications, "
-                  f"{now - started:.1f} s", file=sys.stderr)
-
-    frame = run_batch(spec, cell.index, reps, seed, overrides, progress)
+    with _progress(args, f"simcore run {spec.id} cell {cell.index}") as progress:
+        frame = run_batch(spec, cell.index, reps, seed, overrides,
+                          lambda rep: progress(rep - reps.start + 1, len(reps), "replications"))
     write_batch(args.out, frame, spec, seed, overrides)
     return 0
 
@@ -187,12 +185,13 @@ def cmd_params(args) -> int:
 def cmd_san(args) -> int:
     from simcore.san.run import parse_measures, simulate_to_csv, solve_to_csv
 
-    if args.simulate is not None:
-        summary = simulate_to_csv(args.model, args.out, args.times, parse_measures(args.measure), args.simulate,
-                                  args.seed, args.scale)
-    else:
-        summary = solve_to_csv(args.model, args.out, args.times, parse_measures(args.measure), args.steady,
-                               args.eps, args.method, args.transient, args.scale)
+    with _progress(args, f"simcore san {Path(args.model).stem}") as progress:
+        if args.simulate is not None:
+            summary = simulate_to_csv(args.model, args.out, args.times, parse_measures(args.measure), args.simulate,
+                                      args.seed, args.scale, progress)
+        else:
+            summary = solve_to_csv(args.model, args.out, args.times, parse_measures(args.measure), args.steady,
+                                   args.eps, args.method, args.transient, args.scale, progress)
     print(summary, file=sys.stderr)
     return 0
 
@@ -200,7 +199,9 @@ def cmd_san(args) -> int:
 def cmd_san_fit(args) -> int:
     from simcore.san.fit import fit_to_csv
 
-    print(fit_to_csv(args.model, args.parameter, args.bounds, args.out, args.scale), file=sys.stderr)
+    with _progress(args, f"simcore san-fit {Path(args.model).stem}") as progress:
+        summary = fit_to_csv(args.model, args.parameter, args.bounds, args.out, args.scale, progress)
+    print(summary, file=sys.stderr)
     return 0
 
 
@@ -243,6 +244,12 @@ Run `simcore COMMAND --help` for one command's options.
 """
 
 
+def _add_progress(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--progress", metavar="MODE",
+                        help="progress on stderr: auto (a bar on a terminal, else a line every 10 s), bar, lines "
+                             "or off (default: $SIMCORE_PROGRESS, else auto)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="simcore", description=__doc__.splitlines()[0], epilog=EXAMPLES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -269,7 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scale", choices=SCALES, default="full", help=SCALE_HELP)
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a model parameter")
     p.add_argument("--seed", type=int, help="root seed (default: config/config.yaml)")
-    p.add_argument("--progress", action="store_true", help="report every replication on stderr")
+    _add_progress(p)
     p = add("aggregate", cmd_aggregate, "summary, claims, replications and provenance of one experiment")
     p.add_argument("experiment", metavar="ID", help=ID_HELP)
     p.add_argument("--raw", nargs="+", required=True, metavar="FILE",
@@ -331,6 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="instead of solving, simulate REPS trajectories on SimPy (the cross-check): "
                         "CSV of time, each measure and its 95%% interval (<m>_low, <m>_high)")
     p.add_argument("--seed", type=int, default=0, help="root seed of --simulate")
+    _add_progress(p)
     p = add("san-fit", cmd_san_fit, "fit one parameter of a SAN model file to its published curve")
     p.add_argument("model", metavar="MODEL.yaml", help=SAN_MODEL_HELP)
     p.add_argument("--parameter", required=True, metavar="NAME", help="a parameter of the model (or its generator)")
@@ -338,6 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scale", choices=("smoke", "quick", "full"),
                    help="for model files that give generator arguments per scale")
     p.add_argument("--out", required=True, metavar="FILE", help="CSV: parameter, value, rmse, evaluations, low, high")
+    _add_progress(p)
     p = add("san-compare", cmd_san_compare,
             "SAN models beside their published curves: a figure and a LaTeX table with macros")
     p.add_argument("models", nargs="+", metavar="NAME", help="config/san/NAME.yaml, each with a 'published' section")

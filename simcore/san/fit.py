@@ -48,26 +48,36 @@ def published_curve(san, model) -> tuple[str, np.ndarray, np.ndarray]:
     return str(pub["measure"]), times, values
 
 
-def solve_measure(san, measure: str, times: np.ndarray) -> np.ndarray:
+def solve_measure(san, measure: str, times: np.ndarray, progress=None) -> np.ndarray:
     """The measure at ``times`` with the model file's solve options."""
     desc = Descriptor(san)
     reward = {measure: reward_vector(desc, san.measures[measure])}
     sol = solve_transient(desc, times, reward, str(san.solve.get("method", "uniformization")),
-                          float(san.solve.get("tol", 1e-10)), int(san.solve.get("krylov_dim", 30)))
+                          float(san.solve.get("tol", 1e-10)), int(san.solve.get("krylov_dim", 30)), progress)
     return sol.measures[measure]
 
 
-def fit(model: str | Path, parameter: str, low: float, high: float, scale: str | None = None) -> Fit:
-    """The value of ``parameter`` in [low, high] whose solution is closest to the published curve."""
+def fit(model: str | Path, parameter: str, low: float, high: float, scale: str | None = None,
+        progress=None) -> Fit:
+    """The value of ``parameter`` in [low, high] whose solution is closest to the published curve.
+
+    ``progress`` (see :mod:`simcore.progress`) hears of the solutions done, and in its note
+    of the model time the current one has reached."""
     if not 0 < low < high or not math.isfinite(high):
         raise InputError(f"--bounds {low}:{high}: need 0 < LOW < HIGH.")
     san = load_san(model, scale)
     measure, times, values = published_curve(san, model)
     calls = []
 
+    def solving(done, total, unit, note=""):
+        progress(len(calls), None, "solutions", f"solution {len(calls) + 1}: {done:.3g}/{total:.3g} {unit}")
+
     def rmse(log_value: float) -> float:
-        curve = solve_measure(load_san(model, scale, {parameter: math.exp(log_value)}), measure, times)
+        curve = solve_measure(load_san(model, scale, {parameter: math.exp(log_value)}), measure, times,
+                              solving if progress else None)
         calls.append(float(np.sqrt(np.mean((curve - values) ** 2))))
+        if progress:
+            progress(len(calls), None, "solutions", f"last RMSE {calls[-1]:.4g}")
         return calls[-1]
 
     res = minimize_scalar(rmse, bounds=(math.log(low), math.log(high)), method="bounded",
@@ -75,13 +85,13 @@ def fit(model: str | Path, parameter: str, low: float, high: float, scale: str |
     return Fit(parameter, math.exp(res.x), float(res.fun), len(calls), low, high)
 
 
-def fit_to_csv(model, parameter: str, bounds: str, out, scale: str | None = None) -> str:
+def fit_to_csv(model, parameter: str, bounds: str, out, scale: str | None = None, progress=None) -> str:
     """Run :func:`fit` and write one CSV row; returns a summary line."""
     try:
         low, high = (float(x) for x in bounds.split(":"))
     except ValueError:
         raise InputError(f"--bounds '{bounds}': expected LOW:HIGH.") from None
-    result = fit(model, parameter, low, high, scale)
+    result = fit(model, parameter, low, high, scale, progress)
     write_text(out, "parameter,value,rmse,evaluations,low,high\n"
                     f"{result.parameter},{result.value:.6g},{result.rmse:.6g},{result.evaluations},{low:g},{high:g}\n")
     return f"{model}: {parameter} = {result.value:.4g} (RMSE {result.rmse:.4g}, {result.evaluations} solutions)"

@@ -59,9 +59,10 @@ def model_times(san, times: str | None) -> np.ndarray | None:
 
 
 def simulate_to_csv(model: str | Path, out: str | Path, times: str | None, measures: dict[str, str],
-                    reps: int, seed: int = 0, scale: str | None = None) -> str:
+                    reps: int, seed: int = 0, scale: str | None = None, progress=None) -> str:
     """Simulate ``reps`` trajectories of ``model`` (:mod:`simcore.san.simulate`) and write
-    ``time, <m>, <m>_low, <m>_high`` rows (95% Student-t intervals) to ``out``; returns a summary."""
+    ``time, <m>, <m>_low, <m>_high`` rows (95% Student-t intervals) to ``out``; returns a summary.
+    ``progress``: see :mod:`simcore.progress`."""
     from simcore.san.simulate import simulate
 
     if reps < 2:
@@ -71,7 +72,7 @@ def simulate_to_csv(model: str | Path, out: str | Path, times: str | None, measu
     if grid is None:
         raise InputError(f"san --simulate: give --times (or 'solve.times' in {model}).")
     wanted = {**san.measures, **measures}
-    sim = simulate(san, grid, wanted, reps, seed)
+    sim = simulate(san, grid, wanted, reps, seed, progress=progress)
     names = [c for m in wanted for c in (m, f"{m}_low", f"{m}_high")]
     lines = [_row(["time", *names])] + [_row([t, *(sim[c][i] for c in names)]) for i, t in enumerate(sim["time"])]
     write_text(out, "\n".join(lines) + "\n")
@@ -80,12 +81,12 @@ def simulate_to_csv(model: str | Path, out: str | Path, times: str | None, measu
 
 def solve_to_csv(model: str | Path, out: str | Path, times: str | None, measures: dict[str, str],
                  steady: bool = False, eps: float | None = None, method: str = "gmres",
-                 transient_method: str | None = None, scale: str | None = None) -> str:
+                 transient_method: str | None = None, scale: str | None = None, progress=None) -> str:
     """Solve ``model`` and write ``time, <measures>, mass, error_bound`` rows to ``out``; returns a summary.
 
     Options not given fall back to the model file's ``solve`` section. A steady-state row has
     time ``inf`` and, as its error bound, the residual ``||π Q||_1``; with the Krylov transient
-    ``error_bound`` is the summed local error estimate.
+    ``error_bound`` is the summed local error estimate. ``progress``: see :mod:`simcore.progress`.
     """
     san = load_san(model, scale)
     grid = model_times(san, times)
@@ -104,13 +105,13 @@ def solve_to_csv(model: str | Path, out: str | Path, times: str | None, measures
     lines = [_row(["time", *wanted, "mass", "error_bound"])]
     summary = [f"{model}: {desc.space.size} reachable of {desc.space.product} states"]
     if grid is not None:
-        sol = solve_transient(desc, grid, rewards, kind, eps, int(san.solve.get("krylov_dim", 30)))
+        sol = solve_transient(desc, grid, rewards, kind, eps, int(san.solve.get("krylov_dim", 30)), progress)
         for i, t in enumerate(sol.times):
             lines.append(_row([t, *(sol.measures[n][i] for n in wanted), sol.mass[i], sol.bound[i]]))
         summary.append(f"transient ({kind}): {sol.products} products, error {'estimate' if kind == 'krylov' else 'bound'} "
                        f"{sol.bound[-1]:.3g}")
     if steady:
-        ss = steady_state(desc, method=method, tol=max(eps, 1e-14))
+        ss = steady_state(desc, method=method, tol=max(eps, 1e-14), progress=progress)
         lines.append(_row(["inf", *(float(rewards[n] @ ss.pi) for n in wanted), ss.pi.sum(), ss.residual]))
         state = "" if ss.converged else " (NOT converged)"
         summary.append(f"steady ({method}): {ss.iterations} iterations, residual {ss.residual:.3g}{state}")

@@ -184,8 +184,10 @@ class _Walker:
 
 
 def trajectories(san: San, times, measures: dict[str, str], reps: int, seed: int = 0, first: int = 0,
-                 stop_early: bool = True) -> np.ndarray:
-    """Each measure at each time on replications ``first .. first + reps - 1``: (reps, times, measures)."""
+                 stop_early: bool = True, progress=None) -> np.ndarray:
+    """Each measure at each time on replications ``first .. first + reps - 1``: (reps, times, measures).
+
+    ``progress`` (see :mod:`simcore.progress`) hears of each trajectory done."""
     san.validate()
     model = _Model(san, measures)
     times = np.asarray(times, dtype=float)
@@ -197,14 +199,16 @@ def trajectories(san: San, times, measures: dict[str, str], reps: int, seed: int
         env.process(walker.run(env))
         env.run()
         runs[r] = walker.values
+        if progress:
+            progress(r + 1, reps, "trajectories")
     return runs
 
 
 def simulate(san: San, times, measures: dict[str, str], reps: int, seed: int = 0,
-             confidence: float = 0.95, first: int = 0) -> dict[str, list]:
+             confidence: float = 0.95, first: int = 0, progress=None) -> dict[str, list]:
     """Mean of each measure at each time over replications ``first .. first + reps - 1``, with
     Student-t intervals: ``{"time": [...], m: [...], m + "_low": [...], m + "_high": [...]}``."""
-    data = trajectories(san, times, measures, reps, seed, first)
+    data = trajectories(san, times, measures, reps, seed, first, progress=progress)
     out: dict[str, list] = {"time": np.asarray(times, dtype=float).tolist()}
     for j, name in enumerate(measures):
         ivs = [mean_interval(data[:, i, j], confidence) for i in range(data.shape[1])]

@@ -104,11 +104,12 @@ class Transient:
 
 
 def transient(desc: Descriptor, times, eps: float = 1e-10, measures: dict[str, np.ndarray] | None = None,
-              initial: np.ndarray | None = None, keep: bool = True) -> Transient:
+              initial: np.ndarray | None = None, keep: bool = True, progress=None) -> Transient:
     """π(t) at each of the non-decreasing ``times`` (≥ 0) by uniformization, stepping from one time to the next.
 
     ``measures`` maps names to reward vectors over the reachable states (see
-    :func:`simcore.san.measures.reward_vector`); ``keep`` stores every π(t).
+    :func:`simcore.san.measures.reward_vector`); ``keep`` stores every π(t); ``progress`` (see
+    :mod:`simcore.progress`) hears of the model time reached at each time.
     """
     times = _check_times(times)
     if not 0 < eps < 1:
@@ -127,6 +128,8 @@ def transient(desc: Descriptor, times, eps: float = 1e-10, measures: dict[str, n
             omitted += lost
             result.products += count
         _record(result, i, pi, omitted, measures, keep)
+        if progress:
+            progress(float(t1), float(times[-1]), "model time")
     return result
 
 
@@ -144,7 +147,7 @@ def _step(desc: Descriptor, pi: np.ndarray, rate: float, lam: float, eps: float)
 
 # -- Krylov ------------------------------------------------------------------------------------
 def transient_krylov(desc: Descriptor, times, tol: float = 1e-8, measures: dict[str, np.ndarray] | None = None,
-                     initial: np.ndarray | None = None, keep: bool = False, m: int = 30) -> Transient:
+                     initial: np.ndarray | None = None, keep: bool = False, m: int = 30, progress=None) -> Transient:
     """π(t) by a Krylov (Arnoldi) exponential integrator with adaptive steps, after Expokit's ``expv``.
 
     For stiff models (a few fast automata make the outflow bound ``Λ`` large, so uniformization
@@ -153,6 +156,7 @@ def transient_krylov(desc: Descriptor, times, tol: float = 1e-8, measures: dict[
     ``τ`` whose a-posteriori error estimate (Saad's, from the (m+1)-th term) is below ``τ · tol``;
     every requested time inside the step is read off the same basis. ``bound`` holds the sum of
     the accepted local error estimates: an estimate, not the guaranteed bound of uniformization.
+    ``progress`` (see :mod:`simcore.progress`) hears of the model time reached at each step.
     """
     times = _check_times(times)
     pi = _initial(desc, initial)
@@ -183,6 +187,8 @@ def transient_krylov(desc: Descriptor, times, tol: float = 1e-8, measures: dict[
             k = _record(result, k, beta * (inner[:used] @ basis[:used]), err_sum + err, measures, keep)
         pi = beta * (col[:used] @ basis[:used])
         now, err_sum = now + tau, err_sum + err
+        if progress:
+            progress(float(min(now, times[-1])), float(times[-1]), "model time")
         if not happy:
             step = 0.9 * tau * (tau * tol / max(err, 1e-300)) ** (1 / mx)
     return result
@@ -257,13 +263,13 @@ def _first_step(m: int, norm: float, tol: float, beta: float) -> float:
 
 
 def solve_transient(desc: Descriptor, times, measures: dict[str, np.ndarray], method: str = "uniformization",
-                    tol: float = 1e-10, krylov_dim: int = 30) -> Transient:
+                    tol: float = 1e-10, krylov_dim: int = 30, progress=None) -> Transient:
     """The transient solution by ``method`` (``uniformization``: ``tol`` bounds the error;
     ``krylov``: ``tol`` is the local error per unit time), measures only."""
     if method == "krylov":
-        return transient_krylov(desc, times, tol=tol, measures=measures, m=krylov_dim)
+        return transient_krylov(desc, times, tol=tol, measures=measures, m=krylov_dim, progress=progress)
     if method == "uniformization":
-        return transient(desc, times, eps=tol, measures=measures, keep=False)
+        return transient(desc, times, eps=tol, measures=measures, keep=False, progress=progress)
     raise SanError(f"method: '{method}' is not a transient method ({', '.join(TRANSIENT)}).")
 
 
@@ -287,7 +293,8 @@ def residual(desc: Descriptor, pi: np.ndarray) -> float:
     return float(np.abs(desc.matvec(pi)).sum())
 
 
-def steady_state(desc: Descriptor, method: str = "gmres", tol: float = 1e-10, maxiter: int = 100_000) -> Steady:
+def steady_state(desc: Descriptor, method: str = "gmres", tol: float = 1e-10, maxiter: int = 100_000,
+                 progress=None) -> Steady:
     """Stationary distribution over the reachable states; stops once ``||π Q||_1 ≤ tol``.
 
     ``power``: power iteration on ``P = I + Q/(1.01 Λ)`` from the initial state (aperiodic by
@@ -295,16 +302,17 @@ def steady_state(desc: Descriptor, method: str = "gmres", tol: float = 1e-10, ma
     GMRES (:func:`gmres`) on ``Q^T`` with one equation replaced by ``Σ π = 1`` and a diagonal
     (Jacobi) preconditioner; needs the reachable chain to be irreducible (checked). The residual
     bounds the error only up to the chain's conditioning (``||π - π*||_1 ≤ ||πQ||_1 ||Q^#||``,
-    with ``Q^#`` the group inverse), which is not computed.
+    with ``Q^#`` the group inverse), which is not computed. ``progress`` (see
+    :mod:`simcore.progress`) hears of the iterations every 100 (power) or per restart (GMRES).
     """
     if method == "power":
-        return _power(desc, tol, maxiter)
+        return _power(desc, tol, maxiter, progress)
     if method == "gmres":
-        return _gmres(desc, tol, maxiter)
+        return _gmres(desc, tol, maxiter, progress=progress)
     raise SanError(f"method: '{method}' is not a steady-state method (power, gmres).")
 
 
-def _power(desc: Descriptor, tol: float, maxiter: int) -> Steady:
+def _power(desc: Descriptor, tol: float, maxiter: int, progress=None) -> Steady:
     rate = 1.01 * desc.rate_bound
     pi = desc.initial_vector()
     if rate == 0:
@@ -313,6 +321,8 @@ def _power(desc: Descriptor, tol: float, maxiter: int) -> Steady:
     for it in range(1, maxiter + 1):
         flow = desc.matvec(pi)
         res = float(np.abs(flow).sum())
+        if progress and (res <= tol or it % 100 == 0):
+            progress(it - 1, None, "power iterations", f"residual {res:.1e}")
         if res <= tol:
             return Steady(pi, res, it - 1, "power", True)
         pi = pi + flow / rate
@@ -320,7 +330,7 @@ def _power(desc: Descriptor, tol: float, maxiter: int) -> Steady:
     return Steady(pi, residual(desc, pi), maxiter, "power", False)
 
 
-def _gmres(desc: Descriptor, tol: float, maxiter: int, restart: int = 40) -> Steady:
+def _gmres(desc: Descriptor, tol: float, maxiter: int, restart: int = 40, progress=None) -> Steady:
     n = desc.space.size
     if n == 1:
         return Steady(np.ones(1), 0.0, 0, "gmres", True)
@@ -339,10 +349,12 @@ def _gmres(desc: Descriptor, tol: float, maxiter: int, restart: int = 40) -> Ste
     b[0] = 1.0
     x, count, target = np.full(n, 1.0 / n), 0, tol / math.sqrt(n)
     while True:  # GMRES works in the 2-norm; tighten it until the 1-norm residual is small
-        x, count = gmres(op, b, x, lambda v: v / scale, target, maxiter - count, restart, count)
+        x, count = gmres(op, b, x, lambda v: v / scale, target, maxiter - count, restart, count, progress)
         pi = np.clip(x, 0, None)
         pi /= pi.sum()
         res = residual(desc, pi)
+        if progress:
+            progress(count, None, "GMRES iterations", f"residual {res:.1e}")
         if res <= tol or count >= maxiter or target < 1e-15:
             return Steady(pi, res, count, "gmres", res <= tol)
         target *= tol / res / 4
@@ -360,9 +372,10 @@ def orthogonalize(w: np.ndarray, basis: np.ndarray) -> np.ndarray:
 
 
 def gmres(op, b: np.ndarray, x: np.ndarray, precond, tol: float, maxiter: int, restart: int,
-          count: int = 0) -> tuple[np.ndarray, int]:
+          count: int = 0, progress=None) -> tuple[np.ndarray, int]:
     """Restarted GMRES for ``op(x) = b`` with right preconditioner ``precond`` (≈ op⁻¹) until
-    ``||b - op(x)||_2 ≤ tol``; returns x and ``count`` plus the iterations made.
+    ``||b - op(x)||_2 ≤ tol``; returns x and ``count`` plus the iterations made (``progress``
+    hears of them at each restart).
 
     Arnoldi with classical Gram–Schmidt applied twice (two matrix-vector products with the
     basis per step, which BLAS does fast; scipy's modified Gram–Schmidt loops in Python).
@@ -373,6 +386,8 @@ def gmres(op, b: np.ndarray, x: np.ndarray, precond, tol: float, maxiter: int, r
         beta = float(np.linalg.norm(r))
         if beta <= tol:
             break
+        if progress:
+            progress(count + done, None, "GMRES iterations")
         m = min(restart, maxiter - done, n)
         basis, hess = np.empty((m + 1, n)), np.zeros((m + 1, m))
         basis[0] = r / beta

@@ -1,0 +1,131 @@
+"""Progress of long commands on stderr: a tqdm bar on a terminal, else one plain line every ~10 s.
+
+Library functions take an optional callback ``progress(done, total, unit, note="")``: ``done``
+units of work out of ``total`` (None when unknown), counted from the start of a phase that
+``unit`` names ("replications", "model time", ...). A :class:`Reporter` is such a callback;
+a new unit starts a new phase. Progress never writes to stdout and touches no random stream,
+so it cannot change a result.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Callable, TextIO
+
+from tqdm import tqdm
+
+from simcore.errors import InputError
+
+MODES = ("auto", "bar", "lines", "off")
+ENV = "SIMCORE_PROGRESS"
+INTERVAL = 10.0  # seconds between two lines in lines mode
+
+
+def resolve_mode(flag: str | None, stream: TextIO | None = None, environ=None) -> str:
+    """'bar', 'lines' or 'off' from ``--progress`` (wins) or $SIMCORE_PROGRESS, else auto."""
+    environ = os.environ if environ is None else environ
+    stream = sys.stderr if stream is None else stream
+    source, value = ("--progress", flag) if flag is not None else (f"environment variable {ENV}",
+                                                                   environ.get(ENV) or "auto")
+    if value not in MODES:
+        raise InputError(f"{source}: '{value}' is not one of {', '.join(MODES)}.")
+    if value == "auto":
+        return "bar" if _isatty(stream) else "lines"
+    return value
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+def _number(value: float) -> str:
+    return str(value) if isinstance(value, int) else f"{value:.3g}"
+
+
+def _interval(seconds: float) -> str:
+    return tqdm.format_interval(max(seconds, 0))
+
+
+class Reporter:
+    """The progress callback of one command: ``with Reporter(label, mode) as progress: work(progress)``.
+
+    ``lines`` mode writes ``LABEL: DONE/TOTAL UNIT (P%), MM:SS elapsed, ~MM:SS left`` at most
+    once per ``interval`` seconds of ``clock`` and a final line per phase when the work ends
+    without an error; a phase's time counts from the end of the previous one (or from the
+    reporter's creation). ``bar`` mode shows a tqdm bar per phase; ``off`` shows nothing.
+    """
+
+    def __init__(self, label: str, mode: str, stream: TextIO | None = None,
+                 clock: Callable[[], float] = time.monotonic, interval: float = INTERVAL):
+        if mode not in ("bar", "lines", "off"):
+            raise ValueError(f"mode: {mode!r} is not bar, lines or off (see resolve_mode).")
+        self.label, self.mode, self.clock, self.interval = label, mode, clock, interval
+        self.stream = sys.stderr if stream is None else stream
+        self.unit: str | None = None
+        self.bar: tqdm | None = None
+        self.done, self.total, self.note = 0, None, ""
+        self.started = self.last = clock() if mode == "lines" else 0.0
+
+    def __enter__(self) -> "Reporter":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        self._end_phase(self.clock() if self.mode == "lines" else 0.0, final=kind is None)
+
+    def __call__(self, done: float, total: float | None, unit: str, note: str = "") -> None:
+        if self.mode == "off":
+            return
+        now = self.clock() if self.mode == "lines" else 0.0
+        if unit != self.unit:
+            self._end_phase(now, final=True)
+            self._start_phase(unit, total)
+        self.done, self.total, self.note = done, total, note
+        if self.bar is not None:
+            if note:
+                self.bar.set_postfix_str(note, refresh=False)
+            self.bar.update(done - self.bar.n)
+        elif now - self.last >= self.interval:
+            self._line(now)
+
+    def _start_phase(self, unit: str, total: float | None) -> None:
+        self.unit = unit
+        if self.mode == "bar":
+            count = "{n:.3g}/{total:.3g}" if isinstance(total, float) else "{n_fmt}/{total_fmt}"
+            fmt = (f"{{desc}}: {{percentage:3.0f}}%|{{bar}}| {count} {{unit}} [{{elapsed}}<{{remaining}}{{postfix}}]"
+                   if total else "{desc}: {n_fmt} {unit} [{elapsed}{postfix}]")
+            self.bar = tqdm(total=total, desc=self.label, unit=unit, file=self.stream, bar_format=fmt,
+                            dynamic_ncols=True, leave=True)
+
+    def _end_phase(self, now: float, final: bool) -> None:
+        if self.unit is None:
+            return
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+        elif final and self.mode == "lines":
+            self._line(now, final=True)
+        self.unit, self.started, self.last = None, now, now
+
+    def _line(self, now: float, final: bool = False) -> None:
+        elapsed = now - self.started
+        count = f"{_number(self.done)} {self.unit}"
+        if self.total:
+            count = f"{_number(self.done)}/{_number(self.total)} {self.unit} ({100 * self.done / self.total:.0f}%)"
+        parts = [count, f"{_interval(elapsed)} elapsed"]
+        if self.total and 0 < self.done < self.total and not final:
+            parts.append(f"~{_interval(elapsed * (self.total - self.done) / self.done)} left")
+        if self.note:
+            parts.append(self.note)
+        print(f"{self.label}: {', '.join(parts)}", file=self.stream, flush=True)
+        self.last = now
+
+
+def reporter(label: str, flag: str | None, stream: TextIO | None = None) -> Reporter:
+    """The reporter of a command, its mode from ``--progress`` or $SIMCORE_PROGRESS."""
+    stream = sys.stderr if stream is None else stream
+    return Reporter(label, resolve_mode(flag, stream), stream)

@@ -1,0 +1,213 @@
+"""Progress of long commands: where it goes (stderr only), how often (lines every 10 s of a
+scripted clock, a final line), how it is chosen (--progress, SIMCORE_PROGRESS), and that it
+never changes a result."""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+import pandas.testing as pdt
+import pytest
+
+from simcore.progress import Reporter, resolve_mode
+from simcore.errors import InputError
+
+EXAMPLE = "config/san/example.yaml"
+
+
+class Clock:
+    """A clock the test sets by hand."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _lines(stream: io.StringIO) -> list[str]:
+    return stream.getvalue().splitlines()
+
+
+def test_lines_mode_writes_at_most_one_line_per_interval_and_a_final_line():
+    """Reporter made at t=0; 10 tasks; a line is due once 10 s have passed since the last one.
+
+    t=0 done 1: 0 s since start, no line.   t=9.9 done 2: 9.9 s, no line.
+    t=10 done 3: 10 s, line; left = 10 * 7/3 = 23.3 s -> 00:23.
+    t=15 done 4: 5 s since the last line, no line.
+    t=20 done 8: 10 s, line; left = 20 * 2/8 = 5 s -> 00:05.
+    t=21 done 10: 1 s, no line.   The end at t=21: final line, 10/10, no time left.
+    """
+    clock, out = Clock(), io.StringIO()
+    with Reporter("job", "lines", out, clock) as progress:
+        for now, done in ((0, 1), (9.9, 2), (10, 3), (15, 4), (20, 8), (21, 10)):
+            clock.now = now
+            progress(done, 10, "tasks")
+    assert _lines(out) == [
+        "job: 3/10 tasks (30%), 00:10 elapsed, ~00:23 left",
+        "job: 8/10 tasks (80%), 00:20 elapsed, ~00:05 left",
+        "job: 10/10 tasks (100%), 00:21 elapsed",
+    ]
+
+
+def test_a_new_unit_ends_the_phase_and_times_the_next_from_there():
+    """Reporter made at t=0. t=12: 30 of 30 model time, 12 s since the start: a line (nothing
+    left, so no estimate). t=13: a new unit ends the first phase with its final line (13 s) and
+    starts the second there; 0 s since, no line. t=23: 10 s since, a line of the count with no
+    total and the note. The end at t=23: the second phase's final line, the same."""
+    clock, out = Clock(), io.StringIO()
+    with Reporter("solve", "lines", out, clock) as progress:
+        clock.now = 12
+        progress(30.0, 30.0, "model time")
+        clock.now = 13
+        progress(100, None, "iterations", "residual 1e-3")
+        clock.now = 23
+        progress(400, None, "iterations", "residual 1e-9")
+    assert _lines(out) == [
+        "solve: 30/30 model time (100%), 00:12 elapsed",
+        "solve: 30/30 model time (100%), 00:13 elapsed",
+        "solve: 400 iterations, 00:10 elapsed, residual 1e-9",
+        "solve: 400 iterations, 00:10 elapsed, residual 1e-9",
+    ]
+
+
+def test_no_final_line_when_the_work_fails():
+    clock, out = Clock(), io.StringIO()
+    with pytest.raises(RuntimeError):
+        with Reporter("job", "lines", out, clock) as progress:
+            progress(1, 10, "tasks")
+            raise RuntimeError("model failed")
+    assert out.getvalue() == ""
+
+
+def test_off_mode_writes_nothing():
+    clock, out = Clock(), io.StringIO()
+    with Reporter("job", "off", out, clock) as progress:
+        for done in range(1, 11):
+            clock.now += 100
+            progress(done, 10, "tasks")
+    assert out.getvalue() == ""
+
+
+def test_bar_mode_draws_a_tqdm_bar():
+    out = io.StringIO()
+    with Reporter("job", "bar", out) as progress:
+        for done in range(1, 11):
+            progress(done, 10, "tasks")
+    text = out.getvalue()
+    assert "\r" in text and "job: 100%|##########| 10/10 tasks" in text  # tqdm's ASCII bar on a non-terminal
+
+
+class Stream(io.StringIO):
+    def __init__(self, tty: bool):
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def test_mode_from_flag_then_environment_then_terminal():
+    assert resolve_mode(None, Stream(True), {}) == "bar"
+    assert resolve_mode(None, Stream(False), {}) == "lines"
+    assert resolve_mode(None, Stream(False), {"SIMCORE_PROGRESS": ""}) == "lines"
+    assert resolve_mode(None, Stream(True), {"SIMCORE_PROGRESS": "off"}) == "off"
+    assert resolve_mode("lines", Stream(True), {"SIMCORE_PROGRESS": "off"}) == "lines"  # the flag wins
+    assert resolve_mode("auto", Stream(True), {"SIMCORE_PROGRESS": "off"}) == "bar"
+    with pytest.raises(InputError, match="environment variable SIMCORE_PROGRESS: 'loud'"):
+        resolve_mode(None, Stream(True), {"SIMCORE_PROGRESS": "loud"})
+    with pytest.raises(InputError, match="--progress: 'loud'"):
+        resolve_mode("loud", Stream(True), {"SIMCORE_PROGRESS": "off"})
+
+
+# -- the commands -------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", ["run", "san", "san-fit"])
+def test_progress_is_in_the_help(simcore_cli, command):
+    proc = simcore_cli(command, "--help")
+    assert proc.returncode == 0 and "--progress MODE" in proc.stdout and "SIMCORE_PROGRESS" in proc.stdout
+
+
+@pytest.mark.parametrize("bad, names", [(("--progress", "loud"), "--progress"), ((), "SIMCORE_PROGRESS")])
+def test_a_bad_mode_is_bad_input(simcore_cli, tmp_path, monkeypatch, bad, names):
+    monkeypatch.setenv("SIMCORE_PROGRESS", "loud")
+    out = tmp_path / "x.csv"
+    proc = simcore_cli("san", EXAMPLE, "--times", "0:1:1", "--out", out, *bad)
+    assert proc.returncode == 2 and not out.exists()
+    assert len(proc.stderr.splitlines()) == 1 and names in proc.stderr and "loud" in proc.stderr
+
+
+def test_simulation_bytes_are_the_same_in_every_mode(simcore_cli, tmp_path, monkeypatch):
+    monkeypatch.delenv("SIMCORE_PROGRESS", raising=False)
+    outputs = {}
+    for mode in ("off", "lines", "bar"):
+        out = tmp_path / f"{mode}.csv"
+        proc = simcore_cli("san", EXAMPLE, "--times", "0:2:0.5", "--simulate", "50", "--out", out,
+                           "--progress", mode)
+        assert proc.returncode == 0 and proc.stdout == "", proc.stderr
+        outputs[mode] = (out.read_bytes(), proc.stderr)
+    assert outputs["off"][0] == outputs["lines"][0] == outputs["bar"][0]
+    assert outputs["off"][1].splitlines() == [f"{EXAMPLE}: 50 simulated trajectories, seed 0"]
+    assert outputs["lines"][1].splitlines()[0].startswith("simcore san example: 50/50 trajectories (100%), ")
+    assert "| 50/50 trajectories" in outputs["bar"][1]
+
+
+def test_run_rows_are_the_same_with_and_without_progress(simcore_cli, tmp_path, monkeypatch):
+    """Off by the environment variable alone, and by default (auto) with stderr not a terminal,
+    as in a workflow job, where it means lines."""
+    frames = {}
+    for mode in ("off", "auto"):
+        if mode == "off":
+            monkeypatch.setenv("SIMCORE_PROGRESS", "off")
+        else:
+            monkeypatch.delenv("SIMCORE_PROGRESS", raising=False)
+        out = tmp_path / f"{mode}.parquet"
+        proc = simcore_cli("run", "barak96-table1", "--cell", 5, "--reps", "0:2", "--out", out, "--scale", "smoke")
+        assert proc.returncode == 0 and proc.stdout == "", proc.stderr
+        frames[mode] = (pd.read_parquet(out).drop(columns=["wall_time"]), proc.stderr)
+    pdt.assert_frame_equal(frames["off"][0], frames["auto"][0])
+    assert frames["off"][1] == ""
+    assert re.fullmatch(r"simcore run barak96-table1 cell 5: 2/2 replications \(100%\), \d\d:\d\d elapsed\n",
+                        frames["auto"][1])
+
+
+def test_solve_reports_model_time_and_steady_state_iterations(simcore_cli, tmp_path):
+    proc = simcore_cli("san", EXAMPLE, "--times", "0:2:0.5", "--steady", "--method", "power",
+                       "--out", tmp_path / "s.csv", "--progress", "lines")
+    assert proc.returncode == 0, proc.stderr
+    model_time, power, summary = proc.stderr.splitlines()
+    assert model_time.startswith("simcore san example: 2/2 model time (100%), ")
+    iterations = re.search(r"steady \(power\): (\d+) iterations", summary).group(1)
+    assert power.startswith(f"simcore san example: {iterations} power iterations, ")
+
+
+def test_fit_reports_every_solution(simcore_cli, tmp_path):
+    """The fit's final line counts as many solutions as the CSV's evaluations column."""
+    times = [0, 0.5, 1, 2, 4]
+    model = tmp_path / "m.yaml"
+    model.write_text("parameters: {lam: 0.2}\nautomata: {M: [Run, Done]}\n"
+                     "local:\n  - {automaton: M, from: Run, to: Done, rate: lam}\n"
+                     "measures: {done: M == Done}\nsolve: {tol: 1.0e-12}\n"
+                     f"published: {{measure: done, time: {times}, value: {[1 - math.exp(-0.7 * t) for t in times]}}}\n")
+    out = tmp_path / "fit.csv"
+    proc = simcore_cli("san-fit", model, "--parameter", "lam", "--bounds", "0.1:5", "--out", out,
+                       "--progress", "lines")
+    assert proc.returncode == 0 and proc.stdout == "", proc.stderr
+    evaluations = int(pd.read_csv(out).evaluations[0])
+    assert evaluations > 3
+    assert proc.stderr.splitlines()[0].startswith(f"simcore san-fit m: {evaluations} solutions, ")
+
+
+def test_long_workflow_jobs_log_progress_lines(root):
+    """simulate, san_solve, san_simulate and san_fit name their log in their message and send
+    stderr there with progress left to auto (not a terminal: lines) or set to lines."""
+    text = "".join(p.read_text() for p in sorted((root / "workflow/rules").glob("*.smk")))
+    for rule in ("simulate", "san_solve", "san_simulate", "san_fit"):
+        body = re.search(rf"^rule {rule}:\n(.*?)(?=^rule |\Z)", text, re.S | re.M).group(1)
+        message, shell = re.search(r"message:(.*?)shell:(.*)", body, re.S).groups()
+        assert "tail -f {log}" in message, rule
+        assert shell.rstrip().endswith('2> {log}"'), rule
+        assert set(re.findall(r"--progress\s+(\S+)", shell)) <= {"lines", "auto"}, rule
