@@ -62,7 +62,7 @@ class Event:
 
 
 def _finite_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return is_real(value)
 
 
 @dataclass
