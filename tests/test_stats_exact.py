@@ -134,11 +134,17 @@ def test_a_ratio_with_a_real_side_gets_a_symmetric_interval():
     iv = real.interval(0.9)
     assert iv.low + iv.high == pytest.approx(2 * iv.mean)
     assert (mean_estimate([1.0, 2.0], "nonnegative") / mean_estimate([1.0, 3.0], "positive")).range == "positive"
+    assert (mean_estimate([1.0, 2.0], "positive") / mean_estimate([-1.0, 3.0], "real")).range == "real"
     assert ratio_estimate([1.0, 2.0], [2.0, 2.0]).range == "positive"
 
 
+def test_an_unknown_range_is_refused_naming_the_known_ones():
+    with pytest.raises(ValueError, match=r"^unknown range 'odd' \(use one of real, nonnegative, positive, share\)$"):
+        mean_estimate([1.0, 2.0], "odd")
+
+
 def test_paired_samples_of_different_length_are_refused():
-    with pytest.raises(ValueError, match="same length"):
+    with pytest.raises(ValueError, match="^paired samples must have the same length$"):
         paired_difference([1.0, 2.0], [1.0])
 
 
@@ -146,7 +152,9 @@ def test_required_replications_from_a_pilot():
     """Pilot 9, 11, 10, 12, 8: mean 10, sd sqrt 2.5; at 95% t_{0.975,4} = 2.776445. A half width
     of 5% of the mean needs (2.776445 sqrt 2.5 / 0.5)^2 = 77.08 -> 78 replications."""
     pilot = [9.0, 11.0, 10.0, 12.0, 8.0]
-    assert required_replications(pilot, 0.05, 0.95) == 78
+    assert required_replications(pilot, 0.05, 0.95) == required_replications(pilot, 0.05) == 78
+    # two replications are a pilot too: t_{0.975,1} = 12.7062, sd sqrt 2 -> 1292
+    assert required_replications([9.0, 11.0], 0.05) == math.ceil((float(stats.t.ppf(0.975, 1)) * math.sqrt(2) / 0.5) ** 2)
     assert required_replications(pilot, 10.0, 0.95) == 5            # already precise enough
     assert required_replications([3.0], 0.05) == 1                   # no spread to go on
     assert required_replications([-1.0, 1.0], 0.05) == 2             # mean 0: no relative target

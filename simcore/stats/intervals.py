@@ -126,10 +126,9 @@ def mean_interval(values, level: float = 0.95, range_: str = "real") -> Interval
 
 def paired_difference(values, baseline, level: float = 0.95) -> Interval:
     """Interval for mean(values) - mean(baseline), replications paired by index (common random numbers)."""
-    a, b = np.asarray(values, dtype=float), np.asarray(baseline, dtype=float)
-    if a.shape != b.shape:
+    if np.shape(values) != np.shape(baseline):
         raise ValueError("paired samples must have the same length")
-    return (mean_estimate(a) - mean_estimate(b)).interval(level)
+    return (mean_estimate(values) - mean_estimate(baseline)).interval(level)
 
 
 def ratio_estimator(numerators, denominators, level: float = 0.95, range_: str = "positive") -> Interval:
