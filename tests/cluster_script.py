@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from simcore.models.cluster import full_params, simulate
-from simcore.models.cluster.workload import ProcSpec, Workload
+from simcore.models.cluster.workload import BackgroundSpec, ProcSpec, Workload
 
 BIG = 1000.0  # memory (MB) that no scenario comes near
 
@@ -61,12 +61,14 @@ class ScriptedStreams:
         return self.rng
 
 
-def run(machines, procs, policy="mosix", rng: ScriptedRng | None = None, **params):
-    """Simulate ``policy`` on the listed machines and processes; the Result."""
+def run(machines, procs, policy="mosix", rng: ScriptedRng | None = None, background=(), **params):
+    """Simulate ``policy`` on the listed machines and processes (and background processes given as
+    ``(machine, seed, max_period)``); the Result."""
     groups = [{"name": f"m{i}", "count": 1, "speed": s, "memory_mb": mem} for i, (s, mem) in enumerate(machines)]
     full = full_params({"machines": groups, **params})
     workload = Workload(tuple(ProcSpec(i, i, float(a), float(d), float(m), h, True)
-                              for i, (a, d, m, h) in enumerate(procs)))
+                              for i, (a, d, m, h) in enumerate(procs)),
+                        tuple(BackgroundSpec(*b) for b in background))
     return simulate(full, workload, policy, ScriptedStreams(rng or ScriptedRng()))
 
 

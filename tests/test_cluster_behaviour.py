@@ -198,6 +198,17 @@ def test_mosix_counts_its_own_moves_in_its_view():
     assert_run(result, {0: F(127, 8), 1: F(385, 24), 2: F(389, 24), 3: F(389, 24)}, 2)
 
 
+def test_mosix_never_moves_a_background_process():
+    """Machine 0 runs a background process (pinned; its first burst, 0.51 * 1e6 CPU s with seed 1,
+    outlasts the scenario) and processes 0, 1 (demand 10); all three arrived at 0, the background
+    process first. At t=1 process 0 (done 1/3) moves to machine 1 and ends alone at 1 + 29/3 = 32/3;
+    machine 0 then has load 2 against a seen 1: no move. Process 1 shares with the background
+    process; the round of 11.5 shows machine 1 empty and at 12 process 1 (29/3 - 11/2 = 25/6 left)
+    moves: it ends at 12 + 25/6 = 97/6."""
+    result = run(TWO, PAIR_AT_HOME, background=[(0, 1, 1e6)])
+    assert_run(result, {0: F(32, 3), 1: F(97, 6)}, 2)
+
+
 def test_mosix_knows_the_latest_senders_of_its_window():
     """Machine 0 (1, 10 MB) holds a 9.5 MB process of demand 10 (above 0.9 * 10); the others are
     (0.5, 40 MB), (2, 100 MB), (0.25, 30 MB); rounds every 0.5 s at 0.25, 0.75, ...; load_threshold
@@ -276,6 +287,14 @@ def test_enhanced_mosix_greedy_rule():
     process 3 alone ends at 3 + 18.5 = 21.5. At 20 no process finds a cheaper machine."""
     result = run(TWO, OPPORTUNITY, "enhanced-mosix", reassign_rule="greedy")
     assert_run(result, {0: 2, 2: 2, 1: 20, 3: 21.5, 4: 21.5}, 1)
+
+
+def test_enhanced_pvm_breaks_ties_toward_the_first_machine():
+    """Machines (1, 10 MB) and (1, 100 MB); A (no memory) costs the same on both (L = 1: 2 - 1) and
+    goes to machine 0, the first; B (9.5 MB) then costs 2**0.95 - 1 + c(1) on machine 0 and
+    2**0.095 - 1 + c(0) on machine 1 and goes there: both run alone and end at 10. Had A gone to
+    machine 1, B would cost 0.654 there against 1.346 on machine 0 and join it (both ending at 20)."""
+    assert_run(run([(1.0, 10.0), (1.0, 100.0)], [(0, 10, 0, 0), (0, 10, 9.5, 0)], "enhanced-pvm"), {0: 10, 1: 10}, 0)
 
 
 def test_cpu_bound_running_max_or_current_changes_an_assignment():
