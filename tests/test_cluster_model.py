@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -212,6 +214,30 @@ def test_enhanced_pvm_keeps_big_processes_off_small_memories():
     assert {p.pid: p.completion for p in enhanced} == pytest.approx({i: 400.0 for i in range(4)})
     pvm = simulate(params, workload, "pvm", streams()).procs
     assert {p.pid: p.completion for p in pvm} == pytest.approx({0: 200.0, 1: 2000.0, 2: 200.0, 3: 2000.0})
+
+
+_BARE_PACKAGE = """
+import importlib, sys, types
+from pathlib import Path
+import simcore.models
+package = types.ModuleType("simcore.models.cluster")
+package.__path__ = [str(Path(simcore.models.__file__).parent / "cluster")]
+sys.modules["simcore.models.cluster"] = package
+"""
+
+
+@pytest.mark.parametrize("module", ["mosix", "opportunity", "policies"])
+@pytest.mark.parametrize("bare", [False, True], ids=["package", "bare"])
+def test_each_policy_module_imports_alone(module, bare, root):
+    """A fresh interpreter imports one policy module. Through the package, every policy is then
+    registered. With the package's __init__ skipped ('bare'), the module's own imports must stand
+    alone: a cycle between the policy modules (policies -> mosix -> policies) fails here."""
+    check = (f"import importlib; importlib.import_module('simcore.models.cluster.{module}')\n"
+             "from simcore.models.registry import policy_names\n"
+             f"assert {bare} or set(policy_names('cluster')) >= {set(POLICIES)!r}, policy_names('cluster')\n")
+    proc = subprocess.run([sys.executable, "-c", (_BARE_PACKAGE if bare else "") + check], cwd=root,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_bad_input_is_rejected():
