@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
+import numpy as np
 import pytest
+from cluster_script import ScriptedRng, ScriptedStreams
 
 from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
@@ -67,11 +71,27 @@ def test_pvm_round_robin_doubles_one_node():
 
 
 def test_mosix_spreads_from_home_node():
-    params = batch(17, migration_cost=0.3, mosix_known_machines=4)
-    mosix = run_one(params, "mosix")["makespan"]
-    assert 440 < mosix < 480
-    assert mosix < run_one(params, "pvm")["makespan"] - 100
-    assert 450 <= run_one(params, "pvm-on-mosix")["makespan"] < 465
+    """17 batch processes of 300 CPU s on 16 machines, all created on machine 0; migration_cost 0.3;
+    scripted policy draws (cluster_script): wake-ups at 1, 2, ... s, rounds at 0.5, 1.5, ... s,
+    every machine hears from all 15 others.
+
+    mosix: at t = k (k = 1..15) machine 0 sends process k-1 to machine k (the first it sees empty),
+    where it resumes 0.3 s later. Machine 0 holds 18 - j processes during [j-1, j], so the mover has
+    done S(k) = sum_{j<=k} 1/(18-j) and ends alone at k + 0.3 + 300 - S(k). From t=16 machine 0
+    keeps two (the others are seen at load 1: difference 1). Process 0 ends first, at
+    301.3 - 1/17; the round of 301.5 shows machine 1 empty and at 302 machine 0 sends process 15
+    there with 300 - S(15) - (302 - 15) / 2 = 156.5 - S(15) left: it ends last, at
+    302.3 + 156.5 - S(15) = 460.3 - H(17), since S(15) = H(17) - 1 - 1/2.
+
+    pvm-on-mosix: round robin leaves processes 0 and 16 on machine 0, which sees load 1 everywhere
+    until the others end at 300; at 301 process 0 (149.5 left) leaves: it ends at 301.3 + 149.5.
+    pvm: that pair shares machine 0 to the end, 600."""
+    params = batch(17, migration_cost=0.3, mosix_known_machines=15)
+    workload = make_workload(params, streams())
+    makespan = {policy: simulate(params, workload, policy, ScriptedStreams(ScriptedRng())).metrics["makespan"]
+                for policy in ("mosix", "pvm-on-mosix", "pvm")}
+    harmonic17 = math.fsum(1 / k for k in range(1, 18))
+    assert makespan == pytest.approx({"mosix": 460.3 - harmonic17, "pvm-on-mosix": 450.8, "pvm": 600.0}, rel=1e-12)
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -127,28 +147,97 @@ def test_speed_scales_service():
     assert out["makespan"] == pytest.approx(20.0)
 
 
+def _beside_background(demand: float, draws: list[float]) -> float:
+    """Completion of a process started at t=0 on a speed-1 machine beside a background process
+    whose bursts and idle periods are draws[0], draws[1], draws[2], ...: during a burst each of the
+    two gets 1/2, during an idle period the process runs alone."""
+    t, left = 0.0, demand
+    for burst, idle in zip(draws[0::2], draws[1::2]):
+        if left <= burst:
+            return t + 2 * left
+        t, left = t + 2 * burst, left - burst
+        if left <= idle:
+            return t + left
+        t, left = t + idle, left - idle
+    raise AssertionError("not enough draws")
+
+
 def test_background_load_counts_but_is_not_measured():
+    """pvm puts batch process i on machine i of 16; background process k (k < 8) shares machine k,
+    alternating bursts and idle periods drawn U(0, 30) from its own seed. Process i >= 8 ends at 300,
+    process k < 8 as _beside_background says; only the 16 batch processes are measured."""
     params = batch(16, background_procs=8)
-    out = run_replication(params, ["pvm", "mosix"], streams())
-    assert out["pvm"]["jobs"] == 16
-    assert out["pvm"]["makespan"] > 300  # nodes 0-7 are shared with a background process
-    assert out["mosix"]["makespan"] > 300
+    workload = make_workload(params, streams())
+    result = simulate(params, workload, "pvm", streams())
+    expected = {i: 300.0 for i in range(16)}
+    for k, spec in enumerate(workload.background):
+        draws = (np.random.Generator(np.random.PCG64(spec.seed)).random(2000) * spec.max_period).tolist()
+        expected[k] = _beside_background(300.0, draws)
+    assert {p.pid: p.completion for p in result.procs} == pytest.approx(expected, rel=1e-9)
+    assert all(expected[k] > 300.0 for k in range(8))
+    assert result.metrics["jobs"] == 16
+    assert result.metrics["makespan"] == pytest.approx(max(expected.values()), rel=1e-9)
 
 
 def test_job_slowdown_counts_each_parallel_job_once():
-    by_proc = run_one(full_params({}), "pvm", 4)
-    by_job = run_one(full_params({"parallel_job_slowdown": "job"}), "pvm", 4)
-    assert by_job["jobs"] <= by_proc["jobs"]
-    assert by_job["makespan"] == by_proc["makespan"]
+    """One pvm run on the amir stream, counted per process and per job: per job, the slowdown is
+    (last completion of its processes - arrival) / demand, which the processes of a job share."""
+    params = full_params({})
+    workload = make_workload(params, streams(4))
+    run = {mode: simulate({**params, "parallel_job_slowdown": mode}, workload, "pvm", streams(4))
+           for mode in ("process", "job")}
+    procs = run["process"].procs
+    last: dict[int, float] = {}
+    for p in procs:
+        last[p.job] = max(last.get(p.job, -math.inf), p.completion)
+    job_slowdowns = [(last[p.job] - p.arrival) / p.demand for p in {p.job: p for p in procs}.values()]
+    assert len(last) < len(procs)  # the stream has parallel jobs
+    assert run["process"].metrics["jobs"] == len(procs) and run["job"].metrics["jobs"] == len(last)
+    assert run["process"].metrics["slowdown_sum"] == pytest.approx(
+        math.fsum((p.completion - p.arrival) / p.demand for p in procs), rel=1e-12)
+    assert run["job"].metrics["slowdown_sum"] == pytest.approx(math.fsum(job_slowdowns), rel=1e-12)
+    assert run["job"].metrics["makespan"] == run["process"].metrics["makespan"]
 
 
 def test_enhanced_pvm_keeps_big_processes_off_small_memories():
+    """Four 12 MB processes of demand 100 at t=0 on a 64 MB and a 16 MB machine, both speed 1; base 2.
+    Marginal cost = memory part + CPU part. On the small machine the memory part alone is
+    2**0.75 - 1 = 0.682; on the big one it is 2**(12k/64) - 2**(12(k-1)/64) for the k-th process
+    (0.139, 0.158, 0.180, 0.205) and the CPU part 1, 0.586, 0.268, 0.318 (L = 1, 2, 4, 4), against
+    1, 0.414, 0.189, 0.189 on the small one: every process goes to the big machine, and the four
+    share it to the end at 400. pvm's round robin puts two on the small machine, 24 MB > 16 MB: they
+    thrash (rate 1/20) and end at 2000, the big machine's pair at 200."""
     params = full_params({"machines": [{"name": "big", "count": 1, "speed": 1.0, "memory_mb": 64},
                                        {"name": "small", "count": 1, "speed": 1.0, "memory_mb": 16}]})
-    workload = Workload(tuple(ProcSpec(i, i, 0.0, 100.0, 12.0, 0, True) for i in range(3)))
-    done = simulate(params, workload, "enhanced-pvm", streams()).procs
-    assert not any(math.isnan(p.completion) for p in done)
-    assert max(p.completion for p in done) < 1000  # round robin would thrash the small machine
+    workload = Workload(tuple(ProcSpec(i, i, 0.0, 100.0, 12.0, 0, True) for i in range(4)))
+    enhanced = simulate(params, workload, "enhanced-pvm", streams()).procs
+    assert {p.pid: p.completion for p in enhanced} == pytest.approx({i: 400.0 for i in range(4)})
+    pvm = simulate(params, workload, "pvm", streams()).procs
+    assert {p.pid: p.completion for p in pvm} == pytest.approx({0: 200.0, 1: 2000.0, 2: 200.0, 3: 2000.0})
+
+
+_BARE_PACKAGE = """
+import importlib, sys, types
+from pathlib import Path
+import simcore.models
+package = types.ModuleType("simcore.models.cluster")
+package.__path__ = [str(Path(simcore.models.__file__).parent / "cluster")]
+sys.modules["simcore.models.cluster"] = package
+"""
+
+
+@pytest.mark.parametrize("module", ["mosix", "opportunity", "policies"])
+@pytest.mark.parametrize("bare", [False, True], ids=["package", "bare"])
+def test_each_policy_module_imports_alone(module, bare, root):
+    """A fresh interpreter imports one policy module. Through the package, every policy is then
+    registered. With the package's __init__ skipped ('bare'), the module's own imports must stand
+    alone: a cycle between the policy modules (policies -> mosix -> policies) fails here."""
+    check = (f"import importlib; importlib.import_module('simcore.models.cluster.{module}')\n"
+             "from simcore.models.registry import policy_names\n"
+             f"assert {bare} or set(policy_names('cluster')) >= {set(POLICIES)!r}, policy_names('cluster')\n")
+    proc = subprocess.run([sys.executable, "-c", (_BARE_PACKAGE if bare else "") + check], cwd=root,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_bad_input_is_rejected():

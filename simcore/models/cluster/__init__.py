@@ -1,10 +1,13 @@
 """Job (re)assignment on a workstation cluster: PVM, Mosix and opportunity-cost policies (paper 004).
 
 Modules: ``workload`` (job streams), ``cluster`` (machines, fair sharing, thrashing, migration),
-``policies`` (the policy interface, pvm, optimal), ``mosix`` (mosix, pvm-on-mosix),
-``opportunity`` (enhanced-pvm, enhanced-mosix) and ``model`` (parameters, metrics, runs).
+``base`` (the policy interface, round robin), ``knowledge`` (Mosix's load vector), ``policies``
+(pvm, optimal), ``mosix`` (mosix, pvm-on-mosix), ``opportunity`` (enhanced-pvm, enhanced-mosix)
+and ``model`` (parameters, metrics, runs). The package imports the policy modules, which
+registers their classes; no policy module imports another.
 """
 
+from simcore.models.cluster import mosix, opportunity, policies  # noqa: F401  (registers the policies)
 from simcore.models.cluster.model import (METRICS, PARAMETERS, full_params, make_workload, run_replication,
                                           simulate)
 

@@ -14,7 +14,6 @@ from simcore.core.engine import Engine
 from simcore.core.rng import Streams
 from simcore.errors import InputError
 from simcore.models import Metric, Parameter, with_defaults
-from simcore.models.cluster import policies as _policies  # noqa: F401  (registers the policies)
 from simcore.models.cluster import workload as wl
 from simcore.models.cluster.cluster import Background, Cluster, Proc, expand_machines
 from simcore.models.registry import get_policy

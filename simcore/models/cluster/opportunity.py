@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 
 from simcore.errors import InputError
-from simcore.models.cluster.mosix import Knowledge
-from simcore.models.cluster.policies import Policy
+from simcore.models.cluster.base import Policy
+from simcore.models.cluster.knowledge import Knowledge
 from simcore.models.registry import register
 
 

@@ -1,0 +1,58 @@
+"""What each machine knows of the others: Mosix's load vector, shared by mosix and enhanced-mosix.
+
+Information: every ``info_interval`` seconds each machine sends its state (load = resident
+processes per unit of speed, memory in use) to ``mosix_known_machines`` others drawn at random;
+each machine keeps a window of the most recent entries from that many distinct senders and
+forgets older ones. All machines send at the same instants (one event per round, at a random
+phase), so a machine's view of the others is up to one round old. Speeds and memory sizes of
+the machines are static configuration that every machine knows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Knowledge:
+    """Per machine, a window of recently received (load, memory in use) of other machines."""
+
+    def __init__(self, cluster, window: int, interval: float, rng: np.random.Generator):
+        self.cluster = cluster
+        self.n = len(cluster.machines)
+        self.window = max(0, min(int(window), self.n - 1))
+        self.interval = float(interval)
+        self.rng = rng
+        self.known: list[dict[int, list[float]]] = [{} for _ in range(self.n)]
+        self._draws: list = []
+
+    def start(self) -> None:
+        if self.window > 0:
+            self.cluster.schedule(self.rng.random() * self.interval, self._round)
+
+    def _recipients(self):
+        if not self._draws:
+            keys = self.rng.random((64, self.n, self.n))
+            keys[:, np.arange(self.n), np.arange(self.n)] = np.inf
+            self._draws = np.argpartition(keys, self.window - 1, axis=2)[:, :, :self.window].tolist()[::-1]
+        return self._draws.pop()
+
+    def _round(self) -> None:
+        if self.cluster.finished:
+            return
+        machines, window = self.cluster.machines, self.window
+        for s, to in enumerate(self._recipients()):
+            m = machines[s]
+            for r in to:
+                view = self.known[r]
+                view.pop(s, None)
+                view[s] = [m.load, m.mem_used]
+                if len(view) > window:
+                    del view[next(iter(view))]
+        self.cluster.schedule(self.interval, self._round)
+
+    def moved(self, source: int, target: int, proc) -> None:
+        """``source`` sent ``proc`` to ``target``: update its entry for the target."""
+        entry = self.known[source].get(target)
+        if entry is not None:
+            entry[0] += 1.0 / self.cluster.machines[target].speed
+            entry[1] += proc.memory

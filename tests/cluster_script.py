@@ -1,0 +1,81 @@
+"""Scripted cluster scenarios: machines and processes by hand, every policy draw known in advance.
+
+Machines are written ``(speed, memory MB)``, processes ``(arrival, demand CPU s, memory MB,
+home)`` with pid = position. Policies draw their timer phases and message recipients from the
+generator that ``simulate`` takes from ``streams.fresh(...)``; :class:`ScriptedStreams` hands
+them a :class:`ScriptedRng` instead, so that:
+
+* Mosix balancing wake-ups of every machine fall at ``balance * balance_interval + k *
+  balance_interval`` (default ``balance=0``: at 1, 2, 3 ... s);
+* information rounds fall at ``info * info_interval + k * info_interval`` (default
+  ``info=0.5``: at 0.5, 1.5, ... s, so a wake-up at ``k`` sees the loads of ``k - 0.5``);
+* in round ``k`` sender ``s`` reaches the ``mosix_known_machines`` machines ``r`` with the
+  smallest ``prefer[k % len(prefer)][s][r]`` (default: all keys equal, which is only meaningful
+  when ``mosix_known_machines >= n - 1``: every machine hears from all others);
+* ``mosix_initial: random`` takes the listed ``integers`` in turn.
+
+At one instant, events fire in the order they were scheduled: an information round before a
+wake-up (the rounds are armed when the policy starts, before any arrival), and a completion
+timer armed earlier before either.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simcore.models.cluster import full_params, simulate
+from simcore.models.cluster.workload import BackgroundSpec, ProcSpec, Workload
+
+BIG = 1000.0  # memory (MB) that no scenario comes near
+
+
+class ScriptedRng:
+    """Stands in for a policy's numpy Generator with the draws described in the module docstring."""
+
+    def __init__(self, balance: float = 0.0, info: float = 0.5, prefer=None, integers=()):
+        self.balance, self.info = balance, info
+        self.prefer = None if prefer is None else [np.asarray(p, dtype=float) for p in prefer]
+        self.ints = list(integers)
+
+    def random(self, size=None):
+        if size is None:
+            return self.info                      # phase of the information rounds
+        if isinstance(size, int):
+            return np.full(size, self.balance)    # phases of the balancing wake-ups
+        if self.prefer is None:
+            return np.zeros(size)                 # recipient keys: all equal
+        return np.stack([self.prefer[k % len(self.prefer)] for k in range(size[0])])
+
+    def integers(self, *args, **kwargs):
+        return self.ints.pop(0)
+
+
+class ScriptedStreams:
+    """What ``simulate`` needs of Streams: ``fresh(name)`` gives the policy its generator."""
+
+    def __init__(self, rng: ScriptedRng):
+        self.rng = rng
+
+    def fresh(self, name: str) -> ScriptedRng:
+        return self.rng
+
+
+def run(machines, procs, policy="mosix", rng: ScriptedRng | None = None, background=(), **params):
+    """Simulate ``policy`` on the listed machines and processes (and background processes given as
+    ``(machine, seed, max_period)``); the Result."""
+    groups = [{"name": f"m{i}", "count": 1, "speed": s, "memory_mb": mem} for i, (s, mem) in enumerate(machines)]
+    full = full_params({"machines": groups, **params})
+    workload = Workload(tuple(ProcSpec(i, i, float(a), float(d), float(m), h, True)
+                              for i, (a, d, m, h) in enumerate(procs)),
+                        tuple(BackgroundSpec(*b) for b in background))
+    return simulate(full, workload, policy, ScriptedStreams(rng or ScriptedRng()))
+
+
+def completions(result) -> dict[int, float]:
+    return {p.pid: p.completion for p in result.procs}
+
+
+def assert_run(result, expected: dict, migrations: int) -> None:
+    assert completions(result) == pytest.approx({k: float(v) for k, v in expected.items()}, rel=1e-12)
+    assert result.metrics["migrations"] == migrations

@@ -1,0 +1,391 @@
+"""Every decision rule of the cluster model, pinned by a small scripted scenario.
+
+Each test runs a handful of processes through ``simulate`` and asserts exact completion times
+(or counts) derived by hand in its docstring; switching the rule off changes them. The notation
+and the scripted policy draws (wake-ups at 1, 2, ... s, information rounds at 0.5, 1.5, ... s)
+are described in ``cluster_script``. Processor sharing: each of the ``k`` processes on a machine
+of speed ``s`` progresses ``s/k`` CPU seconds per second (``s/(k*thrashing_factor)`` when its
+memory is overcommitted).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction as F
+
+import pytest
+from cluster_script import BIG, ScriptedRng, ScriptedStreams, assert_run, completions, run
+
+from simcore.core.rng import Streams, replication_seed
+from simcore.models.cluster import full_params, simulate
+from simcore.models.cluster import workload as wl
+from simcore.models.cluster.workload import ProcSpec, Workload
+
+
+# --- the cluster: sharing, thrashing, migration, slowdown ---------------------------------------
+
+def test_slowdown_of_a_lone_process_is_one_over_its_machine_speed():
+    """Demand 10 alone on a speed-0.5 machine from t=5: it runs 20 s, completes at 25, slowdown
+    (25 - 5) / 10 = 2; alone on a speed-1 machine: slowdown 1."""
+    slow = run([(0.5, BIG)], [(5, 10, 1, 0)], "pvm")
+    assert completions(slow) == pytest.approx({0: 25.0})
+    assert slow.metrics["mean_slowdown"] == pytest.approx(2.0)
+    assert run([(1.0, BIG)], [(5, 10, 1, 0)], "pvm").metrics["mean_slowdown"] == pytest.approx(1.0)
+
+
+def test_job_slowdown_takes_the_last_process_of_a_job():
+    """A two-process job (demand 10 each) under pvm: process 0 on the speed-1 machine ends at 10,
+    process 1 on the speed-0.5 one at 20. Per process: slowdowns 1 and 2, mean 1.5, 2 jobs; per
+    job: (20 - 0) / 10 = 2, 1 job. Makespan 20 either way."""
+    machines = [{"name": "fast", "count": 1, "speed": 1.0, "memory_mb": BIG},
+                {"name": "slow", "count": 1, "speed": 0.5, "memory_mb": BIG}]
+    workload = Workload((ProcSpec(0, 0, 0.0, 10.0, 0.0, 0, True), ProcSpec(1, 0, 0.0, 10.0, 0.0, 0, True)))
+    out = {mode: simulate(full_params({"machines": machines, "parallel_job_slowdown": mode}), workload, "pvm",
+                          ScriptedStreams(ScriptedRng())).metrics
+           for mode in ("process", "job")}
+    assert (out["process"]["mean_slowdown"], out["process"]["jobs"]) == pytest.approx((1.5, 2))
+    assert (out["job"]["mean_slowdown"], out["job"]["jobs"]) == pytest.approx((2.0, 1))
+    assert out["process"]["makespan"] == out["job"]["makespan"] == pytest.approx(20.0)
+
+
+def test_thrashing_divides_every_rate_by_the_factor():
+    """Two 6 MB processes of demand 10 on a 10 MB machine: 12 MB > 10 MB, so each runs at
+    1 / (2 * 3) with thrashing_factor 3 and both end at 60; on a 12 MB machine they fit (12 is not
+    above 12) and end at 20."""
+    procs = [(0, 10, 6, 0), (0, 10, 6, 0)]
+    assert completions(run([(1.0, 10.0)], procs, "pvm", thrashing_factor=3.0)) == pytest.approx({0: 60.0, 1: 60.0})
+    assert completions(run([(1.0, 12.0)], procs, "pvm", thrashing_factor=3.0)) == pytest.approx({0: 20.0, 1: 20.0})
+
+
+# --- Mosix: when and what it moves ----------------------------------------------------------------
+
+TWO = [(1.0, BIG), (1.0, BIG)]
+PAIR_AT_HOME = [(0, 10, 0, 0), (0, 10, 0, 0)]
+
+
+def test_mosix_moves_one_of_two_processes_at_the_first_wake_up():
+    """Machine 0 holds two processes (load 2 > load_threshold 1). At t=1 it wakes, sees machine 1
+    empty (round at 0.5), both processes have stayed 1 s >= min_residency; it moves process 0
+    (oldest; tie in arrival, first placed). Each has done 0.5 of 10 and finishes the remaining 9.5
+    alone: both end at 10.5, one migration."""
+    assert_run(run(TWO, PAIR_AT_HOME), {0: 10.5, 1: 10.5}, 1)
+
+
+def test_mosix_waits_min_residency():
+    """As above with min_residency 2.5: at the wake-ups at 1 and 2 no process has stayed 2.5 s;
+    at 3 both have. They have done 1.5 each, then 8.5 alone: both end at 11.5."""
+    assert_run(run(TWO, PAIR_AT_HOME, min_residency=2.5), {0: 11.5, 1: 11.5}, 1)
+
+
+def test_migration_cost_stalls_the_mover_and_frees_the_source_at_once():
+    """As the first case with migration_cost 0.3: process 0 leaves machine 0 at t=1 and resumes
+    on machine 1 at 1.3, ending at 1.3 + 9.5 = 10.8; process 1 runs alone from t=1 (the mover no
+    longer counts on machine 0) and ends at 10.5."""
+    assert_run(run(TWO, PAIR_AT_HOME, migration_cost=0.3), {0: 10.8, 1: 10.5}, 1)
+
+
+def test_mosix_wakes_on_its_own_phase():
+    """Balancing phase 0.5 s: wake-ups at 0.5 (no process has stayed 1 s) and 1.5, where process 0
+    moves after 0.75 s done: both end at 1.5 + 9.25 = 10.75."""
+    assert_run(run(TWO, PAIR_AT_HOME, rng=ScriptedRng(balance=0.5)), {0: 10.75, 1: 10.75}, 1)
+
+
+def test_mosix_load_difference_must_exceed_load_threshold():
+    """Machine 0 holds processes 0-2 (demand 10), machine 1 process 3 (demand 100). At t=1 the
+    load difference is 3 - 1 = 2.
+
+    load_threshold 1: 2 > 1 and the target, at 1 + 1 = 2 < 3, stays less loaded: process 0 moves
+    (each has done 1/3). Then two by two: processes 0-2 end at 1 + 2 * 29/3 = 61/3; process 3 has
+    done 1 + 29/3 by then and ends at 61/3 + 268/3 = 329/3. Later checks find differences of 0.
+
+    load_threshold 2: 2 is not above 2, and machine 1 keeps load 1 until t=100: no move; 0-2 end
+    at 30, process 3 at 100."""
+    procs = [(0, 10, 0, 0)] * 3 + [(0, 100, 0, 1)]
+    assert_run(run(TWO, procs, load_threshold=1.0), {0: F(61, 3), 1: F(61, 3), 2: F(61, 3), 3: F(329, 3)}, 1)
+    assert_run(run(TWO, procs, load_threshold=2.0), {0: 30, 1: 30, 2: 30, 3: 100}, 0)
+
+
+def test_mosix_target_must_end_less_loaded_than_the_source():
+    """load_threshold 0.5; machine 0 holds processes 0, 1, machine 1 process 2 (all demand 10).
+    The difference 2 - 1 = 1 exceeds 0.5, but the target would reach 1 + 1 = 2, not below 2: no
+    move (without this rule the two machines would pass a process to and fro). Process 2 ends at
+    10; the round at 10.5 shows machine 1 empty and at 11 process 0 moves with 10 - 5.5 = 4.5 left:
+    0 and 1 end at 15.5."""
+    procs = [(0, 10, 0, 0), (0, 10, 0, 0), (0, 10, 0, 1)]
+    assert_run(run(TWO, procs, load_threshold=0.5), {0: 15.5, 1: 15.5, 2: 10}, 1)
+
+
+def test_mosix_moves_the_oldest_process_that_fits_the_target():
+    """Machine 0 (speed 1) holds A (arrival 0, demand 10, 8 MB) and B (arrival 0.25, demand 4,
+    2 MB); min_residency 0.5; machine 1 has speed 2. At t=1: A has done 0.25 + 0.375, B 0.375.
+
+    Target with 50 MB: the oldest, A, moves: 9.375 / 2 later it ends at 5.6875; B alone ends at
+    1 + 3.625 = 4.625.
+    Target with 5 MB: A does not fit (8 > 5), B does: B ends at 1 + 3.625 / 2 = 2.8125, A at
+    1 + 9.375 = 10.375."""
+    procs = [(0, 10, 8, 0), (0.25, 4, 2, 0)]
+    roomy = run([(1.0, 100.0), (2.0, 50.0)], procs, min_residency=0.5)
+    assert_run(roomy, {0: 5.6875, 1: 4.625}, 1)
+    small = run([(1.0, 100.0), (2.0, 5.0)], procs, min_residency=0.5)
+    assert_run(small, {0: 10.375, 1: 2.8125}, 1)
+
+
+def test_mosix_memory_ushering_moves_the_largest_process_to_the_most_free_memory():
+    """Machines (1, 10 MB), (2, 100 MB), (0.5, 50 MB); A (3 MB) and B (6.5 MB), demand 10 each, on
+    machine 0; load_threshold 5 so that load never triggers. 9.5 MB > 0.9 * 10: at t=1 the largest
+    process, B, goes to machine 1 (most free memory, 90 MB of room): B ends at 1 + 9.5 / 2 = 5.75,
+    A alone at 10.5. With memory_threshold 0.96, 9.5 MB is not above 9.6: no move, both end at 20."""
+    machines = [(1.0, 10.0), (2.0, 100.0), (0.5, 50.0)]
+    procs = [(0, 10, 3, 0), (0, 10, 6.5, 0)]
+    assert_run(run(machines, procs, load_threshold=5.0), {0: 10.5, 1: 5.75}, 1)
+    assert_run(run(machines, procs, load_threshold=5.0, memory_threshold=0.96), {0: 20, 1: 20}, 0)
+
+
+def test_mosix_memory_ushering_keeps_the_target_under_its_threshold():
+    """As above with machines (1, 10 MB), (2, 7 MB), (0.5, 5 MB): the target is machine 1 (7 MB
+    free) with room 0.9 * 7 = 6.3 MB; B (6.5) does not fit, A (3) does: A ends at 5.75, B at 10.5."""
+    procs = [(0, 10, 3, 0), (0, 10, 6.5, 0)]
+    assert_run(run([(1.0, 10.0), (2.0, 7.0), (0.5, 5.0)], procs, load_threshold=5.0), {0: 5.75, 1: 10.5}, 1)
+
+
+def test_mosix_falls_back_to_load_balancing_when_no_process_fits_the_room():
+    """Machine 0 (20 MB) holds two 9.5 MB processes (19 > 18 MB): memory ushering's target,
+    machine 1 (10 MB), has room 9 < 9.5; the load rule then applies (2 - 0 > 1) and needs only
+    free memory (10 >= 9.5): process 0 moves at t=1; both end at 10.5. On machine 1, 9.5 MB is
+    above its threshold but machine 0's room (18 - 9.5) is too small and its load 1 is not above
+    1: no more moves."""
+    assert_run(run([(1.0, 20.0), (1.0, 10.0)], [(0, 10, 9.5, 0), (0, 10, 9.5, 0)]), {0: 10.5, 1: 10.5}, 1)
+
+
+def test_mosix_residency_restarts_on_each_machine():
+    """Machines of speed 1, 1, 2; window 1: machine 0 hears only from 1, machine 1 only from 2;
+    min_residency 1.2. Processes 0, 1 (demand 10) start on machine 0, process 2 (demand 10) on
+    machine 1 at 1.6, after the round of 1.5.
+    t=1: nothing has stayed 1.2 s. t=2: machine 0 sees machine 1 empty and sends process 0 (done
+    1, 9 left). t=3: machine 1 (load 2) sees machine 2 empty; process 0 has been there 1 s only,
+    so process 2 (there 1.4 s, 9.6 - 0.5 = 9.1 left) goes, ending at 3 + 9.1 / 2 = 7.55. Process 0
+    (8.5 left) ends alone at 11.5, process 1 alone from t=2 at 2 + 9 = 11. Counting residency
+    from arrival would send process 0 instead."""
+    prefer = [[[0, 1, 0], [0, 0, 1], [1, 0, 0]]]  # sender s reaches the r of smallest key
+    machines = [(1.0, BIG), (1.0, BIG), (2.0, BIG)]
+    procs = [(0, 10, 0, 0), (0, 10, 0, 0), (1.6, 10, 0, 1)]
+    result = run(machines, procs, rng=ScriptedRng(prefer=prefer), mosix_known_machines=1, min_residency=1.2)
+    assert_run(result, {0: 11.5, 1: 11, 2: 7.55}, 2)
+
+
+def test_mosix_decides_on_the_loads_of_the_last_round():
+    """Processes 0, 1 (demand 10) on machine 0; process 2 (demand 10) arrives on machine 1 at 0.6,
+    after the round of 0.5. At t=1 machine 0 still sees machine 1 empty and moves process 0 there
+    (on live loads the difference would be 1, no move). Machine 1 then holds 2 but sees machine 0
+    at 1 (round 1.5): stays. Process 1 ends alone at 1 + 9.5 = 10.5, just before the round of
+    10.5, which shows machine 0 empty; at 11 machine 1 sends its oldest, process 0 (done 0.5 + 5,
+    4.5 left): it ends at 15.5; process 2 (done 0.4 + 5, 4.6 left) at 15.6."""
+    procs = [(0, 10, 0, 0), (0, 10, 0, 0), (0.6, 10, 0, 1)]
+    assert_run(run(TWO, procs), {0: 15.5, 1: 10.5, 2: 15.6}, 2)
+
+
+def test_mosix_counts_its_own_moves_in_its_view():
+    """Four processes of demand 8 on machine 0 of two; min_residency 0, wake-ups every 0.25 s,
+    rounds at 0.1, 1.1, ... At 0.25 process 0 moves (view of machine 1: load 0, now counted 1);
+    at 0.5 process 1 (3 - 1 = 2 > 1 and 1 + 1 < 3; view now 2); at 0.75, 2 - 2 = 0: no move.
+    Machine 1's view of machine 0 (load 4) never invites a move back. Without counting its moves,
+    machine 0 would send a third process on the stale 0.
+    Work: by 0.25 each did 1/16; by 0.5 process 0 did 1/16 + 1/4, the others 1/16 + 1/12 = 7/48.
+    Then in pairs: processes 2, 3 end at 1/2 + 2 (8 - 7/48) = 389/24; process 0 at
+    1/2 + 2 (8 - 5/16) = 127/8, after which process 1 has 1/6 left: 127/8 + 1/6 = 385/24."""
+    procs = [(0, 8, 0, 0)] * 4
+    result = run(TWO, procs, rng=ScriptedRng(info=0.1), min_residency=0.0, balance_interval=0.25)
+    assert_run(result, {0: F(127, 8), 1: F(385, 24), 2: F(389, 24), 3: F(389, 24)}, 2)
+
+
+def test_mosix_never_moves_a_background_process():
+    """Machine 0 runs a background process (pinned; its first burst, 0.51 * 1e6 CPU s with seed 1,
+    outlasts the scenario) and processes 0, 1 (demand 10); all three arrived at 0, the background
+    process first. At t=1 process 0 (done 1/3) moves to machine 1 and ends alone at 1 + 29/3 = 32/3;
+    machine 0 then has load 2 against a seen 1: no move. Process 1 shares with the background
+    process; the round of 11.5 shows machine 1 empty and at 12 process 1 (29/3 - 11/2 = 25/6 left)
+    moves: it ends at 12 + 25/6 = 97/6."""
+    result = run(TWO, PAIR_AT_HOME, background=[(0, 1, 1e6)])
+    assert_run(result, {0: F(32, 3), 1: F(97, 6)}, 2)
+
+
+def test_mosix_knows_the_latest_senders_of_its_window():
+    """Machine 0 (1, 10 MB) holds a 9.5 MB process of demand 10 (above 0.9 * 10); the others are
+    (0.5, 40 MB), (2, 100 MB), (0.25, 30 MB); rounds every 0.5 s at 0.25, 0.75, ...; load_threshold
+    5 so that only memory moves processes.
+    Window 2: in the round of 0.25 machine 0 hears from 1 and 2, in that of 0.75 from 1 and 3. Its
+    window keeps the two latest distinct senders, 1 (renewed) and 3, so at t=1 it ushers the process
+    to machine 1 (most free memory it knows): 1 + 9 / 0.5 = 19. Knowing all three others (window 3,
+    or a window that forgets nothing, or forgets the first ever heard rather than the least
+    recently heard), it would choose machine 2: 1 + 9 / 2 = 5.5."""
+    inf = math.inf
+    first = [[inf, 0, 0, 1], [0, inf, 0, 1], [0, 1, inf, 0], [1, 0, 0, inf]]   # 0 hears 1, 2
+    second = [[inf, 0, 0, 1], [0, inf, 0, 1], [1, 0, inf, 0], [0, 0, 1, inf]]  # 0 hears 1, 3
+    machines = [(1.0, 10.0), (0.5, 40.0), (2.0, 100.0), (0.25, 30.0)]
+    rng = ScriptedRng(prefer=[first, second])
+    only_memory = {"load_threshold": 5.0, "info_interval": 0.5}
+    assert_run(run(machines, [(0, 10, 9.5, 0)], rng=rng, mosix_known_machines=2, **only_memory), {0: 19}, 1)
+    assert_run(run(machines, [(0, 10, 9.5, 0)], mosix_known_machines=3, **only_memory), {0: 5.5}, 1)
+
+
+def test_mosix_initial_placement():
+    """Three processes of demand 1 (home machine 0) on machines of speed 1, 0.5, 0.25; load and
+    memory thresholds out of reach, so nothing migrates.
+    home: all on machine 0, each ends at 3. round-robin: machines 0, 1, 2, ending at 1, 2, 4.
+    random with draws 2, 2, 1: two share machine 2 (rate 0.125, end at 8), one alone on machine 1
+    (ends at 2). pvm-on-mosix places round robin whatever mosix_initial says."""
+    machines = [(1.0, BIG), (0.5, BIG), (0.25, BIG)]
+    procs = [(0, 1, 0, 0)] * 3
+    calm = {"load_threshold": 100.0, "memory_threshold": 1.0}
+    assert_run(run(machines, procs, mosix_initial="home", **calm), {0: 3, 1: 3, 2: 3}, 0)
+    assert_run(run(machines, procs, mosix_initial="round-robin", **calm), {0: 1, 1: 2, 2: 4}, 0)
+    random = run(machines, procs, rng=ScriptedRng(integers=[2, 2, 1]), mosix_initial="random", **calm)
+    assert_run(random, {0: 8, 1: 8, 2: 2}, 0)
+    assert_run(run(machines, procs, "pvm-on-mosix", mosix_initial="home", **calm), {0: 1, 1: 2, 2: 4}, 0)
+
+
+# --- opportunity cost ---------------------------------------------------------------------------
+
+# Two speed-1 machines, base 2 (cost_base 'n'), processes without memory: a process's marginal
+# cost on a machine of load l is c(l) = 2**((l + 1) / L) - 2**(l / L). With L = 4:
+# c(0) = 2**0.25 - 1 = 0.18921, c(1) = 2**0.5 - 2**0.25 = 0.22503, c(2) = 2**0.75 - 2**0.5 = 0.26758.
+# Placement (ties to the lower index) at t=0 of processes 0-3: 0 -> m0 (L then 2), 1 -> m1,
+# 2 -> m0 (tie; max load 2, L = 4), 3 -> m1 (c(1) < c(2)). Placed at loads 0, 0, 1, 1.
+# Processes 0 and 2 (demand 1) end at 2; at t=2 machine 1 still sees machine 0 at load 2 (round
+# 1.5): c(2) is dearer than anything on machine 1, no move. Process 4 (demand 10) arrives at 3 and
+# goes to the empty machine 0; machine 1 saw machine 0 empty at 2.5.
+OPPORTUNITY = [(0, 1, 0, 0), (0, 10, 0, 0), (0, 1, 0, 0), (0, 20, 0, 0), (3, 10, 0, 0)]
+
+
+def test_enhanced_mosix_stability_rule():
+    """At t=3 (processes 1 and 3 have done 1.5 each), process 1 was placed at cost c(0) and
+    process 3 at c(1); elsewhere (machine 0 seen empty) each would cost c(0).
+
+    reassign_factor 1.15: c(1) = 0.22503 > 1.15 c(0) = 0.21759, so process 3 moves; c(0) does not
+    exceed 1.15 c(0). Process 1 then ends alone at 3 + 8.5 = 11.5; processes 4 and 3 share machine 0:
+    4 ends at 3 + 20 = 23, when 3 (8.5 left, placed at c(1)) sees machine 1 empty and moves back,
+    ending at 31.5. Two migrations.
+
+    reassign_factor 1.25: c(1) < 1.25 c(0) = 0.23651: nothing ever moves. Process 4 ends at 13,
+    process 1 at 20 and process 3 at 30.
+
+    reassign_factor 1.15 with min_residency 4: at t=3 nobody has stayed 4 s; at 13 machine 1 sees
+    machine 0 at load 1 (c(1) is not above 1.15 c(1)); at 20, alone, process 3 sees machine 0 empty
+    and moves: same completions as with 1.25 and one migration."""
+    common = {0: 2, 2: 2}
+    assert_run(run(TWO, OPPORTUNITY, "enhanced-mosix", reassign_factor=1.15), {**common, 1: 11.5, 3: 31.5, 4: 23}, 2)
+    assert_run(run(TWO, OPPORTUNITY, "enhanced-mosix", reassign_factor=1.25), {**common, 1: 20, 3: 30, 4: 13}, 0)
+    assert_run(run(TWO, OPPORTUNITY, "enhanced-mosix", reassign_factor=1.15, min_residency=4.0),
+               {**common, 1: 20, 3: 30, 4: 13}, 1)
+
+
+def test_enhanced_mosix_greedy_rule():
+    """reassign_rule 'greedy': a process moves when a known machine is cheaper for it than staying
+    is now. At t=3 staying on machine 1 (load 2) costs each c(1), machine 0 (seen empty) c(0):
+    process 1 moves first; machine 1's view of machine 0 then counts it, and for process 3 c(1) is
+    not above c(1). Machine 0: processes 4 and 1 (8.5 left) share: 1 ends at 3 + 17 = 20, 4 at 21.5;
+    process 3 alone ends at 3 + 18.5 = 21.5. At 20 no process finds a cheaper machine."""
+    result = run(TWO, OPPORTUNITY, "enhanced-mosix", reassign_rule="greedy")
+    assert_run(result, {0: 2, 2: 2, 1: 20, 3: 21.5, 4: 21.5}, 1)
+
+
+def test_enhanced_pvm_breaks_ties_toward_the_first_machine():
+    """Machines (1, 10 MB) and (1, 100 MB); A (no memory) costs the same on both (L = 1: 2 - 1) and
+    goes to machine 0, the first; B (9.5 MB) then costs 2**0.95 - 1 + c(1) on machine 0 and
+    2**0.095 - 1 + c(0) on machine 1 and goes there: both run alone and end at 10. Had A gone to
+    machine 1, B would cost 0.654 there against 1.346 on machine 0 and join it (both ending at 20)."""
+    assert_run(run([(1.0, 10.0), (1.0, 100.0)], [(0, 10, 0, 0), (0, 10, 9.5, 0)], "enhanced-pvm"), {0: 10, 1: 10}, 0)
+
+
+def test_cpu_bound_running_max_or_current_changes_an_assignment():
+    """enhanced-pvm on two speed-1 machines of 100 MB, base 2.
+
+    t=0: eight processes without memory, demand 1, alternate machines (ties to machine 0); the
+    largest load reaches 4, so L = 8 (the power of two above it). All end at 4.
+    t=10: q1 (no memory) goes to machine 0 (tie); p (60 MB) to machine 1 (same memory cost, less
+    CPU); q2 (no memory) to machine 0 (tie). Now loads 2 and 1 and L is 4 under 'current' and 8
+    under 'running-max'. Last, r (5 MB, demand 2):
+      memory cost on machine 0: 2**0.05 - 1 = 0.03526, on machine 1: 2**0.65 - 2**0.6 = 0.05345;
+      CPU cost, L = 4: 0.26758 on machine 0, 0.22503 on machine 1 -> machine 1 (0.2785 < 0.3028);
+      CPU cost, L = 8: 2**0.375 - 2**0.25 = 0.10763 and 2**0.25 - 2**0.125 = 0.09870 -> machine 0
+      (0.1429 < 0.1522).
+    current: r shares machine 1 with p, ending at 10 + 2 * 2 = 14 (p then at 22).
+    running-max: r is third on machine 0, ending at 10 + 3 * 2 = 16 (q1, q2 then at 32; p at 20)."""
+    machines = [(1.0, 100.0), (1.0, 100.0)]
+    procs = [(0, 1, 0, 0)] * 8 + [(10, 10, 0, 0), (10, 10, 60, 0), (10, 10, 0, 0), (10, 2, 5, 0)]
+    burst = {k: 4 for k in range(8)}
+    current = run(machines, procs, "enhanced-pvm", cpu_bound="current")
+    assert_run(current, {**burst, 8: 30, 9: 22, 10: 30, 11: 14}, 0)
+    running = run(machines, procs, "enhanced-pvm", cpu_bound="running-max")
+    assert_run(running, {**burst, 8: 32, 9: 20, 10: 32, 11: 16}, 0)
+
+
+# --- optimal ----------------------------------------------------------------------------------------
+
+OPTIMAL_CASE = [(0, 3, 0, 0), (0, 1, 0, 0), (0, 6, 0, 0), (0, 1, 0, 0), (0, 12, 0, 0), (0, 12, 0, 0)]
+
+
+def test_optimal_moves_the_process_with_most_work_left():
+    """Two speed-1 machines; processes 0-5 at t=0 go alternately to machines 0 and 1. Machine 0:
+    demands 3, 6, 12 (processes 0, 2, 4); machine 1: 1, 1, 12 (1, 3, 5). At t=3 processes 1 and 3
+    end; counts 3 and 1, so one process moves: the one with most work left, 4 (11; 0 has 2, 2 has
+    5). Pairs: 0 ends at 3 + 4 = 7 (counts 1 and 2: no gain in moving), 2 alone at 7 + 3 = 10; then
+    machine 1's pair (7.5 left each) is split and both end at 17.5. Moving the least work (process
+    0) would leave 2 and 4 together and end 2 at 13."""
+    assert_run(run(TWO, OPTIMAL_CASE, "optimal"), {0: 7, 1: 3, 2: 10, 3: 3, 4: 17.5, 5: 17.5}, 2)
+
+
+def test_optimal_migrations_are_free():
+    """optimal is the bound with free migration: with migration_cost 5 the case above keeps its
+    completions (stalled 5 s, process 4, with 11 s of work left at t=3, could not end before 19)."""
+    assert_run(run(TWO, OPTIMAL_CASE, "optimal", migration_cost=5.0), {0: 7, 1: 3, 2: 10, 3: 3, 4: 17.5, 5: 17.5}, 2)
+
+
+# --- workloads ------------------------------------------------------------------------------------
+
+def streams(rep: int = 0) -> Streams:
+    return Streams(replication_seed(7, "test-cluster-behaviour", 0, rep))
+
+
+def test_batch_workload():
+    """n_procs processes at t=0 on home_machine mod n; constant demands are demand_value, uniform
+    ones lie in (0, demand_max]; background process k sits on machine k mod n with the period."""
+    params = full_params({"workload": "batch", "n_procs": 5, "home_machine": 7, "demand_value": 42.0,
+                          "background_procs": 5, "background_max_period": 3.0})
+    work = wl.generate(params, streams(), 3)
+    assert [(p.arrival, p.demand, p.home, p.measured) for p in work.procs] == [(0.0, 42.0, 1, True)] * 5
+    assert [(b.machine, b.max_period) for b in work.background] == [(0, 3.0), (1, 3.0), (2, 3.0), (0, 3.0), (1, 3.0)]
+    uniform = wl.generate({**params, "demand_kind": "uniform", "demand_max": 6.0, "n_procs": 200}, streams(), 3)
+    demands = [p.demand for p in uniform.procs]
+    assert 0 < min(demands) and max(demands) <= 6.0 and len(set(demands)) == 200
+
+
+def test_amir_workload_caps_and_parallel_jobs():
+    """Every job parallel (parallel_fraction 1) of 1-3 processes: the processes of one job share
+    arrival, demand, memory and home and arrive together. Demands parallel_cpu_scale / r are at
+    least the scale and at most the cap (here 30, reached when r < 2/3); memory is at most
+    memory_cap_percent of reference_memory_mb (here 50% of 64 MB, reached when m < 1/50)."""
+    params = full_params({"parallel_fraction": 1.0, "parallel_procs_max": 3, "parallel_cpu_scale": 20.0,
+                          "parallel_cpu_cap": 30.0, "memory_cap_percent": 50.0, "arrival_window": 2000.0})
+    work = wl.generate(params, streams(), 6)
+    jobs: dict[int, set] = {}
+    for p in work.procs:
+        jobs.setdefault(p.job, set()).add((p.arrival, p.demand, p.memory, p.home))
+    assert all(len(v) == 1 for v in jobs.values())
+    widths = [len(group) for _, group in work.arrival_groups()]
+    assert set(widths) == {1, 2, 3} and len(widths) == len(jobs)
+    demands = [p.demand for p in work.procs]
+    assert min(demands) >= 20.0 and max(demands) == 30.0
+    assert max(p.memory for p in work.procs) == pytest.approx(32.0)
+    singles = wl.generate({**params, "parallel_fraction": 0.0, "single_cpu_scale": 2.0, "single_cpu_cap": 5.0},
+                          streams(), 6)
+    assert {len(g) for _, g in singles.arrival_groups()} == {1}
+    assert min(p.demand for p in singles.procs) >= 2.0 and max(p.demand for p in singles.procs) == 5.0
+
+
+def test_poisson_workload_measures_from_warmup():
+    """Only jobs arriving at or after warmup are measured."""
+    params = full_params({"workload": "poisson", "warmup": 50.0, "arrival_window": 100.0})
+    work = wl.generate(params, streams(), 1)
+    assert [p.measured for p in work.procs] == [p.arrival >= 50.0 for p in work.procs]
+    assert any(p.measured for p in work.procs) and not all(p.measured for p in work.procs)
