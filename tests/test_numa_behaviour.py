@@ -289,6 +289,19 @@ def test_an_idle_cpu_takes_one_task_from_a_busy_group_even_when_balanced(scenari
     assert [p for p in out.pulls if p[0] < 1000] == [(50.0, 3, 2, 0)]
 
 
+def test_busiest_queue_by_load_average_counts_the_task_whose_slice_ran_out(scenario):
+    """2.6.11 load averages. Only CPU 0 balances, groups {0} | {1,2}, first at t=101. Tasks 0 and
+    1 start on CPU 1 at t=0, tasks 2 and 3 on CPU 2 at t=50. At t=100 task 0's slice runs out:
+    it moves to the expired array, still runnable, so CPU 1's cpu_load stays 256 (it rose from 0
+    to 256 within 9 ticks of t=0); CPU 2's has been 256 since t=59. At t=101 CPU 0, idle, finds
+    {1,2} at 256 against 0 (one task to move); both queues have source load 256, so the busiest
+    is CPU 1, met first, and its expired task 0 moves."""
+    d = dom(range(3), [{0}, {1, 2}], interval=(101, 101))
+    tasks = [T(0, 1, 1000)] * 2 + [T(50, 2, 1000)] * 2
+    out = scenario(one_node(3), [[d], [], []], tasks, load_average="tick")
+    assert out.pulls[0] == (101.0, 0, 1, 0)
+
+
 # -- move_tasks: order, count, array ----------------------------------------------------------------
 def test_move_tasks_takes_expired_first_then_the_tail_and_as_many_as_the_imbalance(scenario):
     """CPU 1 holds tasks 0-3 (nice 0, 100 ms slices): task 0 ran 0-100 and expired, task 1 runs

@@ -228,13 +228,14 @@ class NumaSystem:
                 return
         else:
             task.slice_left = 0.0
-        # timeslice used up: refill and move to the expired array
+        # timeslice used up: refill and move to the expired array (still runnable: the load
+        # average is brought up to date while the task counts)
         if task.trace is not None:
             task.trace.append(("run", rq.cpu, now - task.seg_start))
         task.seg_start = now
+        rq.settle_load(now)
         rq.curr = None
         task.slice_left = task.slice
-        rq.settle_load(now)
         rq.enqueue(task, expired=True)
         self.schedule(rq)
         if self.check is not None:
