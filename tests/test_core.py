@@ -85,6 +85,26 @@ def test_simultaneous_callbacks_fire_in_scheduling_order():
     assert seen == ["early", "a", "b", "spawn", "c", "late"]
 
 
+def test_stop_ends_the_run_after_the_callbacks_already_due():
+    """stop() at t=2: the callback already queued for t=2 still fires, one queued after the stop
+    and a later one do not (and are not counted) until the run is resumed."""
+    engine = Engine()
+    seen = []
+
+    def halt():
+        seen.append("halt")
+        engine.stop()
+        engine.schedule(0.0, lambda: seen.append("after"))
+
+    engine.schedule(2.0, halt)
+    engine.schedule(2.0, lambda: seen.append("queued"))
+    engine.schedule(5.0, lambda: seen.append("later"))
+    engine.run()
+    assert (seen, engine.now, engine.events) == (["halt", "queued"], 2.0, 2)
+    engine.run()
+    assert (seen, engine.now, engine.events) == (["halt", "queued", "after", "later"], 5.0, 4)
+
+
 def test_negative_delay_is_refused():
     engine = Engine()
     with pytest.raises(ValueError, match="Negative delay"):

@@ -377,6 +377,19 @@ def test_attempts_are_counted_while_a_domain_sleeps(scenario):
     assert out.counts == [(300.0, 0, 7, 7, 7), (1000.0, 1, 24, 24, 24)]
 
 
+def test_attempts_are_counted_up_to_the_end_of_the_run(scenario):
+    """The scenario above runs until task 1 ends at t=1100, and every attempt a tick-driven kernel
+    makes by then is counted, whether or not its domain was asleep when the run ended:
+    CPU 0: 8, 24, 56, 120, 184, 248 idle, 376 busy, then idle every 64 ms from 440 to 1080 (11): 18;
+    CPU 1: 0, 16, 48 and 112 to 944 idle (17), then busy from 1000, interval 128: 1072 (18).
+    36 attempts, none of which could move a task."""
+    d = dom({0, 1}, [{0}, {1}], interval=(8, 64), busy_factor=2)
+    out = scenario(one_node(2), [[d], [d]], [T(300, 0, 100), T(1000, 1, 100)])
+    assert out.tasks[1].finished == 1100.0
+    m = out.metrics
+    assert (m["lb_attempts"], m["lb_failed"], m["lb_attempts_live"]) == (36, 36, 0)
+
+
 # -- can_migrate_task: cache-hot tasks ----------------------------------------------------------------
 def test_cache_hot_task_is_refused(scenario):
     """cache_hot_time 10 ms, interval 105 ms. CPU 0 runs task 0; CPU 1 runs task 1 from 0 to 100

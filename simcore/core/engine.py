@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import simpy
+from simpy.core import StopSimulation
 from simpy.events import NORMAL, Event
 
 
@@ -85,6 +86,14 @@ class Engine:
         self.now = self.env._now
         self.events += 1
         timer.callback(timer.arg)
+
+    def stop(self) -> None:
+        """End the current ``run`` once the callbacks already due at this instant have fired (later
+        ones stay queued and are not counted)."""
+        timer = _new_timer(Timer)
+        timer.callbacks = (StopSimulation.callback,)   # SimPy's own way to end a run at an event
+        timer.callback = timer.arg = None
+        self.env.schedule(timer, NORMAL, 0)
 
     def run(self, until: float | None = None) -> None:
         """Run until no event is left, or until simulated time ``until``."""

@@ -255,6 +255,14 @@ class Balancer:
             self.sys.lb_failed += n
             self.sys.lb_dead += n
 
+    def close(self, until: float) -> None:
+        """The run ends at ``until``: count every attempt due by then that was not made, those of
+        sleeping domains and any timer left behind by the end, as ``_settle`` does (nothing is
+        left to move). Attempt counts then cover the whole run, as a tick-driven kernel's would."""
+        for cpu, doms in enumerate(self.pdoms):
+            for dom in doms:
+                self._settle(cpu, dom, until)
+
     def on_state(self, cpu: int, idle: bool) -> None:
         """The CPU went idle or busy: settle dormant domains under the old state, re-arm."""
         if cpu in self.dormant_cpus:

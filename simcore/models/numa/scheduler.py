@@ -57,6 +57,7 @@ class NumaSystem:
         self.done: list[Task] = []
         self.tasks: list[Task] = []
         self.unfinished = 0
+        self.to_finish = -1                   # tasks of the workload not finished; the run ends at 0 (set by the model)
         self.check = None                     # invariant checker, set by the model when asked
         self._run_end = self.run_end          # bound once: timers call it with their run queue
         self._wake = self.wake
@@ -246,6 +247,9 @@ class NumaSystem:
         task.finished = now
         self.done.append(task)
         self.unfinished -= 1
+        self.to_finish -= 1
+        if not self.to_finish:           # the run ends with the workload's last task
+            self.engine.stop()
         self._vacate(rq, task, now, DONE)
 
     def _block(self, rq: RunQueue, task: Task, now: float) -> None:
@@ -268,6 +272,11 @@ class NumaSystem:
         self.schedule(rq)
         if self.check is not None:
             self.check(self)
+
+    def close(self) -> None:
+        """At the end of the run: count the attempts still owed to sleeping domains (see
+        ``Balancer.close``)."""
+        self.balancer.close(self.engine.now)
 
     # -- migration -----------------------------------------------------------------------------
     def pull(self, task: Task, src: RunQueue, dst: RunQueue) -> None:
