@@ -278,6 +278,30 @@ def test_a_cpu_at_the_average_load_does_not_pull(scenario):
     assert [p for p in out.pulls if p[0] < 1000] == []
 
 
+# 2.6.11 load averages: CPU 1 runs tasks created at t=0 (its cpu_load settles on 128 per task),
+# and one more arrives at t=93; at t=100 cpu_load has climbed 7 ticks: 128 below the new load,
+# halved 7 times, is 1 below it.
+def test_an_imbalance_just_below_one_task_is_a_small_imbalance(scenario):
+    """CPU 0 runs task 0 (target load 128); CPU 1 has tasks 1 and 2, and task 3 from t=93, so
+    its source load at t=100 is 383. CPU 0 balances (busy) at t=100: average 255.5, imbalance
+    min(383 - 255.5, 255.5 - 128) = 127.5, below one task (128); the gap 255 is under 2 x 128 and
+    a busy CPU gains no power: balanced, nothing moves (2.6.12: 127 < 128, the same)."""
+    d = dom({0, 1}, [{0}, {1}], interval=(100, 100))
+    tasks = [T(0, 0, 1000)] + [T(0, 1, 1000)] * 2 + [T(93, 1, 1000)]
+    out = scenario(one_node(2), [[d], [d]], tasks, load_average="tick")
+    assert [p for p in out.pulls if p[0] <= 100] == []
+
+
+def test_the_imbalance_in_tasks_rounds_down(scenario):
+    """CPU 0 idle; CPU 1 has tasks 0-2, and task 3 from t=93: source load 511 at t=100. CPU 0
+    balances at t=100: average 255.5, imbalance min(511 - 255.5, 255.5) = 255.5 = 1.996 tasks:
+    one task moves (the tail of CPU 1's queue, task 3), not two."""
+    d = dom({0, 1}, [{0}, {1}], interval=(100, 100))
+    tasks = [T(0, 1, 1000)] * 3 + [T(93, 1, 1000)]
+    out = scenario(one_node(2), [[d], [d]], tasks, load_average="tick")
+    assert [p for p in out.pulls if p[0] <= 100] == [(100.0, 3, 1, 0)]
+
+
 def test_an_idle_cpu_takes_one_task_from_a_busy_group_even_when_balanced(scenario):
     """Only CPU 0 balances, groups {0,1} | {2}; CPU 0 idle, CPUs 1 and 2 two tasks each. At t=50
     (idle): this = (0+256)/2 = 128, busiest 256, average 512/3; imbalance 85.3, gap 128, power

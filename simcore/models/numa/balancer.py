@@ -407,14 +407,14 @@ class Balancer:
         avg = total / dom.total_n
         if this_load >= avg or 100 * max_load <= dom.imbalance_pct * this_load:
             return self._out_balanced(busiest, max_load, idle)
-        imb = min((max_load - avg) * busiest_n, (avg - this_load) * this_n)
-        if imb < SLS - 1:
+        imb = min((max_load - avg) * busiest_n, (avg - this_load) * this_n)   # x 128 = one task
+        if imb < SLS:
             if max_load - this_load >= 2 * SLS:
                 return busiest, 1
             if self._power_gain(max_load, this_load, busiest_n, this_n):
                 return busiest, 1
             return self._out_balanced(busiest, max_load, idle)
-        return busiest, int((imb + 1) // SLS)
+        return busiest, int(imb // SLS)
 
     @staticmethod
     def _power_gain(max_load, this_load, nb, nt) -> bool:
