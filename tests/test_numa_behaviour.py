@@ -439,6 +439,20 @@ def test_cache_hot_tasks_move_after_cache_nice_tries_failures(scenario):
     assert out.pulls[0] == (66.0, 1, 1, 0)
 
 
+def test_newly_idle_success_keeps_the_failure_count(scenario):
+    """cache_hot_time 1000 ms, interval 21 to 40 ms, groups {0} | {1} | {2}, with newly-idle
+    balancing; only CPU 0 balances. CPU 0 runs task 0 (50 ms); CPUs 1 and 2 run tasks 1-4 and
+    5-8 of nice 19 (5 ms slices, period 20, all hot).
+    t=21, 43: CPU 0 (busy) finds one task to move from CPU 1, all hot: failures 1, 2.
+    t=50: task 0 ends; newly idle, CPU 0 takes the expired task 1 from CPU 1 (hotness ignored).
+    2.6.11's newly-idle balancing leaves the failure count alone, so at t=66 (busy: 128 against
+    CPU 2's 512, one task) two failures exceed cache_nice_tries and CPU 2's expired task 5 moves."""
+    d = dom(range(3), [{0}, {1}, {2}], flags=(LB, NI), interval=(21, 40))
+    tasks = [T(0, 0, 50)] + [T(0, 1, 1000, nice=19)] * 4 + [T(0, 2, 1000, nice=19)] * 4
+    out = scenario(one_node(3), [[d], [], []], tasks, cache_hot_time_cpu=1000.0)
+    assert out.pulls[:2] == [(50.0, 1, 1, 0), (66.0, 5, 2, 0)]
+
+
 @pytest.mark.parametrize("ignores, first", [(True, (53.0, 1, 1, 0)), (False, (159.0, 0, 1, 0))])
 def test_an_idle_cpu_ignores_cache_hotness(scenario, ignores, first):
     """cache_hot_time 1000 ms, interval 53 ms; tasks 0 and 1 (nice 19, 5 ms slices) share CPU 1,

@@ -504,7 +504,8 @@ class Balancer:
         return 0
 
     def newidle(self, rq) -> None:
-        """``idle_balance``: bottom-up over newly-idle domains, stop at the first that pulls."""
+        """``idle_balance``: bottom-up over newly-idle domains, stop at the first that pulls (no
+        domain state changes: 2.6.11's load_balance_newidle keeps no books but the counters)."""
         sys = self.sys
         cpu = rq.cpu
         for dom in self.doms[cpu]:
@@ -521,8 +522,7 @@ class Balancer:
                 busiest = self.find_busiest_queue(group)
                 if busiest.nr_running > 1:
                     moved = self.move_tasks(busiest, rq, imb, dom, NEWLY_IDLE)
-            if moved:
-                dom.failed = 0
+            if moved:               # 2.6.11 leaves nr_balance_failed and the interval as they are
                 return
             sys.lb_failed += 1
 
