@@ -292,6 +292,15 @@ def test_an_imbalance_just_below_one_task_is_a_small_imbalance(scenario):
     assert [p for p in out.pulls if p[0] <= 100] == []
 
 
+def test_an_idle_cpu_moves_one_task_for_an_imbalance_just_below_one(scenario):
+    """CPU 0 idle; CPU 1 runs task 0, and task 1 from t=93: source load 255 at t=100. CPU 0
+    balances at t=100: average 127.5, imbalance 127.5, below one task (rounded down it would be
+    none); the power test gains: now 128, after the move 127 + 128 = 255: one task, task 1."""
+    d = dom({0, 1}, [{0}, {1}], interval=(100, 100))
+    out = scenario(one_node(2), [[d], [d]], [T(0, 1, 1000), T(93, 1, 1000)], load_average="tick")
+    assert [p for p in out.pulls if p[0] <= 100] == [(100.0, 1, 1, 0)]
+
+
 def test_the_imbalance_in_tasks_rounds_down(scenario):
     """CPU 0 idle; CPU 1 has tasks 0-2, and task 3 from t=93: source load 511 at t=100. CPU 0
     balances at t=100: average 255.5, imbalance min(511 - 255.5, 255.5) = 255.5 = 1.996 tasks:
