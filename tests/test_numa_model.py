@@ -121,20 +121,21 @@ def test_single_cpu_is_round_robin(dist):
     assert res.metrics["mean_turnaround"] == pytest.approx(sum(expect) / 5)
 
 
-def test_single_cpu_nice_slices():
-    """Unequal nice: each task gets its O(1) slice per round (nice 10 -> 50 ms, nice 0 -> 100 ms)."""
+@pytest.mark.parametrize("rep, first_nice", [(0, 10), (1, 0)])
+def test_single_cpu_nice_slices(rep, first_nice):
+    """Unequal nice on one CPU, 200 ms each: nice 0 gets 100 ms slices at priority 120, nice 10
+    50 ms slices at 130. Nice 0 first: it runs 0-100 and expires, nice 10 runs 100-150 and
+    expires, the arrays swap, nice 0 runs 150-250 and ends, nice 10 runs 250-400 in three slices.
+    Nice 10 first: nice 0, created next at t=0, preempts it at once, and the same schedule follows.
+    Replications 0 and 1 of the test streams draw the two creation orders."""
     params = full_params({"topology": "x", "n_tasks": 2, "arrival": "batch", "io_task_fraction": 0.0,
                           "n_nice0": 1, "nice_min": 10, "nice_max": 10, "demand_dist": "constant",
                           "mean_demand": 200.0, "creation_cpu": 0, "check_invariants": True})
-    work = make_workload(params, streams(), 1)
-    res = simulate(params, work, "linux-2level", streams(), machine=ONE_CPU, domains_for=domains_for)
-    nice0 = next(t for t in res.tasks if t.spec.nice == 0)
-    nice10 = next(t for t in res.tasks if t.spec.nice == 10)
-    # if nice 0 is task 0: 0-100 A, 100-150 B, swap, 150-250 A done; B 250-400 (three 50 ms slices)
-    if nice0.tid == 0:
-        assert (nice0.finished, nice10.finished) == pytest.approx((250.0, 400.0))
-    else:  # B first: 0-50 B, 50-150 A ... A is higher priority once both are active
-        assert nice0.finished < nice10.finished
+    work = make_workload(params, streams(rep), 1)
+    assert work[0].nice == first_nice
+    res = simulate(params, work, "linux-2level", streams(rep), machine=ONE_CPU, domains_for=domains_for)
+    finished = {t.spec.nice: t.finished for t in res.tasks}
+    assert finished == {0: pytest.approx(250.0), 10: pytest.approx(400.0)}
 
 
 @pytest.mark.parametrize("machine", [ONE_NODE, FLAT])

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import simpy
+from simpy.core import StopSimulation
 from simpy.events import NORMAL, Event
 
 
@@ -32,10 +33,6 @@ class Timer(Event):
         if self.callbacks is not None:  # None: already fired
             self.callbacks = ()
 
-    @property
-    def cancelled(self) -> bool:
-        return self.callbacks == ()
-
 
 _new_timer = Timer.__new__
 
@@ -43,18 +40,19 @@ _new_timer = Timer.__new__
 class Engine:
     """SimPy environment plus an event counter and cancellable timers.
 
-    ``events`` counts the callbacks that fired (cancelled timers are not counted).
+    ``now`` is the simulated time, the clock models read: the engine sets it as it fires each
+    callback and when a run stops (a plain attribute, as cheap to read as SimPy's private clock,
+    which only the engine touches). Callbacks due at the same time fire in the order they were
+    scheduled (SimPy's queue orders by time, then by insertion). ``events`` counts the callbacks
+    that fired (cancelled timers are not counted).
     """
 
     def __init__(self) -> None:
         self.env = simpy.Environment()
+        self.now = 0.0
         self.events = 0
         self._fire0 = (self._call0,)
         self._fire1 = (self._call1,)
-
-    @property
-    def now(self) -> float:
-        return self.env._now
 
     def schedule(self, delay: float, callback: Callable[[], None]) -> Timer:
         """Call ``callback()`` after ``delay`` time units unless the returned timer is cancelled."""
@@ -80,13 +78,24 @@ class Engine:
         return timer
 
     def _call0(self, timer: Timer) -> None:
+        self.now = self.env._now
         self.events += 1
         timer.callback()
 
     def _call1(self, timer: Timer) -> None:
+        self.now = self.env._now
         self.events += 1
         timer.callback(timer.arg)
+
+    def stop(self) -> None:
+        """End the current ``run`` once the callbacks already due at this instant have fired (later
+        ones stay queued and are not counted)."""
+        timer = _new_timer(Timer)
+        timer.callbacks = (StopSimulation.callback,)   # SimPy's own way to end a run at an event
+        timer.callback = timer.arg = None
+        self.env.schedule(timer, NORMAL, 0)
 
     def run(self, until: float | None = None) -> None:
         """Run until no event is left, or until simulated time ``until``."""
         self.env.run(until=until)
+        self.now = self.env._now

@@ -36,6 +36,22 @@ _FLAG_BITS = {"LOAD_BALANCE": 1, "BALANCE_NEWIDLE": 2, "BALANCE_EXEC": 4, "WAKE_
 _FLAG_CACHE: dict = {}
 
 
+def due(last: float, dom: "Dom", idle: bool, tick: float) -> float:
+    """The tick of ``dom``'s attempt after one at ``last``: rebalance_tick's interval later, i.e.
+    ``balance_interval``, times ``busy_factor`` unless the CPU is idle, at least one tick; rounded
+    up to a tick boundary as ``on_tick`` does (inlined: this is the hottest helper).
+    ``due(0.0, ...)``: the interval in whole ticks. The one place of this arithmetic: the timers,
+    the due test and the counting of a sleeping domain's attempts must agree, or a CPU re-arms
+    at the instant it fired."""
+    ivl = dom.interval if idle else dom.interval * dom.busy_factor
+    return math.ceil((last + (ivl if ivl > tick else tick)) / tick - 1e-9) * tick
+
+
+def on_tick(t: float, tick: float) -> float:
+    """The first tick boundary at or after ``t`` (1e-9 ms absorbs rounding)."""
+    return math.ceil(t / tick - 1e-9) * tick
+
+
 def has_flag(domain, name: str) -> bool:
     """Whether ``domain.flags`` holds ``name`` (e.g. "BALANCE_NEWIDLE"); accepts ints, strings, sets.
     Answers for hashable flags (ints, strings, frozensets: every domain of a run shares a few) are kept."""
@@ -106,6 +122,7 @@ class Balancer:
 
     def __init__(self, system, domains, policy, params: dict):
         self.sys = system
+        self.engine = system.engine
         self.policy = policy
         self.tick = float(params["tick"])
         self.idle_ignores_hot = bool(params["idle_ignores_cache_hot"])
@@ -146,51 +163,40 @@ class Balancer:
             self.arm(c)
 
     # -- timing --------------------------------------------------------------------------------
-    # The hot paths below inline these two helpers with the same arithmetic.
-    def _ivl(self, dom: Dom, idle: bool) -> float:
-        ivl = dom.interval if idle else dom.interval * dom.busy_factor
-        return max(self.tick, ivl)
-
-    def _on_tick(self, t: float) -> float:
-        return math.ceil(t / self.tick - 1e-9) * self.tick
-
     def arm(self, cpu: int) -> None:
         """(Re)set the CPU's timer to its earliest due domain if that is earlier than the current one."""
         idle = not self.sys.busy[cpu]
         tick = self.tick
-        due = math.inf
+        at = math.inf
         for dom in self.pdoms[cpu]:
             if not dom.dormant and (idle or dom.busy_ok):
-                ivl = dom.interval if idle else dom.interval * dom.busy_factor
-                t = dom.last + (ivl if ivl > tick else tick)
-                if t < due:
-                    due = t
-        if due == math.inf:
+                t = due(dom.last, dom, idle, tick)
+                if t < at:
+                    at = t
+        if at == math.inf:
             return
-        now = self.sys._env._now
-        if now > due:
-            due = now
-        due = math.ceil(due / tick - 1e-9) * tick
-        if due < self.timer_at[cpu] - 1e-9:
+        now = self.engine.now
+        if now > at:                  # overdue: the next tick
+            at = on_tick(now, tick)
+        if at < self.timer_at[cpu] - 1e-9:
             if self.timers[cpu] is not None:
                 self.timers[cpu].cancel()
-            self.timers[cpu] = self.sys.engine.call(max(due - now, 0.0), self._fire, cpu)
-            self.timer_at[cpu] = due
+            self.timers[cpu] = self.engine.call(max(at - now, 0.0), self._fire, cpu)
+            self.timer_at[cpu] = at
 
     def fire(self, cpu: int) -> None:
         """``rebalance_tick`` at a tick where some domain of ``cpu`` may be due."""
         sys = self.sys
         self.timers[cpu] = None
         self.timer_at[cpu] = math.inf
-        now = sys._env._now
+        now = self.engine.now
         idle = not sys.busy[cpu]
         tick = self.tick
         moved_any = False
         for dom in self.pdoms[cpu]:
             if dom.dormant or not (idle or dom.busy_ok):
                 continue
-            ivl = dom.interval if idle else dom.interval * dom.busy_factor
-            if now + 1e-9 < math.ceil((dom.last + (ivl if ivl > tick else tick)) / tick - 1e-9) * tick:
+            if now + 1e-9 < due(dom.last, dom, idle, tick):
                 continue
             movable = self._movable(cpu, dom)
             if not movable:                   # a certain failure (counted, and done, all the same)
@@ -231,19 +237,16 @@ class Balancer:
         n = 0
         limit = until + 1e-9
         while True:
-            ivl = dom.interval if idle else dom.interval * dom.busy_factor
-            if not ivl > tick:
-                ivl = tick
-            due = math.ceil((t + ivl) / tick - 1e-9) * tick
-            if due > limit:
+            at = due(t, dom, idle, tick)
+            if at > limit:
                 break
-            if dom.interval >= dom.max_interval:
-                step = math.ceil(ivl / tick - 1e-9) * tick
+            if dom.interval >= dom.max_interval:   # the interval no longer changes: count whole steps
+                step = due(0.0, dom, idle, tick)
                 k = int((until + 1e-9 - t) // step)
                 t += k * step
                 n += k
                 break
-            t = due
+            t = at
             n += 1
             dom.interval *= 2
         dom.last = t
@@ -252,31 +255,31 @@ class Balancer:
             self.sys.lb_failed += n
             self.sys.lb_dead += n
 
+    def close(self, until: float) -> None:
+        """The run ends at ``until``: count every attempt due by then that was not made, those of
+        sleeping domains and any timer left behind by the end, as ``_settle`` does (nothing is
+        left to move). Attempt counts then cover the whole run, as a tick-driven kernel's would."""
+        for cpu, doms in enumerate(self.pdoms):
+            for dom in doms:
+                self._settle(cpu, dom, until)
+
     def on_state(self, cpu: int, idle: bool) -> None:
         """The CPU went idle or busy: settle dormant domains under the old state, re-arm."""
         if cpu in self.dormant_cpus:
-            now = self.sys._env._now
+            now = self.engine.now
             was_idle = not idle          # settle under the old state
             tick = self.tick
             limit = now + 1e-9
             for dom in self.pdoms[cpu]:  # only periodic domains go dormant
-                if dom.dormant:
-                    if not (was_idle or dom.busy_ok):
-                        self._settle(cpu, dom, now, was_idle)
-                        continue
-                    # _settle's first test, inlined: nothing to count if no attempt is due yet
-                    ivl = dom.interval if was_idle else dom.interval * dom.busy_factor
-                    if not ivl > tick:
-                        ivl = tick
-                    if math.ceil((dom.last + ivl) / tick - 1e-9) * tick > limit:
-                        continue
+                # nothing to count when no attempt has come due (_settle's first test)
+                if dom.dormant and (not (was_idle or dom.busy_ok) or due(dom.last, dom, was_idle, tick) <= limit):
                     self._settle(cpu, dom, now, was_idle)
         if idle:
             self.arm(cpu)
 
     def on_overload(self, src: int) -> None:
         """CPU ``src`` now has a second runnable task: wake dormant domains whose span holds it."""
-        now = self.sys._env._now
+        now = self.engine.now
         busy = self.sys.busy
         tick = self.tick
         limit = now + 1e-9
@@ -289,10 +292,7 @@ class Balancer:
                 if dom.dormant:
                     if src in dom.span:
                         idle = not busy[cpu]
-                        ivl = dom.interval if idle else dom.interval * dom.busy_factor
-                        if not ivl > tick:
-                            ivl = tick
-                        if not (idle or dom.busy_ok) or math.ceil((dom.last + ivl) / tick - 1e-9) * tick <= limit:
+                        if not (idle or dom.busy_ok) or due(dom.last, dom, idle, tick) <= limit:
                             self._settle(cpu, dom, now, idle)
                         dom.dormant = False
                         woke = True
@@ -309,7 +309,7 @@ class Balancer:
         as two lists. The caller must not change them (wide domains share cached ones)."""
         sys = self.sys
         rqs = sys.rqs
-        now = sys._env._now
+        now = self.engine.now
         if dom.matrix is not None:
             return self._wide_loads(dom.matrix, now)
         instant = self.instant
@@ -389,7 +389,7 @@ class Balancer:
         local = dom.local
         sizes = dom.sizes
         if dom.matrix is not None:   # group_loads(dom), without its dispatch
-            ss, ts = self._wide_loads(dom.matrix, self.sys._env._now)
+            ss, ts = self._wide_loads(dom.matrix, self.engine.now)
         else:
             ss, ts = self.group_loads(dom)
         for i, s in enumerate(ss):
@@ -407,14 +407,14 @@ class Balancer:
         avg = total / dom.total_n
         if this_load >= avg or 100 * max_load <= dom.imbalance_pct * this_load:
             return self._out_balanced(busiest, max_load, idle)
-        imb = min((max_load - avg) * busiest_n, (avg - this_load) * this_n)
-        if imb < SLS - 1:
+        imb = min((max_load - avg) * busiest_n, (avg - this_load) * this_n)   # x 128 = one task
+        if imb < SLS:
             if max_load - this_load >= 2 * SLS:
                 return busiest, 1
             if self._power_gain(max_load, this_load, busiest_n, this_n):
                 return busiest, 1
             return self._out_balanced(busiest, max_load, idle)
-        return busiest, int((imb + 1) // SLS)
+        return busiest, int(imb // SLS)
 
     @staticmethod
     def _power_gain(max_load, this_load, nb, nt) -> bool:
@@ -438,7 +438,7 @@ class Balancer:
         return None, 0
 
     def find_busiest_queue(self, group):
-        rqs, now = self.sys.rqs, self.sys.now
+        rqs, now = self.sys.rqs, self.engine.now
         best, best_load = None, -1.0
         for c in group:
             load = rqs[c].loads(now)[0]
@@ -454,7 +454,7 @@ class Balancer:
             return True
         if self.idle_ignores_hot and idle != NOT_IDLE:
             return True
-        return self.sys.now - task.last_ran >= dom.cache_hot_time
+        return self.engine.now - task.last_ran >= dom.cache_hot_time
 
     def move_tasks(self, src, dst, max_nr: int, dom: Dom, idle: int) -> int:
         moved = 0
@@ -504,7 +504,8 @@ class Balancer:
         return 0
 
     def newidle(self, rq) -> None:
-        """``idle_balance``: bottom-up over newly-idle domains, stop at the first that pulls."""
+        """``idle_balance``: bottom-up over newly-idle domains, stop at the first that pulls (no
+        domain state changes: 2.6.11's load_balance_newidle keeps no books but the counters)."""
         sys = self.sys
         cpu = rq.cpu
         for dom in self.doms[cpu]:
@@ -521,8 +522,7 @@ class Balancer:
                 busiest = self.find_busiest_queue(group)
                 if busiest.nr_running > 1:
                     moved = self.move_tasks(busiest, rq, imb, dom, NEWLY_IDLE)
-            if moved:
-                dom.failed = 0
+            if moved:               # 2.6.11 leaves nr_balance_failed and the interval as they are
                 return
             sys.lb_failed += 1
 

@@ -232,6 +232,7 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
     if params["check_invariants"]:
         system.check = invariants.check
     tasks = [Task(spec, params, trace, draws) for spec in workload]
+    system.to_finish = len(tasks)
     order = sorted(range(len(tasks)), key=lambda i: (tasks[i].spec.created, i))
 
     def arrive(j: int) -> None:
@@ -241,6 +242,7 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
 
     engine.schedule(tasks[order[0]].spec.created, lambda: arrive(0))
     engine.run()
+    system.close()
     if params["check_invariants"]:
         invariants.check_final(system)
     elif system.unfinished:

@@ -128,11 +128,6 @@ class RunQueue:
         self.n_queued -= 1
         return task
 
-    def best_prio(self) -> int:
-        """Highest (numerically lowest) priority among queued active tasks, or 140."""
-        bm = self.bitmaps[0]
-        return 100 + (bm & -bm).bit_length() - 1 if bm else 140
-
     def migration_candidates(self):
         """Queued tasks in move_tasks order: expired array first, then active; by priority, tail first."""
         for a in (1, 0):
@@ -142,8 +137,3 @@ class RunQueue:
                 i = (bm & -bm).bit_length() - 1
                 bm &= bm - 1
                 yield from reversed(list(arr[i]))
-
-    def queued(self):
-        for arr in self.arrays:
-            for lst in arr:
-                yield from lst

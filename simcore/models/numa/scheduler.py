@@ -57,8 +57,8 @@ class NumaSystem:
         self.done: list[Task] = []
         self.tasks: list[Task] = []
         self.unfinished = 0
+        self.to_finish = -1                   # tasks of the workload not finished; the run ends at 0 (set by the model)
         self.check = None                     # invariant checker, set by the model when asked
-        self._env = engine.env
         self._run_end = self.run_end          # bound once: timers call it with their run queue
         self._wake = self.wake
         for rq in self.rqs:
@@ -72,7 +72,7 @@ class NumaSystem:
 
     @property
     def now(self) -> float:
-        return self._env._now
+        return self.engine.now
 
     # -- nr_running bookkeeping ---------------------------------------------------------------
     def nr_changed(self, rq: RunQueue) -> None:
@@ -104,7 +104,7 @@ class NumaSystem:
     def wake(self, task: Task) -> None:
         """I/O completion: the task is woken on the CPU it last ran on (no waker task to pull it)."""
         task.io_wait = 0.0
-        now = self._env._now
+        now = self.engine.now
         if task.trace is not None:
             task.trace.append(("io", -1, now - task.seg_start))
         task.seg_start = now
@@ -114,7 +114,7 @@ class NumaSystem:
 
     def activate(self, task: Task, cpu: int, expired: bool = False) -> None:
         rq = self.rqs[cpu]
-        now = self._env._now
+        now = self.engine.now
         rq.settle_load(now)
         rq.enqueue(task, expired)
         task.seg_start = now
@@ -128,7 +128,7 @@ class NumaSystem:
             if rq.n_queued:
                 self.schedule(rq)
         else:
-            bm = rq.bitmaps[0]   # rq.best_prio(), inlined
+            bm = rq.bitmaps[0]   # the best queued priority is 100 + the index of the lowest set bit
             if bm and 100 + (bm & -bm).bit_length() - 1 < curr.prio:
                 self.preempt(rq)
 
@@ -152,9 +152,9 @@ class NumaSystem:
             self._on_state(cpu, False)
 
     def run(self, rq: RunQueue, task: Task) -> None:
-        now = self._env._now
+        now = self.engine.now
         cpu = rq.cpu
-        if task.state != RUNNING:   # task.record("wait", cpu, now), inlined
+        if task.state != RUNNING:   # close the wait segment
             if task.trace is not None:
                 task.trace.append(("wait", cpu, now - task.seg_start))
             task.seg_start = now
@@ -193,7 +193,7 @@ class NumaSystem:
         """Stop the current task and put it back at the head of its active list."""
         task = rq.curr
         rq.timer.cancel()
-        now = self._env._now
+        now = self.engine.now
         self._account(rq, task, now)
         if task.trace is not None:
             task.trace.append(("run", rq.cpu, now - task.seg_start))
@@ -209,23 +209,9 @@ class NumaSystem:
     def run_end(self, rq: RunQueue) -> None:
         """The current task's burst or timeslice is over."""
         task = rq.curr
-        now = self._env._now
-        # self._account(rq, task, now), inlined (the hottest path)
-        elapsed = now - rq.run_start
-        f = rq.run_factor
-        burst_end = f < 0
-        work = elapsed / (-f if burst_end else f)
-        task.slice_left -= elapsed
-        task.burst_left -= work
-        task.cpu_time += elapsed
-        lvl = rq.lrow[task.home]
-        lt = task.level_time
-        lt[lvl] = lt.get(lvl, 0.0) + elapsed
-        self.delivered += elapsed
-        self.work += work
-        task.last_ran = now
-        rq.run_start = now
-        if burst_end:
+        now = self.engine.now
+        self._account(rq, task, now)
+        if rq.run_factor < 0:      # the burst is over (see run)
             task.burst_left = 0.0
             if task.demand_left <= 0.0:
                 self._finish(rq, task, now)
@@ -243,57 +229,63 @@ class NumaSystem:
                 return
         else:
             task.slice_left = 0.0
-        # timeslice used up: refill and move to the expired array
+        # timeslice used up: refill and move to the expired array (still runnable: the load
+        # average is brought up to date while the task counts)
         if task.trace is not None:
             task.trace.append(("run", rq.cpu, now - task.seg_start))
         task.seg_start = now
+        rq.settle_load(now)
         rq.curr = None
         task.slice_left = task.slice
-        rq.settle_load(now)
         rq.enqueue(task, expired=True)
         self.schedule(rq)
         if self.check is not None:
             self.check(self)
 
     def _finish(self, rq: RunQueue, task: Task, now: float) -> None:
+        """The current task has served its whole demand."""
+        task.finished = now
+        self.done.append(task)
+        self.unfinished -= 1
+        self.to_finish -= 1
+        if not self.to_finish:           # the run ends with the workload's last task
+            self.engine.stop()
+        self._vacate(rq, task, now, DONE)
+
+    def _block(self, rq: RunQueue, task: Task, now: float) -> None:
+        """The current task starts an I/O wait; it wakes on this CPU when the wait is over."""
+        task.next_burst()
+        wait = task.draw_io()
+        task.io_wait = wait
+        self.engine.call(wait, self._wake, task)
+        self._vacate(rq, task, now, BLOCKED)
+
+    def _vacate(self, rq: RunQueue, task: Task, now: float, state: str) -> None:
+        """The current task leaves the CPU and its run queue (``state``: done or blocked); run the next."""
         if task.trace is not None:
             task.trace.append(("run", rq.cpu, now - task.seg_start))
         task.seg_start = now
         rq.settle_load(now)
         rq.curr = None
-        task.state = DONE
-        task.finished = now
-        self.done.append(task)
-        self.unfinished -= 1
+        task.state = state
         self.nr_changed(rq)
         self.schedule(rq)
         if self.check is not None:
             self.check(self)
 
-    def _block(self, rq: RunQueue, task: Task, now: float) -> None:
-        if task.trace is not None:
-            task.trace.append(("run", rq.cpu, now - task.seg_start))
-        task.seg_start = now
-        rq.settle_load(now)
-        rq.curr = None
-        task.state = BLOCKED
-        task.next_burst()
-        wait = task.draw_io()
-        task.io_wait = wait
-        self.nr_changed(rq)
-        self.engine.call(wait, self._wake, task)
-        self.schedule(rq)
-        if self.check is not None:
-            self.check(self)
+    def close(self) -> None:
+        """At the end of the run: count the attempts still owed to sleeping domains (see
+        ``Balancer.close``)."""
+        self.balancer.close(self.engine.now)
 
     # -- migration -----------------------------------------------------------------------------
     def pull(self, task: Task, src: RunQueue, dst: RunQueue) -> None:
         """Move a queued task from ``src`` to the same array of ``dst`` (no dispatch here)."""
-        now = self._env._now
+        now = self.engine.now
         src.settle_load(now)
         dst.settle_load(now)
         src.dequeue(task)
-        if task.trace is not None:   # task.record("wait", src.cpu, now), inlined
+        if task.trace is not None:   # close the wait segment on the source CPU
             task.trace.append(("wait", src.cpu, now - task.seg_start))
         task.seg_start = now
         dst.enqueue(task, task.expired)
@@ -315,7 +307,7 @@ class NumaSystem:
         dom = self.balancer.exec_domain(parent)
         if dom is None:
             return parent
-        now = self._env._now
+        now = self.engine.now
         min_load, min_cpu = math.inf, parent
         for c in dom.cpus:
             load = self.rqs[c].loads(now)[1]
@@ -327,7 +319,3 @@ class NumaSystem:
         if min_load * (100 + (dom.imbalance_pct - 100) // 2) < this * 100:
             return min_cpu
         return parent
-
-    def _checked(self) -> None:
-        if self.check is not None:
-            self.check(self)

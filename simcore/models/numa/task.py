@@ -1,8 +1,9 @@
 """Tasks: their fixed description (drawn once per replication) and their run-time state.
 
 A task's CPU bursts and I/O waits come from its own generator, seeded from the workload
-stream, and are drawn in the task's own order (burst, [I/O], burst, ...). What a task draws
-therefore never depends on the policy or on other tasks (common random numbers).
+stream, and are drawn in the task's own order: its first burst at creation, and when a burst
+ends in I/O, the next burst and then the I/O wait. What a task draws therefore never depends on
+the policy or on other tasks (common random numbers).
 """
 
 from __future__ import annotations
@@ -131,10 +132,4 @@ class Task:
     def draw_io(self) -> float:
         """Length of the I/O wait that follows the current burst, ms."""
         return self.mean_io * self._exp()
-
-    def record(self, kind: str, cpu: int, now: float) -> None:
-        """Close the open trace segment (wait/run/io) at ``now``."""
-        if self.trace is not None:
-            self.trace.append((kind, cpu, now - self.seg_start))
-        self.seg_start = now
 

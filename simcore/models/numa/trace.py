@@ -11,11 +11,6 @@ from __future__ import annotations
 from simcore.models.numa.task import Task
 
 
-def segments(task: Task) -> list[tuple[str, int, float]]:
-    """(kind, cpu, duration ms) with kind in {"wait", "run", "io"}; cpu is -1 for I/O."""
-    return list(task.trace or ())
-
-
 def format_trace(task: Task, name: str | None = None, far=None) -> str:
     """``P10.wait(1384) - P10.run(79) - IO(21) - ...`` (times rounded to ms), optionally prefixed;
     segments on CPUs for which ``far(cpu)`` holds are wrapped in ``**`` (mehta's bold), except the

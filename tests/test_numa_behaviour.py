@@ -1,0 +1,557 @@
+"""The numa model's decision rules, one scripted scenario each, outcomes derived by hand.
+
+Every scenario builds a tiny machine, gives each CPU the sched domains it needs (a CPU with no
+domain never balances), creates CPU-bound tasks at given times on given CPUs and runs the model
+to the end. Unless a test says otherwise: loads are instantaneous (nr_running x 128), memory is
+not slower anywhere, new tasks stay on their parent's CPU, nothing is cache-hot, a nice-0
+timeslice is 100 ms, and the invariants are checked after every event.
+
+Timing facts the derivations use (docs/linux26-scheduler.md, "Periodic balancing"):
+- a domain's first attempt is due ``min_interval`` after its ``last`` balance, which starts at
+  ``-floor(1000 * cpu / ncpus)`` (the kernel's stagger): on two CPUs CPU 0 starts at 0 and CPU 1
+  at -500, so CPU 1's first attempt happens at t = 0, before any task exists;
+- while the CPU runs a task the interval is multiplied by ``busy_factor``;
+- simultaneous events fire in the order they were scheduled, and the balancing timers set up
+  with the machine come before the first task's creation.
+
+``pulls`` lists every migration as (time, task, from CPU, to CPU).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import pytest
+
+from simcore.core.rng import Streams, replication_seed
+from simcore.models.numa import full_params, simulate
+from simcore.models.numa.scheduler import NumaSystem
+from simcore.models.numa.task import Draws, TaskSpec
+from simcore.topology.domains import Domain
+from simcore.topology.machine import make_machine
+
+LB, NI, EX = "LOAD_BALANCE", "BALANCE_NEWIDLE", "BALANCE_EXEC"
+
+
+# -- scenario building ------------------------------------------------------------------------
+class T(NamedTuple):
+    """A scripted task: created at ``at`` ms on CPU ``cpu`` with ``demand`` ms of CPU work."""
+
+    at: float
+    cpu: int
+    demand: float
+    nice: int = 0
+    io: bool = False
+
+
+def dom(span, groups, *, flags=(LB,), interval=(50, 50), busy_factor=1, imbalance_pct=125, cache_nice_tries=1,
+        name="cpu") -> Domain:
+    """A sched domain; ``interval`` is (min_interval, max_interval) in ms. Its cache-hot time comes
+    from the run's parameters (``cache_hot_time_cpu`` for a domain named "cpu")."""
+    return Domain(0, name, frozenset(span), tuple(frozenset(g) for g in groups), interval[0], interval[1],
+                  busy_factor, imbalance_pct, 0.0, cache_nice_tries, frozenset(flags))
+
+
+def one_node(cpus: int):
+    return make_machine("test", f"flat-{cpus}", [cpus], [[10]])
+
+
+def nodes(n: int, remote: int = 20):
+    """``n`` nodes of one CPU each, every remote distance ``remote``."""
+    return make_machine("test", f"nodes-{n}", [1] * n, [[10 if i == j else remote for j in range(n)] for i in range(n)])
+
+
+class Outcome(NamedTuple):
+    tasks: list
+    metrics: dict
+    pulls: list        # (time, task, from CPU, to CPU) of every migration
+    counts: list       # (time, task, lb_attempts, lb_failed, lb_dead) right after each task's creation
+
+
+@pytest.fixture
+def scenario(monkeypatch):
+    """``scenario(machine, domains, tasks, policy="linux-2level", draws=None, **params) -> Outcome``."""
+    pulls, counts = [], []
+    pull, create = NumaSystem.pull, NumaSystem.create
+
+    def spy_pull(self, task, src, dst):
+        pulls.append((self.now, task.tid, src.cpu, dst.cpu))
+        pull(self, task, src, dst)
+
+    def spy_create(self, task):
+        create(self, task)
+        counts.append((self.now, task.tid, self.lb_attempts, self.lb_failed, self.lb_dead))
+
+    monkeypatch.setattr(NumaSystem, "pull", spy_pull)
+    monkeypatch.setattr(NumaSystem, "create", spy_create)
+
+    def run(machine, domains, tasks, policy="linux-2level", draws=None, **params):
+        pulls.clear()
+        counts.clear()
+        params = full_params({"topology": "scripted", "n_tasks": len(tasks), "memory_stall_fraction": 0.0,
+                              "placement": "parent", "load_average": "instant", "cache_hot_time_cpu": 0.0,
+                              "cache_hot_time_node": 0.0, "check_invariants": True, **params})
+        specs = [TaskSpec(i, float(t.at), t.nice, float(t.demand), t.cpu, t.io, i) for i, t in enumerate(tasks)]
+        res = simulate(params, specs, policy, Streams(replication_seed(1, "scripted", 0, 0)), machine=machine,
+                       domains_for=lambda m, builder: domains, trace=True, draws=draws)
+        return Outcome(res.tasks, res.metrics, list(pulls), list(counts))
+
+    return run
+
+
+def segments(task) -> list[tuple[str, int, float, float]]:
+    """The task's trace as (kind, cpu, start, end), times in ms."""
+    out, t = [], task.spec.created
+    for kind, cpu, d in task.trace:
+        out.append((kind, cpu, t, t + d))
+        t += d
+    return out
+
+
+def runs(task) -> list[tuple[int, float, float]]:
+    """(cpu, start, end) of each stretch the task ran (zero-length ones left out)."""
+    return [(cpu, pytest.approx(a), pytest.approx(b)) for kind, cpu, a, b in segments(task) if kind == "run" and b > a]
+
+
+# -- newly-idle balancing -------------------------------------------------------------------------
+def test_newly_idle_cpu_pulls_at_once(scenario):
+    """Two CPUs, one domain {0}|{1} with newly-idle balancing and a fixed 200 ms interval.
+    t=0: CPU 1's first periodic attempt finds nothing (it goes dormant); task 0 (30 ms) starts on
+    CPU 1, tasks 1 and 2 (1000 ms each) on CPU 0, where task 2 waits.
+    t=30: task 0 ends, CPU 1 is newly idle: this load 0, CPU 0's 256, average 128, imbalance
+    min(256-128, 128-0) = 128 -> one task; CPU 0's only queued task, 2, is pulled at once.
+    Without newly-idle balancing CPU 1 would wait for its periodic attempt at t=200.
+    Then each task is alone: 1 ends at 1000, 2 at 30 + 1000."""
+    d = dom({0, 1}, [{0}, {1}], flags=(LB, NI), interval=(200, 200))
+    out = scenario(one_node(2), [[d], [d]], [T(0, 1, 30), T(0, 0, 1000), T(0, 0, 1000)])
+    assert out.pulls == [(30.0, 2, 0, 1)]
+    assert [t.finished for t in out.tasks] == [30.0, 1000.0, 1030.0]
+
+
+def test_newly_idle_balancing_stops_at_the_first_domain_that_pulls(scenario):
+    """CPU 0 has two newly-idle domains, {0}|{1} below {0,1}|{2,3}; the other CPUs do not balance.
+    Task 0 (10 ms) runs on CPU 0, tasks 1-2 on CPU 1, tasks 3-5 on CPU 2 (1000 ms each).
+    t=10: CPU 0 is newly idle. Lower domain: 0 against 256, imbalance 128 -> pulls task 2 (tail of
+    CPU 1's queue) and stops. Had it gone on, the upper domain would see {0,1} at (128+128)/2 = 128
+    against {2,3} at 384/2 = 192 and, newly idle, take one more task from CPU 2."""
+    low = dom({0, 1}, [{0}, {1}], flags=(LB, NI), interval=(10000, 10000))
+    high = dom({0, 1, 2, 3}, [{0, 1}, {2, 3}], flags=(LB, NI), interval=(10000, 10000))
+    tasks = [T(0, 0, 10)] + [T(0, 1, 1000)] * 2 + [T(0, 2, 1000)] * 3
+    out = scenario(one_node(4), [[low, high], [], [], []], tasks)
+    assert [p for p in out.pulls if p[0] < 1000] == [(10.0, 2, 1, 0)]
+
+
+# -- exec balancing (placement of new tasks) ------------------------------------------------------
+EXEC_TASKS = [T(0, 1, 1000), T(0, 0, 1000), T(0, 0, 1000), T(0, 0, 1000)]
+
+
+def exec_machine(imbalance_pct=125):
+    """Two nodes of one CPU, one exec-balancing node domain; periodic balancing far away."""
+    d = dom({0, 1}, [{0}, {1}], flags=(LB, EX), interval=(10000, 10000), imbalance_pct=imbalance_pct, name="node")
+    return nodes(2), [[d], [d]]
+
+
+def test_exec_balancing_places_a_new_task_on_the_idlest_cpu(scenario):
+    """sched_exec at t=0 for tasks created in this order (loads are task counts x 128):
+    task 0 on CPU 1 and task 1 on CPU 0 find their CPU empty and stay;
+    task 2 on CPU 0 (one task there): the idlest CPU by target load is CPU 0 itself (128, met
+    first; CPU 1 also 128), so it stays;
+    task 3 on CPU 0 (two tasks): idlest is CPU 1 at 128, and 128 x (100 + 25/2) = 14336 <
+    (256 + 128) x 100 = 38400, so it starts on CPU 1, and its memory (home) is node 1."""
+    machine, domains = exec_machine()
+    out = scenario(machine, domains, EXEC_TASKS, placement="exec")
+    assert [t.home for t in out.tasks] == [1, 0, 0, 1]
+    assert out.pulls == []                     # placement is not a migration
+    parent = scenario(machine, domains, EXEC_TASKS, placement="parent")
+    assert [t.home for t in parent.tasks] == [1, 0, 0, 0]
+
+
+@pytest.mark.parametrize("pct, home", [(500, 0), (498, 1)])
+def test_exec_balancing_uses_half_the_imbalance_threshold(scenario, pct, home):
+    """Task 3 of the previous scenario moves iff 128 x (100 + (pct - 100) // 2) < 384 x 100:
+    pct 500 gives 128 x 300 = 38400, not below: it stays on CPU 0; pct 498 gives 128 x 299 =
+    38272 < 38400: it goes to CPU 1."""
+    machine, domains = exec_machine(pct)
+    out = scenario(machine, domains, EXEC_TASKS, placement="exec")
+    assert [t.home for t in out.tasks] == [1, 0, 0, home]
+
+
+def test_exec_balancing_keeps_a_task_alone_on_its_parents_cpu(scenario):
+    """2.6.11 load averages. Task 0 runs 0-10 on CPU 0, so CPU 0's cpu_load is 128 at t=10 and
+    decays to 64 one tick later. Task 1 is created on CPU 0 at t=11: CPU 0 runs nothing, so the
+    kernel keeps it there. (Were the rule off, CPU 1, target load 0, would beat CPU 0's 64, and
+    0 < (0 + 128) x 100 would send the task to node 1.)"""
+    machine, domains = exec_machine()
+    out = scenario(machine, domains, [T(0, 0, 10), T(11, 0, 10)], placement="exec", load_average="tick")
+    assert [t.home for t in out.tasks] == [0, 0]
+
+
+def test_exec_balancing_uses_the_highest_exec_domain(scenario):
+    """Two nodes of two CPUs; CPU 0 has exec domains {0}|{1} and, above it, {0,1}|{2,3}.
+    Tasks 0 and 1 start alone on CPUs 0 and 1; task 2 is created on CPU 0 (busy). The highest
+    exec domain spans all four CPUs: CPU 2 has target load 0, so task 2 starts there (node 1).
+    The lower domain alone would find CPUs 0 and 1 equal and keep it on CPU 0."""
+    machine = make_machine("test", "2x2", [2, 2], [[10, 20], [20, 10]])
+    low = dom({0, 1}, [{0}, {1}], flags=(LB, EX), interval=(10000, 10000))
+    high = dom({0, 1, 2, 3}, [{0, 1}, {2, 3}], flags=(LB, EX), interval=(10000, 10000), name="node")
+    out = scenario(machine, [[low, high], [], [], []], [T(0, 0, 100), T(0, 1, 100), T(0, 0, 100)], placement="exec")
+    assert [t.home for t in out.tasks] == [0, 0, 1]
+
+
+# -- find_busiest_group: thresholds, small imbalances, the power test ------------------------------
+# Four CPUs, two groups {0,1} and {2,3}; 2, 2, 2, 4 tasks of 300 ms. Until the first task ends
+# (t=500: two tasks sharing a CPU in 100 ms slices) the loads are 256 per CPU in {0,1} and
+# 384 in {2,3}: 100 x 384 = 38400 against imbalance_pct x 256.
+ZONE_TASKS = [T(0, 0, 300)] * 2 + [T(0, 1, 300)] * 2 + [T(0, 2, 300)] * 2 + [T(0, 3, 300)] * 4
+
+
+def zone_domains(imbalance_pct=125):
+    """Four levels per CPU: three that do not balance, then {0,1}|{2,3} every 50 ms. With four
+    levels the conservative zone is the lowest three, so the balancing level lies outside it."""
+    quiet = dom(range(4), [{0, 1}, {2, 3}], flags=())
+    top = dom(range(4), [{0, 1}, {2, 3}], interval=(50, 50), imbalance_pct=imbalance_pct)
+    return [[quiet, quiet, quiet, top] for _ in range(4)]
+
+
+def test_imbalance_pct_threshold(scenario):
+    """imbalance_pct 149: 38400 > 149 x 256 = 38144, an imbalance; average 320, imbalance
+    min((384-320) x 2, (320-256) x 2) = 128 -> one task. At t=50 CPU 0 (first timer) pulls from
+    the busiest queue of {2,3}, CPU 3 (512 against 256), its queue tail, task 9; then both
+    groups hold 320 and every later attempt before t=500 is balanced.
+    imbalance_pct 150: 38400 <= 150 x 256: balanced, nothing moves before t=500."""
+    out = scenario(one_node(4), zone_domains(149), ZONE_TASKS)
+    assert [p for p in out.pulls if p[0] < 500] == [(50.0, 9, 3, 0)]
+    out = scenario(one_node(4), zone_domains(150), ZONE_TASKS)
+    assert [p for p in out.pulls if p[0] < 500] == []
+
+
+@pytest.mark.parametrize("factor, pulls", [(2.0, []), (1.0, [(50.0, 9, 3, 0)])])
+def test_soft_policy_raises_the_threshold_outside_its_zone(scenario, factor, pulls):
+    """conservative-soft, default imbalance_pct 125, on the level outside the zone: threshold
+    100 + factor x 25. Factor 2 (mehta's 25% -> 50%) gives 150: balanced, as above, nothing moves
+    before t=500; factor 1 keeps 125 and the same pull as under Linux happens at t=50."""
+    out = scenario(one_node(4), zone_domains(), ZONE_TASKS, "conservative-soft", soft_threshold_factor=factor)
+    assert [p for p in out.pulls if p[0] < 500] == pulls
+
+
+def test_hard_policy_does_not_balance_outside_its_zone_while_busy(scenario):
+    """conservative-hard on the same machine: the only balancing level is outside the zone, and
+    every CPU is busy until t=500, so nothing moves (Linux pulls at t=50, as above)."""
+    out = scenario(one_node(4), zone_domains(), ZONE_TASKS, "conservative-hard")
+    assert [p for p in out.pulls if p[0] < 500] == []
+    linux = scenario(one_node(4), zone_domains(), ZONE_TASKS, "linux-2level")
+    assert [p for p in linux.pulls if p[0] < 500] == [(50.0, 9, 3, 0)]
+
+
+def test_power_gain_moves_a_task_to_a_partly_idle_group(scenario):
+    """Only CPU 0 balances, groups {0,1} | {2} | {3}, every 50 ms. Task 0 runs on CPU 0; tasks 1
+    and 2 share CPU 2; CPUs 1 and 3 stay idle. At t=50 (CPU 0 busy): this = (128+0)/2 = 64,
+    busiest {2} = 256, average 384/4 = 96; imbalance min((256-96) x 1, (96-64) x 2) = 64, below
+    one task, and 256 - 64 < 2 x 128. The power test: now = (128 x 128 + 256 x 64)/128 = 256,
+    after the move (128 x min(128, 256-128) + 256 x min(128, 64+64))/128 = 384 > 256: move one,
+    task 2 from CPU 2. After it {0,1} is at 128 and nothing else moves."""
+    d = dom(range(4), [{0, 1}, {2}, {3}])
+    out = scenario(one_node(4), [[d], [], [], []], [T(0, 0, 1000), T(0, 2, 1000), T(0, 2, 1000)])
+    assert out.pulls == [(50.0, 2, 2, 0)]
+
+
+def test_a_gap_of_two_tasks_moves_one(scenario):
+    """Only CPU 0 balances, groups {0} | {1} | {2}: CPU 0 runs 1 task, CPUs 1 and 2 three each.
+    At t=50: this 128, busiest {1} = 384 (ahead of {2}), average 896/3; imbalance
+    min(384 - 298.7, 298.7 - 128) = 85.3, below one task, but 384 - 128 >= 2 x 128: move one,
+    task 3 (CPU 1's queue tail). Then 256 against 384: imbalance 42.7, gap 128, no power gain
+    for a busy CPU: balanced until the first task ends (after t=1000)."""
+    d = dom(range(3), [{0}, {1}, {2}])
+    tasks = [T(0, 0, 1000)] + [T(0, 1, 1000)] * 3 + [T(0, 2, 1000)] * 3
+    out = scenario(one_node(3), [[d], [], []], tasks)
+    assert [p for p in out.pulls if p[0] < 1000] == [(50.0, 3, 1, 0)]
+
+
+def test_a_cpu_at_the_average_load_does_not_pull(scenario):
+    """Only CPU 0 balances, groups {0} | {1} | {2} | {3}: CPU 0 runs one task, CPU 1 three, CPUs 2
+    and 3 none. At t=50 (busy): this 128, busiest 384, average 512/4 = 128: CPU 0 is not below
+    the average, so it is balanced (the idle CPUs are the ones to take the work). Were the rule
+    off, the imbalance min(384 - 128, 128 - 128) = 0 with a gap of 256 would move one task.
+    Nothing moves until CPU 0's task ends at t=1000."""
+    d = dom(range(4), [{0}, {1}, {2}, {3}])
+    out = scenario(one_node(4), [[d], [], [], []], [T(0, 0, 1000)] + [T(0, 1, 1000)] * 3)
+    assert [p for p in out.pulls if p[0] < 1000] == []
+
+
+# 2.6.11 load averages: CPU 1 runs tasks created at t=0 (its cpu_load settles on 128 per task),
+# and one more arrives at t=93; at t=100 cpu_load has climbed 7 ticks: 128 below the new load,
+# halved 7 times, is 1 below it.
+def test_an_imbalance_just_below_one_task_is_a_small_imbalance(scenario):
+    """CPU 0 runs task 0 (target load 128); CPU 1 has tasks 1 and 2, and task 3 from t=93, so
+    its source load at t=100 is 383. CPU 0 balances (busy) at t=100: average 255.5, imbalance
+    min(383 - 255.5, 255.5 - 128) = 127.5, below one task (128); the gap 255 is under 2 x 128 and
+    a busy CPU gains no power: balanced, nothing moves (2.6.12: 127 < 128, the same)."""
+    d = dom({0, 1}, [{0}, {1}], interval=(100, 100))
+    tasks = [T(0, 0, 1000)] + [T(0, 1, 1000)] * 2 + [T(93, 1, 1000)]
+    out = scenario(one_node(2), [[d], [d]], tasks, load_average="tick")
+    assert [p for p in out.pulls if p[0] <= 100] == []
+
+
+def test_an_idle_cpu_moves_one_task_for_an_imbalance_just_below_one(scenario):
+    """CPU 0 idle; CPU 1 runs task 0, and task 1 from t=93: source load 255 at t=100. CPU 0
+    balances at t=100: average 127.5, imbalance 127.5, below one task (rounded down it would be
+    none); the power test gains: now 128, after the move 127 + 128 = 255: one task, task 1."""
+    d = dom({0, 1}, [{0}, {1}], interval=(100, 100))
+    out = scenario(one_node(2), [[d], [d]], [T(0, 1, 1000), T(93, 1, 1000)], load_average="tick")
+    assert [p for p in out.pulls if p[0] <= 100] == [(100.0, 1, 1, 0)]
+
+
+def test_the_imbalance_in_tasks_rounds_down(scenario):
+    """CPU 0 idle; CPU 1 has tasks 0-2, and task 3 from t=93: source load 511 at t=100. CPU 0
+    balances at t=100: average 255.5, imbalance min(511 - 255.5, 255.5) = 255.5 = 1.996 tasks:
+    one task moves (the tail of CPU 1's queue, task 3), not two."""
+    d = dom({0, 1}, [{0}, {1}], interval=(100, 100))
+    tasks = [T(0, 1, 1000)] * 3 + [T(93, 1, 1000)]
+    out = scenario(one_node(2), [[d], [d]], tasks, load_average="tick")
+    assert [p for p in out.pulls if p[0] <= 100] == [(100.0, 3, 1, 0)]
+
+
+def test_an_idle_cpu_takes_one_task_from_a_busy_group_even_when_balanced(scenario):
+    """Only CPU 0 balances, groups {0,1} | {2}; CPU 0 idle, CPUs 1 and 2 two tasks each. At t=50
+    (idle): this = (0+256)/2 = 128, busiest 256, average 512/3; imbalance 85.3, gap 128, power
+    test 384 against 384: balanced. 2.6.11 still returns one task to an idle CPU when the busiest
+    group's load exceeds 128: task 3 moves from CPU 2."""
+    d = dom(range(3), [{0, 1}, {2}])
+    tasks = [T(0, 1, 1000)] * 2 + [T(0, 2, 1000)] * 2
+    out = scenario(one_node(3), [[d], [], []], tasks)
+    assert [p for p in out.pulls if p[0] < 1000] == [(50.0, 3, 2, 0)]
+
+
+def test_busiest_queue_by_load_average_counts_the_task_whose_slice_ran_out(scenario):
+    """2.6.11 load averages. Only CPU 0 balances, groups {0} | {1,2}, first at t=101. Tasks 0 and
+    1 start on CPU 1 at t=0, tasks 2 and 3 on CPU 2 at t=50. At t=100 task 0's slice runs out:
+    it moves to the expired array, still runnable, so CPU 1's cpu_load stays 256 (it rose from 0
+    to 256 within 9 ticks of t=0); CPU 2's has been 256 since t=59. At t=101 CPU 0, idle, finds
+    {1,2} at 256 against 0 (one task to move); both queues have source load 256, so the busiest
+    is CPU 1, met first, and its expired task 0 moves."""
+    d = dom(range(3), [{0}, {1, 2}], interval=(101, 101))
+    tasks = [T(0, 1, 1000)] * 2 + [T(50, 2, 1000)] * 2
+    out = scenario(one_node(3), [[d], [], []], tasks, load_average="tick")
+    assert out.pulls[0] == (101.0, 0, 1, 0)
+
+
+# -- move_tasks: order, count, array ----------------------------------------------------------------
+def test_move_tasks_takes_expired_first_then_the_tail_and_as_many_as_the_imbalance(scenario):
+    """CPU 1 holds tasks 0-3 (nice 0, 100 ms slices): task 0 ran 0-100 and expired, task 1 runs
+    from 100, tasks 2 and 3 wait in the active array. CPU 0, idle, balances first at t=150:
+    this 0, busiest 512, average 256, imbalance 256 -> two tasks. The expired array comes first
+    (task 0), then the active one from its tail (task 3). A pulled task keeps its array on CPU 0:
+    task 3 (active) runs 150-250, then the arrays swap and task 0 runs from 250."""
+    d = dom({0, 1}, [{0}, {1}], interval=(150, 150))
+    out = scenario(one_node(2), [[d], [d]], [T(0, 1, 1000)] * 4)
+    assert [p for p in out.pulls if p[0] < 1000] == [(150.0, 0, 1, 0), (150.0, 3, 1, 0)]
+    assert runs(out.tasks[3])[0] == (0, 150, 250)
+    assert runs(out.tasks[0])[:2] == [(1, 0, 100), (0, 250, 350)]
+
+
+def test_a_pulling_cpu_counts_as_busy_for_its_higher_domains(scenario):
+    """CPU 0 (idle) has {0}|{1} and {0,1}|{2,3}, both every 50 ms, busy factor 4; CPU 1 runs two
+    tasks, CPU 2 three. At t=50 the lower domain pulls task 1 from CPU 1; from then on the CPU
+    counts as busy, so the upper domain's interval is 200 ms and it is not due. (Treated as
+    idle it would be due and, {0,1} at 128 against {2,3} at 192, would take one more task.)"""
+    low = dom({0, 1}, [{0}, {1}], busy_factor=4)
+    high = dom(range(4), [{0, 1}, {2, 3}], busy_factor=4)
+    tasks = [T(0, 1, 1000)] * 2 + [T(0, 2, 1000)] * 3
+    out = scenario(one_node(4), [[low, high], [], [], []], tasks)
+    assert [p for p in out.pulls if p[0] == 50.0] == [(50.0, 1, 1, 0)]
+
+
+# -- timing of periodic balancing -------------------------------------------------------------------
+def test_busy_factor_stretches_a_busy_cpus_interval(scenario):
+    """Interval 10 ms, busy factor 5. CPU 0 runs task 0; CPU 1 runs tasks 1-3. CPU 0's timer,
+    set while it was idle, fires at t=10, but busy its interval is 50: not due. At t=50 it pulls
+    (128 against 384: one task), task 3."""
+    d = dom({0, 1}, [{0}, {1}], interval=(10, 10), busy_factor=5)
+    out = scenario(one_node(2), [[d], [d]], [T(0, 0, 1000)] + [T(0, 1, 1000)] * 3)
+    assert out.pulls[0] == (50.0, 3, 1, 0)
+
+
+def test_the_stagger_offsets_each_cpus_first_balance(scenario):
+    """Two CPUs, interval 600 ms: CPU 0's first attempt is due at 600, CPU 1's (last balance
+    -500) at 100. Tasks 0 and 1 start on CPU 0; CPU 1, idle, pulls task 1 at t=100."""
+    d = dom({0, 1}, [{0}, {1}], interval=(600, 600))
+    out = scenario(one_node(2), [[d], [d]], [T(0, 0, 1000)] * 2)
+    assert out.pulls[0] == (100.0, 1, 0, 1)
+
+
+def test_a_successful_pull_resets_the_interval_to_its_minimum(scenario):
+    """Two CPUs, interval 10 to 80 ms, busy factor 1. t=0: CPU 1 tries (-> 20) and sleeps; t=10:
+    CPU 0 tries (-> 20) and sleeps. t=100: tasks 0-2 start on CPU 1: CPU 1's sleeping attempts at
+    20 (-> 40) and 60 (-> 80) are counted when it turns busy, CPU 0's at 30 (-> 40) and 70 (-> 80)
+    when CPU 1 gets a second task; CPU 0 is due at 70 + 80 = 150.
+    t=150: CPU 0 (idle) pulls task 2 (0 against 384): interval back to 10. Busy now, it finds 128
+    against 256 balanced at 160 (-> 20), 180 (-> 40), 220 (-> 80), 300 and 380.
+    Counts at t=400, when task 3 starts on busy CPU 1: attempts 2 + 4 + 6 = 12, all failed but
+    the pull (11), and the 6 made while nothing could move (t=0, 10 and the four counted)."""
+    d = dom({0, 1}, [{0}, {1}], interval=(10, 80))
+    out = scenario(one_node(2), [[d], [d]], [T(100, 1, 1000)] * 3 + [T(400, 1, 1000)])
+    assert out.pulls[0] == (150.0, 2, 1, 0)
+    assert out.counts[-1] == (400.0, 3, 12, 11, 6)
+
+
+def test_attempts_are_counted_while_a_domain_sleeps(scenario):
+    """Two CPUs, domain {0}|{1}, interval 8 to 64 ms, busy factor 2, no newly-idle balancing.
+    A domain that cannot move anything sleeps; its attempts are counted when it wakes, each one
+    failed and doubling the interval up to 64. Counts right after each creation:
+    t=0: CPU 1 tries (interval 8 -> 16) and sleeps; t=8: CPU 0 tries (-> 16) and sleeps.
+    t=300: task 0 starts on CPU 0: CPU 0's idle attempts at 24 (-> 32), 56 (-> 64), 120, 184,
+    248 are counted: 2 + 5 = 7.
+    t=400: task 0 ends; CPU 0 was busy since 300: interval 64 x 2, one attempt at 376 (8 total);
+    idle again, still nothing to move, it sleeps on.
+    t=1000: task 1 starts on CPU 1: its idle attempts at 16 (-> 32), 48 (-> 64), then every 64 ms
+    from 112 to 944 (14) are counted: 8 + 16 = 24. Every attempt failed, none could move a task."""
+    d = dom({0, 1}, [{0}, {1}], interval=(8, 64), busy_factor=2)
+    out = scenario(one_node(2), [[d], [d]], [T(300, 0, 100), T(1000, 1, 100)])
+    assert out.counts == [(300.0, 0, 7, 7, 7), (1000.0, 1, 24, 24, 24)]
+
+
+def test_attempts_are_counted_up_to_the_end_of_the_run(scenario):
+    """The scenario above runs until task 1 ends at t=1100, and every attempt a tick-driven kernel
+    makes by then is counted, whether or not its domain was asleep when the run ended:
+    CPU 0: 8, 24, 56, 120, 184, 248 idle, 376 busy, then idle every 64 ms from 440 to 1080 (11): 18;
+    CPU 1: 0, 16, 48 and 112 to 944 idle (17), then busy from 1000, interval 128: 1072 (18).
+    36 attempts, none of which could move a task."""
+    d = dom({0, 1}, [{0}, {1}], interval=(8, 64), busy_factor=2)
+    out = scenario(one_node(2), [[d], [d]], [T(300, 0, 100), T(1000, 1, 100)])
+    assert out.tasks[1].finished == 1100.0
+    m = out.metrics
+    assert (m["lb_attempts"], m["lb_failed"], m["lb_attempts_live"]) == (36, 36, 0)
+
+
+# -- can_migrate_task: cache-hot tasks ----------------------------------------------------------------
+def test_cache_hot_task_is_refused(scenario):
+    """cache_hot_time 10 ms, interval 105 ms. CPU 0 runs task 0; CPU 1 runs task 1 from 0 to 100
+    (it expires), then task 2; task 3 waits. At t=105 CPU 0 (busy) finds 128 against 384: one
+    task. The expired task 1 comes first but ran 5 ms ago: cache-hot, refused; task 3 never ran
+    and moves."""
+    d = dom({0, 1}, [{0}, {1}], interval=(105, 105))
+    out = scenario(one_node(2), [[d], [d]], [T(0, 0, 1000)] + [T(0, 1, 1000)] * 3, cache_hot_time_cpu=10.0)
+    assert out.pulls[0] == (105.0, 3, 1, 0)
+
+
+def test_cache_hot_tasks_move_after_cache_nice_tries_failures(scenario):
+    """cache_hot_time 1000 ms (everything that ran is hot), cache_nice_tries 1, interval 21 to
+    40 ms. CPU 0 runs task 0 (nice 0); CPU 1 runs tasks 1-3 of nice 19 (5 ms slices, round robin
+    with period 15). Each attempt sees 128 against 384 (one task):
+    t=21: tasks 3 and 1 are hot: refused, failures 1, interval 21 + 1 = 22;
+    t=43: hot again: failures 2, interval 23;
+    t=66: failures 2 > cache_nice_tries: hotness is ignored; the expired array's task 1 (ran
+    60-65) moves."""
+    d = dom({0, 1}, [{0}, {1}], interval=(21, 40))
+    tasks = [T(0, 0, 1000)] + [T(0, 1, 1000, nice=19)] * 3
+    out = scenario(one_node(2), [[d], [d]], tasks, cache_hot_time_cpu=1000.0)
+    assert out.pulls[0] == (66.0, 1, 1, 0)
+
+
+def test_newly_idle_success_keeps_the_failure_count(scenario):
+    """cache_hot_time 1000 ms, interval 21 to 40 ms, groups {0} | {1} | {2}, with newly-idle
+    balancing; only CPU 0 balances. CPU 0 runs task 0 (50 ms); CPUs 1 and 2 run tasks 1-4 and
+    5-8 of nice 19 (5 ms slices, period 20, all hot).
+    t=21, 43: CPU 0 (busy) finds one task to move from CPU 1, all hot: failures 1, 2.
+    t=50: task 0 ends; newly idle, CPU 0 takes the expired task 1 from CPU 1 (hotness ignored).
+    2.6.11's newly-idle balancing leaves the failure count alone, so at t=66 (busy: 128 against
+    CPU 2's 512, one task) two failures exceed cache_nice_tries and CPU 2's expired task 5 moves."""
+    d = dom(range(3), [{0}, {1}, {2}], flags=(LB, NI), interval=(21, 40))
+    tasks = [T(0, 0, 50)] + [T(0, 1, 1000, nice=19)] * 4 + [T(0, 2, 1000, nice=19)] * 4
+    out = scenario(one_node(3), [[d], [], []], tasks, cache_hot_time_cpu=1000.0)
+    assert out.pulls[:2] == [(50.0, 1, 1, 0), (66.0, 5, 2, 0)]
+
+
+@pytest.mark.parametrize("ignores, first", [(True, (53.0, 1, 1, 0)), (False, (159.0, 0, 1, 0))])
+def test_an_idle_cpu_ignores_cache_hotness(scenario, ignores, first):
+    """cache_hot_time 1000 ms, interval 53 ms; tasks 0 and 1 (nice 19, 5 ms slices) share CPU 1,
+    CPU 0 is idle. At t=53 task 0 runs and task 1 (ran 45-50) is hot. An idle CPU pulls it anyway
+    (idle_ignores_cache_hot, 2.6.11). Without that exception the attempts at 53 and 106 fail
+    and the one at 159, after two failures, moves the expired task 0 (task 1 runs 155-160)."""
+    d = dom({0, 1}, [{0}, {1}], interval=(53, 53))
+    out = scenario(one_node(2), [[d], [d]], [T(0, 1, 1000, nice=19)] * 2, cache_hot_time_cpu=1000.0,
+                   idle_ignores_cache_hot=ignores)
+    assert out.pulls[0] == first
+
+
+# -- policies: conservative rules -----------------------------------------------------------------
+def test_ageing_limit_keeps_a_migrated_task_in_place(scenario):
+    """conservative-soft with max_migrations 1. CPU 0 runs task 0 and balances every 50 ms;
+    CPU 1 runs tasks 1-3; CPU 2 runs task 4 (60 ms) and has only newly-idle balancing.
+    t=50: CPU 0 pulls task 3 (128 against 384), which waits behind task 0.
+    t=60: CPU 2 is newly idle: busiest is CPU 0 (256, ahead of CPU 1's 256); imbalance 85 but a
+    gap of 256 -> one task; the only candidate, task 3, has migrated once: refused.
+    With max_migrations 2 it moves again at t=60."""
+    periodic = dom(range(3), [{0}, {1}, {2}])
+    newidle = dom(range(3), [{0}, {1}, {2}], flags=(LB, NI), interval=(10000, 10000))
+    tasks = [T(0, 0, 1000)] + [T(0, 1, 1000)] * 3 + [T(0, 2, 60)]
+    domains = [[periodic], [], [newidle]]
+    out = scenario(one_node(3), domains, tasks, "conservative-soft", max_migrations=1)
+    assert [p for p in out.pulls if p[0] < 100] == [(50.0, 3, 1, 0)]
+    out = scenario(one_node(3), domains, tasks, "conservative-soft", max_migrations=2)
+    assert [p for p in out.pulls if p[0] < 100] == [(50.0, 3, 1, 0), (60.0, 3, 0, 2)]
+
+
+@pytest.mark.parametrize("policy, scope, pulled", [("linux-2level", "all", True), ("conservative-soft", "all", False),
+                                                    ("conservative-soft", "periodic", True)])
+def test_conservative_policy_never_moves_a_task_away_from_home(scenario, policy, scope, pulled):
+    """Two nodes of one CPU at distance 20. Tasks 0 and 1 are created on CPU 1 (home node 1); CPU 0
+    is idle and balances at t=50: 0 against 256, one task, task 1. Node 0 is farther from its home
+    (20 > 10): the conservative policy refuses it (and keeps refusing). With rules_scope
+    'periodic' an idle CPU balances 'in the usual manner' and takes it, as Linux does."""
+    d = dom({0, 1}, [{0}, {1}], name="node")
+    out = scenario(nodes(2), [[d], [d]], [T(0, 1, 1000)] * 2, policy, rules_scope=scope)
+    assert out.pulls == ([(50.0, 1, 1, 0)] if pulled else [])
+
+
+# -- the scheduler: priorities, I/O, memory -------------------------------------------------------
+def test_higher_priority_task_preempts_and_the_preempted_task_resumes_first(scenario):
+    """One CPU. Tasks 0 and 1 (nice 0, 100 ms) at t=0; task 2 (nice -5, 50 ms) at t=30 preempts
+    task 0, which goes back to the head of its list: task 2 runs 30-80, task 0 80-150 (its
+    remaining 70 ms), task 1 150-250."""
+    out = scenario(one_node(1), [[]], [T(0, 0, 100), T(0, 0, 100), T(30, 0, 50, nice=-5)])
+    assert [t.finished for t in out.tasks] == [150.0, 250.0, 80.0]
+    assert runs(out.tasks[0]) == [(0, 0, 30), (0, 80, 150)]
+
+
+@pytest.mark.parametrize("first, second", [(0, 10), (10, 0)])
+def test_timeslices_follow_nice(scenario, first, second):
+    """One CPU, two tasks of 200 ms created at t=0: nice 0 (slice 100 ms, priority 120) and nice 10
+    (slice 50 ms, priority 130), in either creation order (nice 0 preempts the other at once if
+    it comes second). Nice 0 runs 0-100 and expires; nice 10 runs 100-150 and expires; the
+    arrays swap; nice 0 runs 150-250 and ends; nice 10 runs 250-300, 300-350, 350-400 and ends."""
+    out = scenario(one_node(1), [[]], [T(0, 0, 200, nice=first), T(0, 0, 200, nice=second)])
+    finished = {t.spec.nice: t.finished for t in out.tasks}
+    assert finished == {0: 250.0, 10: 400.0}
+
+
+def test_io_wait_wakes_the_task_on_its_cpu_with_the_rest_of_its_slice(scenario):
+    """An I/O-bound task (nice 0: slice 100 ms, mean burst 100 ms, mean I/O 1000 ms) on CPU 1 of
+    two, with its draws scripted in the order the task makes them (a burst, and on blocking the
+    next burst, then the I/O wait): burst 0.3 x 100 = 30 ms (shorter than the slice: ends in
+    I/O), next burst 0.9 x 100 = 90 ms (all its remaining demand of 120 - 30), I/O 0.05 x 1000 =
+    50 ms.
+    It runs 0-30 on CPU 1, waits for I/O 30-80, wakes on CPU 1 (CPU 0 is idle, but nothing pulls
+    a waking task) and runs 80-150, when the 70 ms left of its slice are used up; it expires,
+    runs again with a new slice 150-170 and ends."""
+    draws = {0: Draws(0)}
+    draws[0].batches = [[0.3, 0.9, 0.05] + [1.0] * 29]
+    d = dom({0, 1}, [{0}, {1}], interval=(10000, 10000))
+    out = scenario(one_node(2), [[d], [d]], [T(0, 1, 120, io=True)], draws=draws)
+    task = out.tasks[0]
+    assert runs(task) == [(1, 0, 30), (1, 80, 150), (1, 150, 170)]
+    assert [s for s in segments(task) if s[0] == "io"] == [("io", -1, 30.0, 80.0)]
+    assert task.finished == 170.0
+
+
+def test_a_task_away_from_home_runs_slower_by_the_memory_factor(scenario):
+    """The newly-idle scenario on two nodes at distance 20, memory_stall_fraction 0.5: task 2
+    (home node 0) moves to CPU 1 at t=30 and runs its 1000 ms of work 1 + 0.5 x (20/10 - 1) = 1.5
+    times slower: it ends at 30 + 1500, having received 1500 ms of CPU time at distance level 1.
+    Task 1 stays home and ends at 1000. CPU time at level 1: 1500 of 30 + 1000 + 1500 ms."""
+    d = dom({0, 1}, [{0}, {1}], flags=(LB, NI), interval=(200, 200), name="node")
+    out = scenario(nodes(2), [[d], [d]], [T(0, 1, 30), T(0, 0, 1000), T(0, 0, 1000)], memory_stall_fraction=0.5)
+    assert out.pulls == [(30.0, 2, 0, 1)]
+    assert [t.finished for t in out.tasks] == pytest.approx([30.0, 1000.0, 1530.0])
+    assert out.tasks[2].level_time == {1: pytest.approx(1500.0)}
+    assert out.metrics["share_level_1"] == pytest.approx(1500 / 2530)
