@@ -18,7 +18,7 @@ from simcore.report.data import fmt, fmt_ci, pair_ratio, tex_escape
 from simcore.report.figures import make_figure
 from simcore.report.macros import numbers, run_values, write_report_inputs
 from simcore.report.tables import make_table
-from simcore.stats.claims import evaluate_claims
+from simcore.stats.claims import VERDICTS, evaluate_claims
 from simcore.stats.summary import replication_table, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -213,8 +213,10 @@ def test_numbers_keys_and_values(specs, results, generated):
     c = claims[(claims.experiment == "amir-table2") & (claims.claim == "epvm-beats-pvm")].iloc[0]
     assert values["amir-table2/claim/epvm-beats-pvm/verdict"] == c.verdict
     assert values["amir-table2/claim/epvm-beats-pvm/estimate"] == fmt(c.estimate)
-    for verdict in ("reproduced", "not significant", "contradicted"):
+    for verdict in VERDICTS:
         assert values[f"score/{verdict.replace(' ', '')}"] == str(int((claims.verdict == verdict).sum()))
+    counts = claims.verdict.value_counts()
+    assert values["score/sentence"] == ", ".join(f"{v} {counts[v]}" for v in VERDICTS if v in counts)
     assert values["score/total"] == str(len(claims))
     assert f"\\valdef{{score/total}}{{{len(claims)}}}" in tex
 

@@ -10,7 +10,6 @@ from scipy import stats
 
 from simcore.models import RANGES, get_model
 from simcore.stats import mean_estimate, mean_interval, paired_difference, ratio_estimator, ratio_of_means
-from simcore.stats.claims import _verdict
 from simcore.stats.summary import metric_range
 
 
@@ -54,15 +53,6 @@ def test_ratio_of_means_for_paired_samples():
     iv = ratio_of_means(a, b)
     assert iv.mean == pytest.approx(1.5)
     assert iv.high - iv.low < 1e-9
-
-
-@pytest.mark.parametrize("kind,low,high,threshold,expected", [
-    ("less", -2, -1, 0, "reproduced"), ("less", -1, 1, 0, "not significant"), ("less", 1, 2, 0, "contradicted"),
-    ("greater", 1, 2, 0, "reproduced"), ("ratio-above", 1.1, 1.3, 1.0, "reproduced"),
-    ("ratio-below", 1.1, 1.3, 1.0, "contradicted"), ("share-less", 0.95, 0.99, 0.9, "reproduced"),
-])
-def test_verdicts(kind, low, high, threshold, expected):
-    assert _verdict(kind, low, high, threshold) == expected
 
 
 # ---------------------------------------------------------------- intervals that respect the range

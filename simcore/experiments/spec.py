@@ -6,6 +6,7 @@ Every problem is reported as one :class:`SpecError` sentence naming the file and
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -224,6 +225,7 @@ def _check_semantics(path: Path, data: dict) -> None:
             raise SpecError(f"{path}: key 'claims.{i}.metric': '{claim['metric']}' is not in 'metrics'.")
         if claim["kind"].startswith("ratio") and "threshold" not in claim:
             raise SpecError(f"{path}: key 'claims.{i}.threshold' is missing (ratio claims need one).")
+        _check_published_effect(path, i, claim)
 
 
 def _merge_preset(path: Path, data: dict) -> dict:
@@ -303,3 +305,21 @@ def load_config(path: str | Path = "config/config.yaml") -> dict:
     if not isinstance(data, dict) or not isinstance(data.get("seed"), int) or data["seed"] < 0:
         raise SpecError(f"{path}: key 'seed' must be a non-negative integer.")
     return data
+
+
+def _check_published_effect(path, i: int, claim: dict) -> None:
+    """A published effect is a ratio or a difference on the side the claim states."""
+    if "published_effect" not in claim:
+        return
+    from simcore.stats.claims import NULL, SIDE, STATISTIC
+
+    kind, value = claim["kind"], claim["published_effect"]
+    statistic = STATISTIC[kind]
+    key = f"{path}: key 'claims.{i}.published_effect'"
+    if statistic not in ("ratio", "difference"):
+        raise SpecError(f"{key}: only ratio and difference claims state a published effect, not '{kind}'.")
+    if not math.isfinite(value) or (statistic == "ratio" and value <= 0):
+        raise SpecError(f"{key}: {value} is not a {'positive ' if statistic == 'ratio' else ''}finite number.")
+    zero = float(claim.get("threshold", NULL[statistic]))
+    if SIDE[kind] * (value - zero) <= 0:
+        raise SpecError(f"{key}: {value} is not on the side '{kind}' claims (beyond {zero:g}).")

@@ -237,12 +237,14 @@ def split_cells(spec, reps: pd.DataFrame):
         yield cell_values(spec, rows.iloc[0]), rows
 
 
-VERDICT_COLOURS = {"reproduced": "green!45!black", "not significant": "orange!90!black",
-                   "contradicted": "red!75!black"}
+VERDICT_COLOURS = {"reproduced": "green!45!black", "smaller than published": "orange!90!black",
+                   "larger than published": "orange!90!black", "inconclusive": "blue!55!black",
+                   "absent": "red!60!black", "contradicted": "red!75!black", "calibrated": "violet!70!black"}
 
 
 def verdict_tex(verdict) -> str:
-    """A verdict, coloured (reproduced green, not significant amber, contradicted red)."""
+    """A verdict, coloured (reproduced green, smaller/larger amber, inconclusive blue, absent and
+    contradicted red, calibrated violet)."""
     if not isinstance(verdict, str) or not verdict:
         return r"\textcolor{gray}{no result}"
     colour = VERDICT_COLOURS.get(verdict, "gray")
@@ -262,7 +264,14 @@ def claim_statistic(row) -> str:
     test = f" {STAT_SYMBOL.get(kind, '?')} {fmt(threshold)}" if isnum(threshold) else ""
     test = test.replace("<", r"\ensuremath{<}").replace(">", r"\ensuremath{>}")
     stat = tex_escape(row.get("statistic", "") or "")
-    return f"{stat} {fmt_ci(row['estimate'], row.get('ci_low'), row.get('ci_high'))}{test}"
+    paper = f" (paper {fmt(row['published_effect'])})" if isnum(row.get("published_effect")) else ""
+    needs = row.get("required_replications")
+    more = f"; decided at about {int(needs)} replications" if isnum(needs) and needs > _n(row) else ""
+    return f"{stat} {fmt_ci(row['estimate'], row.get('ci_low'), row.get('ci_high'))}{test}{paper}{more}"
+
+
+def _n(row) -> float:
+    return row["n"] if isnum(row.get("n")) else 0
 
 
 def resize_to_width(tabular: str) -> str:

@@ -1,16 +1,39 @@
-"""Structured claims and their verdicts: ``reproduced``, ``not significant``, ``contradicted``.
+"""Structured claims and their verdicts (docs/statistics.md, "Verdicts").
 
-A claim compares ``policy`` with ``than`` (default: the baseline) on one metric, in every
-cell it names. ``less``/``greater`` use the paired difference policy - than (symmetric
-t-interval); ``ratio-above``/``ratio-below`` use the ratio policy/than against ``threshold``
-(log-scale interval for metrics that cannot be negative). ``share-less`` asks whether the
-share of replications in which policy < than exceeds ``threshold`` (Clopper-Pearson interval);
-``gain-grows`` whether the gain (than - policy) grows with than's value (regression slope > 0).
-A claim over several cells is reproduced only if every cell reproduces it, contradicted if any
-cell contradicts it.
+A claim compares ``policy`` with ``than`` (default: the baseline) on one metric, in every cell it
+names, through one statistic: the paired difference policy - than (``less``/``greater``), the
+ratio policy/than (``ratio-below``/``ratio-above``), the share of replications in which
+policy < than (``share-less``, Clopper-Pearson) or the slope of the gain than - policy over
+than's value (``gain-grows``). The statistic is compared with the claim's ``threshold`` (the
+value of no effect: 0 for differences and slopes, 1 for ratios, unless stated) and, where the
+paper gives one, with its ``published_effect``.
+
+Per cell, on the analysis scale (log for positive ratios, else linear), with the effect e
+measured from the threshold towards the claimed side, the interval [lo, hi] of e, the published
+effect P > 0 and the margin m = MARGIN x P:
+
+- ``contradicted``: hi < 0, the whole interval on the other side;
+- without a published effect: ``reproduced`` if lo > 0, else ``inconclusive``;
+- with one: ``reproduced`` if lo > 0 and P lies in [lo - m, hi + m]; ``smaller than
+  published`` if lo > 0 and hi + m < P; ``larger than published`` if lo - m > P; ``absent``
+  if lo <= 0 and hi + m < P (no effect is consistent with the data, the published one is not);
+  otherwise ``inconclusive``.
+
+An inconclusive row states the replications that would decide it: with the interval's half
+width h at n replications and h* the largest half width that decides (see
+:func:`replications_to_decide`), n (h / h*)^2, keeping the pilot's spread.
+
+Several cells: the claim is ``reproduced`` when every cell reproduces it (an intersection-union
+test, valid at the spec's level without correction); a cell's other decided verdict (contradicted,
+absent, smaller, larger) counts only if it also holds at the Bonferroni level 1 - (1 - level)/k
+over the claim's k cells, else the cell is inconclusive. The claim takes the first verdict of
+VERDICT_ORDER among its cells. A claim marked ``calibrated`` (its number was used to choose a
+model value) has the verdict ``calibrated`` and keeps the statistical one beside it.
 """
 
 from __future__ import annotations
+
+import math
 
 import pandas as pd
 from scipy import stats
@@ -20,14 +43,65 @@ from simcore.stats.summary import metric_estimate
 
 STATISTIC = {"less": "difference", "greater": "difference", "ratio-above": "ratio", "ratio-below": "ratio",
              "share-less": "share", "gain-grows": "slope"}
-VERDICT_ORDER = {"contradicted": 0, "not significant": 1, "reproduced": 2}
+NULL = {"difference": 0.0, "ratio": 1.0, "share": 0.5, "slope": 0.0}
+SIDE = {"less": -1, "ratio-below": -1, "greater": 1, "ratio-above": 1, "share-less": 1, "gain-grows": 1}
+MARGIN = 0.25  # equivalence margin: a quarter of the published effect, on the analysis scale
+VERDICT_ORDER = ("contradicted", "absent", "smaller than published", "larger than published", "inconclusive",
+                 "reproduced")
+VERDICTS = (*VERDICT_ORDER, "calibrated")
+COLUMNS = ["experiment", "claim", "text", "kind", "metric", "policy", "than", "statistic", "threshold",
+           "published_effect", "margin", "cells", "cells_reproduced", "deciding_cell", "estimate", "ci_low",
+           "ci_high", "level", "n", "required_replications", "verdict", "statistical_verdict", "calibrated"]
 
 
-def _verdict(kind: str, low: float, high: float, threshold: float) -> str:
-    below, above = high < threshold, low > threshold
-    if kind in ("less", "ratio-below"):
-        return "reproduced" if below else "contradicted" if above else "not significant"
-    return "reproduced" if above else "contradicted" if below else "not significant"
+def _scale(kind: str, values) -> tuple:
+    """The analysis scale: log for ratios whose values are all positive, else linear."""
+    if STATISTIC[kind] == "ratio" and all(v > 0 for v in values):
+        return tuple(math.log(v) for v in values)
+    return tuple(values)
+
+
+def effect_interval(kind: str, low: float, high: float, threshold: float, published: float | None):
+    """(lo, hi, P): the interval and the published effect as effects from the threshold towards
+    the claimed side, on the analysis scale (P is None without a published effect)."""
+    values = [low, high, threshold] + ([published] if published is not None else [])
+    scaled = _scale(kind, values)
+    side, zero = SIDE[kind], scaled[2]
+    lo, hi = sorted((side * (scaled[0] - zero), side * (scaled[1] - zero)))
+    return lo, hi, (side * (scaled[3] - zero) if published is not None else None)
+
+
+def cell_verdict(lo: float, hi: float, effect: float | None) -> str:
+    """The verdict of one interval of effects [lo, hi] against the published effect (module doc)."""
+    if hi < 0:
+        return "contradicted"
+    if effect is None:
+        return "reproduced" if lo > 0 else "inconclusive"
+    margin = MARGIN * effect
+    if lo > 0 and lo - margin <= effect <= hi + margin:
+        return "reproduced"
+    if hi + margin < effect:
+        return "smaller than published" if lo > 0 else "absent"
+    if lo - margin > effect:
+        return "larger than published"
+    return "inconclusive"
+
+
+def replications_to_decide(n: int, lo: float, hi: float, effect: float | None) -> float:
+    """Replications after which an interval with the same centre and spread decides the verdict.
+
+    With centre c and half width h, the verdict is decided once h < h* = max(|c|, P - m - c)
+    (the second only with a published effect P): the interval then leaves 0 (contradicted or on
+    the claimed side) or falls below P - m (absent). h shrinks as 1/sqrt(n): n (h / h*)^2.
+    NaN when h* = 0 (the estimate sits on the boundary) or the interval is not finite.
+    """
+    centre, half = (lo + hi) / 2, (hi - lo) / 2
+    target = abs(centre)
+    if effect is not None:
+        target = max(target, (1 - MARGIN) * effect - centre)
+    if not (math.isfinite(half) and target > 0):
+        return math.nan
+    return float(max(n, math.ceil(n * (half / target) ** 2)))
 
 
 def _cell_matches(cell_rows: pd.DataFrame, where: dict) -> bool:
@@ -57,8 +131,8 @@ def _gain_slope(a, b, level: float) -> Interval:
     return Interval(len(a), fit.slope, fit.stderr, level, fit.slope - half, fit.slope + half)
 
 
-def _cell_interval(spec, rows, claim, metric, than) -> Interval:
-    kind, level = claim["kind"], spec.confidence
+def _cell_interval(spec, rows, claim, metric, than, level: float) -> Interval:
+    kind = claim["kind"]
     if kind in ("share-less", "gain-grows"):
         a, b = _paired_values(rows, claim["policy"], than, metric.get("name"))
         return (_share_less if kind == "share-less" else _gain_slope)(a, b, level)
@@ -67,35 +141,61 @@ def _cell_interval(spec, rows, claim, metric, than) -> Interval:
     return (a / b if kind.startswith("ratio") else a - b).interval(level)
 
 
+def _judge(kind: str, iv: Interval, threshold: float, published: float | None) -> tuple[str, float]:
+    """A cell's verdict and the replications that would decide it (NaN unless inconclusive)."""
+    lo, hi, effect = effect_interval(kind, iv.low, iv.high, threshold, published)
+    verdict = cell_verdict(lo, hi, effect) if math.isfinite(lo) and math.isfinite(hi) else "inconclusive"
+    needed = replications_to_decide(iv.n, lo, hi, effect) if verdict == "inconclusive" else math.nan
+    return verdict, needed
+
+
+def _cells(spec, raw, claim, metric, than, threshold, published) -> list[tuple]:
+    """(cell, interval, verdict, replications to decide) for every cell the claim names."""
+    chosen = [(i, rows) for i, rows in raw.groupby("cell", sort=True) if _cell_matches(rows, claim.get("where") or {})]
+    strict = 1 - (1 - spec.confidence) / max(len(chosen), 1)  # Bonferroni over the claim's cells
+    out = []
+    for cell_index, rows in chosen:
+        iv = _cell_interval(spec, rows, claim, metric, than, spec.confidence)
+        verdict, needed = _judge(claim["kind"], iv, threshold, published)
+        if verdict not in ("reproduced", "inconclusive") and len(chosen) > 1:
+            strict_iv = _cell_interval(spec, rows, claim, metric, than, strict)
+            if _judge(claim["kind"], strict_iv, threshold, published)[0] != verdict:
+                lo, hi, effect = effect_interval(claim["kind"], strict_iv.low, strict_iv.high, threshold, published)
+                verdict, needed = "inconclusive", replications_to_decide(iv.n, lo, hi, effect)
+        out.append((cell_index, iv, verdict, needed))
+    return out
+
+
 def evaluate_claim(spec, raw: pd.DataFrame, claim: dict) -> dict:
     """The verdict of one claim and the interval behind it."""
     metric = next(m for m in spec.metrics if m["name"] == claim["metric"])
     than = claim.get("than", spec.baseline)
-    threshold = float(claim.get("threshold", 0.0))
-    cells = []
-    for cell_index, rows in raw.groupby("cell", sort=True):
-        if not _cell_matches(rows, claim.get("where") or {}):
-            continue
-        iv = _cell_interval(spec, rows, claim, metric, than)
-        cells.append((cell_index, iv, _verdict(claim["kind"], iv.low, iv.high, threshold)))
+    statistic = STATISTIC[claim["kind"]]
+    threshold = float(claim.get("threshold", NULL[statistic]))
+    published = claim.get("published_effect")
+    base = {"experiment": spec.id, "claim": claim["id"], "text": claim["text"], "kind": claim["kind"],
+            "metric": claim["metric"], "policy": claim["policy"], "than": than, "statistic": statistic,
+            "threshold": threshold, "published_effect": math.nan if published is None else float(published),
+            "margin": MARGIN if published is not None else math.nan, "calibrated": claim.get("calibrated", "")}
+    cells = _cells(spec, raw, claim, metric, than, threshold, published)
     if not cells:
-        return {"experiment": spec.id, "claim": claim["id"], "verdict": "not significant",
-                "text": claim["text"], "cells": 0}
-    worst = min(cells, key=lambda c: (VERDICT_ORDER[c[2]], -abs(c[1].mean - threshold)))
-    cell_index, iv, verdict = worst
+        return {**base, "cells": 0, "cells_reproduced": 0, "verdict": "inconclusive",
+                "statistical_verdict": "inconclusive"}
+    rank = {v: i for i, v in enumerate(VERDICT_ORDER)}
+    cell_index, iv, verdict, needed = min(cells, key=lambda c: (rank[c[2]], -abs(c[1].mean - threshold)))
+    if verdict == "inconclusive":  # every undecided cell must be decided
+        counts = [c[3] for c in cells if c[2] == "inconclusive"]
+        needed = math.nan if any(math.isnan(x) for x in counts) else max(counts)
     return {
-        "experiment": spec.id, "claim": claim["id"], "text": claim["text"], "kind": claim["kind"],
-        "metric": claim["metric"], "policy": claim["policy"], "than": than,
-        "statistic": STATISTIC[claim["kind"]], "threshold": threshold,
-        "cells": len(cells), "cells_reproduced": sum(c[2] == "reproduced" for c in cells),
+        **base, "cells": len(cells), "cells_reproduced": sum(c[2] == "reproduced" for c in cells),
         "deciding_cell": cell_index, "estimate": iv.mean, "ci_low": iv.low, "ci_high": iv.high,
-        "level": iv.level, "n": iv.n, "verdict": verdict,
+        "level": iv.level, "n": iv.n, "required_replications": needed,
+        "verdict": "calibrated" if claim.get("calibrated") else verdict, "statistical_verdict": verdict,
     }
 
 
 def evaluate_claims(spec, raw: pd.DataFrame) -> pd.DataFrame:
-    columns = ["experiment", "claim", "text", "kind", "metric", "policy", "than", "statistic", "threshold",
-               "cells", "cells_reproduced", "deciding_cell", "estimate", "ci_low", "ci_high", "level", "n",
-               "verdict"]
+    """One row per claim of the spec (COLUMNS)."""
     rows = [evaluate_claim(spec, raw, c) for c in spec.data.get("claims") or []]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=COLUMNS)
+

@@ -1,0 +1,191 @@
+"""Verdicts with magnitudes on synthetic data sets whose answers are known by construction.
+
+The claim is 'policy is faster than base' (ratio-below) with the published ratio 0.8 (a 20%
+gain): on the log scale the published effect is P = -log 0.8 = 0.2231 and the margin
+m = MARGIN x P = 0.0558. Each data set multiplies the same baseline replications by a chosen
+ratio and a small spread, so the interval of the ratio is known to lie where the docstring says.
+"""
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from simcore.models import Metric
+from simcore.stats.claims import (MARGIN, VERDICTS, cell_verdict, effect_interval, evaluate_claim,
+                                  replications_to_decide)
+
+BASE = np.array([10.0, 20.0, 30.0, 40.0, 50.0, 60.0])
+NOISE = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
+MODEL = SimpleNamespace(METRICS={"t": Metric("a time", "positive")})
+CLAIM = {"id": "faster", "text": "policy is 20% faster", "kind": "ratio-below", "metric": "t", "policy": "new",
+         "published_effect": 0.8}
+
+
+def _spec(confidence=0.95):
+    return SimpleNamespace(id="toy", model=MODEL, metrics=[{"name": "t"}], baseline="base", confidence=confidence,
+                           grid={"k": [1, 2]})
+
+
+def _raw(*cells):
+    """cells: (new values, base values) per cell."""
+    rows = []
+    for cell, (new, base) in enumerate(cells):
+        for policy, values in (("new", new), ("base", base)):
+            rows += [{"cell": cell, "k": cell + 1, "policy": policy, "rep": r, "t": float(v)}
+                     for r, v in enumerate(values)]
+    return pd.DataFrame(rows)
+
+
+def _verdict(ratio, spread=0.0, claim=None):
+    row = evaluate_claim(_spec(), _raw((BASE * ratio * (1 + spread * NOISE), BASE)), {**CLAIM, **(claim or {})})
+    return row
+
+
+@pytest.mark.parametrize("ratio,spread,expected", [
+    (0.8, 0.01, "reproduced"),               # log ratio 0.223 +- ~0.01: P inside
+    (0.85, 0.01, "reproduced"),              # effect 0.163, hi + m = 0.17 + 0.056 > P
+    (0.95, 0.01, "smaller than published"),  # effect 0.051 > 0, hi + m ~ 0.11 < P
+    (0.5, 0.01, "larger than published"),    # effect 0.693, lo - m ~ 0.63 > P
+    (1.0, 0.01, "absent"),                   # interval ~ [-0.01, 0.01] holds 0; hi + m < P
+    (1.2, 0.01, "contradicted"),             # effect -0.18, whole interval below 0
+    (0.9, 0.5, "inconclusive"),              # +-50% spread: the interval holds 0 and P - m
+])
+def test_each_verdict_on_a_data_set_built_for_it(ratio, spread, expected):
+    row = _verdict(ratio, spread)
+    assert row["verdict"] == expected, row
+    assert row["published_effect"] == 0.8 and row["margin"] == MARGIN
+
+
+def test_direction_only_claims_are_reproduced_contradicted_or_inconclusive():
+    """Without a published effect, smaller and larger effects are both 'reproduced'."""
+    direction = {"published_effect": None}
+    assert [_verdict(r, 0.01, direction)["verdict"] for r in (0.95, 0.5, 1.2)] == \
+        ["reproduced", "reproduced", "contradicted"]
+    assert _verdict(1.0, 0.01, direction)["verdict"] == "inconclusive"
+
+
+def test_a_calibrated_claim_is_not_counted_as_reproduced():
+    row = _verdict(0.8, 0.01, {"calibrated": "the migration cost was chosen to give this ratio"})
+    assert (row["verdict"], row["statistical_verdict"]) == ("calibrated", "reproduced")
+    assert "calibrated" in VERDICTS
+
+
+@pytest.mark.parametrize("lo,hi,effect,expected", [
+    (0.1, 0.3, 0.2, "reproduced"), (0.1, 0.3, None, "reproduced"), (-0.1, 0.3, None, "inconclusive"),
+    (-0.3, -0.1, 0.2, "contradicted"), (-0.3, -0.1, None, "contradicted"),
+    (0.01, 0.05, 0.2, "smaller than published"),  # 0.05 + 0.05 < 0.2
+    (0.01, 0.15, 0.2, "reproduced"),              # 0.15 + 0.05 = 0.2: on the margin's edge, consistent
+    (0.26, 0.4, 0.2, "larger than published"),    # 0.26 - 0.05 > 0.2
+    (0.25, 0.4, 0.2, "reproduced"),               # 0.25 - 0.05 = 0.2
+    (-0.05, 0.1, 0.2, "absent"),                  # holds 0, 0.1 + 0.05 < 0.2
+    (-0.05, 0.16, 0.2, "inconclusive"),           # holds 0 and reaches P - m = 0.15
+])
+def test_cell_verdict_by_hand(lo, hi, effect, expected):
+    """Margin m = 0.25 x 0.2 = 0.05 on effects measured towards the claimed side."""
+    assert cell_verdict(lo, hi, effect) == expected
+
+
+def test_effects_are_measured_towards_the_claimed_side_on_the_log_scale_for_ratios():
+    lo, hi, p = effect_interval("ratio-below", 0.7, 0.9, 1.0, 0.8)
+    assert (lo, hi, p) == pytest.approx((-math.log(0.9), -math.log(0.7), -math.log(0.8)))
+    lo, hi, p = effect_interval("greater", -1.0, 3.0, 0.0, 2.0)
+    assert (lo, hi, p) == (-1.0, 3.0, 2.0)
+    lo, hi, p = effect_interval("less", -1.0, 3.0, 0.5, None)
+    assert (lo, hi, p) == (-2.5, 1.5, None)
+    assert effect_interval("ratio-above", -0.5, 2.0, 1.0, None) == (-1.5, 1.0, None)  # not all positive: linear
+
+
+def test_required_replications_checked_against_a_direct_computation():
+    """Differences policy - base = -1, 1, -3, 0, -2: mean -1, sd sqrt 2.5, n = 5; at 95%
+    h = t_{0.975,4} sqrt(2.5/5) = 1.963, the interval [-2.96, 0.96] holds 0: inconclusive. The
+    effect towards 'less' is centred at 1, so h* = 1 and 5 x 1.963^2 = 19.3 -> 20 replications.
+    Directly: the same differences repeated four times (n = 20) give an interval that excludes 0."""
+    base = np.array([10.0, 10.0, 10.0, 10.0, 10.0])
+    diffs = np.array([-1.0, 1.0, -3.0, 0.0, -2.0])
+    spec = SimpleNamespace(id="toy", model=SimpleNamespace(METRICS={"t": Metric("t", "real")}), metrics=[{"name": "t"}],
+                           baseline="base", confidence=0.95, grid={})
+    claim = {"id": "c", "text": "t", "kind": "less", "metric": "t", "policy": "new"}
+    row = evaluate_claim(spec, _raw((base + diffs, base)), claim)
+    h = float(stats.t.ppf(0.975, 4)) * math.sqrt(2.5 / 5)
+    assert row["verdict"] == "inconclusive" and row["required_replications"] == math.ceil(5 * h**2) == 20
+    more = evaluate_claim(spec, _raw((np.tile(base + diffs, 4), np.tile(base, 4))), claim)
+    assert more["verdict"] == "reproduced" and more["n"] == 20
+
+
+def test_replications_to_decide_with_a_published_effect():
+    """Centre 0.05, half 0.1 at n = 10, P = 0.2 (m = 0.05): leaving 0 needs h < 0.05, falling
+    below P - m = 0.15 needs h < 0.1 -> h* = 0.1, already met up to rounding: n stays 10; with
+    half 0.2: 10 x (0.2 / 0.1)^2 = 40."""
+    assert replications_to_decide(10, -0.05, 0.15, 0.2) == 10
+    assert replications_to_decide(10, -0.15, 0.25, 0.2) == 40
+    assert replications_to_decide(10, -0.15, 0.25, None) == 10 * (0.2 / 0.05) ** 2
+    assert math.isnan(replications_to_decide(10, -0.1, 0.1, None))  # centred on 0: never decided
+
+
+def test_several_cells_need_every_cell_and_bonferroni_for_the_rest():
+    """Claim 'less' at 90% on differences. Cell 1: -5, -6, -7 (reproduced at any level). Cell 2:
+    +0.5, +1, +1.5 (mean 1, sd 0.5): at 90% h = 2.92 x 0.5 / sqrt 3 = 0.84 -> [0.16, 1.84],
+    contradicted alone; over k = 2 cells the Bonferroni level 95% gives h = 4.30 x 0.5 / sqrt 3
+    = 1.24 -> [-0.24, 2.24], so the cell and the claim are inconclusive."""
+    spec = SimpleNamespace(id="toy", model=SimpleNamespace(METRICS={"t": Metric("t", "real")}), metrics=[{"name": "t"}],
+                           baseline="base", confidence=0.9, grid={"k": [1, 2]})
+    base = np.zeros(3)
+    claim = {"id": "c", "text": "t", "kind": "less", "metric": "t", "policy": "new"}
+    raw = _raw((np.array([-5.0, -6.0, -7.0]), base), (np.array([0.5, 1.0, 1.5]), base))
+    both = evaluate_claim(spec, raw, claim)
+    assert (both["verdict"], both["cells"], both["cells_reproduced"], both["deciding_cell"]) == ("inconclusive", 2, 1, 1)
+    alone = evaluate_claim(spec, raw, {**claim, "where": {"k": 2}})
+    assert (alone["verdict"], alone["cells"]) == ("contradicted", 1)
+    first = evaluate_claim(spec, raw, {**claim, "where": {"k": [1]}})
+    assert first["verdict"] == "reproduced"
+
+
+def test_a_claim_on_no_cell_is_inconclusive():
+    row = evaluate_claim(_spec(), _raw((BASE, BASE)), {**CLAIM, "where": {"k": 9}})
+    assert (row["verdict"], row["cells"]) == ("inconclusive", 0)
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"published_effect": 5.0}, r"claims\.0\.published_effect': 5\.0 is not on the side 'less' claims \(beyond 0\)"),
+    ({"kind": "share-less", "threshold": 0.5, "published_effect": 0.9},
+     r"claims\.0\.published_effect': only ratio and difference claims state a published effect, not 'share-less'"),
+    ({"kind": "ratio-below", "threshold": 1.0, "published_effect": -0.5},
+     r"claims\.0\.published_effect': -0\.5 is not a positive finite number"),
+    ({"calibrated": ""}, r"claims/0/calibrated|claims\.0\.calibrated"),
+])
+def test_a_published_effect_off_the_claimed_side_is_bad_input(tmp_path, change, message):
+    """amir-table2's first claim is 'less' (a difference below 0)."""
+    import shutil
+
+    import yaml
+
+    from simcore.experiments.spec import SpecError, load_spec
+
+    root = __import__("pathlib").Path(__file__).resolve().parents[1]
+    shutil.copytree(root / "config", tmp_path / "config")
+    path = tmp_path / "config/experiments/amir-table2.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["claims"][0].update(change)
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(SpecError, match=message):
+        load_spec(path)
+
+
+def test_a_published_effect_on_the_claimed_side_loads(tmp_path):
+    import shutil
+
+    import yaml
+
+    from simcore.experiments.spec import load_spec
+
+    root = __import__("pathlib").Path(__file__).resolve().parents[1]
+    shutil.copytree(root / "config", tmp_path / "config")
+    path = tmp_path / "config/experiments/amir-table2.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["claims"][0].update(published_effect=-0.5, calibrated="chosen to match")
+    path.write_text(yaml.safe_dump(data))
+    assert load_spec(path).data["claims"][0]["published_effect"] == -0.5
