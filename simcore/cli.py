@@ -175,10 +175,12 @@ def cmd_params(args) -> int:
         for name, metric in model.METRICS.items():
             print(f"{name} ({metric.describe()})\n    {metric.doc}")
         return 0
-    for name, p in model.PARAMETERS.items():
-        print(f"{name} = {p.default!r}\n    {p.doc}")
-    from simcore.models.registry import policy_names
+    from simcore.models.registry import policy_names, users
 
+    for name, p in model.PARAMETERS.items():
+        used = users(args.model, name)
+        by = f"; policies {', '.join(used)}" if used else ""
+        print(f"{name} = {p.default!r}  ({p.domain.describe()}{by})\n    {p.doc}")
     print(f"policies: {', '.join(policy_names(args.model))}")
     return 0
 
@@ -242,9 +244,16 @@ Run `simcore COMMAND --help` for one command's options.
 """
 
 
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one sentence on stderr and exit code 2 (no usage block)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}; see `{self.prog} --help`.\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="simcore", description=__doc__.splitlines()[0], epilog=EXAMPLES,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog="simcore", description=__doc__.splitlines()[0], epilog=EXAMPLES,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--specs", default="config/experiments", help="folder of experiment specs")
     parser.add_argument("--config", default="config/config.yaml", help="global configuration (root seed)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -303,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "a SAN model's figure (san-NAME) or a published SAN figure (corr05-fig8)")
     p.add_argument("experiment", metavar="ID", help="experiment id, san-MODEL, or a SAN figure id")
     p.add_argument("--san", default="config/san", metavar="DIR", help="folder of SAN model files")
-    p = add("params", cmd_params, "a model's parameters (default and meaning), or its metrics")
+    p = add("params", cmd_params, "a model's parameters (default, type and domain, meaning), or its metrics")
     p.add_argument("model", metavar="MODEL", help="numa or cluster")
     p.add_argument("--metrics", action="store_true", help="list the metrics instead")
     p = add("san", cmd_san, "solve a SAN model (transient by uniformization or Krylov, steady state) into a CSV")
@@ -353,7 +362,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as done:  # --help, or a bad argument (one sentence already printed)
+        return done.code if isinstance(done.code, int) else 2
     try:
         return args.func(args)
     except InputError as err:

@@ -3,6 +3,11 @@
 Inside simcore a policy class is decorated with ``@register("cluster", "mosix")``. Other
 packages register through the entry-point group ``simcore.policies`` with entries
 ``"<model>:<name>" = "package.module:Class"``.
+
+A policy class declares its own hyperparameters as ``HYPERPARAMETERS`` (name ->
+:class:`simcore.models.Parameter`: default, meaning, domain), reads them with
+:func:`simcore.models.select` and so refuses a bad value with an InputError when it is built.
+Its model lists them among its parameters (:func:`hyperparameters`), so specs set them as any other.
 """
 
 from __future__ import annotations
@@ -41,9 +46,30 @@ def policy_names(model: str) -> list[str]:
 
 
 def get_policy(model: str, name: str) -> type:
-    """The policy class registered as ``name`` for ``model``."""
+    """The policy class registered as ``name`` for ``model``; an unknown name is bad input."""
     _load_entry_points()
     try:
         return _POLICIES[(model, name)]
     except KeyError:
-        raise KeyError(name) from None
+        from simcore.errors import InputError
+
+        known = ", ".join(policy_names(model)) or "none"
+        raise InputError(f"{model} model: unknown policy {name!r} (known: {known})") from None
+
+
+def hyperparameters(model: str) -> dict:
+    """The hyperparameters declared by the policies registered inside simcore for ``model``, in
+    registration order; policies sharing a name must share its declaration."""
+    out: dict = {}
+    for (m, name), cls in _POLICIES.items():
+        if m != model:
+            continue
+        for key, param in getattr(cls, "HYPERPARAMETERS", {}).items():
+            if out.setdefault(key, param) != param:
+                raise TypeError(f"policy {name!r} of model {model!r} redeclares hyperparameter {key!r} differently")
+    return out
+
+
+def users(model: str, key: str) -> list[str]:
+    """The registered policies of ``model`` that declare hyperparameter ``key``."""
+    return [name for (m, name), cls in _POLICIES.items() if m == model and key in getattr(cls, "HYPERPARAMETERS", {})]

@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import yaml
-
+from simcore.inputs import read_yaml
 from simcore.topology.machine import Machine, TopologyError, make_machine
 
 KEYS = ("name", "description", "source", "cpus_per_node", "distances")
@@ -38,10 +37,7 @@ def _path(name_or_path: str | Path, catalog_dir: str | Path) -> Path:
 
 
 def _read(path: Path) -> dict:
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise TopologyError(f"{path}: is not valid YAML ({str(err).splitlines()[0]}).") from None
+    data = read_yaml(path, TopologyError)
     if not isinstance(data, dict):
         raise TopologyError(f"{path}: must be a mapping with keys {', '.join(KEYS)}.")
     for key in KEYS:

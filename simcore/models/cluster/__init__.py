@@ -5,7 +5,7 @@ Modules: ``workload`` (job streams), ``cluster`` (machines, fair sharing, thrash
 ``opportunity`` (enhanced-pvm, enhanced-mosix) and ``model`` (parameters, metrics, runs).
 """
 
-from simcore.models.cluster.model import (METRICS, PARAMETERS, full_params, make_workload, run_replication,
-                                          simulate)
+from simcore.models.cluster.model import (CONSTRAINTS, METRICS, PARAMETERS, full_params, make_workload,
+                                          run_replication, simulate)
 
-__all__ = ["METRICS", "PARAMETERS", "full_params", "make_workload", "run_replication", "simulate"]
+__all__ = ["CONSTRAINTS", "METRICS", "PARAMETERS", "full_params", "make_workload", "run_replication", "simulate"]

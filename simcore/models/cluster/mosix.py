@@ -29,9 +29,21 @@ import math
 
 import numpy as np
 
-from simcore.errors import InputError
+from simcore.models import Parameter
 from simcore.models.cluster.policies import Policy, RoundRobin
+from simcore.models.domains import NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, Choice, Real
 from simcore.models.registry import register
+
+#: Hyperparameters of the information dissemination (``Knowledge``), shared by the Mosix policies.
+KNOWLEDGE = {
+    "info_interval": Parameter(1.0, "Seconds between rounds in which every machine sends its load to mosix_known_machines random others.", POSITIVE),
+    "mosix_known_machines": Parameter(4, "Size of a machine's window of other machines' loads (Mosix keeps a small load vector; 4 assumed).", NONNEGATIVE_INTEGER),
+}
+#: Hyperparameters of every policy that migrates under Mosix's rules.
+MIGRATION = {
+    "min_residency": Parameter(1.0, "Seconds a process must stay on a machine before it may migrate (Barak 1996).", NONNEGATIVE),
+    "migration_cost": Parameter(0.0, "Seconds a migrating process makes no progress (it joins the target this much later).", NONNEGATIVE),
+}
 
 
 class Knowledge:
@@ -83,22 +95,33 @@ class Knowledge:
 class Mosix(Policy):
     """Processes start per ``mosix_initial`` (default: home machine), then Mosix balancing."""
 
+    HYPERPARAMETERS = {
+        **KNOWLEDGE,
+        "balance_interval": Parameter(1.0, "Seconds between load-balancing attempts of a machine that has excess load or memory.", POSITIVE),
+        **MIGRATION,
+        "load_threshold": Parameter(1.0, "Migrate only if the load difference exceeds this (one CPU-bound process; Barak 1996 section 4).", NONNEGATIVE),
+        "memory_threshold": Parameter(0.9, "Fraction of memory in use above which Mosix moves a process to a known machine with free memory.", Real(gt=0, le=1)),
+        "mosix_initial": Parameter("home", "Where mosix starts a process: 'home' (its home machine), 'random' (policy's own draw) or 'round-robin'.",
+                                   Choice("home", "random", "round-robin")),
+    }
+
     def __init__(self, params, rng):
         super().__init__(params, rng)
-        self.initial = params.get("mosix_initial", "home")
-        if self.initial not in ("home", "random", "round-robin"):
-            raise InputError(f"parameter 'mosix_initial': unknown value {self.initial!r} "
-                             "(use 'home', 'random' or 'round-robin').")
         self.round_robin = RoundRobin()
-        self.residency = float(params["min_residency"])
-        self.threshold = float(params["load_threshold"])
-        self.memory_threshold = float(params["memory_threshold"])
-        self.period = float(params["balance_interval"])
+        self.residency = float(self.hp["min_residency"])
+        self.threshold = float(self.hp["load_threshold"])
+        self.memory_threshold = float(self.hp["memory_threshold"])
+        self.period = float(self.hp["balance_interval"])
+        self.migration_cost = float(self.hp["migration_cost"])
+
+    @property
+    def initial(self) -> str:
+        """Where a process starts: 'home', 'random' or 'round-robin'."""
+        return self.hp["mosix_initial"]
 
     def start(self, cluster) -> None:
         n = len(cluster.machines)
-        self.knowledge = Knowledge(cluster, self.params["mosix_known_machines"], self.params["info_interval"],
-                                   self.rng)
+        self.knowledge = Knowledge(cluster, self.hp["mosix_known_machines"], self.hp["info_interval"], self.rng)
         self.phase = (self.rng.random(n) * self.period).tolist()
         self.timers = [None] * n
         self.cluster = cluster
@@ -184,5 +207,5 @@ class Mosix(Policy):
 class PVMOnMosix(Mosix):
     """PVM's round-robin placement, then Mosix balancing (Barak et al. 1996, Table 1 column 6)."""
 
-    def __init__(self, params, rng):
-        super().__init__({**params, "mosix_initial": "round-robin"}, rng)
+    HYPERPARAMETERS = {k: p for k, p in Mosix.HYPERPARAMETERS.items() if k != "mosix_initial"}
+    initial = "round-robin"  # PVM's placement, fixed

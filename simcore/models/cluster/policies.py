@@ -1,8 +1,10 @@
 """Job (re)assignment policies for the cluster model, and the interface they share.
 
 Every policy is a class registered with ``@register("cluster", name)`` and built as
-``Policy(params, rng)`` from the full parameter dict and its own random generator
-(``streams.fresh("policy:<name>")``, so its draws never disturb the workload). The cluster calls:
+``Policy(params, rng)`` from the model's parameter dict and its own random generator
+(``streams.fresh("policy:<name>")``, so its draws never disturb the workload). It reads only
+the hyperparameters it declares in ``HYPERPARAMETERS`` (``self.hp``, each checked against its
+domain: a bad value is an InputError at construction). The cluster calls:
 
 ``start(cluster)``
     once, before the first arrival (e.g. to start information dissemination);
@@ -25,18 +27,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from simcore.models import Parameter, select
 from simcore.models.registry import register
 
 
 class Policy:
-    """Defaults: place on machine 0, never migrate."""
+    """Defaults: place on machine 0, never migrate; no hyperparameters."""
 
     name = "base"
+    HYPERPARAMETERS: dict[str, Parameter] = {}
+    migration_cost = 0.0  # seconds a migration takes; migrating policies declare it
 
     def __init__(self, params: dict, rng: np.random.Generator):
-        self.params = params
+        self.hp = select(f"cluster policy '{self.name}'", self.HYPERPARAMETERS, params)
         self.rng = rng
-        self.migration_cost = float(params.get("migration_cost", 0.0))
 
     def start(self, cluster) -> None:
         pass
@@ -86,10 +90,6 @@ class Optimal(Policy):
     This is the 'optimal' column of Barak et al. 1996, Table 1: with identical machines the
     counts end up differing by at most one.
     """
-
-    def __init__(self, params, rng):
-        super().__init__(params, rng)
-        self.migration_cost = 0.0
 
     def assign(self, proc, cluster) -> int:
         return min(range(len(cluster.machines)),
