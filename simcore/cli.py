@@ -244,11 +244,16 @@ Run `simcore COMMAND --help` for one command's options.
 """
 
 
+def _one_line(text: str) -> str:
+    """``text`` with line breaks and other unprintable characters (from a key or value) escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one sentence on stderr and exit code 2 (no usage block)."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message}; see `{self.prog} --help`.\n")
+        self.exit(2, f"{self.prog}: error: {_one_line(message)}; see `{self.prog} --help`.\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -369,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except InputError as err:
-        print(f"simcore: error: {err}", file=sys.stderr)
+        print(f"simcore: error: {_one_line(str(err))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -377,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     except Exception as err:  # an internal failure: one line, then exit 1
-        print(f"simcore: internal error: {type(err).__name__}: {err}", file=sys.stderr)
+        print(f"simcore: internal error: {type(err).__name__}: {_one_line(str(err))}", file=sys.stderr)
         if "--debug" in sys.argv or __import__("os").environ.get("SIMCORE_DEBUG"):
             raise
         return 1

@@ -89,3 +89,28 @@ def test_tiny_scenario_gives_the_same_rows_twice(model, name):
     assert all(metrics[k].admits(v) for k, v in first[name].items()), first[name]
     other = run(TINY[model], [name], Streams(replication_seed(11, "conformance", 0, 1)))
     assert other != first  # the rows depend on the seed: the scenario is not degenerate
+
+
+def test_a_policy_registered_after_its_model_brings_its_hyperparameters(monkeypatch):
+    """As a policy of another package (entry point) does: its hyperparameters join the model's
+    parameters, are checked there, and may not contradict a declaration of the same name."""
+    from simcore.models import registry
+    from simcore.models.cluster import PARAMETERS, full_params
+    from simcore.models.cluster.policies import Policy
+    from simcore.models.domains import COUNT, POSITIVE
+
+    monkeypatch.setattr(registry, "_POLICIES", dict(registry._POLICIES))
+    try:
+        @registry.register("cluster", "sampler")
+        class Sampler(Policy):
+            HYPERPARAMETERS = {"sample": Parameter(2, "machines compared", COUNT)}
+
+        assert PARAMETERS["sample"] is Sampler.HYPERPARAMETERS["sample"]
+        assert full_params({"sample": 3})["sample"] == 3
+        with pytest.raises(InputError, match=r"parameter sample = 0 is not a positive integer"):
+            full_params({"sample": 0})
+        with pytest.raises(TypeError, match="redeclares parameter 'sample'"):
+            registry.register("cluster", "sampler2")(type("Sampler2", (Policy,), {
+                "HYPERPARAMETERS": {"sample": Parameter(2.0, "other", POSITIVE)}}))
+    finally:
+        PARAMETERS.pop("sample", None)

@@ -115,7 +115,11 @@ def select(owner: str, declared: dict[str, Parameter], params: dict) -> dict:
 
 
 def get_model(name: str) -> ModuleType:
-    """Import the model module registered as ``name``."""
+    """Import the model module registered as ``name`` (and the policies other packages register)."""
     if name not in MODELS:
         raise KeyError(name)
-    return importlib.import_module(MODELS[name])
+    module = importlib.import_module(MODELS[name])
+    from simcore.models.registry import policy_names
+
+    policy_names(name)  # loads the entry points: their hyperparameters join the model's parameters
+    return module

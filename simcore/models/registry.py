@@ -15,6 +15,7 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 
 _POLICIES: dict[tuple[str, str], type] = {}
+_PARAMETERS: dict[str, dict] = {}  # model -> its PARAMETERS, once the model is imported
 _loaded_entry_points = False
 
 
@@ -24,9 +25,17 @@ def register(model: str, name: str):
     def decorate(cls):
         cls.name = name
         _POLICIES[(model, name)] = cls
+        if model in _PARAMETERS:  # registered after its model: the model learns its hyperparameters
+            _merge(_PARAMETERS[model], model, name, cls)
         return cls
 
     return decorate
+
+
+def _merge(into: dict, model: str, name: str, cls: type) -> None:
+    for key, param in getattr(cls, "HYPERPARAMETERS", {}).items():
+        if into.setdefault(key, param) != param:
+            raise TypeError(f"policy {name!r} of model {model!r} redeclares parameter {key!r} differently")
 
 
 def _load_entry_points() -> None:
@@ -57,17 +66,15 @@ def get_policy(model: str, name: str) -> type:
         raise InputError(f"{model} model: unknown policy {name!r} (known: {known})") from None
 
 
-def hyperparameters(model: str) -> dict:
-    """The hyperparameters declared by the policies registered inside simcore for ``model``, in
-    registration order; policies sharing a name must share its declaration."""
-    out: dict = {}
-    for (m, name), cls in _POLICIES.items():
-        if m != model:
-            continue
-        for key, param in getattr(cls, "HYPERPARAMETERS", {}).items():
-            if out.setdefault(key, param) != param:
-                raise TypeError(f"policy {name!r} of model {model!r} redeclares hyperparameter {key!r} differently")
-    return out
+def with_hyperparameters(model: str, parameters: dict) -> dict:
+    """``parameters`` (the model's own) extended by the hyperparameters its registered policies
+    declare, in registration order, and by those of policies registered later (an entry point, a
+    test): the model's ``PARAMETERS``. A name declared twice must have one declaration."""
+    for (m, name), cls in list(_POLICIES.items()):
+        if m == model:
+            _merge(parameters, model, name, cls)
+    _PARAMETERS[model] = parameters
+    return parameters
 
 
 def users(model: str, key: str) -> list[str]:

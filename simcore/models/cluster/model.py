@@ -19,7 +19,7 @@ from simcore.models.cluster import workload as wl
 from simcore.models.cluster.cluster import Background, Cluster, Proc, expand_machines
 from simcore.models.domains import (COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, Choice, Real,
                                     Structured, records)
-from simcore.models.registry import get_policy, hyperparameters
+from simcore.models.registry import get_policy, with_hyperparameters
 
 AMIR_MACHINES = [
     {"name": "pentium-pro", "count": 3, "speed": 1.0, "memory_mb": 64},
@@ -29,7 +29,7 @@ AMIR_MACHINES = [
 
 MACHINE_GROUP = {"name": (TEXT, False), "count": (COUNT, False), "speed": (POSITIVE, True), "memory_mb": (POSITIVE, True)}
 
-PARAMETERS: dict[str, Parameter] = {
+PARAMETERS: dict[str, Parameter] = with_hyperparameters("cluster", {
     "machines": Parameter(AMIR_MACHINES, "Machine groups {name, count, speed (relative), memory_mb}; default Amir Table 1, speed = clock / 200 MHz.",
                           Structured("list of machine groups {name, count >= 1, speed > 0, memory_mb > 0}", records(MACHINE_GROUP))),
     "thrashing_factor": Parameter(10.0, "Slowdown factor of every process on a machine whose memory in use exceeds its memory.", Real(ge=1)),
@@ -60,9 +60,7 @@ PARAMETERS: dict[str, Parameter] = {
     "arrival_rate": Parameter(0.5, "Poisson arrival rate, jobs/s (poisson).", POSITIVE),
     "mean_demand": Parameter(1.0, "Mean of the exponential demands, CPU s (poisson).", POSITIVE),
     "warmup": Parameter(0.0, "Only jobs arriving at or after warmup seconds are measured (poisson).", NONNEGATIVE),
-    # the policies' own (Mosix: info_interval ... mosix_initial; opportunity cost: cost_base ... reassign_rule)
-    **hyperparameters("cluster"),
-}
+})  # then the policies' own hyperparameters (simcore params lists which policies read them)
 
 CONSTRAINTS = ()  # no relation between the cluster's parameters beyond their domains
 

@@ -26,7 +26,7 @@ from simcore.models.numa.policies import zone_size  # importing registers the po
 from simcore.models.numa.scheduler import NumaSystem
 from simcore.models.numa.task import Task, TaskSpec, timeslice
 from simcore.models.numa.trace import format_trace
-from simcore.models.registry import get_policy, hyperparameters
+from simcore.models.registry import get_policy, with_hyperparameters
 from simcore.topology.domains import NODE_INITS, SD_CPU_INIT
 
 MAX_LEVELS = 6
@@ -42,7 +42,7 @@ def _optional(domain):
     return AnyOf(Choice(None), domain)
 
 
-PARAMETERS: dict[str, Parameter] = {
+PARAMETERS: dict[str, Parameter] = with_hyperparameters("numa", {
     "topology": Parameter("superdome-16x4", "Machine: a topology catalog name or a SLIT file (simcore.topology.load_topology).",
                           Structured("topology catalog name or file", _topology)),
     # workload (drawn once per replication from named streams, shared by all policies)
@@ -83,9 +83,7 @@ PARAMETERS: dict[str, Parameter] = {
                              ("imbalance_pct", Integer(ge=100)), ("cache_nice_tries", NONNEGATIVE_INTEGER))},
     "active_balance": Parameter(True, "After cache_nice_tries + 2 failed attempts the busiest CPU pushes one queued task to the puller, cache-hot or not (2.6.16-style push of one task).", BOOLEAN),
     "check_invariants": Parameter(False, "Check the model's invariants after every event (tests).", BOOLEAN),
-    # the policies' own (placement; the conservative balancer of mehta section IV)
-    **hyperparameters("numa"),
-}
+})  # then the policies' own hyperparameters (simcore params lists which policies read them)
 
 
 def _interval_order(level: str):
