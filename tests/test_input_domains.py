@@ -300,3 +300,10 @@ def test_a_san_too_stiff_to_solve_is_refused_not_crashed(tmp_path, refused, meth
     model.write_text(f"generator: {{model: corr05, topology: {tmp_path / 'two.yaml'}, levels: '2'}}\n"
                      "parameters: {demand: 3.778588256270211e-306}\n")
     refused(f"{model}: ", "san", model, "--times", "0:1:0.5", "--transient", method, "--out", tmp_path / "out.csv")
+
+
+def test_a_raw_batch_that_is_no_parquet_file_is_refused(tmp_path, refused):
+    bad = tmp_path / "raw.parquet"
+    bad.write_bytes(BINARY)
+    refused(f"{bad}: is not a raw batch file", "aggregate", "amir-table2", "--raw", bad, "--outdir", tmp_path / "out",
+            "--scale", "smoke")

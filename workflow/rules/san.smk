@@ -87,7 +87,7 @@ rule san_report:
     conda:
         "../envs/simcore.yaml"
     shell:
-        "simcore san-report --results results/san --out {output} 2> {log}"
+        "simcore san-report --results results/san --out {output:q} 2> {log:q}"
 
 
 rule san_published_figure:
