@@ -307,3 +307,16 @@ def test_a_raw_batch_that_is_no_parquet_file_is_refused(tmp_path, refused):
     bad.write_bytes(BINARY)
     refused(f"{bad}: is not a raw batch file", "aggregate", "amir-table2", "--raw", bad, "--outdir", tmp_path / "out",
             "--scale", "smoke")
+
+
+def test_topology_files_declare_the_domains_of_their_keys(root):
+    """Every catalog machine lies in the declared domains; a matrix outside them says why."""
+    from simcore.topology.loader import FIELDS
+
+    for path in sorted((root / "config/topologies").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text())
+        assert set(data) == set(FIELDS)
+        assert all(FIELDS[k].domain.problem(v) is None for k, v in data.items()), path
+    problem = FIELDS["distances"].domain.problem([[10, 20], [30, 10]])
+    assert problem.startswith("is not a square symmetric matrix") and "not symmetric" in problem
+    assert FIELDS["cpus_per_node"].domain.problem([2, 0]) == "is not a positive integer or a list of positive integers"

@@ -14,8 +14,8 @@ from typing import Any
 import jsonschema
 import yaml
 
-from simcore.inputs import read_yaml
 from simcore.errors import InputError
+from simcore.inputs import read_yaml
 from simcore.models import get_model
 from simcore.models.registry import policy_names
 
@@ -128,11 +128,15 @@ class Spec:
 
     def params(self, overrides: dict | None = None) -> dict:
         """Model defaults, then fixed values, then assumptions, then ``overrides`` (grid values,
-        ``--set``); the relations between parameters (the model's ``CONSTRAINTS``) must hold."""
+        ``--set``), each in its domain; the relations between parameters (the model's
+        ``CONSTRAINTS``) must hold."""
         params = {name: p.default for name, p in self.model.PARAMETERS.items()}
         params.update(self.data.get("fixed") or {})
         params.update({k: v["value"] for k, v in (self.data.get("assumptions") or {}).items()})
-        params.update(overrides or {})
+        for name, value in (overrides or {}).items():
+            if name in self.model.PARAMETERS:  # an unknown name is refused when the model runs
+                self.model.PARAMETERS[name].check(value, f"{self.path}: parameter {name}")
+            params[name] = value
         for constraint in getattr(self.model, "CONSTRAINTS", ()):
             constraint.check(params, str(self.path))
         return params
