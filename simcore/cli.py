@@ -249,6 +249,25 @@ def _one_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+def _at_least(low: int):
+    """An argparse type: an integer >= ``low`` (seeds, indices and counts are never negative)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is below {low}")
+        return value
+
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+INDEX, COUNT = _at_least(0), _at_least(1)
+
+
 class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one sentence on stderr and exit code 2 (no usage block)."""
 
@@ -274,12 +293,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("experiments", nargs="*", metavar="ID", help="experiment ids (default: every spec)")
     p = add("run", cmd_run, "run replications A..B-1 of one cell for every policy")
     p.add_argument("experiment", metavar="ID", help=ID_HELP)
-    p.add_argument("--cell", type=int, required=True, metavar="K", help="cell index in the full grid")
+    p.add_argument("--cell", type=INDEX, required=True, metavar="K", help="cell index in the full grid")
     p.add_argument("--reps", required=True, metavar="A:B", help="replication range, B exclusive")
     p.add_argument("--out", required=True, metavar="FILE", help="raw rows (parquet), written atomically")
     p.add_argument("--scale", choices=SCALES, default="full", help=SCALE_HELP)
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a model parameter")
-    p.add_argument("--seed", type=int, help="root seed (default: config/config.yaml)")
+    p.add_argument("--seed", type=INDEX, help="root seed (default: config/config.yaml)")
     p.add_argument("--progress", action="store_true", help="report every replication on stderr")
     p = add("aggregate", cmd_aggregate, "summary, claims, replications and provenance of one experiment")
     p.add_argument("experiment", metavar="ID", help=ID_HELP)
@@ -305,14 +324,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--catalog", default="config/topologies", metavar="DIR", help="folder of catalog machines")
     p = add("trace", cmd_trace, "one replication's per-task event trace (mehta style), for models that have one")
     p.add_argument("experiment", metavar="ID", help=ID_HELP)
-    p.add_argument("--cell", type=int, metavar="K", help="grid cell (default: the spec's output.traces, else 0)")
-    p.add_argument("--rep", type=int, metavar="R", help="replication index (same seeds as `run`; default 0)")
+    p.add_argument("--cell", type=INDEX, metavar="K", help="grid cell (default: the spec's output.traces, else 0)")
+    p.add_argument("--rep", type=INDEX, metavar="R", help="replication index (same seeds as `run`; default 0)")
     p.add_argument("--policy", help="one policy (default: the spec's output.traces policies, else all)")
-    p.add_argument("--tasks", type=int, metavar="N", help="only the first N tasks")
+    p.add_argument("--tasks", type=COUNT, metavar="N", help="only the first N tasks")
     p.add_argument("--migrated-only", action="store_true", help="only tasks the balancer moved")
     p.add_argument("--out", metavar="FILE", help="write here (atomically) instead of standard output")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a model parameter")
-    p.add_argument("--seed", type=int, help="root seed (default: config/config.yaml)")
+    p.add_argument("--seed", type=INDEX, help="root seed (default: config/config.yaml)")
     p = add("targets", cmd_targets, "the workflow targets of one id: an experiment's table (and figure), "
                                     "a SAN model's figure (san-NAME) or a published SAN figure (corr05-fig8)")
     p.add_argument("experiment", metavar="ID", help="experiment id, san-MODEL, or a SAN figure id")
@@ -341,7 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--simulate", type=int, metavar="REPS",
                    help="instead of solving, simulate REPS trajectories on SimPy (the cross-check): "
                         "CSV of time, each measure and its 95%% interval (<m>_low, <m>_high)")
-    p.add_argument("--seed", type=int, default=0, help="root seed of --simulate")
+    p.add_argument("--seed", type=INDEX, default=0, help="root seed of --simulate")
     p = add("san-fit", cmd_san_fit, "fit one parameter of a SAN model file to its published curve")
     p.add_argument("model", metavar="MODEL.yaml", help=SAN_MODEL_HELP)
     p.add_argument("--parameter", required=True, metavar="NAME", help="a parameter of the model (or its generator)")

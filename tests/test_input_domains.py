@@ -150,7 +150,7 @@ def test_an_unknown_choice_of_an_argument_is_one_sentence(tmp_path, refused):
     err = refused("argument --scale: invalid choice: 'huge'", *run_args("amir-table2", tmp_path, "--scale", "huge"))
     assert err.startswith("simcore run: error:")
     refused("the following arguments are required: --out", "run", "amir-table2", "--cell", 0, "--reps", "0:1")
-    refused("argument --cell: invalid int value: 'x'", "run", "amir-table2", "--cell", "x", "--reps", "0:1",
+    refused("argument --cell: 'x' is not an integer", "run", "amir-table2", "--cell", "x", "--reps", "0:1",
             "--out", tmp_path / "o.parquet")
     refused("invalid choice: 'frobnicate'", "frobnicate")
 
@@ -320,3 +320,23 @@ def test_topology_files_declare_the_domains_of_their_keys(root):
     problem = FIELDS["distances"].domain.problem([[10, 20], [30, 10]])
     assert problem.startswith("is not a square symmetric matrix") and "not symmetric" in problem
     assert FIELDS["cpus_per_node"].domain.problem([2, 0]) == "is not a positive integer or a list of positive integers"
+
+
+def test_negative_seeds_indices_and_counts_on_the_command_line(tmp_path, refused):
+    """Once: --seed -5 and --rep -1 were internal errors (exit 1), --tasks -2 printed all but two tasks."""
+    refused("argument --seed: -5 is below 0", *run_args("amir-table2", tmp_path, "--seed", "-5"))
+    refused("argument --rep: -1 is below 0", "trace", "corr05-fig9", "--rep", "-1")
+    refused("argument --tasks: -2 is below 1", "trace", "corr05-fig9", "--tasks", "-2")
+    refused("argument --cell: 'x' is not an integer", "trace", "corr05-fig9", "--cell", "x")
+
+
+def test_nan_elsewhere_in_a_spec_and_a_boolean_seed(root, tmp_path, refused):
+    spec = copy_spec(root, tmp_path, "amir-table2", confidence=math.nan)
+    refused(f"{spec}: confidence = nan is not a finite number.", "validate", spec)
+    spec = copy_spec(root, tmp_path, "amir-table2", claims=[{"id": "c", "text": "t", "kind": "ratio-above",
+                                                              "metric": "mean_slowdown", "policy": "pvm",
+                                                              "threshold": math.inf}])
+    refused(f"{spec}: claims.0.threshold = inf is not a finite number.", "validate", spec)
+    config = tmp_path / "config.yaml"
+    config.write_text("seed: true\n")
+    refused(f"{config}: key 'seed' must be a non-negative integer.", "--config", config, "validate", "amir-table2")

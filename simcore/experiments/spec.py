@@ -6,6 +6,7 @@ Every problem is reported as one :class:`SpecError` sentence naming the file and
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -17,6 +18,7 @@ import yaml
 from simcore.errors import InputError
 from simcore.inputs import read_yaml
 from simcore.models import get_model
+from simcore.models.domains import NONNEGATIVE_INTEGER
 from simcore.models.registry import policy_names
 
 SCALES = ("smoke", "quick", "full")
@@ -217,7 +219,23 @@ def _check_params(path: Path, data: dict, model) -> None:
                     check(value, f"{path}: grid.{name}[{i}]")
 
 
+def _non_finite(value, key: str = ""):
+    """``key = value`` of the first NaN or infinity in a nested value, or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{key or '(top level)'} = {value}"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for k, v in items:
+        found = _non_finite(v, f"{key}.{k}" if key else str(k))
+        if found:
+            return found
+    return None
+
+
 def _check_semantics(path: Path, data: dict) -> None:
+    rest = {k: v for k, v in data.items() if k not in ("fixed", "assumptions", "grid")}  # those: their domains
+    bad = _non_finite(rest)
+    if bad:
+        raise SpecError(f"{path}: {bad} is not a finite number.")
     if data["id"] != path.stem:
         raise SpecError(f"{path}: key 'id' is '{data['id']}' but must equal the file name '{path.stem}'.")
     model = _model(path, data)
@@ -335,6 +353,6 @@ def load_config(path: str | Path = "config/config.yaml") -> dict:
     """The global configuration (root seed, default batch size)."""
     path = Path(path)
     data = _read_yaml(path)
-    if not isinstance(data, dict) or not isinstance(data.get("seed"), int) or data["seed"] < 0:
+    if not isinstance(data, dict) or not NONNEGATIVE_INTEGER.admits(data.get("seed")):
         raise SpecError(f"{path}: key 'seed' must be a non-negative integer.")
     return data
