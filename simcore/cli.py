@@ -261,7 +261,6 @@ def _at_least(low: int):
             raise argparse.ArgumentTypeError(f"{value} is below {low}")
         return value
 
-    parse.__name__ = f"integer >= {low}"
     return parse
 
 

@@ -4,7 +4,8 @@ exactly one line on stderr and writes no file; never a traceback, never exit cod
 
 Derandomized with bounded examples, so the suite is deterministic and quick; values that are
 valid but would make a run long (a million tasks) are kept out of the runs that really simulate.
-``SIMCORE_FUZZ_DEEP=N`` runs N random (not derandomized) examples per property instead.
+``SIMCORE_FUZZ_DEEP=N`` runs N random (not derandomized) examples per property instead, and
+reports any example slower than 30 s.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from simcore.models.domains import Choice
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS, PRESETS, CONFIG = ROOT / "config/experiments", ROOT / "config/presets", ROOT / "config/config.yaml"
 DEEP = int(os.environ.get("SIMCORE_FUZZ_DEEP", "0"))
-FUZZ = settings(max_examples=DEEP or 40, deadline=None, derandomize=not DEEP, database=None,
+FUZZ = settings(max_examples=DEEP or 40, deadline=30_000 if DEEP else None, derandomize=not DEEP, database=None,
                 suppress_health_check=[HealthCheck.too_slow])
 
 SCALARS = st.one_of(
@@ -200,7 +201,12 @@ def test_a_hostile_topology_is_shown_or_refused_in_one_line(content):
 EXPR = st.one_of(st.text(max_size=12), st.sampled_from(
     ["a", "a * (A == s1)", "1 / (A == s0)", "min(a, 2) - 3", "count(A*, s1)", "B", "-a", "a / 0", "not A", "x + ",
      "max()", "1e400", "(A == s2) * b"]))
-RATES = st.one_of(EXPR, VALUES)
+# numbers that keep a valid model quick to solve (a rate of 1e7 is valid, and slow), plus hostile ones
+SAN_NUMBERS = st.one_of(st.floats(-1, 1000), st.integers(-5, 1000),
+                        st.sampled_from([0, 1e-300, 1e308, float("nan"), float("inf"), float("-inf")]))
+SAN_VALUES = st.one_of(SAN_NUMBERS, SAN_NUMBERS, st.booleans(), st.none(), st.text(max_size=6),
+                       st.lists(SAN_NUMBERS, max_size=2))
+RATES = st.one_of(EXPR, SAN_VALUES)
 
 
 @st.composite
@@ -210,17 +216,18 @@ def san_file(draw) -> bytes:
     if draw(st.booleans()):  # a generated (corr05) model on a two-node machine
         gen = {"model": "corr05", "topology": "TOPOLOGY", "levels": draw(st.sampled_from(["2", "n"]) | VALUES)}
         for key in draw(st.lists(st.sampled_from(["home_cpu", "node_init", "cpus"]), max_size=2)):
-            gen[key] = draw(st.integers(-1, 3) | st.sampled_from(["x86_64-2.6.12", "sparc"]) | VALUES)
+            gen[key] = draw(st.integers(-1, 3) | st.sampled_from(["x86_64-2.6.12", "sparc"]) | SAN_VALUES)
         params = draw(st.dictionaries(st.sampled_from(["demand", "pick", "preempt", "movable_tasks", "failure", "zz"]),
-                                      st.floats(-1, 3) | VALUES, max_size=2))
+                                      st.floats(-1, 3) | SAN_VALUES, max_size=2))
         return dump({"generator": gen, "parameters": params}).encode()
     automata = {"A": ["s0", "s1", "s2"], "B": ["u", "v"]}
     local = [{"automaton": draw(st.sampled_from(["A", "B", "C"])), "from": draw(st.sampled_from(["s0", "s1", "u", "q"])),
               "to": draw(st.sampled_from(["s1", "s2", "v"])), "rate": draw(RATES)} for _ in range(draw(st.integers(0, 3)))]
-    data = {"parameters": draw(st.dictionaries(st.sampled_from(["a", "b", "A", "9x"]), VALUES, max_size=2)),
+    data = {"parameters": draw(st.dictionaries(st.sampled_from(["a", "b", "A", "9x"]), SAN_VALUES, max_size=2)),
             "automata": draw(st.just(automata) | VALUES), "local": local,
             "synchronizing": [{"name": "go", "rate": draw(RATES),
-                               "transitions": {"A": [["s0", "s1", draw(st.floats(-0.5, 1.5) | VALUES)]], "B": [["u", "v"]]}}],
+                               "transitions": {"A": [["s0", "s1", draw(st.floats(-0.5, 1.5) | SAN_VALUES)]],
+                                               "B": [["u", "v"]]}}],
             "measures": {"m": draw(EXPR)}}
     return dump(data).encode()
 

@@ -91,7 +91,7 @@ def _search(ok: Callable[[int], bool], lo: int) -> int:
 
 
 # -- transient ---------------------------------------------------------------------------------
-MAX_PRODUCTS = 1e8  # uniformization needs about (outflow bound x horizon) products: beyond this it never ends
+MAX_PRODUCTS = 1e7  # uniformization needs about (outflow bound x horizon) products: beyond this, hours or never
 @dataclass
 class Transient:
     """Transient solution: per time, the measures, the mass and the 1-norm error bound."""
