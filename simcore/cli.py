@@ -174,10 +174,12 @@ def cmd_params(args) -> int:
         for name, metric in model.METRICS.items():
             print(f"{name} ({metric.describe()})\n    {metric.doc}")
         return 0
-    for name, p in model.PARAMETERS.items():
-        print(f"{name} = {p.default!r}\n    {p.doc}")
-    from simcore.models.registry import policy_names
+    from simcore.models.registry import policy_names, users
 
+    for name, p in model.PARAMETERS.items():
+        used = users(args.model, name)
+        by = f"; policies {', '.join(used)}" if used else ""
+        print(f"{name} = {p.default!r}  ({p.domain.describe()}{by})\n    {p.doc}")
     print(f"policies: {', '.join(policy_names(args.model))}")
     return 0
 
@@ -250,9 +252,39 @@ def _add_progress(parser: argparse.ArgumentParser) -> None:
                              "or off (default: $SIMCORE_PROGRESS, else auto)")
 
 
+def _one_line(text: str) -> str:
+    """``text`` with line breaks and other unprintable characters (from a key or value) escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _at_least(low: int):
+    """An argparse type: an integer >= ``low`` (seeds, indices and counts are never negative)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is below {low}")
+        return value
+
+    return parse
+
+
+INDEX, COUNT = _at_least(0), _at_least(1)
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one sentence on stderr and exit code 2 (no usage block)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {_one_line(message)}; see `{self.prog} --help`.\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="simcore", description=__doc__.splitlines()[0], epilog=EXAMPLES,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog="simcore", description=__doc__.splitlines()[0], epilog=EXAMPLES,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--specs", default="config/experiments", help="folder of experiment specs")
     parser.add_argument("--config", default="config/config.yaml", help="global configuration (root seed)")
     parser.add_argument("--debug", action="store_true",
@@ -270,12 +302,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("experiments", nargs="*", metavar="ID", help="experiment ids (default: every spec)")
     p = add("run", cmd_run, "run replications A..B-1 of one cell for every policy")
     p.add_argument("experiment", metavar="ID", help=ID_HELP)
-    p.add_argument("--cell", type=int, required=True, metavar="K", help="cell index in the full grid")
+    p.add_argument("--cell", type=INDEX, required=True, metavar="K", help="cell index in the full grid")
     p.add_argument("--reps", required=True, metavar="A:B", help="replication range, B exclusive")
     p.add_argument("--out", required=True, metavar="FILE", help="raw rows (parquet), written atomically")
     p.add_argument("--scale", choices=SCALES, default="full", help=SCALE_HELP)
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a model parameter")
-    p.add_argument("--seed", type=int, help="root seed (default: config/config.yaml)")
+    p.add_argument("--seed", type=INDEX, help="root seed (default: config/config.yaml)")
     _add_progress(p)
     p = add("aggregate", cmd_aggregate, "summary, claims, replications and provenance of one experiment")
     p.add_argument("experiment", metavar="ID", help=ID_HELP)
@@ -301,19 +333,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--catalog", default="config/topologies", metavar="DIR", help="folder of catalog machines")
     p = add("trace", cmd_trace, "one replication's per-task event trace (mehta style), for models that have one")
     p.add_argument("experiment", metavar="ID", help=ID_HELP)
-    p.add_argument("--cell", type=int, metavar="K", help="grid cell (default: the spec's output.traces, else 0)")
-    p.add_argument("--rep", type=int, metavar="R", help="replication index (same seeds as `run`; default 0)")
+    p.add_argument("--cell", type=INDEX, metavar="K", help="grid cell (default: the spec's output.traces, else 0)")
+    p.add_argument("--rep", type=INDEX, metavar="R", help="replication index (same seeds as `run`; default 0)")
     p.add_argument("--policy", help="one policy (default: the spec's output.traces policies, else all)")
-    p.add_argument("--tasks", type=int, metavar="N", help="only the first N tasks")
+    p.add_argument("--tasks", type=COUNT, metavar="N", help="only the first N tasks")
     p.add_argument("--migrated-only", action="store_true", help="only tasks the balancer moved")
     p.add_argument("--out", metavar="FILE", help="write here (atomically) instead of standard output")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a model parameter")
-    p.add_argument("--seed", type=int, help="root seed (default: config/config.yaml)")
+    p.add_argument("--seed", type=INDEX, help="root seed (default: config/config.yaml)")
     p = add("targets", cmd_targets, "the workflow targets of one id: an experiment's table (and figure), "
                                     "a SAN model's figure (san-NAME) or a published SAN figure (corr05-fig8)")
     p.add_argument("experiment", metavar="ID", help="experiment id, san-MODEL, or a SAN figure id")
     p.add_argument("--san", default="config/san", metavar="DIR", help="folder of SAN model files")
-    p = add("params", cmd_params, "a model's parameters (default and meaning), or its metrics")
+    p = add("params", cmd_params, "a model's parameters (default, type and domain, meaning), or its metrics")
     p.add_argument("model", metavar="MODEL", help="numa or cluster")
     p.add_argument("--metrics", action="store_true", help="list the metrics instead")
     p = add("san", cmd_san, "solve a SAN model (transient by uniformization or Krylov, steady state) into a CSV")
@@ -337,7 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--simulate", type=int, metavar="REPS",
                    help="instead of solving, simulate REPS trajectories on SimPy (the cross-check): "
                         "CSV of time, each measure and its 95%% interval (<m>_low, <m>_high)")
-    p.add_argument("--seed", type=int, default=0, help="root seed of --simulate")
+    p.add_argument("--seed", type=INDEX, default=0, help="root seed of --simulate")
     _add_progress(p)
     p = add("san-fit", cmd_san_fit, "fit one parameter of a SAN model file to its published curve")
     p.add_argument("model", metavar="MODEL.yaml", help=SAN_MODEL_HELP)
@@ -365,11 +397,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as done:  # --help, or a bad argument (one sentence already printed)
+        return done.code if isinstance(done.code, int) else 2
     try:
         return args.func(args)
     except InputError as err:
-        print(f"simcore: error: {err}", file=sys.stderr)
+        print(f"simcore: error: {_one_line(str(err))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -377,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     except Exception as err:  # an internal failure: one line, then exit 1
-        print(f"simcore: internal error: {type(err).__name__}: {err}", file=sys.stderr)
+        print(f"simcore: internal error: {type(err).__name__}: {_one_line(str(err))}", file=sys.stderr)
         if args.debug or os.environ.get("SIMCORE_DEBUG"):
             raise
         return 1

@@ -1,3 +1,293 @@
+"""Every bad number refused (issue 10, section 3): each parameter's domain, and the examples of bad
+input that once ran, crashed or printed a usage block. Each ends in exit code 2, one sentence on
+stderr naming the file (or --set) and the key, and no file written."""
+
+from __future__ import annotations
+
+import math
+import shutil
+
+import numpy as np
+import pytest
+import yaml
+
+from simcore.cli import main
+from simcore.core.rng import Streams, replication_seed
+from simcore.errors import InputError
+from simcore.models import MODELS, Parameter, get_model
+from simcore.models.domains import (BOOLEAN, COUNT, NONNEGATIVE, POSITIVE, PROBABILITY, AnyOf, Choice, Domain, Integer,
+                                    Real, Structured, records)
+
+BINARY = bytes([0xFF, 0xFE, 0x00, 0x81]) + bytes(range(256))
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch, root):
+    """Run ``simcore ARGS`` in-process from the repository: (exit code, stdout, stderr)."""
+    monkeypatch.chdir(root)
+
+    def run(*args):
+        code = main([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+@pytest.fixture
+def refused(cli, tmp_path):
+    """Assert that ``simcore ARGS`` exits 2 with one line naming ``message`` and writes nothing."""
+
+    def check(message: str, *args) -> str:
+        before = sorted(tmp_path.rglob("*"))
+        code, out, err = cli(*args)
+        assert code == 2, (code, err)
+        assert err.count("\n") == 1 and err.startswith("simcore") and message in err, err
+        assert "Traceback" not in err and "usage:" not in err
+        assert sorted(tmp_path.rglob("*")) == before  # no output file, not even a partial one
+        return err
+
+    return check
+
+
+def copy_spec(root, tmp_path, name: str, **changes) -> str:
+    """config/experiments/NAME.yaml (and every preset) copied under tmp_path, with top-level
+    sections updated by ``changes`` (e.g. fixed={...}); the copy's path."""
+    (tmp_path / "experiments").mkdir(exist_ok=True)
+    shutil.copytree(root / "config/presets", tmp_path / "presets", dirs_exist_ok=True)
+    data = yaml.safe_load((root / f"config/experiments/{name}.yaml").read_text())
+    for key, value in changes.items():
+        data[key] = {**(data.get(key) or {}), **value} if isinstance(value, dict) else value
+    path = tmp_path / "experiments" / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return str(path)
+
+
+def run_args(spec, tmp_path, *extra):
+    return ("run", spec, "--cell", 0, "--reps", "0:1", "--scale", "smoke", "--out", tmp_path / "raw.parquet", *extra)
+
+
+# -- the issue's examples -----------------------------------------------------------------------
+
+def test_negative_demand_value_in_a_barak96_spec(root, tmp_path, refused):
+    spec = copy_spec(root, tmp_path, "barak96-fig2", fixed={"demand_value": -300})
+    refused(f"{spec}: fixed.demand_value = -300 is not a positive real.", *run_args(spec, tmp_path))
+
+
+def test_negative_single_cpu_scale_in_the_amir_preset_names_the_preset(root, tmp_path, refused):
+    spec = copy_spec(root, tmp_path, "amir-table2")
+    preset = tmp_path / "presets/amir.yaml"
+    data = yaml.safe_load(preset.read_text())
+    data["fixed"]["single_cpu_scale"] = -2
+    preset.write_text(yaml.safe_dump(data))
+    refused(f"{preset}: fixed.single_cpu_scale = -2 is not a positive real.", *run_args(spec, tmp_path))
+    refused(f"{preset}: fixed.single_cpu_scale = -2", "validate", spec)
+
+
+def test_negative_mean_demand_in_a_numa_spec(root, tmp_path, refused):
+    spec = copy_spec(root, tmp_path, "corr05-fig9", fixed={"mean_demand": -500})
+    refused(f"{spec}: fixed.mean_demand = -500 is not a positive real.", *run_args(spec, tmp_path))
+
+
+def test_nan_in_a_fixed_value_and_in_set(root, tmp_path, refused):
+    spec = copy_spec(root, tmp_path, "corr05-fig9", fixed={"n_nice0": math.nan})
+    refused(f"{spec}: fixed.n_nice0 = nan is not a non-negative integer.", *run_args(spec, tmp_path))
+    refused("--set n_tasks = nan is not a positive integer.", *run_args("corr05-fig9", tmp_path, "--set", "n_tasks=.nan"))
+    refused("--set creation_rate = nan is not a positive real.",
+            *run_args("corr05-fig9", tmp_path, "--set", "creation_rate=.nan"))
+    refused("--set mean_demand = inf is not a positive real.", *run_args("corr05-fig9", tmp_path, "--set", "mean_demand=.inf"))
+
+
+def test_negative_thrashing_factor_in_set(tmp_path, refused):
+    refused("--set thrashing_factor = -10 is not a real >= 1.",
+            *run_args("amir-table2", tmp_path, "--set", "thrashing_factor=-10"))
+
+
+def test_zero_creation_rate_in_set(tmp_path, refused):
+    refused("--set creation_rate = 0 is not a positive real.", *run_args("corr05-fig9", tmp_path, "--set", "creation_rate=0"))
+
+
+def test_binary_files_are_refused_as_topology_san_model_spec_and_config(tmp_path, refused):
+    blob = tmp_path / "blob.yaml"
+    blob.write_bytes(BINARY)
+    sentence = f"{blob}: is not UTF-8 text"
+    refused(sentence, "topology", blob)
+    refused(sentence, "san", blob, "--times", "0:1:0.5", "--out", tmp_path / "out.csv")
+    refused(sentence, *run_args(blob, tmp_path))
+    refused(sentence, "--config", blob, *run_args("corr05-fig9", tmp_path))
+    refused(sentence, *run_args("corr05-fig9", tmp_path, "--set", f"topology={blob}", "--set", "n_tasks=10"))
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    shutil.copy(blob, specs / "bad-spec.yaml")
+    refused(f"{specs / 'bad-spec.yaml'}: is not UTF-8 text", "--specs", specs, "list")
+
+
+def test_data_from_naming_itself_or_a_cycle(root, tmp_path, refused):
+    spec = copy_spec(root, tmp_path, "amir-fig1", data_from="amir-fig1")
+    refused(f"{spec}: key 'data_from': 'amir-fig1' names this experiment itself.", "validate", spec)
+    a = copy_spec(root, tmp_path, "amir-fig1", data_from="amir-fig2")
+    copy_spec(root, tmp_path, "amir-fig2", data_from="amir-fig1")
+    refused(f"{a}: key 'data_from': 'amir-fig2' itself reads another experiment's data.", "validate", a)
+
+
+def test_data_from_is_an_experiment_id_not_a_path(root, tmp_path, refused):
+    spec = copy_spec(root, tmp_path, "amir-fig1", data_from="../experiments/amir-table2")
+    refused(f"{spec}: key 'data_from': '../experiments/amir-table2' is not an experiment id", "validate", spec)
+    missing = copy_spec(root, tmp_path, "amir-fig2", data_from="amir-table9")
+    refused(f"{missing}: key 'data_from': no experiment 'amir-table9'", "validate", missing)
+
+
+def test_unknown_cluster_policy_through_the_python_api_names_the_known_ones():
+    from simcore.models.cluster import run_replication
+
+    with pytest.raises(InputError) as err:
+        run_replication({}, ["pvm", "mosx"], Streams(replication_seed(1, "x", 0, 0)))
+    assert not isinstance(err.value, KeyError)
+    assert "unknown policy 'mosx' (known: enhanced-mosix, enhanced-pvm, mosix, optimal, pvm, pvm-on-mosix)" in str(err.value)
+
+
+def test_an_unknown_choice_of_an_argument_is_one_sentence(tmp_path, refused):
+    err = refused("argument --scale: invalid choice: 'huge'", *run_args("amir-table2", tmp_path, "--scale", "huge"))
+    assert err.startswith("simcore run: error:")
+    refused("the following arguments are required: --out", "run", "amir-table2", "--cell", 0, "--reps", "0:1")
+    refused("argument --cell: 'x' is not an integer", "run", "amir-table2", "--cell", "x", "--reps", "0:1",
+            "--out", tmp_path / "o.parquet")
+    refused("invalid choice: 'frobnicate'", "frobnicate")
+
+
+# -- more of the same rule --------------------------------------------------------------------
+
+def test_bool_and_float_are_not_integers_and_strings_not_numbers(tmp_path, refused):
+    refused("--set n_tasks = True is not a positive integer.", *run_args("corr05-fig9", tmp_path, "--set", "n_tasks=true"))
+    refused("--set n_tasks = 2.0 is not a positive integer.", *run_args("corr05-fig9", tmp_path, "--set", "n_tasks=2.0"))
+    refused("--set mean_demand = 'lots' is not a positive real.", *run_args("corr05-fig9", tmp_path, "--set", "mean_demand=lots"))
+    refused("--set active_balance = 1 is not true or false.", *run_args("corr05-fig9", tmp_path, "--set", "active_balance=1"))
+
+
+def test_bad_values_in_grid_and_assumptions_name_their_key(root, tmp_path, refused):
+    spec = copy_spec(root, tmp_path, "corr05-fig9", grid={"n_tasks": [50, 0]})
+    refused(f"{spec}: grid.n_tasks[1] = 0 is not a positive integer.", "validate", spec)
+    spec = copy_spec(root, tmp_path, "barak96-fig2", assumptions={"migration_cost": {"value": -1, "why": "x"}})
+    refused(f"{spec}: assumptions.migration_cost.value = -1 is not a non-negative real.", "validate", spec)
+    spec = copy_spec(root, tmp_path, "barak96-fig2",
+                     assumptions={"machines": {"value": [{"count": 2, "speed": 0, "memory_mb": 64}], "why": "x"}})
+    refused("assumptions.machines.value = [{'count': 2, 'speed': 0, 'memory_mb': 64}] is not a list of machine groups "
+            "{name, count >= 1, speed > 0, memory_mb > 0} (item 0: speed = 0 is not a positive real).", "validate", spec)
+
+
+def test_relations_between_parameters_are_checked(root, tmp_path, refused):
+    """nice_min > nice_max once made NumPy raise (exit 1); demand_min > demand_max drew from a reversed range."""
+    refused("nice_min <= nice_max does not hold (nice_min = 15, nice_max = 3).",
+            *run_args("corr05-fig9", tmp_path, "--set", "nice_min=15", "--set", "nice_max=3"))
+    spec = copy_spec(root, tmp_path, "corr05-fig9", fixed={"demand_min": 500, "demand_max": 50})
+    refused(f"{spec}: demand_min <= demand_max does not hold", "validate", spec)
+    refused("a positive mean burst", *run_args("corr05-fig9", tmp_path, "--set", "nice_min=-20", "--set",
+                                               "burst_nice_ms=50"))
+    refused("node_min_interval <= node_max_interval", *run_args("corr05-fig9", tmp_path, "--set", "node_min_interval=400"))
+
+
+def test_python_api_checks_domains_and_relations_before_running():
+    from simcore.models.numa import full_params
+
+    with pytest.raises(InputError, match=r"^model 'numa': parameter creation_rate = 0 is not a positive real\.$"):
+        full_params({"creation_rate": 0})
+    with pytest.raises(InputError, match=r"model 'numa': nice_min <= nice_max does not hold"):
+        full_params({"nice_min": 5, "nice_max": 4})
+    assert full_params({"n_tasks": np.int64(5), "mean_demand": np.float64(2.5)})["n_tasks"] == 5  # NumPy scalars
+
+
+def test_params_shows_type_and_domain(cli):
+    code, out, _ = cli("params", "cluster")
+    assert code == 0
+    assert "thrashing_factor = 10.0  (real >= 1)" in out
+    assert "min_residency = 1.0  (non-negative real; policies mosix, pvm-on-mosix, enhanced-mosix)" in out
+    code, out, _ = cli("params", "numa")
+    assert "n_tasks = 200  (positive integer)" in out and "io_task_fraction = 1.0  (real in [0, 1])" in out
+    assert "cpu_busy_factor = None  (null or a positive integer)" in out
+    assert "creation_cpu = 'random'  ('random', 'round-robin' or a non-negative integer)" in out
+
+
+def test_corr05_san_accepts_a_preempt_probability_of_zero():
+    """preempt = 0 (P's wake-up never preempts) is in [0, 1]; it once made a move of probability 0."""
+    from simcore.san.corr05 import build
+
+    san = build("corr05-4x1", "2", {"preempt": 0})
+    wake = next(e for e in san.events if e.name == "wakeup0")
+    assert wake.moves["Cpu0"][0] == ("EN", "EN", 1.0)
+
+
+# -- the vocabulary -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("domain, inside, outside", [
+    (POSITIVE, [1e-300, 3, 2.5, np.float64(1.0), np.int32(4)], [0, -1, math.nan, math.inf, True, "1", None, [1]]),
+    (NONNEGATIVE, [0, 0.0, 7], [-1e-9, -math.inf, math.nan, False]),
+    (PROBABILITY, [0, 0.5, 1], [-0.1, 1.01, math.nan]),
+    (Real(gt=0, le=1), [1e-9, 1], [0, 1.5]),
+    (Real(), [-1e300, 0, 1e300], [math.inf, math.nan, "0"]),
+    (COUNT, [1, 200, np.int64(3)], [0, -1, 1.0, 2.5, True, math.nan, "3"]),
+    (Integer(ge=-20, le=19), [-20, 0, 19], [-21, 20, 0.0]),
+    (BOOLEAN, [True, False], [0, 1, "true", None]),
+    (Choice("a", "b"), ["a", "b"], ["c", "A", None, 0, ["a"]]),
+    (Choice(None), [None], [0, "", "null"]),
+    (AnyOf(Choice("n"), Real(gt=1)), ["n", 1.5, 2], ["m", 1, 0.5, math.nan]),
+])
+def test_domains_admit_inside_and_refuse_outside(domain, inside, outside):
+    assert all(domain.problem(v) is None for v in inside), [v for v in inside if domain.problem(v)]
+    assert all(domain.problem(v).startswith("is not ") for v in outside), [v for v in outside if not domain.problem(v)]
+
+
+def test_domains_describe_themselves():
+    assert [d.describe() for d in (POSITIVE, NONNEGATIVE, PROBABILITY, Real(gt=0, le=1), Real(), Real(ge=1), COUNT,
+                                   Integer(ge=0), Integer(ge=-20, le=19), BOOLEAN, Choice("a", "b", "c"))] == [
+        "positive real", "non-negative real", "real in [0, 1]", "real in (0, 1]", "finite real", "real >= 1",
+        "positive integer", "non-negative integer", "integer in [-20, 19]", "true or false", "'a', 'b' or 'c'"]
+    assert AnyOf(Choice(None), COUNT).describe() == "null or a positive integer"
+
+
+def test_records_check_each_item():
+    check = records({"speed": (POSITIVE, True), "count": (COUNT, False)})
+    domain = Structured("list of groups", check)
+    assert domain.problem([{"speed": 1}, {"speed": 2, "count": 3}]) is None
+    assert domain.problem([]) == "is not a list of groups (not a non-empty list)"
+    assert domain.problem([{"count": 1}]) == "is not a list of groups (item 0 has no key 'speed')"
+    assert domain.problem([{"speed": 1, "sped": 2}]) == "is not a list of groups (item 0 has unknown key 'sped' (known: speed, count))"
+    assert domain.problem([{"speed": 1, "count": True}]) == "is not a list of groups (item 0: count = True is not a positive integer)"
+
+
+def _declared():
+    """(where, name, Parameter) of every model parameter and policy hyperparameter, and of the corr05 SAN."""
+    from simcore.models.registry import _POLICIES
+    from simcore.san import corr05
+
+    for model in MODELS:
+        for name, p in get_model(model).PARAMETERS.items():
+            yield model, name, p
+    for (model, policy), cls in list(_POLICIES.items()):
+        for name, p in getattr(cls, "HYPERPARAMETERS", {}).items():
+            yield f"{model}:{policy}", name, p
+    for name, p in corr05.PARAMETERS.items():
+        yield "corr05-san", name, p
+    for name, p in corr05.ARGUMENTS.items():
+        yield "corr05-san generator", name, p
+
+
+def test_every_parameter_declares_a_domain_holding_its_default():
+    declared = list(_declared())
+    assert len(declared) > 100
+    for where, name, p in declared:
+        assert isinstance(p, Parameter) and isinstance(p.domain, Domain) and p.doc, (where, name)
+        if not (where == "corr05-san generator" and p.default is None):  # required arguments have no default
+            assert p.domain.problem(p.default) is None, (where, name, p.default)
+
+
+def test_every_model_parameter_of_a_policy_is_that_policys_declaration():
+    """A model lists its policies' hyperparameters with the very declaration the policy checks."""
+    from simcore.models.registry import _POLICIES
+
+    for (model, _), cls in list(_POLICIES.items()):
+        if model in MODELS:
+            for name, p in cls.HYPERPARAMETERS.items():
+                assert get_model(model).PARAMETERS[name] is p
 
 
 @pytest.mark.parametrize("method", ["uniformization", "krylov"])
@@ -10,3 +300,43 @@ def test_a_san_too_stiff_to_solve_is_refused_not_crashed(tmp_path, refused, meth
     model.write_text(f"generator: {{model: corr05, topology: {tmp_path / 'two.yaml'}, levels: '2'}}\n"
                      "parameters: {demand: 3.778588256270211e-306}\n")
     refused(f"{model}: ", "san", model, "--times", "0:1:0.5", "--transient", method, "--out", tmp_path / "out.csv")
+
+
+def test_a_raw_batch_that_is_no_parquet_file_is_refused(tmp_path, refused):
+    bad = tmp_path / "raw.parquet"
+    bad.write_bytes(BINARY)
+    refused(f"{bad}: is not a raw batch file", "aggregate", "amir-table2", "--raw", bad, "--outdir", tmp_path / "out",
+            "--scale", "smoke")
+
+
+def test_topology_files_declare_the_domains_of_their_keys(root):
+    """Every catalog machine lies in the declared domains; a matrix outside them says why."""
+    from simcore.topology.loader import FIELDS
+
+    for path in sorted((root / "config/topologies").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text())
+        assert set(data) == set(FIELDS)
+        assert all(FIELDS[k].domain.problem(v) is None for k, v in data.items()), path
+    problem = FIELDS["distances"].domain.problem([[10, 20], [30, 10]])
+    assert problem.startswith("is not a square symmetric matrix") and "not symmetric" in problem
+    assert FIELDS["cpus_per_node"].domain.problem([2, 0]) == "is not a positive integer or a list of positive integers"
+
+
+def test_negative_seeds_indices_and_counts_on_the_command_line(tmp_path, refused):
+    """Once: --seed -5 and --rep -1 were internal errors (exit 1), --tasks -2 printed all but two tasks."""
+    refused("argument --seed: -5 is below 0", *run_args("amir-table2", tmp_path, "--seed", "-5"))
+    refused("argument --rep: -1 is below 0", "trace", "corr05-fig9", "--rep", "-1")
+    refused("argument --tasks: -2 is below 1", "trace", "corr05-fig9", "--tasks", "-2")
+    refused("argument --cell: 'x' is not an integer", "trace", "corr05-fig9", "--cell", "x")
+
+
+def test_nan_elsewhere_in_a_spec_and_a_boolean_seed(root, tmp_path, refused):
+    spec = copy_spec(root, tmp_path, "amir-table2", confidence=math.nan)
+    refused(f"{spec}: confidence = nan is not a finite number.", "validate", spec)
+    spec = copy_spec(root, tmp_path, "amir-table2", claims=[{"id": "c", "text": "t", "kind": "ratio-above",
+                                                              "metric": "mean_slowdown", "policy": "pvm",
+                                                              "threshold": math.inf}])
+    refused(f"{spec}: claims.0.threshold = inf is not a finite number.", "validate", spec)
+    config = tmp_path / "config.yaml"
+    config.write_text("seed: true\n")
+    refused(f"{config}: key 'seed' must be a non-negative integer.", "--config", config, "validate", "amir-table2")

@@ -119,8 +119,13 @@ def test_fit_recovers_a_known_parameter(tmp_path):
 
 BAD = {
     "unknown parameter": ("parameters: {expird_wait: 2}\n", "key 'parameters.expird_wait' is unknown"),
-    "negative parameter": ("parameters: {io_wait: -1}\n", "key 'parameters.io_wait' must be a non-negative"),
-    "bad levels": ("", "key 'generator.levels' must be one of 2, n", {"levels": "3"}),
+    "negative parameter": ("parameters: {io_wait: -1}\n", "parameters.io_wait = -1 is not a positive real"),
+    "zero parameter": ("parameters: {demand: 0}\n", "parameters.demand = 0 is not a positive real"),
+    "probability above 1": ("parameters: {pick: 1.5}\n", "parameters.pick = 1.5 is not a real in [0, 1]"),
+    "bad levels": ("", "generator.levels = '3' is not '2' or 'n'", {"levels": "3"}),
+    "bad home cpu": ("", "generator.home_cpu = 'abc' is not a non-negative integer", {"home_cpu": "abc"}),
+    "bad node init": ("", "generator.node_init = 'sparc' is not 'ia64-2.6.12' or 'x86_64-2.6.12'",
+                      {"node_init": "sparc"}),
     "unknown topology": ("", "key 'generator.topology'", {"topology": "no-such-machine"}),
     "unknown generator key": ("", "key 'generator.cpus' is unknown", {"cpus": 4}),
     "per-scale without scale": ("", "key 'generator.topology' is given per scale",

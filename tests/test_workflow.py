@@ -131,3 +131,25 @@ def test_a_preset_change_reruns_the_simulation_without_snakemake_metadata(tmp_pa
     assert json.loads((tmp_path / target).read_text())["fingerprint"] == after["hash"]
     shutil.rmtree(tmp_path / ".snakemake")
     assert "simulate amir-table2" not in run()   # nothing changed: nothing reruns
+
+
+def test_shell_commands_quote_every_wildcard_and_path():
+    """A wildcard reaches a shell command only quoted (`{wildcards.exp:q}`), as do the paths built from it."""
+    import re
+
+    rules = Path(__file__).resolve().parents[1] / "workflow/rules"
+    shells = [m.group(1) for f in rules.glob("*.smk")
+              for m in re.finditer(r"shell:\n((?:\s+\".*\"\n?)+)", f.read_text())]
+    assert len(shells) >= 10
+    fields = [field for text in shells for field in re.findall(r"\{([^{}]+)\}", text)]
+    assert any(f.startswith("wildcards.exp") for f in fields)
+    unquoted = [f for f in fields if f.split(".")[0].split("[")[0] in ("wildcards", "input", "output", "log")
+                and not f.endswith(":q")]
+    assert unquoted == []
+
+
+def test_an_unknown_experiment_is_no_target(workdir):
+    """The `exp` wildcard matches experiment ids only: anything else has no rule (not a KeyError)."""
+    for target in ("results/no-such-exp/summary.csv", "results/raw/a b/smoke/c000/r00000-00003.parquet"):
+        proc = _snakemake(workdir, "-n", "--config", "scale=smoke", "--", target, timeout=300)
+        assert proc.returncode != 0 and "MissingRuleException" in proc.stdout + proc.stderr, proc.stderr[-2000:]

@@ -1,10 +1,11 @@
 """A toy model for testing the experiment machinery: policy 'worse' adds a known constant."""
 
 from simcore.models import Metric, Parameter
+from simcore.models.domains import NONNEGATIVE, POSITIVE
 from simcore.models.registry import register
 
-PARAMETERS = {"mu": Parameter(10.0, "mean of the exponential metric"),
-              "penalty": Parameter(2.0, "what policy 'worse' adds to every replication")}
+PARAMETERS = {"mu": Parameter(10.0, "mean of the exponential metric", POSITIVE),
+              "penalty": Parameter(2.0, "what policy 'worse' adds to every replication", NONNEGATIVE)}
 METRICS = {"x": Metric("an exponential draw", "positive"), "num": Metric("numerator", "positive"),
            "den": Metric("denominator", "positive"), "events": Metric("events", "nonnegative")}
 

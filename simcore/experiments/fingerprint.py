@@ -104,9 +104,13 @@ def sync_fingerprint_file(path: Path, fingerprint: dict) -> bool:
 
 def read_batch_fingerprint(path: Path) -> dict | None:
     """The fingerprint in a raw batch file's parquet metadata, or None if it has none."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    meta = pq.read_schema(path).metadata or {}
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except (OSError, pa.ArrowException) as err:
+        raise InputError(f"{path}: is not a raw batch file ({str(err).splitlines()[0] if str(err) else type(err).__name__}).") from None
     raw = meta.get(METADATA_KEY)
     try:
         return json.loads(raw) if raw else None

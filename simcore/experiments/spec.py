@@ -16,7 +16,9 @@ import jsonschema
 import yaml
 
 from simcore.errors import InputError
+from simcore.inputs import read_yaml
 from simcore.models import get_model
+from simcore.models.domains import NONNEGATIVE_INTEGER
 from simcore.models.registry import policy_names
 
 SCALES = ("smoke", "quick", "full")
@@ -27,14 +29,7 @@ class SpecError(InputError):
 
 
 def _read_yaml(path: Path) -> Any:
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise SpecError(f"{path}: cannot be read ({err.strerror}).") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise SpecError(f"{path}: is not valid YAML ({str(err).splitlines()[0]}).") from None
+    return read_yaml(path, SpecError)
 
 
 def _schema() -> dict:
@@ -60,6 +55,9 @@ def _check_schema(path: Path, data: Any) -> None:
         raise SpecError(f"{path}: key '{key}' is missing.")
     if error.validator == "additionalProperties":
         raise SpecError(f"{path}: key '{_key(error.absolute_path)}': {error.message}.")
+    if error.validator == "pattern" and list(error.absolute_path) in (["id"], ["data_from"]):
+        raise SpecError(f"{path}: key '{_key(error.absolute_path)}': {error.instance!r} is not an experiment id "
+                        "(lower-case words and digits joined by '-').")
     if error.validator in ("minItems", "minProperties") and list(error.absolute_path)[:1] in (["grid"], ["scales"]):
         raise SpecError(f"{path}: key '{_key(error.absolute_path)}' is empty: the grid needs at least one value per swept parameter.")
     raise SpecError(f"{path}: key '{_key(error.absolute_path)}': {error.message}.")
@@ -131,11 +129,18 @@ class Spec:
         return (self.data.get("labels") or {}).get(policy, policy)
 
     def params(self, overrides: dict | None = None) -> dict:
-        """Model defaults, then fixed values, then assumptions, then ``overrides``."""
+        """Model defaults, then fixed values, then assumptions, then ``overrides`` (grid values,
+        ``--set``), each in its domain; the relations between parameters (the model's
+        ``CONSTRAINTS``) must hold."""
         params = {name: p.default for name, p in self.model.PARAMETERS.items()}
         params.update(self.data.get("fixed") or {})
         params.update({k: v["value"] for k, v in (self.data.get("assumptions") or {}).items()})
-        params.update(overrides or {})
+        for name, value in (overrides or {}).items():
+            if name in self.model.PARAMETERS:  # an unknown name is refused when the model runs
+                self.model.PARAMETERS[name].check(value, f"{self.path}: parameter {name}")
+            params[name] = value
+        for constraint in getattr(self.model, "CONSTRAINTS", ()):
+            constraint.check(params, str(self.path))
         return params
 
     def all_cells(self) -> list[Cell]:
@@ -186,26 +191,60 @@ class Spec:
                 out[key] = yaml.safe_load(raw)
             except yaml.YAMLError:
                 raise SpecError(f"--set '{key}': value '{raw}' is not a valid YAML value.") from None
+            self.model.PARAMETERS[key].check(out[key], f"--set {key}")
         return out
 
 
-def _check_semantics(path: Path, data: dict) -> None:
-    if data["id"] != path.stem:
-        raise SpecError(f"{path}: key 'id' is '{data['id']}' but must equal the file name '{path.stem}'.")
+def _model(path: Path, data: dict):
     try:
-        model = get_model(data["model"])
+        return get_model(data["model"])
     except KeyError:
         raise SpecError(f"{path}: key 'model': unknown model '{data['model']}'.") from None
+
+
+def _check_params(path: Path, data: dict, model) -> None:
+    """Every name in ``fixed``, ``assumptions`` and ``grid`` is a parameter of the model and
+    every value lies in its domain; the message names ``path`` and the key."""
+    for section in ("fixed", "assumptions", "grid"):
+        for name, entry in (data.get(section) or {}).items():
+            if name not in model.PARAMETERS:
+                raise SpecError(f"{path}: key '{section}.{name}': not a parameter of model '{data['model']}'.")
+            check = model.PARAMETERS[name].check
+            if section == "fixed":
+                check(entry, f"{path}: fixed.{name}")
+            elif section == "assumptions":
+                check(entry["value"], f"{path}: assumptions.{name}.value")
+            else:
+                for i, value in enumerate(entry):
+                    check(value, f"{path}: grid.{name}[{i}]")
+
+
+def _non_finite(value, key: str = ""):
+    """``key = value`` of the first NaN or infinity in a nested value, or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{key or '(top level)'} = {value}"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for k, v in items:
+        found = _non_finite(v, f"{key}.{k}" if key else str(k))
+        if found:
+            return found
+    return None
+
+
+def _check_semantics(path: Path, data: dict) -> None:
+    rest = {k: v for k, v in data.items() if k not in ("fixed", "assumptions", "grid")}  # those: their domains
+    bad = _non_finite(rest)
+    if bad:
+        raise SpecError(f"{path}: {bad} is not a finite number.")
+    if data["id"] != path.stem:
+        raise SpecError(f"{path}: key 'id' is '{data['id']}' but must equal the file name '{path.stem}'.")
+    model = _model(path, data)
     known = policy_names(data["model"])
     for i, name in enumerate(data["policies"]):
         if name not in known:
             raise SpecError(f"{path}: key 'policies.{i}': unknown policy '{name}' (known: {', '.join(known)}).")
     if data["baseline"] not in data["policies"]:
         raise SpecError(f"{path}: key 'baseline': '{data['baseline']}' is not one of the spec's policies.")
-    for section in ("fixed", "assumptions", "grid"):
-        for name in data.get(section) or {}:
-            if name not in model.PARAMETERS:
-                raise SpecError(f"{path}: key '{section}.{name}': not a parameter of model '{data['model']}'.")
     metric_names = {m["name"] for m in data["metrics"]}
     for m in data["metrics"]:
         for part in m.get("ratio") or [m["name"]]:
@@ -240,10 +279,12 @@ def _merge_preset(path: Path, data: dict) -> dict:
         raise SpecError(f"{preset_path}: must hold only 'description', 'fixed' and 'assumptions'.")
     merged = dict(data)
     own = set(data.get("fixed") or {}) | set(data.get("assumptions") or {})
+    inherited = {}
     for key in ("fixed", "assumptions"):   # the spec's own value wins, fixed or assumed
-        inherited = {k: v for k, v in (preset.get(key) or {}).items() if k not in own}
-        merged[key] = {**inherited, **(data.get(key) or {})}
+        inherited[key] = {k: v for k, v in (preset.get(key) or {}).items() if k not in own}
+        merged[key] = {**inherited[key], **(data.get(key) or {})}
     _check_schema(preset_path, {**_skeleton(), "fixed": merged["fixed"], "assumptions": merged["assumptions"]})
+    _check_params(preset_path, {"model": data["model"], **inherited}, _model(path, data))
     return merged
 
 
@@ -259,9 +300,16 @@ def _link_source(path: Path, data: dict) -> dict:
         if "scales" not in data:
             raise SpecError(f"{path}: key 'scales' is missing.")
         return data
-    source = load_spec(path.parent / f"{data['data_from']}.yaml")
-    if source.data.get("data_from"):
-        raise SpecError(f"{path}: key 'data_from': '{source.id}' itself reads another experiment's data.")
+    name = data["data_from"]
+    if name == data["id"]:
+        raise SpecError(f"{path}: key 'data_from': '{name}' names this experiment itself.")
+    source_path = path.parent / f"{name}.yaml"
+    if not source_path.is_file():
+        raise SpecError(f"{path}: key 'data_from': no experiment '{name}' ({source_path} does not exist).")
+    raw = _read_yaml(source_path)
+    if isinstance(raw, dict) and "data_from" in raw:  # checked before loading it: no chain, hence no cycle
+        raise SpecError(f"{path}: key 'data_from': '{name}' itself reads another experiment's data.")
+    source = load_spec(source_path)
     if source["model"] != data["model"]:
         raise SpecError(f"{path}: key 'data_from': '{source.id}' uses model '{source['model']}', not '{data['model']}'.")
     missing = [p for p in data["policies"] if p not in source.policies]
@@ -280,10 +328,14 @@ def load_spec(path: str | Path) -> Spec:
         for key in ("scales", "grid", "fixed", "assumptions", "preset"):
             if key in data:
                 raise SpecError(f"{path}: key '{key}' must not be given: it comes from 'data_from'.")
+    _check_params(path, data, _model(path, data))
     data = _link_source(path, _merge_preset(path, data))
     data = {k: v for k, v in data.items() if v is not None}
     _check_semantics(path, data)
-    return Spec(path, data)
+    spec = Spec(path, data)
+    for cell in spec.all_cells():
+        spec.params(cell.values)
+    return spec
 
 
 def find_spec(name: str, specs_dir: str | Path = "config/experiments") -> Path:
@@ -302,7 +354,7 @@ def load_config(path: str | Path = "config/config.yaml") -> dict:
     """The global configuration (root seed, default batch size)."""
     path = Path(path)
     data = _read_yaml(path)
-    if not isinstance(data, dict) or not isinstance(data.get("seed"), int) or data["seed"] < 0:
+    if not isinstance(data, dict) or not NONNEGATIVE_INTEGER.admits(data.get("seed")):
         raise SpecError(f"{path}: key 'seed' must be a non-negative integer.")
     return data
 

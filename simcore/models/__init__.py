@@ -2,7 +2,11 @@
 
 A model module exposes ``PARAMETERS`` (name -> :class:`Parameter`), ``METRICS`` (name ->
 :class:`Metric`) and ``run_replication(params, policies, streams) -> {policy: {metric: value}}``; every policy
-of one call sees the same workload (common random numbers).
+of one call sees the same workload (common random numbers). It may add ``CONSTRAINTS``
+(:class:`Constraint`), relations between parameters that every run must satisfy.
+
+Every parameter declares its domain (:mod:`simcore.models.domains`); :func:`with_defaults`
+refuses a value outside it with an :class:`~simcore.errors.InputError` before anything runs.
 """
 
 from __future__ import annotations
@@ -11,7 +15,10 @@ import copy
 import importlib
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable
+
+from simcore.errors import InputError
+from simcore.models.domains import Domain, show
 
 MODELS = {
     "cluster": "simcore.models.cluster",
@@ -21,10 +28,32 @@ MODELS = {
 
 @dataclass(frozen=True)
 class Parameter:
-    """A model parameter: its default and one line saying what it is."""
+    """A model parameter: its default, one line saying what it is, and the values it may take."""
 
     default: Any
     doc: str
+    domain: Domain
+
+    def check(self, value: Any, where: str) -> None:
+        """Raise an InputError '<where> = <value> is not ...' unless ``value`` lies in the domain."""
+        problem = self.domain.problem(value)
+        if problem:
+            raise InputError(f"{where} = {show(value)} {problem}.")
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A relation between parameters, e.g. ``Constraint(("nice_min", "nice_max"), "nice_min <= nice_max",
+    lambda p: p["nice_min"] <= p["nice_max"])``; ``holds`` sees every parameter's value."""
+
+    names: tuple[str, ...]
+    text: str
+    holds: Callable[[dict], bool]
+
+    def check(self, params: dict, where: str) -> None:
+        if not self.holds(params):
+            values = ", ".join(f"{n} = {show(params[n])}" for n in self.names)
+            raise InputError(f"{where}: {self.text} does not hold ({values}).")
 
 
 _IN_RANGE = {"real": lambda v: True, "nonnegative": lambda v: v >= 0, "positive": lambda v: v > 0,
@@ -59,18 +88,38 @@ class Metric:
         return self.range + (f", part of {self.part_of}" if self.part_of else "")
 
 
-def with_defaults(model: str, parameters: dict[str, Parameter], params: dict) -> dict:
-    """Every parameter's default, overridden by ``params``; an unknown name is bad input."""
-    unknown = sorted(set(params) - set(parameters))
+def with_defaults(model: str, parameters: dict[str, Parameter], params: dict,
+                  constraints: tuple[Constraint, ...] = ()) -> dict:
+    """Every parameter's default, overridden by ``params``; an unknown name, a value outside its
+    domain or a broken constraint is bad input."""
+    unknown = sorted(set(params) - set(parameters), key=str)
     if unknown:
-        from simcore.errors import InputError
+        raise InputError(f"unknown parameter(s) of model '{model}': {', '.join(map(str, unknown))}")
+    for name, value in params.items():
+        parameters[name].check(value, f"model '{model}': parameter {name}")
+    full = {**{k: copy.deepcopy(p.default) for k, p in parameters.items()}, **params}
+    for constraint in constraints:
+        constraint.check(full, f"model '{model}'")
+    return full
 
-        raise InputError(f"unknown parameter(s) of model '{model}': {', '.join(unknown)}")
-    return {**{k: copy.deepcopy(p.default) for k, p in parameters.items()}, **params}
+
+def select(owner: str, declared: dict[str, Parameter], params: dict) -> dict:
+    """The values of the ``declared`` parameters in ``params`` (their default where absent), each
+    checked against its domain; other names in ``params`` are ignored (a policy's view)."""
+    out = {}
+    for name, p in declared.items():
+        value = params.get(name, p.default)
+        p.check(value, f"{owner}: parameter {name}")
+        out[name] = value
+    return out
 
 
 def get_model(name: str) -> ModuleType:
-    """Import the model module registered as ``name``."""
+    """Import the model module registered as ``name`` (and the policies other packages register)."""
     if name not in MODELS:
         raise KeyError(name)
-    return importlib.import_module(MODELS[name])
+    module = importlib.import_module(MODELS[name])
+    from simcore.models.registry import policy_names
+
+    policy_names(name)  # loads the entry points: their hyperparameters join the model's parameters
+    return module

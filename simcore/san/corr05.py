@@ -20,41 +20,47 @@ slows P's work (not its timeslice) by the simulator's factor 1 + m (d/10 - 1).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from simcore.errors import InputError
+from simcore.models import Parameter
+from simcore.models.domains import NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, Choice, Real
 from simcore.san.model import Rate, San, SanError
-from simcore.topology.domains import DEFAULT_NODE_INIT, domains_for
+from simcore.topology.domains import DEFAULT_NODE_INIT, NODE_INITS, domains_for
 from simcore.topology.loader import load_topology
 from simcore.topology.machine import TopologyError
 
 CPU_STATES = ["EN", "Sc", "PB", "IB", "Ex", "Er"]
 
 
-@dataclass(frozen=True)
-class Param:
-    """A reconstructed quantity: its value and why."""
+class Param(Parameter):
+    """A reconstructed quantity: its value, why, and the values it may take."""
 
-    value: float
-    why: str
+    @property
+    def value(self) -> float:
+        return self.default
+
+    @property
+    def why(self) -> str:
+        return self.doc
 
 
 PARAMETERS = {
-    "demand": Param(0.5, "mean CPU demand of P in s at local-memory speed: corr05's 'average execution time of 500 ms'; exponential, so the remaining work is memoryless"),
-    "burst": Param(0.1, "mean CPU burst of P in s before an I/O wait: 'timeslice + nice' ms with P at nice 0 (timeslice 100 ms)"),
-    "timeslice": Param(0.1, "P's timeslice in s (2.6 O(1) scheduler, nice 0: 100 ms); wall time, so not slowed by remote memory"),
-    "io_wait": Param(1.0, "mean I/O wait in s: corr05's 'average waiting time of 1 second'"),
-    "expired_wait": Param(3.06, "mean time in s an expired P waits for its CPU's array switch; not stated anywhere, so fitted: least squares over the 16 published points of the 2-sched curve on the 8-CPU machine (`simcore san-fit config/san/corr05-fig8-2sched.yaml --parameter expired_wait --bounds 2:5 --scale full`: 3.06 s, RMSE 0.022, 7 solutions); the workflow reruns the fit at its scale. The 4-sched curve is then a prediction"),
-    "memory_stall_fraction": Param(0.25, "m in the slowdown 1 + m (d/10 - 1) at SLIT distance d from home, the NUMA simulator's default"),
-    "pick": Param(0.95, "probability that a scheduling CPU with P ready picks P: P is high priority (nice 0) and only 9 of 200 tasks are nice 0, so another nice-0 task is rarely ready on the same CPU"),
-    "preempt": Param(0.9, "probability that P's wake-up preempts the task running on its CPU (higher priority unless that task is one of the other nice-0 ones)"),
-    "other_run": Param(0.0, "mean run in s of another process before its CPU reschedules: E[min(burst, slice)] averaged over nice 1..19 with the simulator's timeslices and 'timeslice + nice' ms bursts (0 = derive)"),
-    "kernel_path": Param(0.005, "mean time in s a CPU spends in Sc or PB before running a task again: a reschedule or balance is acted on at the next tick (1 ms at HZ=1000), then the switch and the cache refill follow; assumed 5 ms. A nuisance parameter: 2 against 10 ms moves the curve by about 1e-3 (test), but shorter paths make the model stiffer"),
-    "idle_share": Param(0.02, "probability that a scheduling CPU finds its run queue empty (P not queued there): 200 I/O-bound tasks on 8 CPUs keep queues non-empty most of the time; assumed"),
-    "idle_period": Param(0.01, "mean time in s a CPU stays idle (IB) before a task wakes on it or it pulls one; assumed 10 ms"),
-    "imbalance_found": Param(0.25, "probability that a busy CPU's periodic balance finds an imbalance above imbalance_pct and moves a task; assumed (equal mean loads, fluctuating queues)"),
-    "movable_tasks": Param(3.0, "number of tasks on the busiest queue among which the moved one is chosen (P is one of them); assumed from a load of 2-4 runnable tasks per CPU"),
-    "failure": Param(0.0, "failure rate of a processor per s: no failure in corr05's figure ('normal end' reaches 0.85 and still rises); Er is then unreachable and drops out of the state space"),
-    "repair": Param(1.0, "repair rate of a failed processor per s (used only when failure > 0)"),
+    "demand": Param(0.5, "mean CPU demand of P in s at local-memory speed: corr05's 'average execution time of 500 ms'; exponential, so the remaining work is memoryless", POSITIVE),
+    "burst": Param(0.1, "mean CPU burst of P in s before an I/O wait: 'timeslice + nice' ms with P at nice 0 (timeslice 100 ms)", POSITIVE),
+    "timeslice": Param(0.1, "P's timeslice in s (2.6 O(1) scheduler, nice 0: 100 ms); wall time, so not slowed by remote memory", POSITIVE),
+    "io_wait": Param(1.0, "mean I/O wait in s: corr05's 'average waiting time of 1 second'", POSITIVE),
+    "expired_wait": Param(3.06, "mean time in s an expired P waits for its CPU's array switch; not stated anywhere, so fitted: least squares over the 16 published points of the 2-sched curve on the 8-CPU machine (`simcore san-fit config/san/corr05-fig8-2sched.yaml --parameter expired_wait --bounds 2:5 --scale full`: 3.06 s, RMSE 0.022, 7 solutions); the workflow reruns the fit at its scale. The 4-sched curve is then a prediction", POSITIVE),
+    "memory_stall_fraction": Param(0.25, "m in the slowdown 1 + m (d/10 - 1) at SLIT distance d from home, the NUMA simulator's default", PROBABILITY),
+    "pick": Param(0.95, "probability that a scheduling CPU with P ready picks P: P is high priority (nice 0) and only 9 of 200 tasks are nice 0, so another nice-0 task is rarely ready on the same CPU", PROBABILITY),
+    "preempt": Param(0.9, "probability that P's wake-up preempts the task running on its CPU (higher priority unless that task is one of the other nice-0 ones)", PROBABILITY),
+    "other_run": Param(0.0, "mean run in s of another process before its CPU reschedules: E[min(burst, slice)] averaged over nice 1..19 with the simulator's timeslices and 'timeslice + nice' ms bursts (0 = derive)", NONNEGATIVE),
+    "kernel_path": Param(0.005, "mean time in s a CPU spends in Sc or PB before running a task again: a reschedule or balance is acted on at the next tick (1 ms at HZ=1000), then the switch and the cache refill follow; assumed 5 ms. A nuisance parameter: 2 against 10 ms moves the curve by about 1e-3 (test), but shorter paths make the model stiffer", POSITIVE),
+    "idle_share": Param(0.02, "probability that a scheduling CPU finds its run queue empty (P not queued there): 200 I/O-bound tasks on 8 CPUs keep queues non-empty most of the time; assumed", PROBABILITY),
+    "idle_period": Param(0.01, "mean time in s a CPU stays idle (IB) before a task wakes on it or it pulls one; assumed 10 ms", POSITIVE),
+    "imbalance_found": Param(0.25, "probability that a busy CPU's periodic balance finds an imbalance above imbalance_pct and moves a task; assumed (equal mean loads, fluctuating queues)", PROBABILITY),
+    "movable_tasks": Param(3.0, "number of tasks on the busiest queue among which the moved one is chosen (P is one of them); assumed from a load of 2-4 runnable tasks per CPU", Real(ge=1)),
+    "failure": Param(0.0, "failure rate of a processor per s: no failure in corr05's figure ('normal end' reaches 0.85 and still rises); Er is then unreachable and drops out of the state space", NONNEGATIVE),
+    "repair": Param(1.0, "repair rate of a failed processor per s (used only when failure > 0)", NONNEGATIVE),
 }
 
 BUILDERS = {"2": "linux-2level", "n": "multilevel"}
@@ -95,20 +101,38 @@ def _pull_weights(domains, cpu: int, n_cpus: int, frequency) -> dict[int, float]
     return weights
 
 
+#: The arguments of a model file's ``generator`` section (``topology`` and ``levels`` are required).
+ARGUMENTS = {
+    "topology": Parameter(None, "the machine: a topology catalog name or file", TEXT),
+    "levels": Parameter(None, "sched-domain levels: '2' (Linux's stock two) or 'n' (one per distance)", Choice(*BUILDERS)),
+    "home_cpu": Parameter(0, "the CPU P starts on; its node is P's home", NONNEGATIVE_INTEGER),
+    "node_init": Parameter(DEFAULT_NODE_INIT, "SD_NODE_INIT of the node-level domains", Choice(*NODE_INITS)),
+}
+
+
 def from_spec(args: dict, params: dict, path: str) -> San:
     """The model of a model file's ``generator`` section (``topology``, ``levels``[, ``home_cpu``, ``node_init``])."""
-    known = ("topology", "levels", "home_cpu", "node_init")
     for key in args:
-        if key not in known:
-            raise SanError(f"{path}: key 'generator.{key}' is unknown (known: model, {', '.join(known)}).")
-    for key in known[:2]:
+        if key not in ARGUMENTS:
+            raise SanError(f"{path}: key 'generator.{key}' is unknown (known: model, {', '.join(ARGUMENTS)}).")
+    for key in ("topology", "levels"):
         if key not in args:
             raise SanError(f"{path}: key 'generator.{key}' is missing.")
+    args = {k: args.get(k, p.default) for k, p in ARGUMENTS.items()}
+    for key, value in args.items():
+        _check(ARGUMENTS[key], value, f"{path}: generator.{key}")
     try:
-        return build(str(args["topology"]), str(args["levels"]), params, int(args.get("home_cpu", 0)),
-                     str(args.get("node_init", DEFAULT_NODE_INIT)), path)
+        return build(args["topology"], args["levels"], params, args["home_cpu"], args["node_init"], path)
     except TopologyError as err:
         raise SanError(f"{path}: key 'generator.topology': {err}") from None
+
+
+def _check(param: Parameter, value, where: str) -> None:
+    """``param.check``, raising a SanError."""
+    try:
+        param.check(value, where)
+    except InputError as err:
+        raise SanError(str(err)) from None
 
 
 def build(topology: str, levels: str, overrides: dict | None = None, home_cpu: int = 0,
@@ -120,8 +144,7 @@ def build(topology: str, levels: str, overrides: dict | None = None, home_cpu: i
     for key, value in (overrides or {}).items():
         if key not in p:
             raise SanError(f"{where}: key 'parameters.{key}' is unknown (known: {', '.join(p)}).")
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0 or not math.isfinite(value):
-            raise SanError(f"{where}: key 'parameters.{key}' must be a non-negative number, not {value!r}.")
+        _check(PARAMETERS[key], value, f"{where}: parameters.{key}")
         p[key] = float(value)
     p["other_run"] = p["other_run"] or other_run()
     machine = load_topology(topology)
@@ -180,8 +203,8 @@ def _process(san: San, p: dict, i: int, slow: float) -> None:
                             ("expire", f"Ep{i}", slice_rate)):
         san.sync(f"{name}{i}", rate, {"Proc": [(f"Ex{i}", dst)], cpu: [("Ex", "Sc")]})
     pre = p["preempt"]
-    wake = [("EN", "Sc", pre)] + ([("EN", "EN", 1 - pre)] if pre < 1 else []) + [("IB", "Sc"), ("Sc", "Sc"),
-                                                                                  ("PB", "PB")]
+    wake = [(src, dst, q) for src, dst, q in (("EN", "Sc", pre), ("EN", "EN", 1 - pre)) if q > 0] + \
+        [("IB", "Sc"), ("Sc", "Sc"), ("PB", "PB")]
     san.sync(f"wakeup{i}", 1 / p["io_wait"], {"Proc": [(f"IO{i}", f"R{i}")], cpu: wake})
     san.local("Proc", f"Ep{i}", f"R{i}", 1 / p["expired_wait"], name=f"switch_arrays{i}")
 

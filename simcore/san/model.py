@@ -16,14 +16,13 @@ participant's transition may carry a routing probability ``(src, dst, p)`` (defa
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from simcore.errors import InputError
+from simcore.inputs import read_yaml
+from simcore.models.domains import is_real
 from simcore.san.expr import Compiled, ExprError, compile_expr, parse, tokenize
 
 _NAME = re.compile(r"[A-Za-z_]\w*\Z")
@@ -62,6 +61,7 @@ class Event:
 
 
 def _finite_number(value) -> bool:
+    """A SAN parameter's domain: a finite real (an int counts, a bool does not)."""
     return is_real(value)
 
 
@@ -302,12 +302,7 @@ def load_san(path: str | Path, scale: str | None = None, params: dict | None = N
     given per scale (``topology: {smoke: a, full: b}``). ``params`` override the file's parameters.
     """
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as err:
-        raise SanError(f"{path}: cannot be read ({err.strerror}).") from None
-    except yaml.YAMLError as err:
-        raise SanError(f"{path}: is not valid YAML ({str(err).splitlines()[0]}).") from None
+    data = read_yaml(path, SanError)
     if not isinstance(data, dict):
         raise SanError(f"{path}: must be a mapping with keys {', '.join(YAML_KEYS)}.")
     if "generator" in data:

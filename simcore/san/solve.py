@@ -91,6 +91,7 @@ def _search(ok: Callable[[int], bool], lo: int) -> int:
 
 
 # -- transient ---------------------------------------------------------------------------------
+MAX_PRODUCTS = 1e7  # uniformization needs about (outflow bound x horizon) products: beyond this, hours or never
 @dataclass
 class Transient:
     """Transient solution: per time, the measures, the mass and the 1-norm error bound."""
@@ -116,6 +117,10 @@ def transient(desc: Descriptor, times, eps: float = 1e-10, measures: dict[str, n
         raise SanError(f"eps: must be in (0, 1), not {eps}.")
     pi = _initial(desc, initial)
     rate = desc.rate_bound
+    if rate * times[-1] > MAX_PRODUCTS:
+        raise SanError(f"{desc.san.source}: uniformization would need about {rate * times[-1]:.3g} products "
+                       f"(outflow bound {rate:.3g} up to time {times[-1]:g}, more than {MAX_PRODUCTS:.0e}); "
+                       "solve it with krylov (--transient krylov) or give it slower rates.")
     previous = np.concatenate([[0.0], times[:-1]])
     steps = int(np.count_nonzero(times - previous)) or 1
     result = Transient(times, np.zeros(len(times)), np.zeros(len(times)),
@@ -191,7 +196,19 @@ def transient_krylov(desc: Descriptor, times, tol: float = 1e-8, measures: dict[
             progress(float(min(now, times[-1])), float(times[-1]), "model time")
         if not happy:
             step = 0.9 * tau * (tau * tol / max(err, 1e-300)) ** (1 / mx)
+    _check_mass(desc, result, max(1e-6, 10 * tol * times[-1]))
     return result
+
+
+def _check_mass(desc: Descriptor, result: Transient, limit: float) -> None:
+    """A solution whose probability mass strays from 1 by more than ``limit`` is refused: its
+    rates are too far apart (too stiff) for the method in double precision."""
+    lost = np.abs(result.mass - 1)
+    if not lost.max() <= limit:
+        k = int(np.nanargmax(lost)) if np.isfinite(lost).any() else 0
+        raise SanError(f"{desc.san.source}: the Krylov solution holds probability {result.mass[k]:.3g}, not 1, at "
+                       f"time {result.times[k]:g}: its rates (outflow bound {desc.rate_bound:.3g}) are too stiff "
+                       "to solve in double precision.")
 
 
 def _check_times(times) -> np.ndarray:

@@ -5,11 +5,35 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import yaml
+from simcore.inputs import read_yaml
+from simcore.models import Parameter
+from simcore.models.domains import COUNT, TEXT, AnyOf, Structured, show
+from simcore.topology.machine import Machine, TopologyError, check_distances, make_machine
 
-from simcore.topology.machine import Machine, TopologyError, make_machine
 
-KEYS = ("name", "description", "source", "cpus_per_node", "distances")
+def _slit(value) -> str | None:
+    try:
+        check_distances("", value)
+    except TopologyError as err:
+        return str(err).split(": ", 2)[-1]
+    return None
+
+
+def _counts(value) -> str | None:
+    ok = isinstance(value, list) and value and all(COUNT.admits(c) for c in value)
+    return None if ok else "not a non-empty list of positive integers"
+
+
+#: A topology file's keys, all required (``cpus_per_node`` must also list one count per node).
+FIELDS = {
+    "name": Parameter(None, "the machine's name", TEXT),
+    "description": Parameter(None, "what the machine is", TEXT),
+    "source": Parameter(None, "where its numbers come from", TEXT),
+    "cpus_per_node": Parameter(None, "CPUs of every node, or of each node", AnyOf(COUNT, Structured("list of positive integers", _counts))),
+    "distances": Parameter(None, "the SLIT matrix, one row per node", Structured(
+        "square symmetric matrix of positive integers, each row's own distance below its remote ones", _slit)),
+}
+KEYS = tuple(FIELDS)
 CATALOG = "config/topologies"
 _REPO_CATALOG = Path(__file__).resolve().parents[2] / CATALOG  # when run from elsewhere in the checkout
 # Linux's fallback when no SLIT is given: LOCAL_DISTANCE / REMOTE_DISTANCE
@@ -38,10 +62,7 @@ def _path(name_or_path: str | Path, catalog_dir: str | Path) -> Path:
 
 
 def _read(path: Path) -> dict:
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise TopologyError(f"{path}: is not valid YAML ({str(err).splitlines()[0]}).") from None
+    data = read_yaml(path, TopologyError)
     if not isinstance(data, dict):
         raise TopologyError(f"{path}: must be a mapping with keys {', '.join(KEYS)}.")
     for key in KEYS:
@@ -50,9 +71,10 @@ def _read(path: Path) -> dict:
     unknown = sorted(set(data) - set(KEYS), key=str)
     if unknown:
         raise TopologyError(f"{path}: key '{unknown[0]}' is not a topology key (known: {', '.join(KEYS)}).")
-    for key in ("name", "description", "source"):
-        if not isinstance(data[key], str) or not data[key].strip():
-            raise TopologyError(f"{path}: key '{key}': must be a non-empty string.")
+    for key in ("name", "description", "source"):  # the machine's structure: make_machine, with its reasons
+        problem = FIELDS[key].domain.problem(data[key])
+        if problem:
+            raise TopologyError(f"{path}: key '{key}': {show(data[key])} {problem}.")
     return data
 
 

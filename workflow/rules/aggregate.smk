@@ -18,6 +18,7 @@ rule aggregate:
         "../envs/simcore.yaml"
     params:
         scale=SCALE,
+        outdir=lambda w: f"results/{w.exp}",
     shell:
-        "simcore aggregate {wildcards.exp} --scale {params.scale} --raw {input.raw} "
-        "--outdir results/{wildcards.exp} 2> {log}"
+        "simcore aggregate {wildcards.exp:q} --scale {params.scale:q} --raw {input.raw:q} "
+        "--outdir {params.outdir:q} 2> {log:q}"

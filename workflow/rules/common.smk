@@ -37,6 +37,12 @@ SPECS = _load_specs()
 PAPERS = sorted({spec["paper"] for spec in SPECS.values()})
 FIGURES = [i for i, s in SPECS.items() if s["output"]["kind"] != "table"]
 FIGURE_IDS = "|".join(re.escape(i) for i in FIGURES) or "(?!)"  # keeps paper/figures/san-*.pdf apart
+EXPERIMENT_IDS = "|".join(re.escape(i) for i in SPECS) or "(?!)"
+
+
+wildcard_constraints:  # a wildcard is one of the known names, never a path; shell commands quote it too
+    exp=EXPERIMENT_IDS,
+    scale="|".join(SCALES),
 
 
 def batch_names(exp):
@@ -84,6 +90,12 @@ def trace_files(exp):
 
 # -- SAN models (config/san/*.yaml) --------------------------------------------------------------
 SAN_MODELS = sorted(p.stem for p in Path("config/san").glob("*.yaml"))
+
+
+wildcard_constraints:
+    model="|".join(re.escape(m) for m in SAN_MODELS) or "(?!)",
+
+
 SAN_CODE = code_fingerprint("san")
 
 

@@ -15,7 +15,7 @@ rule figure:
     conda:
         "../envs/simcore.yaml"
     shell:
-        "simcore figure {wildcards.exp} --results results --out {output} 2> {log}"
+        "simcore figure {wildcards.exp:q} --results results --out {output:q} 2> {log:q}"
 
 
 rule table:
@@ -32,7 +32,7 @@ rule table:
     conda:
         "../envs/simcore.yaml"
     shell:
-        "simcore table {wildcards.exp} --results results --out {output} 2> {log}"
+        "simcore table {wildcards.exp:q} --results results --out {output:q} 2> {log:q}"
 
 
 rule trace:
@@ -46,4 +46,4 @@ rule trace:
     conda:
         "../envs/simcore.yaml"
     shell:
-        "simcore trace {wildcards.exp} --out {output} 2> {log}"
+        "simcore trace {wildcards.exp:q} --out {output:q} 2> {log:q}"

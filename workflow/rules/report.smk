@@ -21,7 +21,7 @@ rule report_inputs:
     conda:
         "../envs/simcore.yaml"
     shell:
-        "simcore report-macros --results results --out paper/generated 2> {log}"
+        "simcore report-macros --results results --out paper/generated 2> {log:q}"
 
 
 rule report:
@@ -41,4 +41,4 @@ rule report:
         "../envs/latex.yaml"
     shell:
         "cd paper && latexmk -pdf -interaction=nonstopmode -halt-on-error -outdir=build report.tex "
-        "> ../{log} 2>&1"
+        "> ../{log:q} 2>&1"

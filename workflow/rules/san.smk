@@ -18,7 +18,7 @@ rule san_solve:
     message:
         "SAN solve {wildcards.model} at scale {params.scale} (minutes at full scale; progress: tail -f {log})"
     shell:
-        "simcore san {input.model} --scale {params.scale} --out {output} 2> {log}"
+        "simcore san {input.model:q} --scale {params.scale:q} --out {output:q} 2> {log:q}"
 
 
 rule san_simulate:
@@ -38,8 +38,8 @@ rule san_simulate:
     message:
         "SAN simulation {wildcards.model}: {params.reps} trajectories (progress: tail -f {log})"
     shell:
-        "simcore san {input.model} --scale {params.scale} --simulate {params.reps} --seed {params.seed} "
-        "--out {output} 2> {log}"
+        "simcore san {input.model:q} --scale {params.scale:q} --simulate {params.reps} --seed {params.seed} "
+        "--out {output:q} 2> {log:q}"
 
 
 rule san_fit:
@@ -58,8 +58,8 @@ rule san_fit:
     message:
         "SAN fit of {params.fit[parameter]} in {wildcards.model} at scale {params.scale} (one solution per step; progress: tail -f {log})"
     shell:
-        "simcore san-fit {input.model} --parameter {params.fit[parameter]} --bounds {params.fit[bounds]} "
-        "--scale {params.scale} --out {output} 2> {log}"
+        "simcore san-fit {input.model:q} --parameter {params.fit[parameter]:q} --bounds {params.fit[bounds]:q} "
+        "--scale {params.scale:q} --out {output:q} 2> {log:q}"
 
 
 rule san_figure:
@@ -73,7 +73,7 @@ rule san_figure:
     conda:
         "../envs/simcore.yaml"
     shell:
-        "simcore san-figure {wildcards.model} --results results/san --out {output} 2> {log}"
+        "simcore san-figure {wildcards.model:q} --results results/san --out {output:q} 2> {log:q}"
 
 
 rule san_report:
@@ -87,7 +87,7 @@ rule san_report:
     conda:
         "../envs/simcore.yaml"
     shell:
-        "simcore san-report --results results/san --out {output} 2> {log}"
+        "simcore san-report --results results/san --out {output:q} 2> {log:q}"
 
 
 rule san_published_figure:
@@ -108,5 +108,5 @@ rule san_published_figure:
         models=lambda w: SAN_FIGURES[w.fig],
         scale=SCALE,
     shell:
-        "simcore san-compare {params.models} --scale {params.scale} --results results/san --figure {output.figure} "
-        "--tex {output.tex} 2> {log}"
+        "simcore san-compare {params.models:q} --scale {params.scale:q} --results results/san --figure {output.figure:q} "
+        "--tex {output.tex:q} 2> {log:q}"

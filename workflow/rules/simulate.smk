@@ -23,5 +23,5 @@ rule simulate:
     message:
         "simulate {wildcards.exp} ({wildcards.scale}) cell {params.cell}, replications {params.reps} (progress: tail -f {log})"
     shell:
-        "simcore run {wildcards.exp} --cell {params.cell} --reps {params.reps} "
-        "--scale {wildcards.scale} --out {output} 2> {log}"
+        "simcore run {wildcards.exp:q} --cell {params.cell} --reps {params.reps} "
+        "--scale {wildcards.scale:q} --out {output:q} 2> {log:q}"

@@ -1,8 +1,10 @@
 """The interface every cluster policy implements, and pieces several policies share.
 
 Every policy is a class registered with ``@register("cluster", name)`` and built as
-``Policy(params, rng)`` from the full parameter dict and its own random generator
-(``streams.fresh("policy:<name>")``, so its draws never disturb the workload). The cluster calls:
+``Policy(params, rng)`` from the model's parameter dict and its own random generator
+(``streams.fresh("policy:<name>")``, so its draws never disturb the workload). It reads only
+the hyperparameters it declares in ``HYPERPARAMETERS`` (``self.hp``, each checked against its
+domain: a bad value is an InputError at construction). The cluster calls:
 
 ``start(cluster)``
     once, before the first arrival (e.g. to start information dissemination);
@@ -25,16 +27,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from simcore.models import Parameter, select
+from simcore.models.domains import NONNEGATIVE
+
+#: Hyperparameters of every policy that migrates under Mosix's rules.
+MIGRATION = {
+    "min_residency": Parameter(1.0, "Seconds a process must stay on a machine before it may migrate (Barak 1996).", NONNEGATIVE),
+    "migration_cost": Parameter(0.0, "Seconds a migrating process makes no progress (it joins the target this much later).", NONNEGATIVE),
+}
+
 
 class Policy:
-    """Defaults: place on machine 0, never migrate."""
+    """Defaults: place on machine 0, never migrate; no hyperparameters."""
 
     name = "base"
+    HYPERPARAMETERS: dict[str, Parameter] = {}
+    migration_cost = 0.0  # seconds a migration takes; migrating policies declare it
 
     def __init__(self, params: dict, rng: np.random.Generator):
-        self.params = params
+        self.hp = select(f"cluster policy '{self.name}'", self.HYPERPARAMETERS, params)
         self.rng = rng
-        self.migration_cost = float(params.get("migration_cost", 0.0))
 
     def start(self, cluster) -> None:
         pass

@@ -12,6 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from simcore.models import Parameter
+from simcore.models.domains import NONNEGATIVE_INTEGER, POSITIVE
+
+#: Hyperparameters of the information dissemination, shared by the Mosix policies.
+KNOWLEDGE = {
+    "info_interval": Parameter(1.0, "Seconds between rounds in which every machine sends its load to mosix_known_machines random others.", POSITIVE),
+    "mosix_known_machines": Parameter(4, "Size of a machine's window of other machines' loads (Mosix keeps a small load vector; 4 assumed).", NONNEGATIVE_INTEGER),
+}
+
 
 class Knowledge:
     """Per machine, a window of recently received (load, memory in use) of other machines."""

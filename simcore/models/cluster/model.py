@@ -16,7 +16,9 @@ from simcore.errors import InputError
 from simcore.models import Metric, Parameter, with_defaults
 from simcore.models.cluster import workload as wl
 from simcore.models.cluster.cluster import Background, Cluster, Proc, expand_machines
-from simcore.models.registry import get_policy
+from simcore.models.domains import (COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, Choice, Real,
+                                    Structured, records)
+from simcore.models.registry import get_policy, with_hyperparameters
 
 AMIR_MACHINES = [
     {"name": "pentium-pro", "count": 3, "speed": 1.0, "memory_mb": 64},
@@ -24,49 +26,42 @@ AMIR_MACHINES = [
     {"name": "laptop", "count": 1, "speed": 90 / 200, "memory_mb": 24},
 ]
 
-PARAMETERS: dict[str, Parameter] = {
-    "machines": Parameter(AMIR_MACHINES, "Machine groups {name, count, speed (relative), memory_mb}; default Amir Table 1, speed = clock / 200 MHz."),
-    "thrashing_factor": Parameter(10.0, "Slowdown factor of every process on a machine whose memory in use exceeds its memory."),
-    "workload": Parameter("amir", "Job stream: 'amir' (section 5), 'batch' (Barak 1996: all start at t=0) or 'poisson' (validation)."),
+MACHINE_GROUP = {"name": (TEXT, False), "count": (COUNT, False), "speed": (POSITIVE, True), "memory_mb": (POSITIVE, True)}
+
+PARAMETERS: dict[str, Parameter] = with_hyperparameters("cluster", {
+    "machines": Parameter(AMIR_MACHINES, "Machine groups {name, count, speed (relative), memory_mb}; default Amir Table 1, speed = clock / 200 MHz.",
+                          Structured("list of machine groups {name, count >= 1, speed > 0, memory_mb > 0}", records(MACHINE_GROUP))),
+    "thrashing_factor": Parameter(10.0, "Slowdown factor of every process on a machine whose memory in use exceeds its memory.", Real(ge=1)),
+    "workload": Parameter("amir", "Job stream: 'amir' (section 5), 'batch' (Barak 1996: all start at t=0) or 'poisson' (validation).",
+                          Choice("amir", "batch", "poisson")),
     # amir workload
-    "arrival_window": Parameter(1000.0, "Jobs arrive as a Poisson process during [0, arrival_window) seconds (amir, poisson)."),
-    "mean_interarrival": Parameter(10.0, "Mean time between job arrivals, s (amir)."),
-    "parallel_fraction": Parameter(0.05, "Probability that a job is a parallel job (amir)."),
-    "parallel_procs_max": Parameter(20, "A parallel job has U{1..parallel_procs_max} identical processes (amir)."),
-    "single_cpu_scale": Parameter(2.0, "Single-process demand is single_cpu_scale / r CPU s, r ~ U(0,1) (amir)."),
-    "parallel_cpu_scale": Parameter(20.0, "Parallel-process demand is parallel_cpu_scale / r CPU s, r ~ U(0,1) (amir)."),
-    "single_cpu_cap": Parameter(1000.0, "Largest demand of a single-process job, CPU s (amir)."),
-    "parallel_cpu_cap": Parameter(10000.0, "Largest demand of a process of a parallel job, CPU s (amir)."),
-    "reference_memory_mb": Parameter(64.0, "Memory of which a process needs (1/m)%, m ~ U(0,1), MB (amir: a Pentium Pro)."),
-    "memory_cap_percent": Parameter(100.0, "Largest memory of a process, percent of reference_memory_mb (amir)."),
-    "parallel_job_slowdown": Parameter("process", "'process': each process of a parallel job counts as one job; 'job': one slowdown per job from its last completion."),
+    "arrival_window": Parameter(1000.0, "Jobs arrive as a Poisson process during [0, arrival_window) seconds (amir, poisson).", POSITIVE),
+    "mean_interarrival": Parameter(10.0, "Mean time between job arrivals, s (amir).", POSITIVE),
+    "parallel_fraction": Parameter(0.05, "Probability that a job is a parallel job (amir).", PROBABILITY),
+    "parallel_procs_max": Parameter(20, "A parallel job has U{1..parallel_procs_max} identical processes (amir).", COUNT),
+    "single_cpu_scale": Parameter(2.0, "Single-process demand is single_cpu_scale / r CPU s, r ~ U(0,1) (amir).", POSITIVE),
+    "parallel_cpu_scale": Parameter(20.0, "Parallel-process demand is parallel_cpu_scale / r CPU s, r ~ U(0,1) (amir).", POSITIVE),
+    "single_cpu_cap": Parameter(1000.0, "Largest demand of a single-process job, CPU s (amir).", POSITIVE),
+    "parallel_cpu_cap": Parameter(10000.0, "Largest demand of a process of a parallel job, CPU s (amir).", POSITIVE),
+    "reference_memory_mb": Parameter(64.0, "Memory of which a process needs (1/m)%, m ~ U(0,1), MB (amir: a Pentium Pro).", NONNEGATIVE),
+    "memory_cap_percent": Parameter(100.0, "Largest memory of a process, percent of reference_memory_mb (amir).", POSITIVE),
+    "parallel_job_slowdown": Parameter("process", "'process': each process of a parallel job counts as one job; 'job': one slowdown per job from its last completion.",
+                                       Choice("process", "job")),
     # batch workload
-    "n_procs": Parameter(16, "Number of processes started at t=0 (batch)."),
-    "demand_kind": Parameter("constant", "'constant' (demand_value) or 'uniform' (U(0, demand_max)) demands (batch)."),
-    "demand_value": Parameter(300.0, "Demand of every process for demand_kind 'constant', CPU s (batch)."),
-    "demand_max": Parameter(600.0, "Upper end of uniform demands, CPU s (batch)."),
-    "home_machine": Parameter(0, "Machine where batch processes are created (their home, used by mosix 'home' placement)."),
-    "background_procs": Parameter(0, "Background processes, the k-th pinned to machine k mod n; they count as load, not in metrics (batch)."),
-    "background_max_period": Parameter(30.0, "Background bursts (CPU s) and idle periods (s) are each U(0, this), starting with a burst."),
+    "n_procs": Parameter(16, "Number of processes started at t=0 (batch).", COUNT),
+    "demand_kind": Parameter("constant", "'constant' (demand_value) or 'uniform' (U(0, demand_max)) demands (batch).", Choice("constant", "uniform")),
+    "demand_value": Parameter(300.0, "Demand of every process for demand_kind 'constant', CPU s (batch).", POSITIVE),
+    "demand_max": Parameter(600.0, "Upper end of uniform demands, CPU s (batch).", POSITIVE),
+    "home_machine": Parameter(0, "Machine where batch processes are created (their home, used by mosix 'home' placement); taken modulo the number of machines.", NONNEGATIVE_INTEGER),
+    "background_procs": Parameter(0, "Background processes, the k-th pinned to machine k mod n; they count as load, not in metrics (batch).", NONNEGATIVE_INTEGER),
+    "background_max_period": Parameter(30.0, "Background bursts (CPU s) and idle periods (s) are each U(0, this), starting with a burst.", POSITIVE),
     # poisson workload
-    "arrival_rate": Parameter(0.5, "Poisson arrival rate, jobs/s (poisson)."),
-    "mean_demand": Parameter(1.0, "Mean of the exponential demands, CPU s (poisson)."),
-    "warmup": Parameter(0.0, "Only jobs arriving at or after warmup seconds are measured (poisson)."),
-    # Mosix
-    "info_interval": Parameter(1.0, "Seconds between rounds in which every machine sends its load to mosix_known_machines random others."),
-    "mosix_known_machines": Parameter(4, "Size of a machine's window of other machines' loads (Mosix keeps a small load vector; 4 assumed)."),
-    "balance_interval": Parameter(1.0, "Seconds between load-balancing attempts of a machine that has excess load or memory."),
-    "min_residency": Parameter(1.0, "Seconds a process must stay on a machine before it may migrate (Barak 1996)."),
-    "load_threshold": Parameter(1.0, "Migrate only if the load difference exceeds this (one CPU-bound process; Barak 1996 section 4)."),
-    "memory_threshold": Parameter(0.9, "Fraction of memory in use above which Mosix moves a process to a known machine with free memory."),
-    "migration_cost": Parameter(0.0, "Seconds a migrating process makes no progress (it joins the target this much later)."),
-    "mosix_initial": Parameter("home", "Where mosix starts a process: 'home' (its home machine), 'random' (policy's own draw) or 'round-robin'."),
-    # opportunity cost
-    "cost_base": Parameter("n", "Base of the exponential cost: 'n' = number of machines (Amir section 4) or a number > 1."),
-    "reassign_factor": Parameter(2.0, "Factor of the stability condition for reassignment (Amir section 3.3)."),
-    "cpu_bound": Parameter("running-max", "Opportunity cost's CPU capacity L: power of two above the largest load 'running-max' (seen so far) or 'current' (now)."),
-    "reassign_rule": Parameter("stability", "enhanced-mosix: 'stability' (section 3.3: cost when placed > factor x cost elsewhere) or 'greedy' (section 4: move when another known machine is cheaper now)."),
-}
+    "arrival_rate": Parameter(0.5, "Poisson arrival rate, jobs/s (poisson).", POSITIVE),
+    "mean_demand": Parameter(1.0, "Mean of the exponential demands, CPU s (poisson).", POSITIVE),
+    "warmup": Parameter(0.0, "Only jobs arriving at or after warmup seconds are measured (poisson).", NONNEGATIVE),
+})  # then the policies' own hyperparameters (simcore params lists which policies read them)
+
+CONSTRAINTS = ()  # no relation between the cluster's parameters beyond their domains
 
 METRICS: dict[str, Metric] = {
     "mean_slowdown": Metric("Mean slowdown (completion - arrival) / demand over the measured jobs of the run.", "positive"),
@@ -89,7 +84,7 @@ class Result(NamedTuple):
 
 def full_params(params: dict) -> dict:
     """Defaults overridden by ``params``; unknown names are an error."""
-    return with_defaults("cluster", PARAMETERS, params)
+    return with_defaults("cluster", PARAMETERS, params, CONSTRAINTS)
 
 
 def simulate(params: dict, workload: wl.Workload, policy: str, streams: Streams) -> Result:
@@ -156,5 +151,7 @@ def make_workload(params: dict, streams: Streams) -> wl.Workload:
 def run_replication(params: dict, policies: list[str], streams: Streams) -> dict[str, dict[str, float]]:
     """Metrics of every policy on one common workload."""
     params = full_params(params)
+    for name in policies:  # fail before any work on an unknown policy or a bad hyperparameter
+        get_policy("cluster", name)(params, streams.fresh(f"policy:{name}"))
     workload = make_workload(params, streams)
     return {name: simulate(params, workload, name, streams).metrics for name in policies}

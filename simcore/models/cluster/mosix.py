@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import math
 
-from simcore.errors import InputError
-from simcore.models.cluster.base import Policy, RoundRobin
-from simcore.models.cluster.knowledge import Knowledge
+from simcore.models import Parameter
+from simcore.models.cluster.base import MIGRATION, Policy, RoundRobin
+from simcore.models.cluster.knowledge import KNOWLEDGE, Knowledge
+from simcore.models.domains import NONNEGATIVE, POSITIVE, Choice, Real
 from simcore.models.registry import register
 
 
@@ -34,22 +35,33 @@ from simcore.models.registry import register
 class Mosix(Policy):
     """Processes start per ``mosix_initial`` (default: home machine), then Mosix balancing."""
 
+    HYPERPARAMETERS = {
+        **KNOWLEDGE,
+        "balance_interval": Parameter(1.0, "Seconds between load-balancing attempts of a machine that has excess load or memory.", POSITIVE),
+        **MIGRATION,
+        "load_threshold": Parameter(1.0, "Migrate only if the load difference exceeds this (one CPU-bound process; Barak 1996 section 4).", NONNEGATIVE),
+        "memory_threshold": Parameter(0.9, "Fraction of memory in use above which Mosix moves a process to a known machine with free memory.", Real(gt=0, le=1)),
+        "mosix_initial": Parameter("home", "Where mosix starts a process: 'home' (its home machine), 'random' (policy's own draw) or 'round-robin'.",
+                                   Choice("home", "random", "round-robin")),
+    }
+
     def __init__(self, params, rng):
         super().__init__(params, rng)
-        self.initial = params.get("mosix_initial", "home")
-        if self.initial not in ("home", "random", "round-robin"):
-            raise InputError(f"parameter 'mosix_initial': unknown value {self.initial!r} "
-                             "(use 'home', 'random' or 'round-robin').")
         self.round_robin = RoundRobin()
-        self.residency = float(params["min_residency"])
-        self.threshold = float(params["load_threshold"])
-        self.memory_threshold = float(params["memory_threshold"])
-        self.period = float(params["balance_interval"])
+        self.residency = float(self.hp["min_residency"])
+        self.threshold = float(self.hp["load_threshold"])
+        self.memory_threshold = float(self.hp["memory_threshold"])
+        self.period = float(self.hp["balance_interval"])
+        self.migration_cost = float(self.hp["migration_cost"])
+
+    @property
+    def initial(self) -> str:
+        """Where a process starts: 'home', 'random' or 'round-robin'."""
+        return self.hp["mosix_initial"]
 
     def start(self, cluster) -> None:
         n = len(cluster.machines)
-        self.knowledge = Knowledge(cluster, self.params["mosix_known_machines"], self.params["info_interval"],
-                                   self.rng)
+        self.knowledge = Knowledge(cluster, self.hp["mosix_known_machines"], self.hp["info_interval"], self.rng)
         self.phase = (self.rng.random(n) * self.period).tolist()
         self.timers = [None] * n
         self.cluster = cluster
@@ -135,5 +147,5 @@ class Mosix(Policy):
 class PVMOnMosix(Mosix):
     """PVM's round-robin placement, then Mosix balancing (Barak et al. 1996, Table 1 column 6)."""
 
-    def __init__(self, params, rng):
-        super().__init__({**params, "mosix_initial": "round-robin"}, rng)
+    HYPERPARAMETERS = {k: p for k, p in Mosix.HYPERPARAMETERS.items() if k != "mosix_initial"}
+    initial = "round-robin"  # PVM's placement, fixed

@@ -14,23 +14,32 @@ from __future__ import annotations
 import math
 
 from simcore.errors import InputError
-from simcore.models.cluster.base import Policy
-from simcore.models.cluster.knowledge import Knowledge
+from simcore.models import Parameter
+from simcore.models.cluster.base import MIGRATION, Policy
+from simcore.models.cluster.knowledge import KNOWLEDGE, Knowledge
+from simcore.models.domains import AnyOf, Choice, Real
 from simcore.models.registry import register
+
+#: Hyperparameters of the opportunity cost (``CostModel``).
+COST = {
+    "cost_base": Parameter("n", "Base of the exponential cost: 'n' = number of machines (Amir section 4) or a number > 1.",
+                           AnyOf(Choice("n"), Real(gt=1))),
+    "cpu_bound": Parameter("running-max", "Opportunity cost's CPU capacity L: power of two above the largest load 'running-max' (seen so far) or 'current' (now).",
+                           Choice("running-max", "current")),
+}
 
 
 class CostModel:
     """Marginal costs of placing a process, with the running power-of-two load bound ``L``."""
 
-    def __init__(self, params: dict, n_machines: int):
-        base = params.get("cost_base", "n")
+    def __init__(self, hp: dict, n_machines: int):
+        base = hp["cost_base"]
         self.base = float(n_machines if base == "n" else base)
         if self.base <= 1:
-            raise InputError("parameter 'cost_base': must be 'n' or a number above 1 (and the cluster "
-                             "must have at least two machines for 'n').")
+            raise InputError("cluster policy: parameter cost_base = 'n' needs a cluster of at least two machines.")
         self.log_base = math.log(self.base)
         self.bound = 1.0
-        self.running = params.get("cpu_bound", "running-max") == "running-max"
+        self.running = hp["cpu_bound"] == "running-max"
 
     def observe(self, cluster) -> None:
         """Set ``L`` to the smallest power of two above the largest load: seen so far, or now."""
@@ -54,8 +63,10 @@ def _exp(x: float) -> float:
 class EnhancedPVM(Policy):
     """Each process goes to the machine of least marginal cost (current, exact state); no migration."""
 
+    HYPERPARAMETERS = COST
+
     def start(self, cluster) -> None:
-        self.costs = CostModel(self.params, len(cluster.machines))
+        self.costs = CostModel(self.hp, len(cluster.machines))
 
     def on_change(self, machine, cluster) -> None:
         self.costs.observe(cluster)
@@ -88,15 +99,25 @@ class EnhancedMosix(Policy):
     A violator moves to the known machine where its marginal cost is least.
     """
 
+    HYPERPARAMETERS = {
+        **KNOWLEDGE,
+        **MIGRATION,
+        **COST,
+        "reassign_factor": Parameter(2.0, "Factor of the stability condition for reassignment (Amir section 3.3).", Real(ge=1)),
+        "reassign_rule": Parameter("stability", "enhanced-mosix: 'stability' (section 3.3: cost when placed > factor x cost elsewhere) or 'greedy' (section 4: move when another known machine is cheaper now).",
+                                   Choice("stability", "greedy")),
+    }
+
+    def __init__(self, params, rng):
+        super().__init__(params, rng)
+        self.factor = float(self.hp["reassign_factor"])
+        self.greedy = self.hp["reassign_rule"] == "greedy"
+        self.residency = float(self.hp["min_residency"])
+        self.migration_cost = float(self.hp["migration_cost"])
+
     def start(self, cluster) -> None:
-        self.costs = CostModel(self.params, len(cluster.machines))
-        self.factor = float(self.params["reassign_factor"])
-        if self.params["reassign_rule"] not in ("stability", "greedy"):
-            raise InputError("parameter 'reassign_rule': must be 'stability' or 'greedy'.")
-        self.greedy = self.params["reassign_rule"] == "greedy"
-        self.residency = float(self.params["min_residency"])
-        self.knowledge = Knowledge(cluster, self.params["mosix_known_machines"], self.params["info_interval"],
-                                   self.rng)
+        self.costs = CostModel(self.hp, len(cluster.machines))
+        self.knowledge = Knowledge(cluster, self.hp["mosix_known_machines"], self.hp["info_interval"], self.rng)
         self.knowledge.start()
 
     def on_change(self, machine, cluster) -> None:

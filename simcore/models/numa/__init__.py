@@ -7,9 +7,9 @@ migration), ``balancer`` (periodic, newly idle and active balancing over sched d
 (parameters, metrics, runs), ``invariants`` and ``trace``.
 """
 
-from simcore.models.numa.model import (MAX_LEVELS, METRICS, PARAMETERS, full_params, make_workload, run_replication,
-                                       simulate, trace_replication)
+from simcore.models.numa.model import (CONSTRAINTS, MAX_LEVELS, METRICS, PARAMETERS, full_params, make_workload,
+                                       run_replication, simulate, trace_replication)
 from simcore.models.numa.trace import format_trace
 
-__all__ = ["MAX_LEVELS", "METRICS", "PARAMETERS", "format_trace", "full_params", "make_workload", "run_replication",
+__all__ = ["CONSTRAINTS", "MAX_LEVELS", "METRICS", "PARAMETERS", "format_trace", "full_params", "make_workload", "run_replication",
            "simulate", "trace_replication"]

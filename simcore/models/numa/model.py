@@ -18,59 +18,96 @@ import numpy as np
 from simcore.core.engine import Engine
 from simcore.core.rng import Streams
 from simcore.errors import InputError
-from simcore.models import Metric, Parameter, with_defaults
+from simcore.models import Constraint, Metric, Parameter, with_defaults
+from simcore.models.domains import (BOOLEAN, COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, AnyOf,
+                                    Choice, Integer, Structured)
 from simcore.models.numa import invariants
 from simcore.models.numa.policies import zone_size  # importing registers the policies
 from simcore.models.numa.scheduler import NumaSystem
-from simcore.models.numa.task import Task, TaskSpec
+from simcore.models.numa.task import Task, TaskSpec, timeslice
 from simcore.models.numa.trace import format_trace
-from simcore.models.registry import get_policy, policy_names
+from simcore.models.registry import get_policy, with_hyperparameters
+from simcore.topology.domains import NODE_INITS, SD_CPU_INIT
 
 MAX_LEVELS = 6
+NICE = Integer(ge=-20, le=19)
 
-PARAMETERS: dict[str, Parameter] = {
-    "topology": Parameter("superdome-16x4", "Machine: a topology catalog name or a SLIT file (simcore.topology.load_topology)."),
+
+def _topology(value) -> str | None:
+    """A catalog name or a topology file (loaded, and so checked, before a run), or a Machine (Python)."""
+    return None if TEXT.admits(value) or hasattr(value, "distances") else "not a non-empty string"
+
+
+def _optional(domain):
+    return AnyOf(Choice(None), domain)
+
+
+PARAMETERS: dict[str, Parameter] = with_hyperparameters("numa", {
+    "topology": Parameter("superdome-16x4", "Machine: a topology catalog name or a SLIT file (simcore.topology.load_topology).",
+                          Structured("topology catalog name or file", _topology)),
     # workload (drawn once per replication from named streams, shared by all policies)
-    "n_tasks": Parameter(200, "Number of tasks created (corr05: 50-500; mehta: 50-400)."),
-    "arrival": Parameter("poisson", "Creation times: 'poisson' (rate creation_rate), 'uniform' (U(0, creation_window)) or 'batch' (all at t=0)."),
-    "creation_rate": Parameter(10.0, "Task creations per second (poisson). corr05 names an average creation rate but not its value; its preset fits 200/s to the rise of its Fig. 9 (config/presets/corr05.yaml)."),
-    "creation_window": Parameter(1000.0, "Length of the creation window, ms (uniform; mehta's 'random' and 'almost same time' arrivals)."),
-    "n_nice0": Parameter(9, "Tasks with nice 0, chosen at random among all (corr05: nine); the rest draw nice uniformly from nice_min..nice_max."),
-    "nice_min": Parameter(1, "Smallest nice of the other tasks (corr05: 1)."),
-    "nice_max": Parameter(19, "Largest nice of the other tasks (corr05: 19)."),
-    "demand_dist": Parameter("exponential", "Total CPU demand: 'exponential' (mean mean_demand), 'constant' (mean_demand) or 'uniform' (demand_min..demand_max)."),
-    "mean_demand": Parameter(500.0, "Mean CPU demand of a task at local-memory speed, ms (corr05: 500 ms 'execution time')."),
-    "demand_min": Parameter(50.0, "Smallest demand for demand_dist 'uniform', ms (mehta S2 W3: 50)."),
-    "demand_max": Parameter(400.0, "Largest demand for demand_dist 'uniform', ms (mehta S2 W3: 400)."),
-    "io_task_fraction": Parameter(1.0, "Fraction of tasks whose bursts end in I/O (corr05: all); the others are CPU-bound and only lose the CPU at slice ends."),
-    "burst_nice_ms": Parameter(1.0, "A CPU burst is min(Exp(mean = timeslice + burst_nice_ms * nice), timeslice) ms of work (corr05: 'timeslice + nice ms'); shorter than the slice means it ends in I/O."),
-    "mean_io": Parameter(1000.0, "Mean of the exponential I/O wait after a burst, ms (corr05: 1 s)."),
-    "creation_cpu": Parameter("random", "CPU of each task's parent: 'random' (uniform, workload stream), 'round-robin', or a CPU number."),
+    "n_tasks": Parameter(200, "Number of tasks created (corr05: 50-500; mehta: 50-400).", COUNT),
+    "arrival": Parameter("poisson", "Creation times: 'poisson' (rate creation_rate), 'uniform' (U(0, creation_window)) or 'batch' (all at t=0).",
+                         Choice("poisson", "uniform", "batch")),
+    "creation_rate": Parameter(10.0, "Task creations per second (poisson). corr05 names an average creation rate but not its value; its preset fits 200/s to the rise of its Fig. 9 (config/presets/corr05.yaml).", POSITIVE),
+    "creation_window": Parameter(1000.0, "Length of the creation window, ms (uniform; mehta's 'random' and 'almost same time' arrivals).", NONNEGATIVE),
+    "n_nice0": Parameter(9, "Tasks with nice 0, chosen at random among all (corr05: nine); the rest draw nice uniformly from nice_min..nice_max.", NONNEGATIVE_INTEGER),
+    "nice_min": Parameter(1, "Smallest nice of the other tasks (corr05: 1).", NICE),
+    "nice_max": Parameter(19, "Largest nice of the other tasks (corr05: 19).", NICE),
+    "demand_dist": Parameter("exponential", "Total CPU demand: 'exponential' (mean mean_demand), 'constant' (mean_demand) or 'uniform' (demand_min..demand_max).",
+                             Choice("exponential", "constant", "uniform")),
+    "mean_demand": Parameter(500.0, "Mean CPU demand of a task at local-memory speed, ms (corr05: 500 ms 'execution time').", POSITIVE),
+    "demand_min": Parameter(50.0, "Smallest demand for demand_dist 'uniform', ms (mehta S2 W3: 50).", POSITIVE),
+    "demand_max": Parameter(400.0, "Largest demand for demand_dist 'uniform', ms (mehta S2 W3: 400).", POSITIVE),
+    "io_task_fraction": Parameter(1.0, "Fraction of tasks whose bursts end in I/O (corr05: all); the others are CPU-bound and only lose the CPU at slice ends.", PROBABILITY),
+    "burst_nice_ms": Parameter(1.0, "A CPU burst is min(Exp(mean = timeslice + burst_nice_ms * nice), timeslice) ms of work (corr05: 'timeslice + nice ms'); shorter than the slice means it ends in I/O.", NONNEGATIVE),
+    "mean_io": Parameter(1000.0, "Mean of the exponential I/O wait after a burst, ms (corr05: 1 s).", POSITIVE),
+    "creation_cpu": Parameter("random", "CPU of each task's parent: 'random' (uniform, workload stream), 'round-robin', or a CPU number.",
+                              AnyOf(Choice("random", "round-robin"), NONNEGATIVE_INTEGER)),
     # machine and scheduler
-    "memory_stall_fraction": Parameter(0.25, "m in the slowdown 1 + m (d/10 - 1) at SLIT distance d from home: the share of local run time spent on memory, whose latency scales with d/10 (SLIT is relative latency). Assumed; neither paper states it."),
-    "def_timeslice": Parameter(100.0, "DEF_TIMESLICE, ms (2.6: 100 ms at HZ=1000)."),
-    "min_timeslice": Parameter(5.0, "MIN_TIMESLICE, ms (2.6: 5 ms)."),
-    "tick": Parameter(1.0, "Jiffy, ms (HZ=1000): balancing happens on tick boundaries; the load average decays per tick."),
-    "load_average": Parameter("tick", "'tick': 2.6.11 cpu_load = (old + now)/2 per tick in integers, rounded up when rising (computed lazily; integer loads also make every sum exact, whatever the order), source/target = min/max with now; 'instant': nr_running * 128."),
-    "placement": Parameter("exec", "New-task placement: 'exec' (2.6.11 sched_balance_exec over the highest exec domain) or 'parent' (stay on the parent's CPU)."),
-    "idle_ignores_cache_hot": Parameter(True, "2.6.11 can_migrate_task: an idle CPU pulls cache-hot tasks too."),
-    "domain_init": Parameter("ia64-2.6.12", "SD_NODE_INIT of the node-level domains (docs/linux26-scheduler.md): 'ia64-2.6.12' (the papers' Itanium machines: 80-320 ms intervals, busy factor 320) or 'x86_64-2.6.12' (8-32 ms, 32)."),
-    "cache_hot_time_cpu": Parameter(2.5, "cache_hot_time of the CPU (node-internal) domain, ms (2.6.11/12 SD_CPU_INIT: 2.5 ms)."),
-    "cache_hot_time_node": Parameter(10.0, "cache_hot_time of node domains, ms (2.6.11/12 SD_NODE_INIT: 10 ms)."),
+    "memory_stall_fraction": Parameter(0.25, "m in the slowdown 1 + m (d/10 - 1) at SLIT distance d from home: the share of local run time spent on memory, whose latency scales with d/10 (SLIT is relative latency). Assumed; neither paper states it.", PROBABILITY),
+    "def_timeslice": Parameter(100.0, "DEF_TIMESLICE, ms (2.6: 100 ms at HZ=1000).", POSITIVE),
+    "min_timeslice": Parameter(5.0, "MIN_TIMESLICE, ms (2.6: 5 ms).", POSITIVE),
+    "tick": Parameter(1.0, "Jiffy, ms (HZ=1000): balancing happens on tick boundaries; the load average decays per tick.", POSITIVE),
+    "load_average": Parameter("tick", "'tick': 2.6.11 cpu_load = (old + now)/2 per tick in integers, rounded up when rising (computed lazily; integer loads also make every sum exact, whatever the order), source/target = min/max with now; 'instant': nr_running * 128.",
+                              Choice("tick", "instant")),
+    "idle_ignores_cache_hot": Parameter(True, "2.6.11 can_migrate_task: an idle CPU pulls cache-hot tasks too.", BOOLEAN),
+    "domain_init": Parameter("ia64-2.6.12", "SD_NODE_INIT of the node-level domains (docs/linux26-scheduler.md): 'ia64-2.6.12' (the papers' Itanium machines: 80-320 ms intervals, busy factor 320) or 'x86_64-2.6.12' (8-32 ms, 32).",
+                             Choice(*NODE_INITS)),
+    "cache_hot_time_cpu": Parameter(2.5, "cache_hot_time of the CPU (node-internal) domain, ms (2.6.11/12 SD_CPU_INIT: 2.5 ms).", NONNEGATIVE),
+    "cache_hot_time_node": Parameter(10.0, "cache_hot_time of node domains, ms (2.6.11/12 SD_NODE_INIT: 10 ms).", NONNEGATIVE),
     **{f"{level}_{field}": Parameter(None, f"{field} of the {what} domains; None keeps the value of SD_{level.upper()}_INIT "
-                                           f"({'2.6.12' if level == 'cpu' else 'of domain_init'}).")
+                                           f"({'2.6.12' if level == 'cpu' else 'of domain_init'}).", _optional(domain))
        for level, what in (("cpu", "CPU (node-internal)"), ("node", "node-level"))
-       for field in ("min_interval", "max_interval", "busy_factor", "imbalance_pct", "cache_nice_tries")},
-    "active_balance": Parameter(True, "After cache_nice_tries + 2 failed attempts the busiest CPU pushes one queued task to the puller, cache-hot or not (2.6.16-style push of one task)."),
-    # conservative balancer (mehta section IV)
-    "conservative_domains": Parameter("multilevel", "Domain builder under the conservative policies (mehta's levels I-VI are multilevel domains)."),
-    "max_migrations": Parameter(3, "Ageing: a task migrated this many times is never migrated again (mehta gives no value; assumed)."),
-    "soft_threshold_factor": Parameter(2.0, "Soft policy: outside the zone the imbalance threshold (imbalance_pct - 100) is multiplied by this (mehta: 25% -> 50%)."),
-    "zone_scope": Parameter("periodic", "Balancing the hard zone restricts: 'periodic' (a busy CPU's periodic balancing only; mehta: idle balancing, periodic on an idle CPU or newly idle, is done 'in the usual manner') or 'all' (also idle and newly-idle balancing)."),
-    "rules_scope": Parameter("all", "Balancing the selection rules (distance, ageing, hard zone of the home node) apply to: 'all' (every balancer migration) or 'periodic' (a busy CPU's periodic balancing: mehta's Algorithm 1; idle balancing 'in the usual manner')."),
-    "distance_rule": Parameter("home", "Refused migrations: 'home' = destination farther from the task's home node than the source; 'hop' = hop distance greater than the source's distance from home (literal reading of mehta IV.B)."),
-    "check_invariants": Parameter(False, "Check the model's invariants after every event (tests)."),
-}
+       for field, domain in (("min_interval", POSITIVE), ("max_interval", POSITIVE), ("busy_factor", COUNT),
+                             ("imbalance_pct", Integer(ge=100)), ("cache_nice_tries", NONNEGATIVE_INTEGER))},
+    "active_balance": Parameter(True, "After cache_nice_tries + 2 failed attempts the busiest CPU pushes one queued task to the puller, cache-hot or not (2.6.16-style push of one task).", BOOLEAN),
+    "check_invariants": Parameter(False, "Check the model's invariants after every event (tests).", BOOLEAN),
+})  # then the policies' own hyperparameters (simcore params lists which policies read them)
+
+
+def _interval_order(level: str):
+    def holds(p: dict) -> bool:
+        init = SD_CPU_INIT if level == "cpu" else NODE_INITS[p["domain_init"]]
+        low, high = (p[f"{level}_{f}"] if p[f"{level}_{f}"] is not None else init[f] for f in ("min_interval", "max_interval"))
+        return low <= high
+    return Constraint((f"{level}_min_interval", f"{level}_max_interval", "domain_init"),
+                      f"{level}_min_interval <= {level}_max_interval (None: the domain_init value)", holds)
+
+
+def _bursts_positive(p: dict) -> bool:
+    return all(timeslice(n, p["def_timeslice"], p["min_timeslice"]) + n * p["burst_nice_ms"] > 0
+               for n in range(p["nice_min"], p["nice_max"] + 1))
+
+
+CONSTRAINTS = (
+    Constraint(("nice_min", "nice_max"), "nice_min <= nice_max", lambda p: p["nice_min"] <= p["nice_max"]),
+    Constraint(("demand_min", "demand_max"), "demand_min <= demand_max", lambda p: p["demand_min"] <= p["demand_max"]),
+    Constraint(("nice_min", "nice_max", "burst_nice_ms"), "a positive mean burst (timeslice + burst_nice_ms * nice) at every nice",
+               _bursts_positive),
+    _interval_order("cpu"),
+    _interval_order("node"),
+)
 
 METRICS: dict[str, Metric] = {
     "mean_turnaround": Metric("Mean turnaround (completion - creation) of the tasks, ms.", "positive"),
@@ -101,7 +138,7 @@ class Result(NamedTuple):
 
 def full_params(params: dict) -> dict:
     """Defaults overridden by ``params``; unknown names are an error."""
-    return with_defaults("numa", PARAMETERS, params)
+    return with_defaults("numa", PARAMETERS, params, CONSTRAINTS)
 
 
 # -- machine ------------------------------------------------------------------------------------
@@ -202,14 +239,8 @@ def make_workload(params: dict, streams: Streams, ncpus: int) -> list[TaskSpec]:
 
 # -- one run ------------------------------------------------------------------------------------
 def make_policy(name: str, params: dict, streams: Streams):
-    try:
-        cls = get_policy("numa", name)
-    except KeyError:
-        raise InputError(f"numa model: unknown policy {name!r} (known: {', '.join(policy_names('numa'))})") from None
-    try:
-        return cls(params, streams.fresh(f"policy:{name}"))
-    except ValueError as exc:
-        raise InputError(str(exc)) from exc
+    """Policy ``name`` built on ``params`` with its own stream (InputError for an unknown name or a bad value)."""
+    return get_policy("numa", name)(params, streams.fresh(f"policy:{name}"))
 
 
 def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Streams, *, machine=None,

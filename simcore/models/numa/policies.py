@@ -1,7 +1,8 @@
 """Balancing policies of the numa model, and the small interface they share.
 
-A policy is registered with ``@register("numa", name)`` and built as ``Policy(params, rng)``.
-The model asks it for its sched-domain builder (``builder``), then calls ``setup(system)`` once
+A policy is registered with ``@register("numa", name)`` and built as ``Policy(params, rng)``; it
+reads only the hyperparameters it declares in ``HYPERPARAMETERS`` (``self.hp``, each checked
+against its domain: a bad value is an InputError at construction). The model asks it for its sched-domain builder (``builder``), then calls ``setup(system)`` once
 with the machine and its domains, and during the run:
 
 ``balances(cpu, level, kind) -> bool``
@@ -21,7 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from simcore.models import Parameter, select
+from simcore.models.domains import NONNEGATIVE_INTEGER, Choice, Real
 from simcore.models.registry import register
+from simcore.topology.domains import BUILDERS
 
 
 def zone_size(levels: int) -> int:
@@ -34,13 +38,15 @@ class LinuxPolicy:
 
     name = "base"
     builder = "linux-2level"
+    HYPERPARAMETERS = {
+        "placement": Parameter("exec", "New-task placement: 'exec' (2.6.11 sched_balance_exec over the highest exec domain) or 'parent' (stay on the parent's CPU).",
+                               Choice("exec", "parent")),
+    }
 
     def __init__(self, params: dict, rng: np.random.Generator):
-        self.params = params
+        self.hp = select(f"numa policy '{self.name}'", self.HYPERPARAMETERS, params)
         self.rng = rng
-        self.placement = params["placement"]
-        if self.placement not in ("exec", "parent"):
-            raise ValueError(f"numa model: parameter 'placement' must be 'exec' or 'parent', not {self.placement!r}")
+        self.placement = self.hp["placement"]
 
     def setup(self, machine, domains) -> None:
         self.machine = machine
@@ -88,21 +94,24 @@ class Conservative(LinuxPolicy):
 
     builder = "multilevel"
     hard = True
+    HYPERPARAMETERS = {
+        **LinuxPolicy.HYPERPARAMETERS,
+        "conservative_domains": Parameter("multilevel", "Domain builder under the conservative policies (mehta's levels I-VI are multilevel domains).",
+                                          Choice(*BUILDERS)),
+        "max_migrations": Parameter(3, "Ageing: a task migrated this many times is never migrated again (mehta gives no value; assumed).", NONNEGATIVE_INTEGER),
+        "rules_scope": Parameter("all", "Balancing the selection rules (distance, ageing, hard zone of the home node) apply to: 'all' (every balancer migration) or 'periodic' (a busy CPU's periodic balancing: mehta's Algorithm 1; idle balancing 'in the usual manner').",
+                                 Choice("all", "periodic")),
+        "distance_rule": Parameter("home", "Refused migrations: 'home' = destination farther from the task's home node than the source; 'hop' = hop distance greater than the source's distance from home (literal reading of mehta IV.B).",
+                                   Choice("home", "hop")),
+    }
 
     def __init__(self, params, rng):
         super().__init__(params, rng)
-        self.builder = params["conservative_domains"]
-        self.max_migrations = int(params["max_migrations"])
-        self.factor = float(params["soft_threshold_factor"])
-        self.scope = params["zone_scope"]
-        self.rule = params["distance_rule"]
-        self.rules_scope = params["rules_scope"]
-        if self.rules_scope not in ("periodic", "all"):
-            raise ValueError(f"numa model: parameter 'rules_scope' must be 'periodic' or 'all', not {self.rules_scope!r}")
-        if self.scope not in ("periodic", "all"):
-            raise ValueError(f"numa model: parameter 'zone_scope' must be 'periodic' or 'all', not {self.scope!r}")
-        if self.rule not in ("home", "hop"):
-            raise ValueError(f"numa model: parameter 'distance_rule' must be 'home' or 'hop', not {self.rule!r}")
+        hp = self.hp
+        self.builder = hp["conservative_domains"]
+        self.max_migrations = int(hp["max_migrations"])
+        self.rule = hp["distance_rule"]
+        self.rules_scope = hp["rules_scope"]
 
     def setup(self, machine, domains) -> None:
         super().setup(machine, domains)
@@ -146,8 +155,26 @@ class Conservative(LinuxPolicy):
 @register("numa", "conservative-hard")
 class ConservativeHard(Conservative):
     hard = True
+    HYPERPARAMETERS = {
+        **Conservative.HYPERPARAMETERS,
+        "zone_scope": Parameter("periodic", "Balancing the hard zone restricts: 'periodic' (a busy CPU's periodic balancing only; mehta: idle balancing, periodic on an idle CPU or newly idle, is done 'in the usual manner') or 'all' (also idle and newly-idle balancing).",
+                                Choice("periodic", "all")),
+    }
+
+    def __init__(self, params, rng):
+        super().__init__(params, rng)
+        self.scope = self.hp["zone_scope"]
 
 
 @register("numa", "conservative-soft")
 class ConservativeSoft(Conservative):
     hard = False
+    HYPERPARAMETERS = {
+        **Conservative.HYPERPARAMETERS,
+        "soft_threshold_factor": Parameter(2.0, "Soft policy: outside the zone the imbalance threshold (imbalance_pct - 100) is multiplied by this (mehta: 25% -> 50%); at least 1, as the soft policy balances far levels less eagerly.",
+                                           Real(ge=1)),
+    }
+
+    def __init__(self, params, rng):
+        super().__init__(params, rng)
+        self.factor = float(self.hp["soft_threshold_factor"])

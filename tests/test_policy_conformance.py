@@ -1,0 +1,116 @@
+"""One contract for every registered policy of every model (in the spirit of scikit-learn's
+``check_estimator``): it declares its hyperparameters, builds with their defaults, refuses a value
+outside a declared domain with an InputError when built, reads nothing it does not declare, and
+runs a tiny scenario to the same rows twice."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from simcore.core.rng import Streams, replication_seed
+from simcore.errors import InputError
+from simcore.models import MODELS, Parameter, get_model
+from simcore.models.registry import get_policy, policy_names
+
+TINY = {  # a scenario each model runs in well under a second
+    "cluster": {"workload": "amir", "arrival_window": 60.0, "mean_interarrival": 4.0, "parallel_fraction": 0.2,
+                "parallel_procs_max": 4, "single_cpu_cap": 50.0, "parallel_cpu_cap": 100.0, "migration_cost": 0.1},
+    "numa": {"topology": "corr05-4x1", "n_tasks": 12, "creation_rate": 100.0, "mean_demand": 50.0, "mean_io": 20.0},
+}
+HOSTILE = [math.nan, math.inf, -1, 0, 0.5, 10**9, True, "no-such-value", None, [1], {"a": 1}]
+
+
+
+def _policies() -> list[tuple[str, str]]:
+    out = []
+    for model in MODELS:
+        get_model(model)  # importing a model registers its policies
+        out += [(model, name) for name in policy_names(model)]
+    return out
+
+
+POLICIES = _policies()
+HYPERPARAMETERS = [(model, name, key) for model, name in POLICIES for key in get_policy(model, name).HYPERPARAMETERS]
+
+
+def rng():
+    return np.random.Generator(np.random.PCG64(7))
+
+
+def test_every_model_has_policies():
+    assert {m for m, _ in POLICIES} == set(MODELS) and len(POLICIES) >= 10
+
+
+@pytest.mark.parametrize("model, name", POLICIES)
+def test_builds_with_its_declared_defaults(model, name):
+    cls = get_policy(model, name)
+    assert all(isinstance(p, Parameter) for p in cls.HYPERPARAMETERS.values())
+    policy = cls({}, rng())
+    assert policy.hp == {k: p.default for k, p in cls.HYPERPARAMETERS.items()}
+
+
+@pytest.mark.parametrize("model, name, key", HYPERPARAMETERS)
+def test_refuses_a_value_outside_a_declared_domain_when_built(model, name, key):
+    cls = get_policy(model, name)
+    domain = cls.HYPERPARAMETERS[key].domain
+    bad = [v for v in HOSTILE if domain.problem(v)]
+    assert bad, f"no hostile value is outside {domain.describe()}"
+    for value in bad:
+        with pytest.raises(InputError, match=rf"^{model} policy '{name}': parameter {key} = .* is not "):
+            cls({key: value}, rng())
+    good = [v for v in HOSTILE if not domain.problem(v)]
+    for value in good:
+        assert cls({key: value}, rng()).hp[key] == value
+
+
+@pytest.mark.parametrize("model, name", POLICIES)
+def test_reads_only_what_it_declares(model, name):
+    """Every model parameter the policy does not declare is set to a value no code could use: it
+    still builds, with its declared defaults (it keeps no reference to the model's dict)."""
+    cls = get_policy(model, name)
+    junk = {k: object() for k in get_model(model).PARAMETERS if k not in cls.HYPERPARAMETERS}
+    policy = cls(junk, rng())
+    assert policy.hp == {k: p.default for k, p in cls.HYPERPARAMETERS.items()}
+    assert not any(v is junk_value for v in vars(policy).values() for junk_value in junk.values())
+    assert not any(v is junk for v in vars(policy).values())
+
+
+@pytest.mark.parametrize("model, name", POLICIES)
+def test_tiny_scenario_gives_the_same_rows_twice(model, name):
+    run = get_model(model).run_replication
+    first = run(TINY[model], [name], Streams(replication_seed(11, "conformance", 0, 0)))
+    again = run(TINY[model], [name], Streams(replication_seed(11, "conformance", 0, 0)))
+    assert first == again
+    metrics = get_model(model).METRICS
+    assert set(first[name]) == set(metrics)
+    assert all(metrics[k].admits(v) for k, v in first[name].items()), first[name]
+    other = run(TINY[model], [name], Streams(replication_seed(11, "conformance", 0, 1)))
+    assert other != first  # the rows depend on the seed: the scenario is not degenerate
+
+
+def test_a_policy_registered_after_its_model_brings_its_hyperparameters(monkeypatch):
+    """As a policy of another package (entry point) does: its hyperparameters join the model's
+    parameters, are checked there, and may not contradict a declaration of the same name."""
+    from simcore.models import registry
+    from simcore.models.cluster import PARAMETERS, full_params
+    from simcore.models.cluster.policies import Policy
+    from simcore.models.domains import COUNT, POSITIVE
+
+    monkeypatch.setattr(registry, "_POLICIES", dict(registry._POLICIES))
+    try:
+        @registry.register("cluster", "sampler")
+        class Sampler(Policy):
+            HYPERPARAMETERS = {"sample": Parameter(2, "machines compared", COUNT)}
+
+        assert PARAMETERS["sample"] is Sampler.HYPERPARAMETERS["sample"]
+        assert full_params({"sample": 3})["sample"] == 3
+        with pytest.raises(InputError, match=r"parameter sample = 0 is not a positive integer"):
+            full_params({"sample": 0})
+        with pytest.raises(TypeError, match="redeclares parameter 'sample'"):
+            registry.register("cluster", "sampler2")(type("Sampler2", (Policy,), {
+                "HYPERPARAMETERS": {"sample": Parameter(2.0, "other", POSITIVE)}}))
+    finally:
+        PARAMETERS.pop("sample", None)
