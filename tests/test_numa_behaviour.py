@@ -255,6 +255,18 @@ def test_power_gain_moves_a_task_to_a_partly_idle_group(scenario):
     assert out.pulls == [(50.0, 2, 2, 0)]
 
 
+def test_the_imbalance_is_computed_exactly(scenario):
+    """Only CPU 0 balances, every 50 ms, groups {0..3} | {4..13}. CPU 0 runs task 0; CPU 4 runs
+    tasks 1 and 2, CPUs 5-8 one task each. At t=50 (CPU 0 busy): this = 128/4 = 32, busiest
+    768/10 = 76.8, average 896/14 = 64; imbalance min((76.8-64) x 10, (64-32) x 4) = 128: exactly
+    one task, so CPU 4's queued task 2 moves. (In floats 76.8 - 64 is 12.799999999999997 and the
+    imbalance falls just below one task; the gap and the power test then find it balanced.)"""
+    d = dom(range(14), [range(4), range(4, 14)])
+    tasks = [T(0, 0, 1000)] + [T(0, 4, 1000)] * 2 + [T(0, c, 1000) for c in range(5, 9)]
+    out = scenario(one_node(14), [[d]] + [[]] * 13, tasks)
+    assert [p for p in out.pulls if p[0] < 1000] == [(50.0, 2, 4, 0)]
+
+
 def test_a_gap_of_two_tasks_moves_one(scenario):
     """Only CPU 0 balances, groups {0} | {1} | {2}: CPU 0 runs 1 task, CPUs 1 and 2 three each.
     At t=50: this 128, busiest {1} = 384 (ahead of {2}), average 896/3; imbalance

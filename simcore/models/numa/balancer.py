@@ -382,8 +382,11 @@ class Balancer:
         return ss, ts
 
     def find_busiest_group(self, cpu: int, dom: Dom, idle: int):
-        """(busiest group, imbalance in tasks) or (None, 0) when balanced."""
-        this_load = max_load = total = 0.0
+        """(busiest group, imbalance in tasks) or (None, 0) when balanced. Group loads are load
+        sums over CPU counts; every test after the choice of the busiest group is done on the
+        integer sums, so it is exact (floats of the quotients miss boundaries by an ulp)."""
+        max_load = 0.0
+        this_sum = max_sum = total = 0.0
         this_n = busiest_n = 0
         busiest = None
         local = dom.local
@@ -396,39 +399,39 @@ class Balancer:
             n = sizes[i]
             if i == local:
                 s = ts[i]
-                this_load, this_n = s / n, n
+                this_sum, this_n = s, n
             else:
-                load = s / n
+                load = s / n     # correctly rounded quotients keep the exact order
                 if load > max_load:
-                    max_load, busiest, busiest_n = load, dom.groups[i], n
+                    max_load, busiest, busiest_n, max_sum = load, dom.groups[i], n, s
             total += s
-        if busiest is None or this_load >= max_load:
+        # max = max_sum / busiest_n, this = this_sum / this_n, avg = total / n_all (all sums integers)
+        n_all = dom.total_n
+        if busiest is None or this_sum * busiest_n >= max_sum * this_n:
             return self._out_balanced(busiest, max_load, idle)
-        avg = total / dom.total_n
-        if this_load >= avg or 100 * max_load <= dom.imbalance_pct * this_load:
+        if (this_sum * n_all >= total * this_n
+                or 100 * max_sum * this_n <= dom.imbalance_pct * this_sum * busiest_n):
             return self._out_balanced(busiest, max_load, idle)
-        imb = min((max_load - avg) * busiest_n, (avg - this_load) * this_n)   # x 128 = one task
-        if imb < SLS:
-            if max_load - this_load >= 2 * SLS:
+        # the imbalance times n_all: min((max - avg) x busiest_n, (avg - this) x this_n) x n_all
+        imb = min(max_sum * n_all - total * busiest_n, total * this_n - this_sum * n_all)
+        if imb < SLS * n_all:                     # below one task
+            if max_sum * this_n - this_sum * busiest_n >= 2 * SLS * busiest_n * this_n:
                 return busiest, 1
-            if self._power_gain(max_load, this_load, busiest_n, this_n):
+            if self._power_gain(max_sum, this_sum, busiest_n, this_n):
                 return busiest, 1
             return self._out_balanced(busiest, max_load, idle)
-        return busiest, int(imb // SLS)
+        return busiest, int(imb // (SLS * n_all))
 
     @staticmethod
-    def _power_gain(max_load, this_load, nb, nt) -> bool:
-        """2.6.11's "cpu power used" test: does moving one task raise the throughput of the pair?"""
-        pb, pt = SLS * nb, SLS * nt
-        now = pb * min(SLS, max_load) + pt * min(SLS, this_load)
-        now /= SLS
-        tmp = SLS * SLS / pb
-        move = 0.0
-        if max_load > tmp:
-            move += pb * min(SLS, max_load - tmp)
-        tmp = max_load * pb / pt if max_load * pb < SLS * SLS else SLS * SLS / pt
-        move += pt * min(SLS, this_load + tmp)
-        move /= SLS
+    def _power_gain(max_sum, this_sum, nb, nt) -> bool:
+        """2.6.11's "cpu power used" test: does moving one task raise the throughput of the pair?
+        With group powers 128 nb and 128 nt and loads max_sum / nb and this_sum / nt, the kernel's
+        power now is min(128 nb, max_sum) + min(128 nt, this_sum), and after the move
+        min(128 nb, max_sum - 128) (if max_sum > 128) + min(128 nt, this_sum + min(max_sum, 128)):
+        integers, so the comparison is exact."""
+        now = min(SLS * nb, max_sum) + min(SLS * nt, this_sum)
+        move = min(SLS * nb, max_sum - SLS) if max_sum > SLS else 0.0
+        move += min(SLS * nt, this_sum + min(max_sum, SLS))
         return move > now
 
     @staticmethod
