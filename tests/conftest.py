@@ -25,3 +25,18 @@ def simcore_cli():
                               capture_output=True, text=True)
 
     return run
+
+
+@pytest.fixture
+def exponential_fit_model(tmp_path):
+    """A two-state SAN model file whose 'published' curve is 1 - exp(-0.7 t), its rate lam set to
+    0.2: a fit of lam should find 0.7."""
+    import math
+
+    times = [0, 0.5, 1, 2, 4]
+    path = tmp_path / "exponential.yaml"
+    path.write_text("parameters: {lam: 0.2}\nautomata: {M: [Run, Done]}\n"
+                    "local:\n  - {automaton: M, from: Run, to: Done, rate: lam}\n"
+                    "measures: {done: M == Done}\nsolve: {tol: 1.0e-12}\n"
+                    f"published: {{measure: done, time: {times}, value: {[1 - math.exp(-0.7 * t) for t in times]}}}\n")
+    return path

@@ -5,7 +5,6 @@ never changes a result."""
 from __future__ import annotations
 
 import io
-import math
 import re
 from pathlib import Path
 
@@ -184,21 +183,16 @@ def test_solve_reports_model_time_and_steady_state_iterations(simcore_cli, tmp_p
     assert power.startswith(f"simcore san example: {iterations} power iterations, ")
 
 
-def test_fit_reports_every_solution(simcore_cli, tmp_path):
+def test_fit_reports_every_solution(simcore_cli, tmp_path, exponential_fit_model):
     """The fit's final line counts as many solutions as the CSV's evaluations column."""
-    times = [0, 0.5, 1, 2, 4]
-    model = tmp_path / "m.yaml"
-    model.write_text("parameters: {lam: 0.2}\nautomata: {M: [Run, Done]}\n"
-                     "local:\n  - {automaton: M, from: Run, to: Done, rate: lam}\n"
-                     "measures: {done: M == Done}\nsolve: {tol: 1.0e-12}\n"
-                     f"published: {{measure: done, time: {times}, value: {[1 - math.exp(-0.7 * t) for t in times]}}}\n")
+    model = exponential_fit_model
     out = tmp_path / "fit.csv"
     proc = simcore_cli("san-fit", model, "--parameter", "lam", "--bounds", "0.1:5", "--out", out,
                        "--progress", "lines")
     assert proc.returncode == 0 and proc.stdout == "", proc.stderr
     evaluations = int(pd.read_csv(out).evaluations[0])
     assert evaluations > 3
-    assert proc.stderr.splitlines()[0].startswith(f"simcore san-fit m: {evaluations} solutions, ")
+    assert proc.stderr.splitlines()[0].startswith(f"simcore san-fit {model.stem}: {evaluations} solutions, ")
 
 
 def test_long_workflow_jobs_log_progress_lines(root):

@@ -105,15 +105,9 @@ def test_model_files_per_scale_and_published_curves():
     assert four.published["value"][-1] - two.published["value"][-1] == pytest.approx(0.00822)
 
 
-def test_fit_recovers_a_known_parameter(tmp_path):
+def test_fit_recovers_a_known_parameter(exponential_fit_model):
     """A two-state model whose 'published' curve is 1 - exp(-0.7 t): the fit finds 0.7."""
-    times = [0, 0.5, 1, 2, 4]
-    path = tmp_path / "m.yaml"
-    path.write_text("parameters: {lam: 0.2}\nautomata: {M: [Run, Done]}\n"
-                    "local:\n  - {automaton: M, from: Run, to: Done, rate: lam}\n"
-                    "measures: {done: M == Done}\nsolve: {tol: 1.0e-12}\n"
-                    f"published: {{measure: done, time: {times}, value: {[1 - math.exp(-0.7 * t) for t in times]}}}\n")
-    result = fit(path, "lam", 0.1, 5.0)
+    result = fit(exponential_fit_model, "lam", 0.1, 5.0)
     assert result.value == pytest.approx(0.7, rel=2e-3) and result.rmse < 1e-3
 
 

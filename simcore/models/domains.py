@@ -115,17 +115,25 @@ class Integer(_Bounded):
         return is_integer(value)
 
 
-class Choice(Domain):
-    """One of the listed values (strings, or None for 'null'), matched with their type."""
+class _Listed(Domain):
+    """A domain built from a list of items (``Choice(*values)``, ``AnyOf(*domains)``), compared by them."""
 
-    def __init__(self, *values: Any):
-        self.values = values
+    def __init__(self, *items: Any):
+        self.items = items
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Choice) and self.values == other.values
+        return type(other) is type(self) and self.items == other.items
 
     def __hash__(self) -> int:
-        return hash(self.values)
+        return hash((type(self).__name__, self.items))
+
+
+class Choice(_Listed):
+    """One of the listed values (strings, or None for 'null'), matched with their type."""
+
+    @property
+    def values(self) -> tuple:
+        return self.items
 
     def admits(self, value: Any) -> bool:
         return any(type(value) is type(v) and value == v for v in self.values)
@@ -162,17 +170,12 @@ class Text(Domain):
         return _article(self.describe())
 
 
-class AnyOf(Domain):
+class AnyOf(_Listed):
     """A value admitted by one of several domains, e.g. ``AnyOf(Choice('n'), Real(gt=1))``."""
 
-    def __init__(self, *options: Domain):
-        self.options = options
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, AnyOf) and self.options == other.options
-
-    def __hash__(self) -> int:
-        return hash(self.options)
+    @property
+    def options(self) -> tuple:
+        return self.items
 
     def admits(self, value: Any) -> bool:
         return any(d.admits(value) for d in self.options)
