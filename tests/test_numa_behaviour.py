@@ -486,6 +486,129 @@ def test_an_idle_cpu_ignores_cache_hotness(scenario, ignores, first):
     assert out.pulls[0] == first
 
 
+# -- active balancing (2.6.11 active_load_balance) -------------------------------------------------
+def two_nodes_of_two():
+    """Two nodes of CPUs {0,1} and {2,3}; CPU 0 balances {0,1}|{2,3} every 30 ms. CPU 2 has the
+    same domain with a 100 s interval: it never balances, but its migration thread pushes over it."""
+    machine = make_machine("test", "2x2", [2, 2], [[10, 20], [20, 10]])
+    d = dom(range(4), [{0, 1}, {2, 3}], interval=(30, 30), name="node")
+    quiet = dom(range(4), [{0, 1}, {2, 3}], interval=(100_000, 100_000), name="node")
+    return machine, [[d], [], [quiet], []]
+
+
+def test_active_balancing_pushes_the_only_task_of_a_busy_cpu(scenario):
+    """Tasks 0 and 1 (1000 ms) start at t=100 on CPUs 2 and 3; CPU 0 is idle, cache_nice_tries 1.
+    t=30: CPU 0 finds nothing anywhere: sure to be balanced, the domain sleeps; its attempts at
+    60 and 90 are counted (balanced) when task 0 arrives on node 1.
+    t=120, 150, 180, 210: this {0,1} = 0, busiest {2,3} = 256/2 = 128, average 64, imbalance
+    min(64 x 2, 64 x 2) = 128: one task. The busiest queue, CPU 2 (first of two equal), has one
+    runnable task, which it is running: nothing to pull, failures 1, 2, 3, 4.
+    t=210: 4 > cache_nice_tries + 2: CPU 2's migration thread preempts task 0 (90 ms of its second
+    slice left: back at the head of its list) and walks its domain from its own group: CPU 3 is
+    busy, CPU 0 idle: task 0 goes there and runs the rest of its slice; CPU 2 has no task left, the
+    walk ends (CPU 1 is not tried) and CPU 2 goes idle. The failure count goes back to 1.
+    Then both groups are at 64: balanced, but not quiet (CPU 3 runs a task).
+    Attempts: every 30 ms from 30 to 1080 (the run ends at 1100): 36, all failed (the push is not
+    the attempt's pull), the first three sure to fail."""
+    machine, domains = two_nodes_of_two()
+    out = scenario(machine, domains, [T(100, 2, 1000), T(100, 3, 1000)])
+    assert out.pulls == [(210.0, 0, 2, 0)]
+    assert runs(out.tasks[0])[:3] == [(2, 100, 200), (2, 200, 210), (0, 210, 300)]
+    m = out.metrics
+    assert (m["migrations"], m["active_pushes"], m["lb_attempts"], m["lb_failed"], m["lb_attempts_live"]) == \
+        (1, 1, 36, 36, 33)
+
+
+def test_without_active_balancing_nothing_is_pushed(scenario):
+    """The scenario above with active_balance off: every attempt fails and the running task
+    stays on CPU 2; the 36 attempts are the same."""
+    machine, domains = two_nodes_of_two()
+    out = scenario(machine, domains, [T(100, 2, 1000), T(100, 3, 1000)], active_balance=False)
+    assert out.pulls == []
+    m = out.metrics
+    assert (m["migrations"], m["active_pushes"], m["lb_attempts"], m["lb_failed"], m["lb_attempts_live"]) == \
+        (0, 0, 36, 36, 33)
+
+
+def test_the_push_goes_to_the_idle_cpu_nearest_the_busiest_not_to_the_asker(scenario):
+    """Three nodes of two CPUs, {0,1} far from {2,3} and {4,5}, which are near each other. CPU 0
+    balances {0,1}|{2,3}|{4,5} every 30 ms; CPU 2 has {2,3}|{4,5} below the same top domain, both
+    with 100 s intervals. Tasks 0, 1, 2 (200 ms) start at t=0 on CPUs 2, 3, 4.
+    t=30, 60, 90, 120: CPU 0 finds this = 0, busiest {2,3} = 128 (first of the groups with the
+    highest load), average 3 x 128 / 6 = 64, imbalance min(64, 64) x 2 = 128: one task; CPU 2 runs
+    its only task: failures 1 to 4. t=120: CPU 2's migration thread preempts task 0 and walks its
+    lowest domain first: CPU 3 and CPU 4 are busy, CPU 5 idle: task 0 goes to CPU 5, not to CPU 0
+    (2.6.16 would push to the CPU that asked). It ends there at 200, with tasks 1 and 2.
+    Failures go back to 1; at 150 and 180 {4,5} is the busiest with the same imbalance: failures 2,
+    3, no push before the run ends."""
+    machine = make_machine("test", "3x2", [2, 2, 2], [[10, 20, 20], [20, 10, 15], [20, 15, 10]])
+    groups = [{0, 1}, {2, 3}, {4, 5}]
+    top = dom(range(6), groups, interval=(30, 30), name="top")
+    top_quiet = dom(range(6), groups, interval=(100_000, 100_000), name="top")
+    low = dom(range(2, 6), [{2, 3}, {4, 5}], interval=(100_000, 100_000), name="node")
+    out = scenario(machine, [[top], [], [low, top_quiet], [], [], []], [T(0, 2, 200), T(0, 3, 200), T(0, 4, 200)])
+    assert out.pulls == [(120.0, 0, 2, 5)]
+    assert runs(out.tasks[0]) == [(2, 0, 100), (2, 100, 120), (5, 120, 200)]
+    assert [t.finished for t in out.tasks] == [200.0, 200.0, 200.0]
+
+
+def test_the_migration_thread_pushes_to_every_idle_cpu_while_it_has_tasks(scenario):
+    """conservative-soft (tasks may not move farther from their home node). Node A = CPUs 0, 1, 2,
+    node B = CPU 3. CPU 3 balances {0}|{1}|{2}|{3} every 30 ms; CPU 0 has {0}|{1}|{2} below the same
+    top domain, both never due; CPUs 1 and 2 do not balance. Tasks 0, 1, 2 (1000 ms, home A) start
+    on CPU 0 at t=0.
+    t=0: CPU 3's first attempt finds no task: quiet, it sleeps until CPU 0 has two tasks.
+    t=30, 60, 90, 120: CPU 3: this 0 against {0} = 384, average 96, imbalance min(288, 96) < 128
+    but max - this >= 2 x 128: one task. Each queued task of CPU 0 is refused (CPU 3 is on node B,
+    farther from home): failures 1 to 4.
+    CPU 0 meanwhile: task 0 runs 0-100 and expires, task 1 runs from 100.
+    t=120: CPU 0's migration thread preempts task 1 (head of its active list) and walks {0}|{1}|{2}:
+    to CPU 1 the first task in move_tasks order, task 0 (expired array first); to CPU 2 the next,
+    task 2 (read from the tail of the active list); then the top domain: CPU 3 is idle, but the
+    last task, 1, may not go there. CPU 0 runs task 1 again.
+    Ends: task 0 has 900 ms left (1020), task 1 980 ms (1100), task 2 1000 ms (1120). Then each CPU
+    of node A runs one task; CPU 3 finds no gain (one task against none on single CPUs): quiet.
+    Without active balancing CPU 0 runs all three to 3000 ms. A push to the CPU that asked
+    (2.6.16) would move nothing."""
+    machine = make_machine("test", "3+1", [3, 1], [[10, 20], [20, 10]])
+    singles = [{0}, {1}, {2}, {3}]
+    asker = dom(range(4), singles, interval=(30, 30), name="node")
+    top = dom(range(4), singles, interval=(100_000, 100_000), name="node")
+    low = dom(range(3), singles[:3], interval=(100_000, 100_000))
+    tasks = [T(0, 0, 1000), T(0, 0, 1000), T(0, 0, 1000)]
+    domains = [[low, top], [], [], [asker]]
+    out = scenario(machine, domains, tasks, "conservative-soft")
+    assert out.pulls == [(120.0, 0, 0, 1), (120.0, 2, 0, 2)]
+    assert [t.finished for t in out.tasks] == [1020.0, 1100.0, 1120.0]
+    assert (out.metrics["migrations"], out.metrics["active_pushes"]) == (2, 2)
+    off = scenario(machine, domains, tasks, "conservative-soft", active_balance=False)
+    assert off.pulls == []
+    assert max(t.finished for t in off.tasks) == 3000.0
+
+
+def test_active_balancing_pushes_the_running_task_past_a_task_that_may_not_move(scenario):
+    """conservative-soft, max_migrations 1, two CPUs of one node, {0}|{1} every 35 ms on both.
+    Task 0 (nice -10: 600 ms slice, 550 ms) runs on CPU 1; tasks 1 and 2 (150 ms) and 3 (1000 ms)
+    start on CPU 0.
+    t=35: CPU 1 (128 against 384, one task) pulls task 3, the tail of CPU 0's queue; having
+    migrated once, task 3 may not move again. It waits behind the higher-priority task 0.
+    CPU 0 runs tasks 1 and 2 in 100 ms slices: 1 ends at 250, 2 at 300; CPU 0 is then idle.
+    t=315, 350, 385, 420: CPU 0 (idle) finds 0 against 256: one task; CPU 1's only queued task,
+    3, is refused: failures 1 to 4. At 420 the push: the migration thread preempts task 0, the
+    first task in move_tasks order (highest priority) and one that may move, and pushes it to
+    CPU 0, where it ends at 550 as it would have on CPU 1; task 3 is refused for CPU 0. Task 3
+    starts on CPU 1 at 420 and ends at 1420 (1550 without the push)."""
+    d = dom({0, 1}, [{0}, {1}], interval=(35, 35))
+    tasks = [T(0, 1, 550, nice=-10), T(0, 0, 150), T(0, 0, 150), T(0, 0, 1000)]
+    out = scenario(one_node(2), [[d], [d]], tasks, "conservative-soft", max_migrations=1)
+    assert out.pulls == [(35.0, 3, 0, 1), (420.0, 0, 1, 0)]
+    assert [t.finished for t in out.tasks] == [550.0, 250.0, 300.0, 1420.0]
+    assert out.metrics["migrations"] == 2
+    off = scenario(one_node(2), [[d], [d]], tasks, "conservative-soft", max_migrations=1, active_balance=False)
+    assert off.pulls == [(35.0, 3, 0, 1)]
+    assert [t.finished for t in off.tasks] == [550.0, 250.0, 300.0, 1550.0]
+
+
 # -- policies: conservative rules -----------------------------------------------------------------
 def test_ageing_limit_keeps_a_migrated_task_in_place(scenario):
     """conservative-soft with max_migrations 1. CPU 0 runs task 0 and balances every 50 ms;

@@ -2,9 +2,9 @@
 
 Each CPU has one timer, set to the earliest due balance of its domains; a domain is due when
 ``balance_interval`` (times ``busy_factor`` while the CPU runs a task) has passed since its last
-attempt. A domain whose span holds no other CPU with a second runnable task cannot move anything:
-it goes *dormant* (no timer) and the attempts the kernel would make meanwhile are counted
-arithmetically when it wakes (see ``_settle``), so attempt counts follow the tick-driven kernel
+attempt. A *quiet* domain, one that every attempt is sure to find balanced (see ``quiet``), goes
+*dormant* (no timer) and the attempts the kernel would make meanwhile are counted arithmetically
+when it wakes (see ``_settle``), so attempt counts and domain state follow the tick-driven kernel
 without simulating its ticks.
 
 Decisions a policy can change go through the policy object: which domains balance
@@ -87,7 +87,7 @@ class Dom:
     __slots__ = ("level", "name", "span", "cpus", "groups", "local", "min_interval", "max_interval",
                  "busy_factor", "imbalance_pct", "cache_nice_tries", "cache_hot_time", "lb", "newidle",
                  "exec", "periodic", "busy_ok", "interval", "last", "failed", "dormant", "matrix", "sizes",
-                 "total_n")
+                 "total_n", "wide")
 
     def __init__(self, d, k: int, cpu: int, policy):
         self.level = k
@@ -115,6 +115,8 @@ class Dom:
         self.matrix = None   # group membership (groups x CPUs) for vectorised loads of wide domains
         self.sizes = [len(g) for g in self.groups]
         self.total_n = sum(self.sizes)
+        # the CPUs of the other groups of more than one CPU (see Balancer.quiet)
+        self.wide = frozenset(c for i, g in enumerate(self.groups) if i != self.local and len(g) > 1 for c in g)
 
 
 class Balancer:
@@ -152,6 +154,7 @@ class Balancer:
         self.timers = [None] * n
         self.timer_at = [math.inf] * n
         self.dormant_cpus: set[int] = set()
+        self.wide_sleepers = 0         # dormant domains with a non-empty ``wide`` set
         # the domains of each CPU that balance periodically (fixed for the run)
         self.pdoms = [[dom for dom in doms if dom.periodic] for doms in self.doms]
         self._fire = self.fire
@@ -198,17 +201,19 @@ class Balancer:
                 continue
             if now + 1e-9 < due(dom.last, dom, idle, tick):
                 continue
-            movable = self._movable(cpu, dom)
-            if not movable:                   # a certain failure (counted, and done, all the same)
+            quiet = self.quiet(cpu, dom)
+            if quiet:                         # a certain failure (counted, and done, all the same)
                 sys.lb_dead += 1
             moved = self.load_balance(cpu, dom, IDLE if idle else NOT_IDLE)
             dom.last = now
             if moved:
                 idle = False
                 moved_any = True
-            if not movable or not self._movable(cpu, dom):
+            if quiet or self.quiet(cpu, dom):  # a quiet attempt changes nothing
                 dom.dormant = True
                 self.dormant_cpus.add(cpu)
+                if dom.wide:
+                    self.wide_sleepers += 1
         if moved_any:
             sys.resched(sys.rqs[cpu])
         self.arm(cpu)
@@ -216,16 +221,31 @@ class Balancer:
             sys.check(sys)
 
     def _movable(self, cpu: int, dom: Dom) -> bool:
-        """Whether another CPU of the domain's span has a queued task (something could move)."""
+        """Whether another CPU of the domain's span has a queued task (something could be pulled)."""
         span = dom.span
         for c in self.sys.overloaded:
             if c != cpu and c in span:
                 return True
         return False
 
+    def quiet(self, cpu: int, dom: Dom) -> bool:
+        """Whether every periodic attempt of ``cpu`` on ``dom`` finds it balanced while this holds
+        (so it fails, doubles the interval and leaves the failure count alone, as ``_settle``
+        counts): no other CPU of the span has two runnable tasks, and no CPU of another group of
+        several CPUs has any. Then the busiest group, if any, is one CPU with source load
+        m <= 128, and whatever the local group's load t < m over n CPUs and the average a > 0:
+        the imbalance min(m - a, (a - t) n) is at most m - a < 128, the gap m - t below 2 x 128,
+        the power test finds no gain (after the move n min(128, t + m/n) <= n t + m, the power
+        now), and m > 128 fails for the idle rule. Anything else is left to a real attempt: a
+        group of several CPUs running one task each may be the busiest with a real imbalance,
+        and nothing but active balancing can then move a task."""
+        if self._movable(cpu, dom):
+            return False
+        return not dom.wide or dom.wide.isdisjoint(self.sys.loaded)
+
     def _settle(self, cpu: int, dom: Dom, until: float, idle: bool | None = None) -> None:
         """Count the attempts a dormant domain would have made up to ``until``: each finds the
-        domain balanced (nothing movable), counts as failed, and doubles the interval (capped).
+        domain balanced (it is quiet), counts as failed, and doubles the interval (capped).
         ``idle``: the CPU's state meanwhile (default: its current one)."""
         if idle is None:
             idle = not self.sys.busy[cpu]
@@ -279,6 +299,17 @@ class Balancer:
 
     def on_overload(self, src: int) -> None:
         """CPU ``src`` now has a second runnable task: wake dormant domains whose span holds it."""
+        self._wake(src, False)
+
+    def on_loaded(self, src: int) -> None:
+        """CPU ``src`` now has a runnable task: wake dormant domains where it lies in another
+        group of several CPUs (``Dom.wide``)."""
+        if self.wide_sleepers:
+            self._wake(src, True)
+
+    def _wake(self, src: int, wide: bool) -> None:
+        """Settle and wake the dormant domains of other CPUs whose span (``wide``: whose
+        ``Dom.wide``) holds ``src``: they are no longer quiet."""
         now = self.engine.now
         busy = self.sys.busy
         tick = self.tick
@@ -290,11 +321,13 @@ class Balancer:
             woke = False
             for dom in self.pdoms[cpu]:
                 if dom.dormant:
-                    if src in dom.span:
+                    if src in (dom.wide if wide else dom.span):
                         idle = not busy[cpu]
                         if not (idle or dom.busy_ok) or due(dom.last, dom, idle, tick) <= limit:
                             self._settle(cpu, dom, now, idle)
                         dom.dormant = False
+                        if dom.wide:
+                            self.wide_sleepers -= 1
                         woke = True
                     else:
                         still = True
@@ -489,22 +522,58 @@ class Balancer:
             dom.interval = dom.min_interval
             return moved
         dom.failed += 1
+        sys.lb_failed += 1
         if self.active and dom.failed > dom.cache_nice_tries + 2:
-            moved = self.active_balance(busiest, this, dom)
+            self.active_balance(busiest, KINDS[idle])
             dom.failed = dom.cache_nice_tries
         if dom.interval < dom.max_interval:
             dom.interval += 1
-        if not moved:
-            sys.lb_failed += 1
-        return moved
-
-    def active_balance(self, src, dst, dom: Dom) -> int:
-        """The busiest CPU's migration thread pushes one queued task to ``dst`` (cache-hot or not)."""
-        for task in src.migration_candidates():
-            if self.can_migrate(task, src, dst, dom, NOT_IDLE, ignore_hot=True):
-                self.sys.pull(task, src, dst)
-                return 1
         return 0
+
+    def active_balance(self, src, kind: str) -> int:
+        """2.6.11 ``active_load_balance``, run at once by the busiest CPU's migration thread, which
+        preempts the running task (``NumaSystem.stop_current``): walk ``src``'s balancing domains
+        bottom-up, each one's groups from its own, and push one task to each idle CPU not yet
+        visited, the first in move_tasks order (the preempted task included) that the policy allows
+        (cache-hot or not: the target is idle); stop once ``src`` has no task left (the kernel's
+        nr_running <= 1 counts the migration thread). The CPU that asked is not looked for: the
+        push goes to the idle CPUs nearest ``src``. ``kind``: the asking attempt's, for the policy.
+        Returns the number of tasks pushed."""
+        sys = self.sys
+        rqs = sys.rqs
+        if src.curr is not None:
+            sys.stop_current(src)
+        pushed, visited = 0, {src.cpu}
+        for dom in self.doms[src.cpu]:
+            if not dom.periodic:
+                break
+            groups = dom.groups
+            for g in groups[dom.local:] + groups[:dom.local]:
+                for c in g:
+                    if not src.n_queued:
+                        return self._after_push(src, pushed)
+                    if c in visited:
+                        continue
+                    visited.add(c)
+                    dst = rqs[c]
+                    if dst.curr is None and not dst.n_queued and self._push_one(src, dst, dom, kind):
+                        pushed += 1
+        return self._after_push(src, pushed)
+
+    def _push_one(self, src, dst, dom: Dom, kind: str) -> bool:
+        """move_tasks(src -> dst, at most one task), cache-hot tasks allowed."""
+        for task in src.migration_candidates():
+            if self.policy.can_migrate(task, src.cpu, dst.cpu, dom.level, kind, self.sys):
+                self.sys.pull(task, src, dst)
+                self.sys.resched(dst)
+                return True
+        return False
+
+    def _after_push(self, src, pushed: int) -> int:
+        """The migration thread sleeps: ``src`` runs its best task (or goes idle)."""
+        self.sys.active_pushes += pushed
+        self.sys.schedule(src)
+        return pushed
 
     def newidle(self, rq) -> None:
         """``idle_balance``: bottom-up over newly-idle domains, stop at the first that pulls (no

@@ -17,7 +17,8 @@ def _fail(msg: str):
 
 def check(system) -> None:
     """Every task is on exactly one queue, or one CPU, or blocked, or done; no CPU runs two tasks;
-    queue bookkeeping is consistent; work delivered equals demand consumed."""
+    queue bookkeeping is consistent; only quiet domains sleep; work delivered equals demand
+    consumed."""
     where: dict[int, str] = {}
     for rq in system.rqs:
         n = 0
@@ -46,8 +47,15 @@ def check(system) -> None:
                 _fail(f"task {t.tid} current on CPU {rq.cpu} has state {t.state}, cpu {t.cpu}")
         if (rq.nr_running >= 2) != (rq.cpu in system.overloaded):
             _fail(f"CPU {rq.cpu} overloaded-set membership is stale")
+        if (rq.nr_running >= 1) != (rq.cpu in system.loaded):
+            _fail(f"CPU {rq.cpu} loaded-set membership is stale")
         if system.busy[rq.cpu] != (rq.curr is not None):
             _fail(f"CPU {rq.cpu} busy flag is stale")
+    bal = system.balancer
+    for cpu in bal.dormant_cpus:
+        for dom in bal.pdoms[cpu]:
+            if dom.dormant and not bal.quiet(cpu, dom):
+                _fail(f"CPU {cpu}'s domain {dom.name} sleeps while an attempt could find an imbalance")
     work = 0.0
     cpu_time = 0.0
     for t in system.tasks:

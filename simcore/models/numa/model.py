@@ -81,7 +81,7 @@ PARAMETERS: dict[str, Parameter] = with_hyperparameters("numa", {
        for level, what in (("cpu", "CPU (node-internal)"), ("node", "node-level"))
        for field, domain in (("min_interval", POSITIVE), ("max_interval", POSITIVE), ("busy_factor", COUNT),
                              ("imbalance_pct", Integer(ge=100)), ("cache_nice_tries", NONNEGATIVE_INTEGER))},
-    "active_balance": Parameter(True, "After cache_nice_tries + 2 failed attempts the busiest CPU pushes one queued task to the puller, cache-hot or not (2.6.16-style push of one task).", BOOLEAN),
+    "active_balance": Parameter(True, "When a periodic attempt that found an imbalance moves nothing and the domain's failure count (nr_balance_failed) then exceeds cache_nice_tries + 2, the busiest CPU's migration thread preempts its running task and pushes tasks to idle CPUs (2.6.11 active_load_balance): over its own balancing domains bottom-up, one task, cache-hot or not, to each idle CPU, nearest first, while it has a task left; the first task in move_tasks order that the policy allows, the preempted one included. The CPU that asked is not sought out; the failure count goes back to cache_nice_tries. Pushes count as migrations (also active_pushes). False: no push.", BOOLEAN),
     "check_invariants": Parameter(False, "Check the model's invariants after every event (tests).", BOOLEAN),
 })  # then the policies' own hyperparameters (simcore params lists which policies read them)
 
@@ -113,11 +113,12 @@ METRICS: dict[str, Metric] = {
     "mean_turnaround": Metric("Mean turnaround (completion - creation) of the tasks, ms.", "positive"),
     "mean_turnaround_s": Metric("The same in seconds (corr05 reports its execution times in seconds).", "positive"),
     "makespan": Metric("Last completion - first creation, ms.", "positive"),
-    "lb_attempts": Metric("Load-balancing attempts (periodic, incl. those counted while nothing was movable, and newly idle).", "nonnegative"),
+    "lb_attempts": Metric("Load-balancing attempts (periodic, incl. those counted while their domain slept, and newly idle).", "nonnegative"),
     "lb_failed": Metric("Attempts that moved no task.", "nonnegative", part_of="lb_attempts"),
-    "lb_attempts_live": Metric("Attempts made while another CPU of the domain had a queued task, i.e. while something could move (lb_attempts less the certain failures).", "nonnegative"),
-    "lb_failed_live": Metric("Of those, the attempts that moved no task (imbalance under the threshold, cache-hot or refused tasks).", "nonnegative", part_of="lb_attempts_live"),
-    "migrations": Metric("Tasks moved by the balancer (initial placement not counted).", "nonnegative"),
+    "lb_attempts_live": Metric("Attempts that could move a task (lb_attempts less the certain failures): newly-idle ones while another CPU of the domain had a queued task; periodic ones while another CPU of the domain had a queued task or a CPU in another group of several CPUs ran a task (active balancing may push it).", "nonnegative"),
+    "lb_failed_live": Metric("Of those, the attempts that moved no task (imbalance under the threshold, cache-hot or refused tasks, a busiest CPU with nothing queued).", "nonnegative", part_of="lb_attempts_live"),
+    "migrations": Metric("Tasks moved by the balancer, active balancing included (initial placement not counted).", "nonnegative"),
+    "active_pushes": Metric("Of the migrations, those made by active balancing.", "nonnegative", part_of="migrations"),
     "mean_migrations": Metric("Migrations per task.", "nonnegative"),
     "tasks_migrated": Metric("Share of tasks migrated at least once by the balancer.", "share"),
     "wasted_migrations": Metric("Share of migrations after which the task was migrated again before it ran (mehta II.B: successful balancing, unsuccessful migration).", "share"),
@@ -304,6 +305,7 @@ def measure(system: NumaSystem, engine: Engine) -> dict[str, float]:
         "lb_attempts_live": float(system.lb_attempts - system.lb_dead),
         "lb_failed_live": float(system.lb_failed - system.lb_dead),
         "migrations": float(system.migrations),
+        "active_pushes": float(system.active_pushes),
         "mean_migrations": system.migrations / n,
         "tasks_migrated": sum(t.migrations > 0 for t in tasks) / n,
         "wasted_migrations": system.wasted_migrations / system.migrations if system.migrations else 0.0,

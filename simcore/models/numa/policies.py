@@ -12,7 +12,7 @@ with the machine and its domains, and during the run:
     the imbalance threshold of that domain (default: the domain's own);
 ``can_migrate(task, src, dst, level, kind, system) -> bool``
     whether ``kind`` balancing ("periodic", "idle" or "newidle"; active balancing, a push by the
-    busiest CPU's migration thread, counts as "periodic") may move ``task`` from CPU ``src`` to
+    busiest CPU's migration thread, counts as the kind of the attempt that started it) may move ``task`` from CPU ``src`` to
     ``dst`` (cache hotness is the balancer's business, not the policy's);
 ``place(task, parent_cpu, system) -> int``
     the CPU a new task starts on (its memory is allocated on that CPU's node).

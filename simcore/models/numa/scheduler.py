@@ -46,12 +46,14 @@ class NumaSystem:
         for rq in self.rqs:
             rq.np_avg, rq.np_tick, rq.mirror = self.np_avg, self.np_tick, self
         self.overloaded: set[int] = set()     # CPUs with two or more runnable tasks
+        self.loaded: set[int] = set()         # CPUs with a runnable task
         self.busy = [False] * self.ncpus      # CPU running a task (not the idle task)
         self.migrations = 0
+        self.active_pushes = 0                # migrations made by active balancing
         self.wasted_migrations = 0            # migrations followed by another before the task ran
         self.lb_attempts = 0
         self.lb_failed = 0
-        self.lb_dead = 0                      # attempts when no other CPU of the domain had a queued task
+        self.lb_dead = 0                      # attempts sure to fail (Balancer.quiet; newly idle: no queued task)
         self.delivered = 0.0                  # CPU ms delivered (wall, at any speed)
         self.work = 0.0                       # work ms consumed (local-speed ms)
         self.done: list[Task] = []
@@ -68,6 +70,7 @@ class NumaSystem:
         self.balancer = Balancer(self, domains, policy, params)
         self._on_state = self.balancer.on_state
         self._on_overload = self.balancer.on_overload
+        self._on_loaded = self.balancer.on_loaded
         self._newidle = self.balancer.newidle
 
     @property
@@ -76,17 +79,24 @@ class NumaSystem:
 
     # -- nr_running bookkeeping ---------------------------------------------------------------
     def nr_changed(self, rq: RunQueue) -> None:
-        """After a change of ``rq``'s runnable count: keep the overloaded set, wake balancers."""
+        """After a change of ``rq``'s runnable count: keep the loaded and overloaded sets, wake
+        balancers."""
         n = rq.n_queued + (rq.curr is not None)
         cpu = rq.cpu
         self.np_cur[cpu] = n * SCHED_LOAD_SCALE
         self.np_dirty = True
-        if n >= 2:
-            if cpu not in self.overloaded:
-                self.overloaded.add(cpu)
-                self._on_overload(cpu)
+        if n:
+            if cpu not in self.loaded:
+                self.loaded.add(cpu)
+                self._on_loaded(cpu)
+            if n >= 2:
+                if cpu not in self.overloaded:
+                    self.overloaded.add(cpu)
+                    self._on_overload(cpu)
+                return
         else:
-            self.overloaded.discard(cpu)
+            self.loaded.discard(cpu)
+        self.overloaded.discard(cpu)
 
     # -- task arrival, wake-up, placement ------------------------------------------------------
     def create(self, task: Task) -> None:
@@ -191,6 +201,12 @@ class NumaSystem:
 
     def preempt(self, rq: RunQueue) -> None:
         """Stop the current task and put it back at the head of its active list."""
+        self.stop_current(rq)
+        self.schedule(rq)
+
+    def stop_current(self, rq: RunQueue) -> None:
+        """Stop the current task and queue it (no dispatch here): at the head of its active list,
+        or at the tail of the expired array with a new slice if its slice is used up."""
         task = rq.curr
         rq.timer.cancel()
         now = self.engine.now
@@ -204,7 +220,6 @@ class NumaSystem:
             rq.enqueue(task, expired=True)
         else:
             rq.enqueue(task, head=True)
-        self.schedule(rq)
 
     def run_end(self, rq: RunQueue) -> None:
         """The current task's burst or timeslice is over."""
