@@ -161,6 +161,7 @@ def test_aggregate_refuses_stale_batches_and_names_them(toy):
     assert not (tmp / "out").exists()
 
 
+@pytest.mark.slow
 def test_aggregate_cli_exits_2_on_a_stale_batch(simcore_cli, tmp_path):
     """`simcore aggregate` on a batch simulated with another root seed: exit 2, one line."""
     raw = tmp_path / "raw.parquet"

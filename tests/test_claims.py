@@ -144,6 +144,32 @@ def test_several_cells_need_every_cell_and_bonferroni_for_the_rest():
     assert first["verdict"] == "reproduced"
 
 
+@pytest.mark.parametrize("published,expected", [(None, "reproduced"), (-1.5, "reproduced"), (-3.0, "reproduced"),
+                                                (-4.0, "smaller than published")])
+def test_a_claim_across_cells_judges_the_mean_of_the_cell_effects(published, expected):
+    """'less' with ``across: mean`` at 95%. Cell 1: differences -1, -2, -3 (mean -2, variance 1),
+    cell 2: 0, -1, -2 (mean -1, variance 1). The mean over cells is -1.5 with standard error
+    sqrt(1/3 + 1/3) / 2 = 0.408 and Welch-Satterthwaite df (2/3)^2 / (2 (1/3)^2 / 2) = 4:
+    h = t_{0.975,4} x 0.408 = 1.133, the interval [-2.633, -0.367]. As effects towards 'less':
+    [0.367, 2.633]. Published -3: P = 3, m = 0.75, hi + m = 3.38 >= P: reproduced; published -4:
+    P = 4, hi + m = 3.63 < P: smaller than published. Cell by cell, cell 2 alone would be
+    inconclusive (its interval, -1 +- 2.48, holds 0)."""
+    spec = SimpleNamespace(id="toy", model=SimpleNamespace(METRICS={"t": Metric("t", "real")}), metrics=[{"name": "t"}],
+                           baseline="base", confidence=0.95, grid={"k": [1, 2]})
+    base = np.zeros(3)
+    raw = _raw((np.array([-1.0, -2.0, -3.0]), base), (np.array([0.0, -1.0, -2.0]), base))
+    claim = {"id": "c", "text": "t", "kind": "less", "metric": "t", "policy": "new", "across": "mean"}
+    if published is not None:
+        claim["published_effect"] = published
+    row = evaluate_claim(spec, raw, claim)
+    h = float(stats.t.ppf(0.975, 4)) * math.sqrt(2 / 3) / 2
+    assert (row["estimate"], row["ci_low"], row["ci_high"]) == pytest.approx((-1.5, -1.5 - h, -1.5 + h))
+    assert (row["verdict"], row["cells"], row["across"], row["n"]) == (expected, 2, "mean", 3)
+    assert math.isnan(row["cells_reproduced"]) and math.isnan(row["deciding_cell"])
+    per_cell = evaluate_claim(spec, raw, {k: v for k, v in claim.items() if k not in ("across", "published_effect")})
+    assert per_cell["verdict"] == "inconclusive"
+
+
 def test_a_claim_on_no_cell_is_inconclusive():
     row = evaluate_claim(_spec(), _raw((BASE, BASE)), {**CLAIM, "where": {"k": 9}})
     assert (row["verdict"], row["cells"]) == ("inconclusive", 0)
@@ -156,6 +182,8 @@ def test_a_claim_on_no_cell_is_inconclusive():
     ({"kind": "ratio-below", "threshold": 1.0, "published_effect": -0.5},
      r"claims\.0\.published_effect': -0\.5 is not a positive finite number"),
     ({"calibrated": ""}, r"claims/0/calibrated|claims\.0\.calibrated"),
+    ({"kind": "share-less", "threshold": 0.5, "across": "mean"},
+     r"claims\.0\.across': only difference and ratio claims average over cells, not 'share-less'"),
 ])
 def test_a_published_effect_off_the_claimed_side_is_bad_input(tmp_path, change, message):
     """amir-table2's first claim is 'less' (a difference below 0)."""

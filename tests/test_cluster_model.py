@@ -46,6 +46,7 @@ def test_interface():
         assert {k for k, v in out[policy].items() if not METRICS[k].admits(v)} == set(), policy
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rho", [0.5, 0.8])
 def test_processor_sharing_slowdown_is_one_over_one_minus_rho(rho):
     params = full_params({"workload": "poisson", "machines": ONE, "arrival_rate": rho, "mean_demand": 1.0,

@@ -2,6 +2,7 @@
 
 import pandas as pd
 import pandas.testing as pdt
+import pytest
 
 from simcore.experiments import load_spec
 from simcore.experiments.runner import run_batch
@@ -19,6 +20,7 @@ def test_one_batch_equals_three_batches(root):
     pdt.assert_frame_equal(whole, split)
 
 
+@pytest.mark.slow
 def test_cli_batches_give_identical_bytes_of_rows(root, simcore_cli, tmp_path):
     files = []
     for name, reps in (("all", "0:3"), ("a", "0:2"), ("b", "2:3")):

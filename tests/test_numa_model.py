@@ -150,6 +150,7 @@ def test_multilevel_differs_on_four_levels():
     assert out["linux-2level"] != out["multilevel"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("machine", [FOUR, EIGHT])
 def test_invariants_hold_for_every_policy(machine):
     for rep in range(2):
@@ -161,6 +162,7 @@ def test_invariants_hold_for_every_policy(machine):
     assert all(out[p]["migrations"] > 0 for p in POLICIES)
 
 
+@pytest.mark.slow
 def test_common_random_numbers():
     params = full_params({"topology": "x", "n_tasks": 40, "creation_rate": 40.0})
     w1 = make_workload(params, streams(3), FOUR.cpus)
@@ -193,6 +195,7 @@ def test_burst_sequence_is_policy_independent():
     assert runs["linux-2level"] == runs["conservative-hard"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", ["conservative-hard", "conservative-soft"])
 def test_conservative_never_moves_away_from_home(monkeypatch, policy):
     moves = []
@@ -258,6 +261,7 @@ NUMA_SPECS = sorted(p.stem for p in ROOT.glob("config/experiments/*.yaml")
                     if p.stem.startswith(("corr05", "mehta")))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NUMA_SPECS)
 def test_every_numa_experiment_keeps_the_invariants(name):
     """Each NUMA spec's workload (tasks capped at 60 to keep the per-event checks cheap) runs every
@@ -273,6 +277,7 @@ def test_every_numa_experiment_keeps_the_invariants(name):
         assert all(m["mean_turnaround"] > 0 for m in out.values())
 
 
+@pytest.mark.slow
 def test_conservative_rules_on_busy_periodic_balancing_only():
     """rules_scope 'periodic' (mehta: idle balancing 'in the usual manner'): idle CPUs may pull tasks
     away from home, so tasks created on one CPU spread; with 'all' they never leave their home node."""
@@ -308,6 +313,7 @@ def test_every_domain_field_is_a_named_parameter():
         run_replication({"topology": "corr05-4x2", "domain_init": "sparc"}, ["multilevel"], streams())
 
 
+@pytest.mark.slow
 def test_load_average_is_the_kernels_integer_recurrence(monkeypatch):
     """cpu_load after k ticks equals k steps of 2.6.11's (old + now) / 2, rounded up when rising,
     and the wide-domain (numpy) path computes the same integers as the per-CPU one."""

@@ -265,6 +265,9 @@ def _check_semantics(path: Path, data: dict) -> None:
         if claim["kind"].startswith("ratio") and "threshold" not in claim:
             raise SpecError(f"{path}: key 'claims.{i}.threshold' is missing (ratio claims need one).")
         _check_published_effect(path, i, claim)
+        if claim.get("across") and claim["kind"] not in ("less", "greater", "ratio-above", "ratio-below"):
+            raise SpecError(f"{path}: key 'claims.{i}.across': only difference and ratio claims average over cells, "
+                            f"not '{claim['kind']}'.")
 
 
 def _merge_preset(path: Path, data: dict) -> dict:

@@ -310,7 +310,8 @@ def scorecard_tex(specs, results_dir: Path) -> str:
         for claim, row in claim_rows(spec, results_dir):
             cells = ""
             if row and isnum(row.get("cells")) and int(row["cells"]) > 1:
-                cells = f" ({_int(row.get('cells_reproduced'))}/{_int(row['cells'])} cells)"
+                cells = (f" (mean over {_int(row['cells'])} cells)" if row.get("across") == "mean" else
+                         f" ({_int(row.get('cells_reproduced'))}/{_int(row['cells'])} cells)")
             lines.append(" & ".join([
                 tex_escape(spec["paper"]),
                 f"\\hyperref[tab:{spec.id}]{{{tex_id(spec.id)}}}",

@@ -27,7 +27,10 @@ Several cells: the claim is ``reproduced`` when every cell reproduces it (an int
 test, valid at the spec's level without correction); a cell's other decided verdict (contradicted,
 absent, smaller, larger) counts only if it also holds at the Bonferroni level 1 - (1 - level)/k
 over the claim's k cells, else the cell is inconclusive. The claim takes the first verdict of
-VERDICT_ORDER among its cells. A claim marked ``calibrated`` (its number was used to choose a
+VERDICT_ORDER among its cells. A claim with ``across: mean`` is about one statistic instead: the mean over its cells of the
+per-cell difference or ratio (a paper's "average improvement" over its workloads), with the
+interval of a mean of independent estimates (:func:`simcore.stats.intervals.mean_of_independent`),
+judged as one cell. A claim marked ``calibrated`` (its number was used to choose a
 model value) has the verdict ``calibrated`` and keeps the statistical one beside it.
 """
 
@@ -38,7 +41,7 @@ import math
 import pandas as pd
 from scipy import stats
 
-from simcore.stats.intervals import Interval
+from simcore.stats.intervals import Interval, mean_of_independent
 from simcore.stats.summary import metric_estimate
 
 STATISTIC = {"less": "difference", "greater": "difference", "ratio-above": "ratio", "ratio-below": "ratio",
@@ -50,7 +53,7 @@ VERDICT_ORDER = ("contradicted", "absent", "smaller than published", "larger tha
                  "reproduced")
 VERDICTS = (*VERDICT_ORDER, "calibrated")
 COLUMNS = ["experiment", "claim", "text", "kind", "metric", "policy", "than", "statistic", "threshold",
-           "published_effect", "margin", "cells", "cells_reproduced", "deciding_cell", "estimate", "ci_low",
+           "published_effect", "margin", "across", "cells", "cells_reproduced", "deciding_cell", "estimate", "ci_low",
            "ci_high", "level", "n", "required_replications", "verdict", "statistical_verdict", "calibrated"]
 
 
@@ -131,14 +134,19 @@ def _gain_slope(a, b, level: float) -> Interval:
     return Interval(len(a), fit.slope, fit.stderr, level, fit.slope - half, fit.slope + half)
 
 
+def _cell_estimate(spec, rows, claim, metric, than):
+    """The paired difference or ratio policy vs than in one cell (an Estimate)."""
+    a = metric_estimate(spec.model, rows[rows.policy == claim["policy"]], metric)
+    b = metric_estimate(spec.model, rows[rows.policy == than], metric)
+    return a / b if claim["kind"].startswith("ratio") else a - b
+
+
 def _cell_interval(spec, rows, claim, metric, than, level: float) -> Interval:
     kind = claim["kind"]
     if kind in ("share-less", "gain-grows"):
         a, b = _paired_values(rows, claim["policy"], than, metric.get("name"))
         return (_share_less if kind == "share-less" else _gain_slope)(a, b, level)
-    a = metric_estimate(spec.model, rows[rows.policy == claim["policy"]], metric)
-    b = metric_estimate(spec.model, rows[rows.policy == than], metric)
-    return (a / b if kind.startswith("ratio") else a - b).interval(level)
+    return _cell_estimate(spec, rows, claim, metric, than).interval(level)
 
 
 def _judge(kind: str, iv: Interval, threshold: float, published: float | None) -> tuple[str, float]:
@@ -149,9 +157,24 @@ def _judge(kind: str, iv: Interval, threshold: float, published: float | None) -
     return verdict, needed
 
 
+def _chosen(raw, claim) -> list[tuple]:
+    """(cell index, rows) of every cell the claim names."""
+    return [(i, rows) for i, rows in raw.groupby("cell", sort=True) if _cell_matches(rows, claim.get("where") or {})]
+
+
+def _pooled(spec, raw, claim, metric, than, threshold, published) -> list[tuple]:
+    """``across: mean``: one (None, interval, verdict, replications) for the mean over the cells."""
+    chosen = _chosen(raw, claim)
+    if not chosen:
+        return []
+    iv = mean_of_independent([_cell_estimate(spec, rows, claim, metric, than) for _, rows in chosen],
+                             spec.confidence)
+    return [(None, iv, *_judge(claim["kind"], iv, threshold, published))]
+
+
 def _cells(spec, raw, claim, metric, than, threshold, published) -> list[tuple]:
     """(cell, interval, verdict, replications to decide) for every cell the claim names."""
-    chosen = [(i, rows) for i, rows in raw.groupby("cell", sort=True) if _cell_matches(rows, claim.get("where") or {})]
+    chosen = _chosen(raw, claim)
     strict = 1 - (1 - spec.confidence) / max(len(chosen), 1)  # Bonferroni over the claim's cells
     out = []
     for cell_index, rows in chosen:
@@ -176,8 +199,10 @@ def evaluate_claim(spec, raw: pd.DataFrame, claim: dict) -> dict:
     base = {"experiment": spec.id, "claim": claim["id"], "text": claim["text"], "kind": claim["kind"],
             "metric": claim["metric"], "policy": claim["policy"], "than": than, "statistic": statistic,
             "threshold": threshold, "published_effect": math.nan if published is None else float(published),
-            "margin": MARGIN if published is not None else math.nan, "calibrated": claim.get("calibrated", "")}
-    cells = _cells(spec, raw, claim, metric, than, threshold, published)
+            "margin": MARGIN if published is not None else math.nan, "across": claim.get("across", ""),
+            "calibrated": claim.get("calibrated", "")}
+    pooled = claim.get("across") == "mean"
+    cells = (_pooled if pooled else _cells)(spec, raw, claim, metric, than, threshold, published)
     if not cells:
         return {**base, "cells": 0, "cells_reproduced": 0, "verdict": "inconclusive",
                 "statistical_verdict": "inconclusive"}
@@ -186,9 +211,10 @@ def evaluate_claim(spec, raw: pd.DataFrame, claim: dict) -> dict:
     if verdict == "inconclusive":  # every undecided cell must be decided
         counts = [c[3] for c in cells if c[2] == "inconclusive"]
         needed = math.nan if any(math.isnan(x) for x in counts) else max(counts)
+    reproduced = math.nan if pooled else sum(c[2] == "reproduced" for c in cells)
     return {
-        **base, "cells": len(cells), "cells_reproduced": sum(c[2] == "reproduced" for c in cells),
-        "deciding_cell": cell_index, "estimate": iv.mean, "ci_low": iv.low, "ci_high": iv.high,
+        **base, "cells": len(_chosen(raw, claim)), "cells_reproduced": reproduced,
+        "deciding_cell": math.nan if cell_index is None else cell_index, "estimate": iv.mean, "ci_low": iv.low, "ci_high": iv.high,
         "level": iv.level, "n": iv.n, "required_replications": needed,
         "verdict": "calibrated" if claim.get("calibrated") else verdict, "statistical_verdict": verdict,
     }

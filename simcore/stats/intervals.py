@@ -142,6 +142,26 @@ def ratio_of_means(values, baseline, level: float = 0.95) -> Interval:
     return (mean_estimate(values, "positive") / mean_estimate(baseline, "positive")).interval(level)
 
 
+def mean_of_independent(estimates, level: float = 0.95) -> Interval:
+    """Interval for the mean of k independent estimates (one per grid cell, each from its own
+    replications): standard error sqrt(sum of se_c^2) / k with Welch-Satterthwaite degrees of
+    freedom, on the scale of the estimates' common range. ``n`` is the fewest replications of a
+    cell (more replications per cell shrink the interval as 1/sqrt(n))."""
+    ns = [e.influence.size for e in estimates]
+    k = len(estimates)
+    m = sum(e.value for e in estimates) / k
+    if min(ns) < 2:
+        return Interval(min(ns), m, math.nan, level, math.nan, math.nan)
+    var = [float(e.influence.var(ddof=1)) / n for e, n in zip(estimates, ns)]
+    se = math.sqrt(sum(var)) / k
+    denom = sum(v * v / (n - 1) for v, n in zip(var, ns))
+    df = sum(var) ** 2 / denom if denom > 0 else min(ns) - 1
+    half = float(stats.t.ppf(0.5 + level / 2, df)) * se
+    ranges = {e.range for e in estimates}
+    range_ = ranges.pop() if len(ranges) == 1 else "real"
+    return Interval(min(ns), m, se * math.sqrt(min(ns)), level, *_bounds(m, half, range_))
+
+
 def required_replications(values, rel_half_width: float, level: float = 0.95) -> int:
     """Replications needed for a relative half-width target, from a pilot sample."""
     iv = mean_interval(values, level)
