@@ -40,3 +40,12 @@ def exponential_fit_model(tmp_path):
                     "measures: {done: M == Done}\nsolve: {tol: 1.0e-12}\n"
                     f"published: {{measure: done, time: {times}, value: {[1 - math.exp(-0.7 * t) for t in times]}}}\n")
     return path
+
+
+@pytest.fixture(autouse=True)
+def _fresh_flag_cache():
+    """Each test starts without has_flag's memoised answers, so it exercises the flag parsing it
+    runs (make mutation forks a process whose cache earlier tests have filled)."""
+    from simcore.models.numa import balancer
+
+    balancer._FLAG_CACHE.clear()

@@ -16,7 +16,7 @@ from scipy import stats
 
 from simcore.models import Metric
 from simcore.stats.claims import (MARGIN, VERDICTS, cell_verdict, effect_interval, evaluate_claim,
-                                  replications_to_decide)
+                                  published_in_cell, replications_to_decide)
 
 BASE = np.array([10.0, 20.0, 30.0, 40.0, 50.0, 60.0])
 NOISE = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
@@ -170,15 +170,65 @@ def test_a_claim_across_cells_judges_the_mean_of_the_cell_effects(published, exp
     assert per_cell["verdict"] == "inconclusive"
 
 
+def test_gain_grows_judges_the_relative_gain():
+    """than = 1..5. policy = 0.8 than: the relative gain is 0.2 everywhere, slope exactly 0 (the
+    absolute gain 0.2 than would have slope 0.2): the interval is [0, 0], not a growing gain.
+    policy = than - 0.1 than^2: relative gain 0.1 than, slope exactly 0.1: reproduced."""
+    spec = SimpleNamespace(id="toy", model=SimpleNamespace(METRICS={"t": Metric("t", "positive")}),
+                           metrics=[{"name": "t"}], baseline="base", confidence=0.95, grid={})
+    than = np.arange(1.0, 6.0)
+    claim = {"id": "g", "text": "t", "kind": "gain-grows", "metric": "t", "policy": "new"}
+    flat = evaluate_claim(spec, _raw((0.8 * than, than)), claim)
+    assert flat["estimate"] == pytest.approx(0.0, abs=1e-12) and flat["verdict"] != "reproduced"
+    grows = evaluate_claim(spec, _raw((than - 0.1 * than**2, than)), claim)
+    assert (grows["estimate"], grows["verdict"]) == (pytest.approx(0.1), "reproduced")
+
+
+def test_published_values_per_cell_come_from_the_published_list():
+    """'table': a value claim takes the policy's own entry; a ratio claim a ratio row if there is
+    one, else the two policies' values divided; a difference claim subtracts them."""
+    published = [{"policy": "new", "metric": "t", "value": 6.0, "where": {"k": 1}},
+                 {"policy": "base", "metric": "t", "value": 8.0, "where": {"k": 1}},
+                 {"policy": "new", "metric": "t", "value": 3.0, "where": {"k": 2}},
+                 {"policy": "new", "than": "base", "metric": "t", "value": 0.7, "where": {"k": 2}}]
+    claim = {"metric": "t", "policy": "new", "than": "base"}
+    assert published_in_cell(published, {**claim, "kind": "value"}, {"k": 1}) == 6.0
+    assert published_in_cell(published, {**claim, "kind": "ratio-below"}, {"k": 1}) == 0.75
+    assert published_in_cell(published, {**claim, "kind": "less"}, {"k": 1}) == -2.0
+    assert published_in_cell(published, {**claim, "kind": "ratio-below"}, {"k": 2}) == 0.7
+    assert published_in_cell(published, {**claim, "kind": "less"}, {"k": 2}) is None  # no base value at k=2
+    assert published_in_cell(published, {**claim, "kind": "value"}, {"k": 3}) is None
+
+
+def test_a_value_claim_judges_each_cell_against_its_published_value():
+    """The policy's own value: 0.5 +- 0.01 in both cells (interval about [0.489, 0.511]). Cell 1's
+    published 0.5 lies inside: reproduced. Cell 2's published 0.9 (m = 0.225): hi + m = 0.736 <
+    0.9, also at the Bonferroni level: smaller than published, which decides the claim."""
+    spec = SimpleNamespace(id="toy", model=SimpleNamespace(METRICS={"t": Metric("t", "share")}), metrics=[{"name": "t"}],
+                           baseline="base", confidence=0.95, grid={"k": [1, 2]},
+                           data={"published": [{"policy": "new", "metric": "t", "value": 0.5, "where": {"k": 1}},
+                                               {"policy": "new", "metric": "t", "value": 0.9, "where": {"k": 2}}]})
+    share = 0.5 + 0.01 * NOISE
+    claim = {"id": "v", "text": "t", "kind": "value", "metric": "t", "policy": "new", "published_effect": "table"}
+    row = evaluate_claim(spec, _raw((share, share), (share, share)), claim)
+    assert (row["verdict"], row["deciding_cell"], row["published_effect"], row["cells_reproduced"]) == \
+        ("smaller than published", 1, 0.9, 1)
+    assert row["than"] == "" and row["estimate"] == pytest.approx(0.5)
+
+
 def test_a_claim_on_no_cell_is_inconclusive():
     row = evaluate_claim(_spec(), _raw((BASE, BASE)), {**CLAIM, "where": {"k": 9}})
     assert (row["verdict"], row["cells"]) == ("inconclusive", 0)
 
 
+LESS = {"id": "less", "text": "Enhanced Mosix is faster", "kind": "less", "metric": "mean_slowdown",
+        "policy": "enhanced-mosix", "than": "mosix"}
+
+
 @pytest.mark.parametrize("change,message", [
     ({"published_effect": 5.0}, r"claims\.0\.published_effect': 5\.0 is not on the side 'less' claims \(beyond 0\)"),
     ({"kind": "share-less", "threshold": 0.5, "published_effect": 0.9},
-     r"claims\.0\.published_effect': only ratio and difference claims state a published effect, not 'share-less'"),
+     r"claims\.0\.published_effect': only value, ratio and difference claims state a published effect, not 'share-less'"),
     ({"kind": "ratio-below", "threshold": 1.0, "published_effect": -0.5},
      r"claims\.0\.published_effect': -0\.5 is not a positive finite number"),
     ({"calibrated": ""}, r"claims/0/calibrated|claims\.0\.calibrated"),
@@ -186,7 +236,7 @@ def test_a_claim_on_no_cell_is_inconclusive():
      r"claims\.0\.across': only difference and ratio claims average over cells, not 'share-less'"),
 ])
 def test_a_published_effect_off_the_claimed_side_is_bad_input(tmp_path, change, message):
-    """amir-table2's first claim is 'less' (a difference below 0)."""
+    """amir-table2's first claim, made a plain 'less' (a difference below 0), then changed."""
     import shutil
 
     import yaml
@@ -197,7 +247,7 @@ def test_a_published_effect_off_the_claimed_side_is_bad_input(tmp_path, change, 
     shutil.copytree(root / "config", tmp_path / "config")
     path = tmp_path / "config/experiments/amir-table2.yaml"
     data = yaml.safe_load(path.read_text())
-    data["claims"][0].update(change)
+    data["claims"][0] = {**LESS, **change}
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(SpecError, match=message):
         load_spec(path)
@@ -214,6 +264,6 @@ def test_a_published_effect_on_the_claimed_side_loads(tmp_path):
     shutil.copytree(root / "config", tmp_path / "config")
     path = tmp_path / "config/experiments/amir-table2.yaml"
     data = yaml.safe_load(path.read_text())
-    data["claims"][0].update(published_effect=-0.5, calibrated="chosen to match")
+    data["claims"][0] = {**LESS, "published_effect": -0.5, "calibrated": "chosen to match"}
     path.write_text(yaml.safe_dump(data))
     assert load_spec(path).data["claims"][0]["published_effect"] == -0.5

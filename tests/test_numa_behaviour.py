@@ -176,6 +176,45 @@ def test_exec_balancing_uses_half_the_imbalance_threshold(scenario, pct, home):
     assert [t.home for t in out.tasks] == [1, 0, 0, home]
 
 
+def test_exec_balancing_halves_the_threshold_in_integers(scenario):
+    """17 tasks created on CPU 1 at t=0 (instant loads, n0 and n1 tasks on CPUs 0 and 1). The
+    first finds CPU 1 empty and stays. Then CPU 0 is the idlest (met first on ties) while
+    n0 <= n1, and the task goes there iff 128 n0 x (100 + 25 // 2) < 128 (n1 + 1) x 100, i.e.
+    112 n0 < 100 (n1 + 1): so tasks alternate, 1 and 2 to CPU 0, 3 stays, 4 goes, ... up to
+    (8, 8), and task 16 finds 8 x 112 = 896 < 900: it goes to node 0. With the exact half
+    (112.5) it would stay: 900 is not below 900."""
+    machine, domains = exec_machine()
+    out = scenario(machine, domains, [T(0, 1, 1000)] * 17, placement="exec")
+    assert [t.home for t in out.tasks] == [1, 0, 0] + [1, 0] * 7
+
+
+def test_exec_balancing_compares_the_parents_source_load(scenario):
+    """2.6.11 load averages; created in this order at t=0: task 0 on CPU 0, task 1 (10 ms) on
+    CPU 1, task 2 on CPU 0, task 3 on CPU 1 (each finds its own CPU the idlest or alone: they
+    stay), so CPU 0 runs two tasks and CPU 1 two, with task 1 first. Both cpu_loads rise to
+    256 by tick 9. Task 1 ends at t=10: CPU 1's average is 256, its instant load 128.
+    Task 4 is created on CPU 1 at t=10.5: the idlest CPU by target load is CPU 0 (256, met
+    first; CPU 1's target load max(256, 128) = 256 too), and the parent's load is its source
+    load min(256, 128) = 128 plus the new task: 256 x 112 = 28672 is not below 256 x 100, so
+    task 4 stays on CPU 1. (With the parent's target load, 384 x 100, it would go to CPU 0.)"""
+    machine, domains = exec_machine()
+    tasks = [T(0, 0, 1000), T(0, 1, 10), T(0, 0, 1000), T(0, 1, 1000), T(10.5, 1, 1000)]
+    out = scenario(machine, domains, tasks, placement="exec", load_average="tick")
+    assert [t.home for t in out.tasks] == [0, 1, 0, 1, 1]
+
+
+def test_exec_balancing_looks_past_a_nearly_idle_cpu(scenario):
+    """2.6.11 load averages; three nodes of one CPU, one exec domain {0}|{1}|{2}. Task 0 runs
+    0-20 on CPU 0 (its cpu_load reaches 128), task 1 runs on CPU 2 from 0. Task 2 is created on
+    CPU 2 at t=27.5: CPU 0's load has halved for 7 ticks, 128 >> 7 = 1; CPU 1 has never run: 0.
+    The search goes on past CPU 0 (target load 1) and stops at CPU 1 (0): task 2 starts on node 1,
+    since 0 x 112 is below anything."""
+    d = dom({0, 1, 2}, [{0}, {1}, {2}], flags=(LB, EX), interval=(10000, 10000), name="node")
+    out = scenario(nodes(3), [[d], [d], [d]], [T(0, 0, 20), T(0, 2, 1000), T(27.5, 2, 1000)],
+                   placement="exec", load_average="tick")
+    assert [t.home for t in out.tasks] == [0, 2, 1]
+
+
 def test_exec_balancing_keeps_a_task_alone_on_its_parents_cpu(scenario):
     """2.6.11 load averages. Task 0 runs 0-10 on CPU 0, so CPU 0's cpu_load is 128 at t=10 and
     decays to 64 one tick later. Task 1 is created on CPU 0 at t=11: CPU 0 runs nothing, so the
@@ -533,26 +572,31 @@ def test_without_active_balancing_nothing_is_pushed(scenario):
 def test_the_push_goes_to_the_idle_cpu_nearest_the_busiest_not_to_the_asker(scenario):
     """Three nodes of two CPUs, {0,1} far from {2,3} and {4,5}, which are near each other. CPU 0
     balances {0,1}|{2,3}|{4,5} every 30 ms; CPU 2 has {2,3}|{4,5} below the same top domain, both
-    with 100 s intervals. Tasks 0, 1, 2 (200 ms) start at t=0 on CPUs 2, 3, 4.
+    with 100 s intervals. Tasks 0, 1, 2 (250 ms) start at t=0 on CPUs 2, 3, 4.
     t=30, 60, 90, 120: CPU 0 finds this = 0, busiest {2,3} = 128 (first of the groups with the
     highest load), average 3 x 128 / 6 = 64, imbalance min(64, 64) x 2 = 128: one task; CPU 2 runs
     its only task: failures 1 to 4. t=120: CPU 2's migration thread preempts task 0 and walks its
     lowest domain first: CPU 3 and CPU 4 are busy, CPU 5 idle: task 0 goes to CPU 5, not to CPU 0
-    (2.6.16 would push to the CPU that asked). It ends there at 200, with tasks 1 and 2.
-    Failures go back to 1; at 150 and 180 {4,5} is the busiest with the same imbalance: failures 2,
-    3, no push before the run ends."""
+    (2.6.16 would push to the CPU that asked). It ends there at 250, with tasks 1 and 2.
+    Failures go back to 1; at 150, 180 and 210 {4,5} is the busiest with the same imbalance
+    (CPU 4 first): failures 2, 3, 4, and at 210 CPU 4's migration thread, which has no domain to
+    walk, preempts task 2 and lets it run on: a second activation that pushes nothing. Total
+    active pushes: 1."""
     machine = make_machine("test", "3x2", [2, 2, 2], [[10, 20, 20], [20, 10, 15], [20, 15, 10]])
     groups = [{0, 1}, {2, 3}, {4, 5}]
     top = dom(range(6), groups, interval=(30, 30), name="top")
     top_quiet = dom(range(6), groups, interval=(100_000, 100_000), name="top")
     low = dom(range(2, 6), [{2, 3}, {4, 5}], interval=(100_000, 100_000), name="node")
-    out = scenario(machine, [[top], [], [low, top_quiet], [], [], []], [T(0, 2, 200), T(0, 3, 200), T(0, 4, 200)])
+    out = scenario(machine, [[top], [], [low, top_quiet], [], [], []], [T(0, 2, 250), T(0, 3, 250), T(0, 4, 250)])
     assert out.pulls == [(120.0, 0, 2, 5)]
-    assert runs(out.tasks[0]) == [(2, 0, 100), (2, 100, 120), (5, 120, 200)]
-    assert [t.finished for t in out.tasks] == [200.0, 200.0, 200.0]
+    assert runs(out.tasks[0]) == [(2, 0, 100), (2, 100, 120), (5, 120, 200), (5, 200, 250)]
+    assert runs(out.tasks[2]) == [(4, 0, 100), (4, 100, 200), (4, 200, 210), (4, 210, 250)]
+    assert [t.finished for t in out.tasks] == [250.0, 250.0, 250.0]
+    assert out.metrics["active_pushes"] == 1
 
 
-def test_the_migration_thread_pushes_to_every_idle_cpu_while_it_has_tasks(scenario):
+@pytest.mark.parametrize("top_flags", [(LB,), ()])
+def test_the_migration_thread_pushes_to_every_idle_cpu_while_it_has_tasks(scenario, top_flags):
     """conservative-soft (tasks may not move farther from their home node). Node A = CPUs 0, 1, 2,
     node B = CPU 3. CPU 3 balances {0}|{1}|{2}|{3} every 30 ms; CPU 0 has {0}|{1}|{2} below the same
     top domain, both never due; CPUs 1 and 2 do not balance. Tasks 0, 1, 2 (1000 ms, home A) start
@@ -569,11 +613,12 @@ def test_the_migration_thread_pushes_to_every_idle_cpu_while_it_has_tasks(scenar
     Ends: task 0 has 900 ms left (1020), task 1 980 ms (1100), task 2 1000 ms (1120). Then each CPU
     of node A runs one task; CPU 3 finds no gain (one task against none on single CPUs): quiet.
     Without active balancing CPU 0 runs all three to 3000 ms. A push to the CPU that asked
-    (2.6.16) would move nothing."""
+    (2.6.16) would move nothing. With CPU 0's top domain not load-balancing (no flags), the walk
+    stops below it: the same two pushes, and CPU 0 runs task 1 again."""
     machine = make_machine("test", "3+1", [3, 1], [[10, 20], [20, 10]])
     singles = [{0}, {1}, {2}, {3}]
     asker = dom(range(4), singles, interval=(30, 30), name="node")
-    top = dom(range(4), singles, interval=(100_000, 100_000), name="node")
+    top = dom(range(4), singles, flags=top_flags, interval=(100_000, 100_000), name="node")
     low = dom(range(3), singles[:3], interval=(100_000, 100_000))
     tasks = [T(0, 0, 1000), T(0, 0, 1000), T(0, 0, 1000)]
     domains = [[low, top], [], [], [asker]]
@@ -584,6 +629,36 @@ def test_the_migration_thread_pushes_to_every_idle_cpu_while_it_has_tasks(scenar
     off = scenario(machine, domains, tasks, "conservative-soft", active_balance=False)
     assert off.pulls == []
     assert max(t.finished for t in off.tasks) == 3000.0
+
+
+def test_the_migration_thread_walks_its_own_group_past_itself(scenario):
+    """The previous scenario with CPU 0's single domain {0,1,2}|{3}: its own group comes first, and
+    after CPU 0 itself (skipped) come the idle CPUs 1 and 2: the same pushes, tasks 0 and 2."""
+    machine = make_machine("test", "3+1", [3, 1], [[10, 20], [20, 10]])
+    asker = dom(range(4), [{0}, {1}, {2}, {3}], interval=(30, 30), name="node")
+    own = dom(range(4), [{0, 1, 2}, {3}], interval=(100_000, 100_000), name="node")
+    out = scenario(machine, [[own], [], [], [asker]], [T(0, 0, 1000)] * 3, "conservative-soft")
+    assert out.pulls == [(120.0, 0, 0, 1), (120.0, 2, 0, 2)]
+
+
+@pytest.mark.parametrize("asker_busy, pushed", [(True, False), (False, True)])
+def test_pushes_are_judged_as_the_asking_attempts_kind(scenario, asker_busy, pushed):
+    """conservative-soft with its rules for a busy CPU's periodic balancing only (rules_scope
+    'periodic'). Three nodes of one CPU at distance 20. Tasks 0-2 (home node 0) on CPU 0; CPU 2
+    balances {0}|{2} every 30 ms; CPU 0 has {0}|{1} (never due) for the push.
+    Busy CPU 2 (task 3 on it): 128 against 384, one task; the rules refuse every queued task
+    (node 2 is farther from home): failures at 30, 60, 90, 120, and at 120 the push is judged as
+    periodic balancing too: idle CPU 1 is on node 1, farther from home: refused, nothing moves.
+    Idle CPU 2 (no task 3): 0 against 384 is idle balancing, done 'in the usual manner': it pulls
+    task 2 at 30 (the tail of CPU 0's queue), and no push is needed."""
+    machine = nodes(3)
+    asker = dom({0, 2}, [{0}, {2}], interval=(30, 30), name="node")
+    own = dom({0, 1}, [{0}, {1}], interval=(100_000, 100_000), name="node")
+    tasks = [T(0, 0, 1000)] * 3 + ([T(0, 2, 1000)] if asker_busy else [])
+    out = scenario(machine, [[own], [], [asker]], tasks, "conservative-soft", rules_scope="periodic")
+    early = [p for p in out.pulls if p[0] <= 150]
+    assert early == ([] if asker_busy else [(30.0, 2, 0, 2)])
+    assert out.metrics["active_pushes"] == 0
 
 
 def test_active_balancing_pushes_the_running_task_past_a_task_that_may_not_move(scenario):
@@ -637,6 +712,99 @@ def test_conservative_policy_never_moves_a_task_away_from_home(scenario, policy,
     d = dom({0, 1}, [{0}, {1}], name="node")
     out = scenario(nodes(2), [[d], [d]], [T(0, 1, 1000)] * 2, policy, rules_scope=scope)
     assert out.pulls == ([(50.0, 1, 1, 0)] if pulled else [])
+
+
+@pytest.mark.parametrize("rule, moved", [("home", False), ("hop", True)])
+def test_distance_rule_home_refuses_a_move_farther_from_home_that_hop_allows(scenario, rule, moved):
+    """Three nodes of one CPU in a line: d(0,1) = d(1,2) = 20, d(0,2) = 30; conservative-soft,
+    rules for a busy CPU's periodic balancing only (rules_scope 'periodic'). CPU 1 balances
+    {0}|{1} every 50 ms, CPU 2 {1}|{2} every 200 ms; CPU 0 does not balance.
+    t=0: tasks 0, 1 (home node 0) on CPU 0, task 3 (home 2) on CPU 2.
+    t=50: CPU 1 is idle (no rules): 0 against 256, one task: it pulls task 1, now on node 1.
+    t=60: tasks 2 and 4 (home 1) start on CPU 1 behind task 1; at 150 task 1's slice ends (expired).
+    t=200: CPU 2 (busy, rules apply): 128 against CPU 1's 384, one task; move_tasks looks at the
+    expired task 1 first. 'home': node 2 is farther from its home than node 1 (30 > 20), refused,
+    and so are tasks 4 and 2 (home 1: 20 > 10). 'hop': the hop 1 -> 2 (20) is not longer than
+    node 1's distance from home (20), so task 1 moves."""
+    machine = make_machine("test", "line-3", [1, 1, 1], [[10, 20, 30], [20, 10, 20], [30, 20, 10]])
+    d01 = dom({0, 1}, [{0}, {1}], name="node")
+    d12 = dom({1, 2}, [{1}, {2}], interval=(200, 200), name="node")
+    tasks = [T(0, 0, 1000), T(0, 0, 1000), T(60, 1, 1000), T(0, 2, 1000), T(60, 1, 1000)]
+    out = scenario(machine, [[], [d01], [d12]], tasks, "conservative-soft", rules_scope="periodic", distance_rule=rule)
+    assert [p for p in out.pulls if p[0] <= 200] == [(50.0, 1, 0, 1)] + ([(200.0, 1, 1, 2)] if moved else [])
+
+
+@pytest.mark.parametrize("scope, pulled", [("periodic", True), ("all", False)])
+def test_hard_zone_scope_periodic_leaves_idle_balancing_beyond_the_zone(scenario, scope, pulled):
+    """conservative-hard with rules for busy periodic balancing only (rules_scope 'periodic').
+    Five nodes of one CPU; CPU 0 has four levels {0}|{1}, {0,1}|{2}, {0,1,2}|{3}, {0..3}|{4}: its
+    zone is the lowest 4 // 2 + 1 = 3, the fourth level is outside. Tasks 0 and 1 start on CPU 4.
+    t=50: idle CPU 0 balances: the lower levels find nothing; at the fourth level {0..3} = 0
+    against {4} = 256, average 51.2, imbalance min(204.8, 4 x 51.2) = 204.8 >= 128: one task.
+    zone_scope 'periodic' (default) restricts only a busy CPU's periodic balancing, so the idle
+    CPU pulls task 1; 'all' keeps every kind inside the zone: nothing moves."""
+    machine = nodes(5)
+    levels = [dom({0, 1}, [{0}, {1}]), dom({0, 1, 2}, [{0, 1}, {2}]), dom({0, 1, 2, 3}, [{0, 1, 2}, {3}]),
+              dom(range(5), [{0, 1, 2, 3}, {4}], name="node")]
+    out = scenario(machine, [levels, [], [], [], []], [T(0, 4, 1000), T(0, 4, 1000)], "conservative-hard",
+                   rules_scope="periodic", zone_scope=scope)
+    assert [p for p in out.pulls if p[0] <= 50] == ([(50.0, 1, 4, 0)] if pulled else [])
+
+
+@pytest.mark.parametrize("avg, cur, k, expected", [
+    (384, 128, 1, 256), (384, 128, 2, 192), (0, 256, 1, 128), (0, 384, 2, 288),
+    (5, 0, 1, 2), (0, 5, 1, 3), (7, 7, 3, 7), (1000, 0, 64, 0)])
+def test_cpu_load_halves_its_distance_to_the_instant_load_each_tick(avg, cur, k, expected):
+    """2.6.11: cpu_load = (cpu_load + load_now) / 2 each tick in integers, rounded up while rising:
+    the distance d = avg - cur becomes floor(d / 2^k) after k ticks, from above or below
+    (so 5 -> 0 gives 2, and 0 -> 5 gives 3)."""
+    from simcore.models.numa.runqueue import decayed
+
+    assert decayed(avg, cur, k) == expected
+
+
+def test_conservative_rules_by_hand():
+    """Conservative.can_migrate(task, src, dst, ...) for a task of home node h that has migrated
+    m times (max_migrations 1), on five single-CPU nodes.
+    Distance rules on a line, d(i, j) = 10 + 10 |i - j|: 'home' refuses iff d(dst, h) > d(src, h),
+    'hop' iff d(src, dst) > d(src, h); an aged task (m = 1) is refused either way.
+    The hard zone on flat distances (20 between nodes, so the distance rule never refuses a move
+    between two nodes that are not home): CPU 0 has four levels {0}|{1}, {0,1}|{2}, {0,1,2}|{3}
+    and {0..3}|{4}; its zone is the lowest 4 // 2 + 1 = 3, whose top spans CPUs 0-3, so a task of
+    home 4 may not go to CPU 0 while one of home 3 may; CPU 1 has no domains: every node is in
+    its zone. With rules_scope 'periodic' only a busy CPU's periodic balancing is judged.
+    The soft policy's threshold outside the zone: 100 + 2 x (125 - 100) = 150; with factor 1.5,
+    round(137.5) = 138; the hard policy keeps 125."""
+    from types import SimpleNamespace
+
+    from simcore.models.numa.policies import ConservativeHard, ConservativeSoft
+
+    line = make_machine("test", "line-5", [1] * 5, [[10 + 10 * abs(i - j) for j in range(5)] for i in range(5)])
+    flat = nodes(5)
+    levels = [dom({0, 1}, [{0}, {1}]), dom({0, 1, 2}, [{0, 1}, {2}]), dom({0, 1, 2, 3}, [{0, 1, 2}, {3}]),
+              dom(range(5), [{0, 1, 2, 3}, {4}])]
+
+    def policy(cls, machine, **hp):
+        p = cls(full_params({"topology": "scripted", "max_migrations": 1, **hp}), None)
+        p.setup(machine, [levels, [], [], [], []])
+        return p
+
+    def allows(p, home, src, dst, m=0, kind="periodic"):
+        return p.can_migrate(SimpleNamespace(home=home, migrations=m), src, dst, 0, kind, None)
+
+    home, hop = policy(ConservativeSoft, line), policy(ConservativeSoft, line, distance_rule="hop")
+    assert not allows(home, 1, 1, 0)                    # 20 > 10: away from home
+    assert allows(home, 0, 2, 1) and not allows(home, 0, 2, 1, m=1)   # towards home; aged
+    assert not allows(home, 0, 1, 2) and allows(hop, 0, 1, 2)         # 30 > 20; hop 20 <= 20
+    assert allows(home, 1, 2, 0) and not allows(hop, 1, 2, 0)         # 20 <= 20; hop 30 > 20
+    assert not allows(hop, 0, 1, 3)                     # hop 30 > 20
+    hard = policy(ConservativeHard, flat)
+    assert not allows(hard, 4, 1, 0) and allows(hard, 3, 1, 0) and allows(hard, 4, 2, 1)
+    scoped = policy(ConservativeHard, flat, rules_scope="periodic")
+    assert allows(scoped, 4, 1, 0, m=1, kind="idle") and not allows(scoped, 4, 1, 0, kind="periodic")
+    assert [home.imbalance_pct(0, k, 125) for k in range(4)] == [125, 125, 125, 150]
+    assert policy(ConservativeSoft, line, soft_threshold_factor=1.5).imbalance_pct(0, 3, 125) == 138
+    assert [hard.imbalance_pct(0, k, 125) for k in range(4)] == [125] * 4
 
 
 # -- the scheduler: priorities, I/O, memory -------------------------------------------------------

@@ -333,3 +333,28 @@ def test_load_average_is_the_kernels_integer_recurrence(monkeypatch):
     monkeypatch.setattr(balancer, "VECTOR_MIN", 10**9)       # every domain through the Python path
     assert run(wide, params, ["linux-2level"]) == vectorised
     assert vectorised["linux-2level"]["migrations"] > 0
+
+
+@pytest.mark.parametrize("load_average", ["instant", "tick"])
+def test_wide_domains_sum_the_same_loads_as_the_scalar_path(monkeypatch, load_average):
+    """Domains of 16 CPUs or more sum their group loads with a cached matrix product; at every
+    call in a real run the sums must equal the scalar loop's (the reference, run on the same
+    groups), decayed tick averages included."""
+    from types import SimpleNamespace
+
+    from simcore.models.numa.balancer import Balancer
+
+    calls = []
+    wide = Balancer._wide_loads
+
+    def checked(self, matrix, now):
+        ss, ts = wide(self, matrix, now)
+        groups = [tuple(np.flatnonzero(row)) for row in matrix]
+        assert (ss, ts) == self.group_loads(SimpleNamespace(matrix=None, groups=groups))
+        calls.append(now)
+        return ss, ts
+
+    monkeypatch.setattr(Balancer, "_wide_loads", checked)
+    params = {"n_tasks": 120, "load_average": load_average, "placement": "exec"}
+    run_replication({"topology": "superdome-16x4", **params}, ["multilevel"], streams())
+    assert len(calls) > 100

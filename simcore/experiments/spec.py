@@ -265,6 +265,10 @@ def _check_semantics(path: Path, data: dict) -> None:
         if claim["kind"].startswith("ratio") and "threshold" not in claim:
             raise SpecError(f"{path}: key 'claims.{i}.threshold' is missing (ratio claims need one).")
         _check_published_effect(path, i, claim)
+        _check_published_table(path, i, claim, data)
+        if claim["kind"] == "value" and "than" in claim:
+            raise SpecError(f"{path}: key 'claims.{i}.than': a 'value' claim judges one policy's own value, "
+                            "it has no 'than'.")
         if claim.get("across") and claim["kind"] not in ("less", "greater", "ratio-above", "ratio-below"):
             raise SpecError(f"{path}: key 'claims.{i}.across': only difference and ratio claims average over cells, "
                             f"not '{claim['kind']}'.")
@@ -362,8 +366,27 @@ def load_config(path: str | Path = "config/config.yaml") -> dict:
     return data
 
 
+def _check_published_table(path, i: int, claim: dict, data: dict) -> None:
+    """``published_effect: table`` needs a published value in every grid cell the claim names."""
+    if claim.get("published_effect") != "table":
+        return
+    from simcore.stats.claims import published_in_cell
+
+    grid = data.get("grid") or {}
+    names = list(grid)
+    where = claim.get("where") or {}
+    for combo in itertools.product(*(grid[n] for n in names)):
+        values = dict(zip(names, combo))
+        if not all(values.get(k) in (v if isinstance(v, list) else [v]) for k, v in where.items() if k in values):
+            continue
+        full = {**claim, "than": claim.get("than", data["baseline"])}
+        if published_in_cell(data.get("published") or [], full, values) is None:
+            raise SpecError(f"{path}: key 'claims.{i}.published_effect': 'table', but 'published' gives no "
+                            f"{claim['metric']} for this claim at {values or 'the only cell'}.")
+
+
 def _check_published_effect(path, i: int, claim: dict) -> None:
-    """A published effect is a ratio or a difference on the side the claim states."""
+    """A published effect is a value, a ratio or a difference on the side the claim states."""
     if "published_effect" not in claim:
         return
     from simcore.stats.claims import NULL, SIDE, STATISTIC
@@ -371,8 +394,10 @@ def _check_published_effect(path, i: int, claim: dict) -> None:
     kind, value = claim["kind"], claim["published_effect"]
     statistic = STATISTIC[kind]
     key = f"{path}: key 'claims.{i}.published_effect'"
-    if statistic not in ("ratio", "difference"):
-        raise SpecError(f"{key}: only ratio and difference claims state a published effect, not '{kind}'.")
+    if statistic not in ("ratio", "difference", "value"):
+        raise SpecError(f"{key}: only value, ratio and difference claims state a published effect, not '{kind}'.")
+    if value == "table":
+        return
     if not math.isfinite(value) or (statistic == "ratio" and value <= 0):
         raise SpecError(f"{key}: {value} is not a {'positive ' if statistic == 'ratio' else ''}finite number.")
     zero = float(claim.get("threshold", NULL[statistic]))

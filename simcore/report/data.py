@@ -261,7 +261,7 @@ def claim_statistic(row) -> str:
         return "--"
     kind = row.get("kind", "")
     threshold = row.get("threshold", 0.0)
-    test = f" {STAT_SYMBOL.get(kind, '?')} {fmt(threshold)}" if isnum(threshold) else ""
+    test = f" {STAT_SYMBOL.get(kind, '?')} {fmt(threshold)}" if isnum(threshold) and kind != "value" else ""
     test = test.replace("<", r"\ensuremath{<}").replace(">", r"\ensuremath{>}")
     stat = tex_escape(row.get("statistic", "") or "")
     paper = f" (paper {fmt(row['published_effect'])})" if isnum(row.get("published_effect")) else ""

@@ -1,12 +1,15 @@
 """Structured claims and their verdicts (docs/statistics.md, "Verdicts").
 
 A claim compares ``policy`` with ``than`` (default: the baseline) on one metric, in every cell it
-names, through one statistic: the paired difference policy - than (``less``/``greater``), the
+names, through one statistic: the policy's own value (``value``: a level the paper reports, such
+as a share of failed attempts; no ``than``), the paired difference policy - than (``less``/``greater``), the
 ratio policy/than (``ratio-below``/``ratio-above``), the share of replications in which
-policy < than (``share-less``, Clopper-Pearson) or the slope of the gain than - policy over
-than's value (``gain-grows``). The statistic is compared with the claim's ``threshold`` (the
+policy < than (``share-less``, Clopper-Pearson) or the slope of the relative gain
+(than - policy) / than over than's value (``gain-grows``). The statistic is compared with the claim's ``threshold`` (the
 value of no effect: 0 for differences and slopes, 1 for ratios, unless stated) and, where the
-paper gives one, with its ``published_effect``.
+paper gives one, with its ``published_effect``: a number, or ``table``: in each cell, the
+value the spec's ``published`` list gives there (for ``value``, the policy's; for a ratio or a
+difference, a published ratio row policy/than, else the two policies' values combined).
 
 Per cell, on the analysis scale (log for positive ratios, else linear), with the effect e
 measured from the threshold towards the claimed side, the interval [lo, hi] of e, the published
@@ -44,10 +47,10 @@ from scipy import stats
 from simcore.stats.intervals import Interval, mean_of_independent
 from simcore.stats.summary import metric_estimate
 
-STATISTIC = {"less": "difference", "greater": "difference", "ratio-above": "ratio", "ratio-below": "ratio",
+STATISTIC = {"value": "value", "less": "difference", "greater": "difference", "ratio-above": "ratio", "ratio-below": "ratio",
              "share-less": "share", "gain-grows": "slope"}
-NULL = {"difference": 0.0, "ratio": 1.0, "share": 0.5, "slope": 0.0}
-SIDE = {"less": -1, "ratio-below": -1, "greater": 1, "ratio-above": 1, "share-less": 1, "gain-grows": 1}
+NULL = {"value": 0.0, "difference": 0.0, "ratio": 1.0, "share": 0.5, "slope": 0.0}
+SIDE = {"value": 1, "less": -1, "ratio-below": -1, "greater": 1, "ratio-above": 1, "share-less": 1, "gain-grows": 1}
 MARGIN = 0.25  # equivalence margin: a quarter of the published effect, on the analysis scale
 VERDICT_ORDER = ("contradicted", "absent", "smaller than published", "larger than published", "inconclusive",
                  "reproduced")
@@ -129,7 +132,8 @@ def _share_less(a, b, level: float) -> Interval:
 
 
 def _gain_slope(a, b, level: float) -> Interval:
-    fit = stats.linregress(b, b - a)
+    """Slope of the relative gain (b - a) / b on b: 0 for a constant proportional gain."""
+    fit = stats.linregress(b, (b - a) / b)
     half = stats.t.ppf(0.5 + level / 2, len(a) - 2) * fit.stderr
     return Interval(len(a), fit.slope, fit.stderr, level, fit.slope - half, fit.slope + half)
 
@@ -143,6 +147,8 @@ def _cell_estimate(spec, rows, claim, metric, than):
 
 def _cell_interval(spec, rows, claim, metric, than, level: float) -> Interval:
     kind = claim["kind"]
+    if kind == "value":
+        return metric_estimate(spec.model, rows[rows.policy == claim["policy"]], metric).interval(level)
     if kind in ("share-less", "gain-grows"):
         a, b = _paired_values(rows, claim["policy"], than, metric.get("name"))
         return (_share_less if kind == "share-less" else _gain_slope)(a, b, level)
@@ -157,27 +163,65 @@ def _judge(kind: str, iv: Interval, threshold: float, published: float | None) -
     return verdict, needed
 
 
+def published_in_cell(published: list, claim: dict, values: dict) -> float | None:
+    """The paper's effect for ``claim`` in the cell with grid ``values``, from a spec's
+    ``published`` list (``published_effect: table``); None where the list gives none."""
+    def find(policy, than=None):
+        for e in published:
+            if (e.get("policy") == policy and e.get("than") == than and e["metric"] == claim["metric"]
+                    and all(values.get(k) == v for k, v in (e.get("where") or {}).items())):
+                return float(e["value"])
+        return None
+
+    policy, kind = claim["policy"], claim["kind"]
+    if kind == "value":
+        return find(policy)
+    than = claim.get("than")
+    ratio = kind.startswith("ratio")
+    direct = find(policy, than) if ratio else None
+    if direct is not None:
+        return direct
+    a, b = find(policy), find(than)
+    if a is None or b is None:
+        return None
+    return a / b if ratio else a - b
+
+
+def _cell_published(spec, claim, rows, than):
+    """The claim's published effect in one cell (None: no magnitude)."""
+    value = claim.get("published_effect")
+    if value != "table":
+        return value
+    values = {k: (v.item() if hasattr(v, "item") else v) for k, v in rows.iloc[0].items() if k in spec.grid}
+    return published_in_cell(spec.data.get("published") or [], {**claim, "than": than}, values)
+
+
 def _chosen(raw, claim) -> list[tuple]:
     """(cell index, rows) of every cell the claim names."""
     return [(i, rows) for i, rows in raw.groupby("cell", sort=True) if _cell_matches(rows, claim.get("where") or {})]
 
 
-def _pooled(spec, raw, claim, metric, than, threshold, published) -> list[tuple]:
-    """``across: mean``: one (None, interval, verdict, replications) for the mean over the cells."""
+def _pooled(spec, raw, claim, metric, than, threshold) -> list[tuple]:
+    """``across: mean``: one (None, interval, verdict, replications, published effect) for the
+    mean over the cells (with ``table``, the published effect is the mean of the cells' too)."""
     chosen = _chosen(raw, claim)
     if not chosen:
         return []
     iv = mean_of_independent([_cell_estimate(spec, rows, claim, metric, than) for _, rows in chosen],
                              spec.confidence)
-    return [(None, iv, *_judge(claim["kind"], iv, threshold, published))]
+    each = [_cell_published(spec, claim, rows, than) for _, rows in chosen]
+    published = None if any(p is None for p in each) else sum(each) / len(each)
+    return [(None, iv, *_judge(claim["kind"], iv, threshold, published), published)]
 
 
-def _cells(spec, raw, claim, metric, than, threshold, published) -> list[tuple]:
-    """(cell, interval, verdict, replications to decide) for every cell the claim names."""
+def _cells(spec, raw, claim, metric, than, threshold) -> list[tuple]:
+    """(cell, interval, verdict, replications to decide, published effect) for every cell the
+    claim names."""
     chosen = _chosen(raw, claim)
     strict = 1 - (1 - spec.confidence) / max(len(chosen), 1)  # Bonferroni over the claim's cells
     out = []
     for cell_index, rows in chosen:
+        published = _cell_published(spec, claim, rows, than)
         iv = _cell_interval(spec, rows, claim, metric, than, spec.confidence)
         verdict, needed = _judge(claim["kind"], iv, threshold, published)
         if verdict not in ("reproduced", "inconclusive") and len(chosen) > 1:
@@ -185,35 +229,36 @@ def _cells(spec, raw, claim, metric, than, threshold, published) -> list[tuple]:
             if _judge(claim["kind"], strict_iv, threshold, published)[0] != verdict:
                 lo, hi, effect = effect_interval(claim["kind"], strict_iv.low, strict_iv.high, threshold, published)
                 verdict, needed = "inconclusive", replications_to_decide(iv.n, lo, hi, effect)
-        out.append((cell_index, iv, verdict, needed))
+        out.append((cell_index, iv, verdict, needed, published))
     return out
 
 
 def evaluate_claim(spec, raw: pd.DataFrame, claim: dict) -> dict:
     """The verdict of one claim and the interval behind it."""
     metric = next(m for m in spec.metrics if m["name"] == claim["metric"])
-    than = claim.get("than", spec.baseline)
+    than = "" if claim["kind"] == "value" else claim.get("than", spec.baseline)
     statistic = STATISTIC[claim["kind"]]
     threshold = float(claim.get("threshold", NULL[statistic]))
     published = claim.get("published_effect")
     base = {"experiment": spec.id, "claim": claim["id"], "text": claim["text"], "kind": claim["kind"],
             "metric": claim["metric"], "policy": claim["policy"], "than": than, "statistic": statistic,
-            "threshold": threshold, "published_effect": math.nan if published is None else float(published),
+            "threshold": threshold, "published_effect": math.nan,
             "margin": MARGIN if published is not None else math.nan, "across": claim.get("across", ""),
             "calibrated": claim.get("calibrated", "")}
     pooled = claim.get("across") == "mean"
-    cells = (_pooled if pooled else _cells)(spec, raw, claim, metric, than, threshold, published)
+    cells = (_pooled if pooled else _cells)(spec, raw, claim, metric, than, threshold)
     if not cells:
         return {**base, "cells": 0, "cells_reproduced": 0, "verdict": "inconclusive",
                 "statistical_verdict": "inconclusive"}
     rank = {v: i for i, v in enumerate(VERDICT_ORDER)}
-    cell_index, iv, verdict, needed = min(cells, key=lambda c: (rank[c[2]], -abs(c[1].mean - threshold)))
+    cell_index, iv, verdict, needed, effect = min(cells, key=lambda c: (rank[c[2]], -abs(c[1].mean - threshold)))
     if verdict == "inconclusive":  # every undecided cell must be decided
         counts = [c[3] for c in cells if c[2] == "inconclusive"]
         needed = math.nan if any(math.isnan(x) for x in counts) else max(counts)
     reproduced = math.nan if pooled else sum(c[2] == "reproduced" for c in cells)
     return {
-        **base, "cells": len(_chosen(raw, claim)), "cells_reproduced": reproduced,
+        **base, "published_effect": math.nan if effect is None else float(effect),
+        "cells": len(_chosen(raw, claim)), "cells_reproduced": reproduced,
         "deciding_cell": math.nan if cell_index is None else cell_index, "estimate": iv.mean, "ci_low": iv.low, "ci_high": iv.high,
         "level": iv.level, "n": iv.n, "required_replications": needed,
         "verdict": "calibrated" if claim.get("calibrated") else verdict, "statistical_verdict": verdict,

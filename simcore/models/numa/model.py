@@ -125,6 +125,7 @@ METRICS: dict[str, Metric] = {
     "share_far": Metric("Share of CPU time at distance levels beyond the conservative balancer's zone (levels >= S = L // 2 + 1 of L >= 4 levels; 0 on machines with fewer than four levels): mehta's 'No Load Balancing Zone'.", "share"),
     **{f"share_level_{k}": Metric(f"Share of CPU time executed at distance level {k} from the task's home node (0 = own node; levels are the machine's sorted distinct SLIT distances; the last bin holds all farther ones).", "share") for k in range(MAX_LEVELS)},
     **{f"task_share_level_{k}": Metric(f"Share of tasks that received most of their CPU time at distance level {k} from home (mehta Table 2 counts tasks per level).", "share") for k in range(MAX_LEVELS)},
+    **{f"task_share_from_level_{k}": Metric(f"Share of tasks that received most of their CPU time at distance level {k} or farther from home (mehta: 'far' nodes are levels IV-VI, level 3 on).", "share") for k in range(1, MAX_LEVELS)},
     "events": Metric("Simulation events fired (engine callbacks) in this policy's run.", "nonnegative"),
 }
 
@@ -314,6 +315,7 @@ def measure(system: NumaSystem, engine: Engine) -> dict[str, float]:
     out["share_far"] = math.fsum(share[zone:]) / total
     out.update({f"share_level_{k}": share[k] / total for k in range(MAX_LEVELS)})
     out.update({f"task_share_level_{k}": task_count[k] / n for k in range(MAX_LEVELS)})
+    out.update({f"task_share_from_level_{k}": sum(task_count[k:]) / n for k in range(1, MAX_LEVELS)})
     out["events"] = float(engine.events)
     return out
 

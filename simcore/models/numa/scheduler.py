@@ -113,11 +113,8 @@ class NumaSystem:
 
     def wake(self, task: Task) -> None:
         """I/O completion: the task is woken on the CPU it last ran on (no waker task to pull it)."""
-        task.io_wait = 0.0
-        now = self.engine.now
         if task.trace is not None:
-            task.trace.append(("io", -1, now - task.seg_start))
-        task.seg_start = now
+            task.trace.append(("io", -1, self.engine.now - task.seg_start))
         self.activate(task, task.cpu)
         if self.check is not None:
             self.check(self)
@@ -270,9 +267,7 @@ class NumaSystem:
     def _block(self, rq: RunQueue, task: Task, now: float) -> None:
         """The current task starts an I/O wait; it wakes on this CPU when the wait is over."""
         task.next_burst()
-        wait = task.draw_io()
-        task.io_wait = wait
-        self.engine.call(wait, self._wake, task)
+        self.engine.call(task.draw_io(), self._wake, task)
         self._vacate(rq, task, now, BLOCKED)
 
     def _vacate(self, rq: RunQueue, task: Task, now: float, state: str) -> None:

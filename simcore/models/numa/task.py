@@ -63,7 +63,7 @@ class Task:
 
     __slots__ = ("spec", "tid", "prio", "slice", "slice_left", "demand_left", "burst_left", "burst_io",
                  "state", "cpu", "home", "expired", "last_ran", "migrations", "finished", "mean_burst",
-                 "mean_io", "_draws", "_i", "_b", "_src", "cpu_time", "level_time", "trace", "seg_start", "io_wait",
+                 "mean_io", "_draws", "_i", "_b", "_src", "cpu_time", "level_time", "trace", "seg_start",
                  "moved_unrun")
 
     def __init__(self, spec: TaskSpec, params: dict, trace: bool = False, draws: dict | None = None):
@@ -88,7 +88,6 @@ class Task:
         self.level_time: dict[int, float] = {}
         self.trace: list | None = [] if trace else None
         self.seg_start = spec.created
-        self.io_wait = 0.0
         src = None if draws is None else draws.get(spec.seed)
         if src is None:
             src = Draws(spec.seed)
