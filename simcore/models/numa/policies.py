@@ -49,8 +49,7 @@ class LinuxPolicy:
         self.placement = self.hp["placement"]
 
     def setup(self, machine, domains) -> None:
-        self.machine = machine
-        self.domains = domains
+        """Called once the machine and every CPU's domains are known (Linux needs neither)."""
 
     def balances(self, cpu: int, level: int, kind: str) -> bool:
         return True
@@ -114,7 +113,6 @@ class Conservative(LinuxPolicy):
         self.rules_scope = hp["rules_scope"]
 
     def setup(self, machine, domains) -> None:
-        super().setup(machine, domains)
         self.zone = [zone_size(len(doms)) for doms in domains]
         self.node_of = [int(n) for n in machine.cpu_node]
         self.dist = [[float(x) for x in row] for row in machine.distances]
