@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,8 +28,23 @@ EQUIVALENTS = ROOT / "tests/mutation-equivalents.yaml"
 KILLED = {"killed", "timeout", "segfault"}
 
 
+def sync_package_data() -> None:
+    """mutmut regenerates changed Python files in mutants/ but keeps its first copy of everything
+    else: bring the package's other files (schemas) up to date before a resumed run."""
+    mutants = ROOT / "mutants"
+    if not mutants.is_dir():
+        return
+    for src in (ROOT / "simcore").rglob("*"):
+        if src.is_file() and src.suffix not in (".py", ".pyc") and "__pycache__" not in src.parts:
+            dst = mutants / src.relative_to(ROOT)
+            if not dst.exists() or dst.read_bytes() != src.read_bytes():
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dst)
+
+
 def run_mutmut(children: int, names: list[str]) -> None:
     """`mutmut run`; it resumes where an interrupted run stopped and retests changed functions."""
+    sync_package_data()
     cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(children), *names]
     subprocess.run(cmd, cwd=ROOT, check=True)
 

@@ -475,14 +475,16 @@ def test_attempts_are_counted_up_to_the_end_of_the_run(scenario):
 
 
 # -- can_migrate_task: cache-hot tasks ----------------------------------------------------------------
-def test_cache_hot_task_is_refused(scenario):
-    """cache_hot_time 10 ms, interval 105 ms. CPU 0 runs task 0; CPU 1 runs task 1 from 0 to 100
-    (it expires), then task 2; task 3 waits. At t=105 CPU 0 (busy) finds 128 against 384: one
-    task. The expired task 1 comes first but ran 5 ms ago: cache-hot, refused; task 3 never ran
-    and moves."""
+@pytest.mark.parametrize("hot_time, moved", [(10.0, 3), (5.0, 1)])
+def test_cache_hot_task_is_refused(scenario, hot_time, moved):
+    """Interval 105 ms. CPU 0 runs task 0; CPU 1 runs task 1 from 0 to 100 (it expires), then
+    task 2; task 3 waits. At t=105 CPU 0 (busy) finds 128 against 384: one task. The expired
+    task 1 comes first, having run 5 ms ago: with cache_hot_time 10 ms it is hot, refused, and
+    task 3 (never ran) moves; with 5 ms it has been off the CPU exactly as long as the hot time:
+    no longer hot (hot means less than cache_hot_time ago), and task 1 moves."""
     d = dom({0, 1}, [{0}, {1}], interval=(105, 105))
-    out = scenario(one_node(2), [[d], [d]], [T(0, 0, 1000)] + [T(0, 1, 1000)] * 3, cache_hot_time_cpu=10.0)
-    assert out.pulls[0] == (105.0, 3, 1, 0)
+    out = scenario(one_node(2), [[d], [d]], [T(0, 0, 1000)] + [T(0, 1, 1000)] * 3, cache_hot_time_cpu=hot_time)
+    assert out.pulls[0] == (105.0, moved, 1, 0)
 
 
 def test_cache_hot_tasks_move_after_cache_nice_tries_failures(scenario):
@@ -700,6 +702,9 @@ def test_ageing_limit_keeps_a_migrated_task_in_place(scenario):
     assert [p for p in out.pulls if p[0] < 100] == [(50.0, 3, 1, 0)]
     out = scenario(one_node(3), domains, tasks, "conservative-soft", max_migrations=2)
     assert [p for p in out.pulls if p[0] < 100] == [(50.0, 3, 1, 0), (60.0, 3, 0, 2)]
+    # task 3 ran on none of the CPUs it was moved to before 60: one wasted migration of all
+    assert out.tasks[3].migrations == 2
+    assert out.metrics["wasted_migrations"] == pytest.approx(1 / len(out.pulls))
 
 
 @pytest.mark.parametrize("policy, scope, pulled", [("linux-2level", "all", True), ("conservative-soft", "all", False),
@@ -805,6 +810,54 @@ def test_conservative_rules_by_hand():
     assert [home.imbalance_pct(0, k, 125) for k in range(4)] == [125, 125, 125, 150]
     assert policy(ConservativeSoft, line, soft_threshold_factor=1.5).imbalance_pct(0, 3, 125) == 138
     assert [hard.imbalance_pct(0, k, 125) for k in range(4)] == [125] * 4
+
+
+@pytest.mark.parametrize("args, gain", [
+    ((256, 0, 1, 1), True),     # now 128 + 0; after the move 128 + 128
+    ((256, 128, 1, 1), False),  # now 128 + 128; after 128 + 128
+    ((128, 0, 1, 2), False),    # one task: now 128 + 0; after 0 + 128
+    ((256, 256, 1, 2), False),  # now 128 + 256; after 128 + 256
+    ((512, 0, 2, 1), True),     # now 256 + 0; after min(256, 384) + 128
+    ((256, 0, 2, 1), False),    # now 256 + 0; after min(256, 128) + 128
+])
+def test_power_gain_by_hand(args, gain):
+    """2.6.11's cpu power test on load sums with cpu_power 128 per CPU (max_sum, this_sum, nb,
+    nt): power now min(128 nb, max_sum) + min(128 nt, this_sum); after moving one task
+    min(128 nb, max_sum - 128) (0 if max_sum <= 128) + min(128 nt, this_sum + min(max_sum, 128))."""
+    from simcore.models.numa.balancer import Balancer
+
+    assert Balancer._power_gain(*args) is gain
+
+
+def test_a_balanced_attempt_doubles_the_interval_a_failed_one_adds_a_tick(scenario):
+    """CPU 0 (idle) balances {0}|{1}, interval 10 to 1000 ms; CPU 1 runs one task 0-1000. Every
+    attempt of CPU 0 finds one task on a one-CPU group (load 128): no imbalance, no gap, no power
+    gain, and for an idle CPU the busiest counts only above 128: balanced. Each balanced attempt
+    doubles the interval: attempts at 10, 30, 70, 150, 310, 630 (the next, 1270, is after the
+    end at 1000): 6, all failed. (Were it a failed pull, the interval would grow by one instead.)"""
+    d = dom({0, 1}, [{0}, {1}], interval=(10, 1000))
+    out = scenario(one_node(2), [[d], []], [T(0, 1, 1000)])
+    assert (out.metrics["lb_attempts"], out.metrics["lb_failed"]) == (6, 6)
+
+
+def test_an_overdue_balance_waits_for_the_next_tick(scenario):
+    """tick 10 ms. CPU 0 balances {0}|{1} every 20 ms when idle, 100 x 20 ms when busy. It runs
+    task 0 (55 ms) from 0; tasks 1 and 2 run on CPU 1. At t=55 CPU 0 goes idle and its idle
+    attempt (due at 20) is overdue: it is made at the next tick boundary, t=60, and pulls task 2
+    (0 against 256: one task)."""
+    d = dom({0, 1}, [{0}, {1}], interval=(20, 20), busy_factor=100)
+    out = scenario(one_node(2), [[d], []], [T(0, 0, 55), T(0, 1, 1000), T(0, 1, 1000)], tick=10.0)
+    assert out.pulls[0] == (60.0, 2, 1, 0)
+
+
+def test_a_task_preempted_as_its_slice_ends_goes_to_the_expired_array(scenario):
+    """One CPU. Task 0 (nice 0, 300 ms) runs from 0; task 1 (nice 5, 50 ms) waits; task 2
+    (nice -5, 50 ms) is created at t=100, exactly when task 0's slice ends, and preempts it (its
+    creation was scheduled first). With no slice left, task 0 goes to the expired array with a
+    new one: task 2 runs 100-150, then task 1 (active, though of lower priority) 150-200, then
+    task 0 200-400. Were task 0 put back into the active array, it would run before task 1."""
+    out = scenario(one_node(1), [[]], [T(0, 0, 300), T(0, 0, 50, nice=5), T(100, 0, 50, nice=-5)])
+    assert [t.finished for t in out.tasks] == [400.0, 200.0, 150.0]
 
 
 # -- the scheduler: priorities, I/O, memory -------------------------------------------------------
