@@ -358,3 +358,29 @@ def test_wide_domains_sum_the_same_loads_as_the_scalar_path(monkeypatch, load_av
     params = {"n_tasks": 120, "load_average": load_average, "placement": "exec"}
     run_replication({"topology": "superdome-16x4", **params}, ["multilevel"], streams())
     assert len(calls) > 100
+
+
+@pytest.mark.parametrize("params", [
+    {"topology": "corr05-4x2", "n_tasks": 40},
+    {"topology": "superdome-16x4", "n_tasks": 50, "placement": "parent", "mean_demand": 300.0},
+])
+def test_sleeping_domains_count_the_attempts_the_kernel_makes(monkeypatch, params):
+    """A quiet domain sleeps and its attempts are counted arithmetically when it wakes (and at the
+    end of the run); making every attempt for real instead must give the same results: the same
+    attempts, failures, migrations and times, under every policy. (Balancing ticks of two CPUs
+    at the same instant fire in the order their timers were set, which the two ways set
+    differently; where that order decides which CPU pulls a task, as in I/O-heavy runs, both
+    outcomes are valid and the runs part. These workloads have no such tie.)"""
+    from simcore.models.numa.balancer import Balancer
+
+    policies = ["linux-2level", "multilevel", "conservative-hard", "conservative-soft"]
+    sleeping = run_replication(params, policies, streams(3))
+    monkeypatch.setattr(Balancer, "sleeps", False)
+    awake = run_replication(params, policies, streams(3))
+    # events differ by design; the split of attempts into live and certain failures can differ by
+    # one attempt (an open question recorded on issue 10), every other number must be identical
+    skip = {"events", "lb_attempts_live", "lb_failed_live"}
+    for policy in policies:
+        a, b = sleeping[policy], awake[policy]
+        assert {k: v for k, v in a.items() if k not in skip} == {k: v for k, v in b.items() if k not in skip}, policy
+        assert abs(a["lb_attempts_live"] - b["lb_attempts_live"]) <= 1, policy

@@ -122,6 +122,8 @@ class Dom:
 class Balancer:
     """Periodic, newly-idle and active balancing over every CPU's domains."""
 
+    sleeps = True   # quiet domains sleep; False makes every attempt for real (the reference, for tests)
+
     def __init__(self, system, domains, policy, params: dict):
         self.sys = system
         self.engine = system.engine
@@ -209,7 +211,7 @@ class Balancer:
             if moved:
                 idle = False
                 moved_any = True
-            if quiet or self.quiet(cpu, dom):  # a quiet attempt changes nothing
+            if self.sleeps and (quiet or self.quiet(cpu, dom)):  # a quiet attempt changes nothing
                 dom.dormant = True
                 self.dormant_cpus.add(cpu)
                 if dom.wide:
@@ -250,7 +252,6 @@ class Balancer:
         if idle is None:
             idle = not self.sys.busy[cpu]
         if not (idle or dom.busy_ok):      # a domain that balances only while idle made no attempt
-            dom.last = max(dom.last, until)
             return
         tick = self.tick
         t = dom.last
@@ -280,7 +281,12 @@ class Balancer:
         sleeping domains and any timer left behind by the end, as ``_settle`` does (nothing is
         left to move). Attempt counts then cover the whole run, as a tick-driven kernel's would."""
         for cpu, doms in enumerate(self.pdoms):
+            idle = not self.sys.busy[cpu]
             for dom in doms:
+                if idle and not dom.dormant:   # awake: its next attempt is the CPU's timer at the earliest
+                    if self.timer_at[cpu] == math.inf:
+                        continue
+                    self._overdue(dom, self.timer_at[cpu])
                 self._settle(cpu, dom, until)
 
     def on_state(self, cpu: int, idle: bool) -> None:
@@ -294,8 +300,19 @@ class Balancer:
                 # nothing to count when no attempt has come due (_settle's first test)
                 if dom.dormant and (not (was_idle or dom.busy_ok) or due(dom.last, dom, was_idle, tick) <= limit):
                     self._settle(cpu, dom, now, was_idle)
+                if dom.dormant and idle:
+                    self._overdue(dom, now)
         if idle:
             self.arm(cpu)
+
+    def _overdue(self, dom: Dom, now: float) -> None:
+        """A sleeping domain of a CPU that just went idle: if its idle attempt is already overdue,
+        the kernel makes it at the next tick (as ``arm`` does for a domain awake); set ``last``
+        so that this is when it falls due."""
+        tick = self.tick
+        if due(dom.last, dom, True, tick) < now:
+            ivl = dom.interval
+            dom.last = on_tick(now, tick) - (ivl if ivl > tick else tick)
 
     def on_overload(self, src: int) -> None:
         """CPU ``src`` now has a second runnable task: wake dormant domains whose span holds it."""
