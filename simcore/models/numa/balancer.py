@@ -541,21 +541,21 @@ class Balancer:
         dom.failed += 1
         sys.lb_failed += 1
         if self.active and dom.failed > dom.cache_nice_tries + 2:
-            self.active_balance(busiest, KINDS[idle])
+            self.active_balance(busiest, idle)
             dom.failed = dom.cache_nice_tries
         if dom.interval < dom.max_interval:
             dom.interval += 1
         return 0
 
-    def active_balance(self, src, kind: str) -> int:
+    def active_balance(self, src, idle: int) -> None:
         """2.6.11 ``active_load_balance``, run at once by the busiest CPU's migration thread, which
         preempts the running task (``NumaSystem.stop_current``): walk ``src``'s balancing domains
         bottom-up, each one's groups from its own, and push one task to each idle CPU not yet
         visited, the first in move_tasks order (the preempted task included) that the policy allows
         (cache-hot or not: the target is idle); stop once ``src`` has no task left (the kernel's
         nr_running <= 1 counts the migration thread). The CPU that asked is not looked for: the
-        push goes to the idle CPUs nearest ``src``. ``kind``: the asking attempt's, for the policy.
-        Returns the number of tasks pushed."""
+        push goes to the idle CPUs nearest ``src``. ``idle``: the asking attempt's kind, for the
+        policy."""
         sys = self.sys
         rqs = sys.rqs
         if src.curr is not None:
@@ -568,29 +568,29 @@ class Balancer:
             for g in groups[dom.local:] + groups[:dom.local]:
                 for c in g:
                     if not src.n_queued:
-                        return self._after_push(src, pushed)
+                        self._after_push(src, pushed)
+                        return
                     if c in visited:
                         continue
                     visited.add(c)
                     dst = rqs[c]
-                    if dst.curr is None and not dst.n_queued and self._push_one(src, dst, dom, kind):
+                    if dst.curr is None and not dst.n_queued and self._push_one(src, dst, dom, idle):
                         pushed += 1
-        return self._after_push(src, pushed)
+        self._after_push(src, pushed)
 
-    def _push_one(self, src, dst, dom: Dom, kind: str) -> bool:
+    def _push_one(self, src, dst, dom: Dom, idle: int) -> bool:
         """move_tasks(src -> dst, at most one task), cache-hot tasks allowed."""
         for task in src.migration_candidates():
-            if self.policy.can_migrate(task, src.cpu, dst.cpu, dom.level, kind, self.sys):
+            if self.can_migrate(task, src, dst, dom, idle, ignore_hot=True):
                 self.sys.pull(task, src, dst)
                 self.sys.resched(dst)
                 return True
         return False
 
-    def _after_push(self, src, pushed: int) -> int:
+    def _after_push(self, src, pushed: int) -> None:
         """The migration thread sleeps: ``src`` runs its best task (or goes idle)."""
         self.sys.active_pushes += pushed
         self.sys.schedule(src)
-        return pushed
 
     def newidle(self, rq) -> None:
         """``idle_balance``: bottom-up over newly-idle domains, stop at the first that pulls (no
