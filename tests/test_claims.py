@@ -267,3 +267,47 @@ def test_a_published_effect_on_the_claimed_side_loads(tmp_path):
     data["claims"][0] = {**LESS, "published_effect": -0.5, "calibrated": "chosen to match"}
     path.write_text(yaml.safe_dump(data))
     assert load_spec(path).data["claims"][0]["published_effect"] == -0.5
+
+
+def test_share_less_is_a_clopper_pearson_interval_of_the_wins():
+    """new < base in 5 of the 6 replications (the last one ties, and a tie is no win): the share
+    is 5/6 with the exact interval [beta(0.025; 5, 2), beta(0.975; 6, 1)] = [0.359, 0.996];
+    it holds the threshold 0.5, so one cell is inconclusive. With 60 replications and 55 wins
+    the interval leaves 0.5 (reproduced); with 5 wins of 60 it lies below (contradicted)."""
+    claim = {"id": "s", "text": "t", "kind": "share-less", "metric": "t", "policy": "new", "threshold": 0.5}
+    new = BASE.copy()
+    new[:5] -= 1.0  # replication 5: a tie
+    row = evaluate_claim(_spec(), _raw((new, BASE)), claim)
+    assert row["estimate"] == pytest.approx(5 / 6)
+    assert row["ci_low"] == pytest.approx(stats.beta.ppf(0.025, 5, 2))
+    assert row["ci_high"] == pytest.approx(stats.beta.ppf(0.975, 6, 1))
+    assert (row["statistic"], row["n"], row["verdict"]) == ("share", 6, "inconclusive")
+    base = np.arange(1.0, 61.0)
+    wins = base - np.where(np.arange(60) < 55, 1.0, -1.0)
+    assert evaluate_claim(_spec(), _raw((wins, base)), claim)["verdict"] == "reproduced"
+    losses = base - np.where(np.arange(60) < 5, 1.0, -1.0)
+    assert evaluate_claim(_spec(), _raw((losses, base)), claim)["verdict"] == "contradicted"
+
+
+@pytest.mark.parametrize("lo,hi,effect,expected", [
+    (-0.1, 0.0, None, "inconclusive"),     # touching zero from below is not the other side
+    (0.0, 0.2, None, "inconclusive"),      # touching zero from above is not the claimed side
+    (0.0, 0.3, 0.2, "inconclusive"),       # the published effect inside, but lo = 0 holds no effect
+    (-0.25, 0.375, 0.5, "inconclusive"),   # hi + m = 0.375 + 0.125 = P exactly: not excluded
+    (0.125, 0.375, 0.5, "reproduced"),     # the same upper end with lo > 0: P at the widened edge
+    (0.0, 0.25, 0.5, "absent"),            # hi + m = 0.375 < P and lo = 0: no effect fits
+    (0.625, 0.75, 0.5, "reproduced"),      # lo - m = 0.5 = P: at the widened lower edge
+    (0.75, 1.0, 0.5, "larger than published"),
+])
+def test_cell_verdict_at_its_boundaries(lo, hi, effect, expected):
+    """Binary-exact boundaries (P = 0.5, m = 0.125): strict inequalities at 0 and at the
+    widened interval's ends, as the module states them."""
+    assert cell_verdict(lo, hi, effect) == expected
+
+
+def test_effects_are_measured_from_a_threshold_that_is_not_the_null():
+    """'less' than a threshold of 2 with interval [1, 3] and published value 5: effects
+    2 - x, so [-1, 1] and P = 2 - 5 = -3. A ratio interval touching 0 cannot go to the log
+    scale: it stays linear, effects 1 - x: [0.5, 1]."""
+    assert effect_interval("less", 1.0, 3.0, 2.0, 5.0) == (-1.0, 1.0, -3.0)
+    assert effect_interval("ratio-below", 0.0, 0.5, 1.0, None) == (0.5, 1.0, None)

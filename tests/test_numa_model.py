@@ -384,3 +384,62 @@ def test_sleeping_domains_count_the_attempts_the_kernel_makes(monkeypatch, param
         a, b = sleeping[policy], awake[policy]
         assert {k: v for k, v in a.items() if k not in skip} == {k: v for k, v in b.items() if k not in skip}, policy
         assert abs(a["lb_attempts_live"] - b["lb_attempts_live"]) <= 1, policy
+
+
+def test_trace_replication_lines_follow_the_tasks():
+    """`simcore trace`'s lines, checked against the tasks of the same run (same streams):
+    one line per task in creation order, named T<k> with its nice; a segment is in ** exactly
+    when it is not the first, not I/O, and on a node whose distance level from the task's home
+    is at least mehta's zone (S = 6 // 2 + 1 = 4 of mehta-8-4-6's six levels); migrated_only
+    keeps the lines of the tasks that moved, in the same order."""
+    from simcore.models.numa import trace_replication
+    from simcore.models.numa.model import load_machine
+
+    params = full_params({"topology": "mehta-8-4-6", "n_tasks": 40, "arrival": "uniform", "creation_window": 50.0,
+                          "creation_cpu": 0, "placement": "parent", "max_migrations": 20})
+    lines = trace_replication(params, "linux-2level", streams(3))
+    machine = load_machine("mehta-8-4-6")
+    res = simulate(params, make_workload(params, streams(3), machine.cpus), "linux-2level", streams(3),
+                   machine=machine, trace=True)
+    levels = sorted({d for row in machine.distances for d in row})
+    assert len(levels) == 6
+    node = [n for n, k in enumerate(machine.cpus_per_node) for _ in range(k)]
+    order = sorted(res.tasks, key=lambda t: (t.spec.created, t.tid))
+    assert len(lines) == len(order) == 40
+    bold = 0
+    for k, (line, task) in enumerate(zip(lines, order)):
+        head, body = line.split(": ", 1)
+        assert head == f"T{k} nice {task.spec.nice}"
+        for i, (segment, (kind, cpu, _)) in enumerate(zip(body.split(" - "), task.trace)):
+            level = levels.index(machine.distances[node[cpu]][task.home]) if kind != "io" else -1
+            far = i > 0 and kind != "io" and level >= 4
+            assert segment.startswith("**") == far, (line, i)
+            bold += far
+    assert bold > 0  # the stock balancer does send tasks beyond the zone here
+    moved = [line for line, task in zip(lines, order) if task.migrations]
+    assert 0 < len(moved) < len(lines)
+    assert trace_replication(params, "linux-2level", streams(3), migrated_only=True) == moved
+
+
+@pytest.mark.parametrize("given,ok", [
+    ({"cpu_min_interval": 4}, True),                # 4 <= SD_CPU_INIT's max 4
+    ({"cpu_min_interval": 5}, False),               # 5 > 4
+    ({"cpu_max_interval": 0.5}, False),             # SD_CPU_INIT's min 1 > 0.5
+    ({"cpu_min_interval": 6, "cpu_max_interval": 8}, True),
+    ({"node_min_interval": 320}, True),             # ia64 node: 80..320
+    ({"node_min_interval": 321}, False),
+    ({"node_max_interval": 79}, False),
+    ({"node_max_interval": 79, "domain_init": "x86_64-2.6.12"}, True),   # x86_64 node: 8..32
+    ({"node_min_interval": 33, "domain_init": "x86_64-2.6.12"}, False),
+    ({"node_min_interval": 40, "node_max_interval": 30}, False),
+])
+def test_balancing_intervals_must_be_ordered_with_none_read_as_the_domain_init(given, ok):
+    """min_interval <= max_interval per level, a bound left None taking the value the domain
+    init gives it: SD_CPU_INIT 1..4 ms for CPUs; for nodes the chosen domain_init (ia64 80..320,
+    x86_64 8..32 ms). The message names both bounds."""
+    if ok:
+        full_params(given)
+        return
+    level = next(iter(given)).split("_")[0]
+    with pytest.raises(InputError, match=rf"{level}_min_interval <= {level}_max_interval .*does not hold"):
+        full_params(given)

@@ -160,3 +160,31 @@ def test_required_replications_from_a_pilot():
     assert required_replications([-1.0, 1.0], 0.05) == 2             # mean 0: no relative target
     t90 = float(stats.t.ppf(0.95, 4))
     assert required_replications(pilot, 0.05, 0.9) == math.ceil((t90 * math.sqrt(2.5) / 0.5) ** 2)
+
+
+def test_mean_of_independent_estimates_by_hand():
+    """Cells [1, 2, 3] (mean 2, variance 1, n 3) and [4, 6, 8, 10] (mean 7, variance 20/3, n 4):
+    mean 4.5; squared standard errors 1/3 and 5/3, so se = sqrt(2) / 2; Welch-Satterthwaite
+    df = 2^2 / ((1/3)^2 / 2 + (5/3)^2 / 3) = 216/53; n is the fewer replications (3) and sd the
+    se scaled back to it. Real range: 4.5 +- t se; both positive: 4.5 exp(+- t se / 4.5);
+    one cell of one replication: no interval."""
+    from simcore.stats.intervals import mean_of_independent
+
+    a, b = mean_estimate([1.0, 2.0, 3.0]), mean_estimate([4.0, 6.0, 8.0, 10.0])
+    half = stats.t.ppf(0.95, 216 / 53) * math.sqrt(2) / 2
+    iv = mean_of_independent([a, b], 0.9)
+    assert (iv.n, iv.level) == (3, 0.9)
+    assert (iv.mean, iv.sd, iv.low, iv.high) == pytest.approx((4.5, math.sqrt(2) / 2 * math.sqrt(3), 4.5 - half, 4.5 + half))
+    pos = [mean_estimate([1.0, 2.0, 3.0], "positive"), mean_estimate([4.0, 6.0, 8.0, 10.0], "positive")]
+    iv = mean_of_independent(pos, 0.9)
+    assert (iv.low, iv.high) == pytest.approx((4.5 * math.exp(-half / 4.5), 4.5 * math.exp(half / 4.5)))
+    mixed = mean_of_independent([pos[0], b], 0.9)
+    assert (mixed.low, mixed.high) == pytest.approx((4.5 - half, 4.5 + half))
+    # equal replications in every cell: df = (n - 1) when the variances are equal, sum of dfs
+    same = mean_of_independent([mean_estimate([1.0, 2.0, 3.0]), mean_estimate([2.0, 3.0, 4.0])])
+    assert same.high - same.mean == pytest.approx(stats.t.ppf(0.975, 4) * math.sqrt(2 / 3) / 2)
+    # no spread anywhere: df falls back to n - 1 and the interval is the point
+    flat = mean_of_independent([mean_estimate([2.0, 2.0]), mean_estimate([4.0, 4.0, 4.0])])
+    assert (flat.mean, flat.low, flat.high, flat.n) == (3.0, 3.0, 3.0, 2)
+    one = mean_of_independent([mean_estimate([1.0]), b])
+    assert one.n == 1 and one.mean == 4.0 and math.isnan(one.low) and math.isnan(one.high)

@@ -256,7 +256,10 @@ def _check_semantics(path: Path, data: dict) -> None:
             bad = [v for v in values if v not in grid.get(name, [])]
             if bad:
                 raise SpecError(f"{path}: key 'scales.{scale}.grid.{name}': {bad[0]!r} is not in the grid.")
+    for i, entry in enumerate(data.get("published") or []):
+        _check_where(path, "published", i, entry, grid)
     for i, claim in enumerate(data.get("claims") or []):
+        _check_where(path, "claims", i, claim, grid)
         for key in ("policy", "than"):
             if key in claim and claim[key] not in data["policies"]:
                 raise SpecError(f"{path}: key 'claims.{i}.{key}': '{claim[key]}' is not one of the spec's policies.")
@@ -366,6 +369,24 @@ def load_config(path: str | Path = "config/config.yaml") -> dict:
     return data
 
 
+def where_matches(where: dict | None, values: dict) -> bool:
+    """Whether the cell with parameter ``values`` lies in a spec's ``where`` (per grid parameter,
+    one value or a list of values); the one reading of ``where`` for claims, published values and
+    the report."""
+    return all(values.get(k) in (v if isinstance(v, list) else [v]) for k, v in (where or {}).items())
+
+
+def _check_where(path, section: str, i: int, entry: dict, grid: dict) -> None:
+    """A ``where`` names grid parameters; a claim's, values the grid holds (a published value may
+    stand at a point the grid leaves out)."""
+    for key, wanted in (entry.get("where") or {}).items():
+        if key not in grid:
+            raise SpecError(f"{path}: key '{section}.{i}.where.{key}': '{key}' is not a grid parameter.")
+        for value in (wanted if isinstance(wanted, list) else [wanted]) if section == "claims" else []:
+            if value not in grid[key]:
+                raise SpecError(f"{path}: key '{section}.{i}.where.{key}': {value!r} is not in the grid.")
+
+
 def _check_published_table(path, i: int, claim: dict, data: dict) -> None:
     """``published_effect: table`` needs a published value in every grid cell the claim names."""
     if claim.get("published_effect") != "table":
@@ -374,10 +395,9 @@ def _check_published_table(path, i: int, claim: dict, data: dict) -> None:
 
     grid = data.get("grid") or {}
     names = list(grid)
-    where = claim.get("where") or {}
     for combo in itertools.product(*(grid[n] for n in names)):
         values = dict(zip(names, combo))
-        if not all(values.get(k) in (v if isinstance(v, list) else [v]) for k, v in where.items() if k in values):
+        if not where_matches(claim.get("where"), values):
             continue
         full = {**claim, "than": claim.get("than", data["baseline"])}
         if published_in_cell(data.get("published") or [], full, values) is None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from simcore.experiments.spec import where_matches
 from simcore.stats.summary import metric_estimate
 
 PAPER_TITLES = {
@@ -185,14 +186,10 @@ def published_ratios(spec) -> list[dict]:
     return [e for e in spec.data.get("published") or [] if "than" in e]
 
 
-def matches(where: dict | None, values: dict) -> bool:
-    return all(values.get(k) == v for k, v in (where or {}).items())
-
-
 def published_for(spec, values: dict, policy: str, metric: str):
     """The published value (not ratio) for this cell, policy and metric, else None."""
     for e in published_values(spec):
-        if e.get("policy", policy) == policy and e["metric"] == metric and matches(e.get("where"), values):
+        if e.get("policy", policy) == policy and e["metric"] == metric and where_matches(e.get("where"), values):
             return float(e["value"])
     return None
 

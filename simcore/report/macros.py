@@ -8,10 +8,10 @@ import math
 from pathlib import Path
 
 from simcore.core.output import write_text
-from simcore.experiments.spec import SCALES
+from simcore.experiments.spec import SCALES, where_matches
 from simcore.report.data import (
     PAPER_ORDER, PAPER_TITLES, cell_key, cell_values, claim_rows, claim_statistic, fmt, fmt_percent, fmt_published,
-    has_gain_panel, isnum, matches, metric_label, pair_ratio, published_for, published_ratios,
+    has_gain_panel, isnum, metric_label, pair_ratio, published_for, published_ratios,
     read_provenance, read_replications, read_summary, split_cells, tex_escape, tex_id, verdict_tex,
 )
 from simcore.stats.claims import VERDICTS
@@ -255,7 +255,7 @@ def _published_ratio(spec, values: dict, policy: str, than: str, metric: str):
     """The paper's ratio policy/than on ``metric`` in this cell, else None."""
     for e in published_ratios(spec):
         if (e["policy"], e["than"], e["metric"]) == (policy, than, metric) and e["value"] \
-                and matches(e.get("where"), values) and (e.get("where") or not spec.grid):
+                and where_matches(e.get("where"), values) and (e.get("where") or not spec.grid):
             return float(e["value"])
     return None
 

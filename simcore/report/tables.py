@@ -9,9 +9,10 @@ from pathlib import Path
 import pandas as pd
 
 from simcore.core.output import write_text
+from simcore.experiments.spec import where_matches
 from simcore.report.data import (
     PAPER_TITLES, cell_values, claim_rows, claim_statistic, fmt_ci, fmt_percent, fmt_published, grid_names,
-    isnum, matches, metric_label, pair_ratio, published_for, published_ratios,
+    isnum, metric_label, pair_ratio, published_for, published_ratios,
     read_replications, read_summary, resize_to_width, split_cells, tex_escape, verdict_tex,
 )
 
@@ -123,7 +124,7 @@ def _pairs(spec, results_dir: Path) -> tuple[str, str]:
     rows = []
     for values, cell_rows in split_cells(spec, reps):
         for e in published_ratios(spec):
-            if not matches(e.get("where"), values):
+            if not where_matches(e.get("where"), values):
                 continue
             iv = pair_ratio(spec, cell_rows, e["policy"], e["than"], e["metric"])
             where = ", ".join(f"{tex_escape(k)} = {values[k]}" for k in grid_names(spec))
@@ -167,7 +168,7 @@ def _cells(spec, results_dir: Path, summary) -> tuple[str, str]:
             row.append(fmt_ci(r["mean"], r["ci_low"], r["ci_high"]) if r is not None else "--")
         for policy, than in ratios:
             pub = [e for e in published_ratios(spec) if (e["policy"], e["than"]) == (policy, than)
-                   and e["metric"] == metric and e.get("where") and matches(e["where"], values)]
+                   and e["metric"] == metric and e.get("where") and where_matches(e["where"], values)]
             row.append(fmt_published(pub[0]["value"]) if pub else "--")
             cell_reps = reps_by_cell.get(int(cell["cell"]))
             iv = pair_ratio(spec, cell_reps, policy, than, metric) if cell_reps is not None else None

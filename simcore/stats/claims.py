@@ -44,6 +44,7 @@ import math
 import pandas as pd
 from scipy import stats
 
+from simcore.experiments.spec import where_matches
 from simcore.stats.intervals import Interval, mean_of_independent
 from simcore.stats.summary import metric_estimate
 
@@ -110,15 +111,6 @@ def replications_to_decide(n: int, lo: float, hi: float, effect: float | None) -
     return float(max(n, math.ceil(n * (half / target) ** 2)))
 
 
-def _cell_matches(cell_rows: pd.DataFrame, where: dict) -> bool:
-    first = cell_rows.iloc[0]
-    for key, wanted in where.items():
-        options = wanted if isinstance(wanted, list) else [wanted]
-        if first[key] not in options:
-            return False
-    return True
-
-
 def _paired_values(rows: pd.DataFrame, policy: str, than: str, metric: str):
     a = rows[rows.policy == policy].sort_values("rep")[metric].to_numpy(float)
     b = rows[rows.policy == than].sort_values("rep")[metric].to_numpy(float)
@@ -169,7 +161,7 @@ def published_in_cell(published: list, claim: dict, values: dict) -> float | Non
     def find(policy, than=None):
         for e in published:
             if (e.get("policy") == policy and e.get("than") == than and e["metric"] == claim["metric"]
-                    and all(values.get(k) == v for k, v in (e.get("where") or {}).items())):
+                    and where_matches(e.get("where"), values)):
                 return float(e["value"])
         return None
 
@@ -187,24 +179,30 @@ def published_in_cell(published: list, claim: dict, values: dict) -> float | Non
     return a / b if ratio else a - b
 
 
+def _grid_values(spec, rows: pd.DataFrame) -> dict:
+    """The grid values of one cell's rows, as Python scalars."""
+    return {k: (v.item() if hasattr(v, "item") else v) for k, v in rows.iloc[0].items() if k in spec.grid}
+
+
 def _cell_published(spec, claim, rows, than):
     """The claim's published effect in one cell (None: no magnitude)."""
     value = claim.get("published_effect")
     if value != "table":
         return value
-    values = {k: (v.item() if hasattr(v, "item") else v) for k, v in rows.iloc[0].items() if k in spec.grid}
+    values = _grid_values(spec, rows)
     return published_in_cell(spec.data.get("published") or [], {**claim, "than": than}, values)
 
 
-def _chosen(raw, claim) -> list[tuple]:
+def _chosen(spec, raw, claim) -> list[tuple]:
     """(cell index, rows) of every cell the claim names."""
-    return [(i, rows) for i, rows in raw.groupby("cell", sort=True) if _cell_matches(rows, claim.get("where") or {})]
+    where = claim.get("where")
+    return [(i, rows) for i, rows in raw.groupby("cell", sort=True) if where_matches(where, _grid_values(spec, rows))]
 
 
 def _pooled(spec, raw, claim, metric, than, threshold) -> list[tuple]:
     """``across: mean``: one (None, interval, verdict, replications, published effect) for the
     mean over the cells (with ``table``, the published effect is the mean of the cells' too)."""
-    chosen = _chosen(raw, claim)
+    chosen = _chosen(spec, raw, claim)
     if not chosen:
         return []
     iv = mean_of_independent([_cell_estimate(spec, rows, claim, metric, than) for _, rows in chosen],
@@ -217,7 +215,7 @@ def _pooled(spec, raw, claim, metric, than, threshold) -> list[tuple]:
 def _cells(spec, raw, claim, metric, than, threshold) -> list[tuple]:
     """(cell, interval, verdict, replications to decide, published effect) for every cell the
     claim names."""
-    chosen = _chosen(raw, claim)
+    chosen = _chosen(spec, raw, claim)
     strict = 1 - (1 - spec.confidence) / max(len(chosen), 1)  # Bonferroni over the claim's cells
     out = []
     for cell_index, rows in chosen:
@@ -258,7 +256,7 @@ def evaluate_claim(spec, raw: pd.DataFrame, claim: dict) -> dict:
     reproduced = math.nan if pooled else sum(c[2] == "reproduced" for c in cells)
     return {
         **base, "published_effect": math.nan if effect is None else float(effect),
-        "cells": len(_chosen(raw, claim)), "cells_reproduced": reproduced,
+        "cells": len(_chosen(spec, raw, claim)), "cells_reproduced": reproduced,
         "deciding_cell": math.nan if cell_index is None else cell_index, "estimate": iv.mean, "ci_low": iv.low, "ci_high": iv.high,
         "level": iv.level, "n": iv.n, "required_replications": needed,
         "verdict": "calibrated" if claim.get("calibrated") else verdict, "statistical_verdict": verdict,
