@@ -443,3 +443,137 @@ def test_balancing_intervals_must_be_ordered_with_none_read_as_the_domain_init(g
     level = next(iter(given)).split("_")[0]
     with pytest.raises(InputError, match=rf"{level}_min_interval <= {level}_max_interval .*does not hold"):
         full_params(given)
+
+
+def _finished_system():
+    """A small run's final state (every task done, every queue empty): consistent, so each
+    corruption below breaks exactly one invariant."""
+    params = full_params({"topology": "x", "n_tasks": 6, "creation_rate": 40.0})
+    res = simulate(params, make_workload(params, streams(), FOUR.cpus), "linux-2level", streams(), machine=FOUR,
+                   domains_for=domains_for)
+    return res.system
+
+
+def _queue(system, task, cpu=0, expired=False, prio=None):
+    """Put ``task`` on CPU ``cpu``'s run queue by hand, keeping the queue's own bookkeeping."""
+    rq = system.rqs[cpu]
+    i = (task.prio if prio is None else prio) - 100
+    rq.arrays[int(expired)][i].append(task)
+    rq.bitmaps[int(expired)] |= 1 << i
+    rq.n_queued += 1
+    _count(system, cpu)
+
+
+def _running(system, task, cpu=0):
+    system.rqs[cpu].curr = task
+    system.busy[cpu] = True
+    _count(system, cpu)
+
+
+def _count(system, cpu):
+    """The loaded and overloaded sets brought in line with ``cpu``'s runnable tasks."""
+    if system.rqs[cpu].nr_running >= 1:
+        system.loaded.add(cpu)
+    if system.rqs[cpu].nr_running >= 2:
+        system.overloaded.add(cpu)
+
+
+CORRUPTIONS = {
+    "work delivered": (lambda s: setattr(s, "work", s.work + 1.0), "work consumed by tasks"),
+    "cpu time delivered": (lambda s: setattr(s, "delivered", s.delivered + 1.0), "CPU time received"),
+    "unknown state": (lambda s: setattr(s.tasks[0], "state", "limbo"), "task 0 has state limbo after creation"),
+    "over-served": (lambda s: setattr(s.tasks[1], "burst_left", -0.01), "task 1 over-served"),
+    "done but queued": (lambda s: _queue(s, s.tasks[2]), "task 2 queued on CPU 0 has state done"),
+    "queue count": (lambda s: setattr(s.rqs[1], "n_queued", 1), "CPU 1 counts 1 queued tasks but holds 0"),
+    "bitmap": (lambda s: s.rqs[2].bitmaps.__setitem__(1, 4), "CPU 2 bitmap 100 != 0"),
+    "busy flag": (lambda s: s.busy.__setitem__(3, True), "CPU 3 busy flag is stale"),
+    "loaded set": (lambda s: s.loaded.add(4), "CPU 4 loaded-set membership is stale"),
+    "overloaded set": (lambda s: s.overloaded.add(5), "CPU 5 overloaded-set membership is stale"),
+    "done but running": (lambda s: _running(s, s.tasks[3], 6), "task 3 current on CPU 6 has state done"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CORRUPTIONS))
+def test_the_invariant_checker_catches_each_corruption(case):
+    """The checker is silent on a consistent final state and names the broken invariant."""
+    from simcore.models.numa.invariants import InvariantError, check, check_final
+
+    system = _finished_system()
+    check_final(system)
+    corrupt, message = CORRUPTIONS[case]
+    corrupt(system)
+    with pytest.raises(InvariantError, match=re.escape(message)):
+        check(system)
+
+
+def test_the_invariant_checker_follows_each_task_to_one_place():
+    """A task queued twice, running while queued, queued with the wrong CPU, array or priority
+    slot, or runnable on no queue: each is named. A queued task must sit on its own CPU's
+    queue, in the expired array iff expired, at index prio - 100."""
+    from simcore.models.numa.invariants import InvariantError, check
+    from simcore.models.numa.task import QUEUED, RUNNING
+
+    def broken(setup, message):
+        system = _finished_system()
+        task = system.tasks[0]
+        task.state, task.cpu, task.expired = QUEUED, 0, False
+        setup(system, task)
+        with pytest.raises(InvariantError, match=re.escape(message)):
+            check(system)
+
+    broken(lambda s, t: (_queue(s, t), _queue(s, t, cpu=1)), "task 0 is both queued on CPU 0 and queued on CPU 1")
+    broken(lambda s, t: (_queue(s, t), _running(s, t, 2)), "task 0 runs on CPU 2 and is queued on CPU 0")
+    broken(lambda s, t: _queue(s, t, cpu=3), "task 0 queued on CPU 3 has state queued, cpu 0")
+    broken(lambda s, t: _queue(s, t, expired=True), "task 0 queued on CPU 0 has state queued")
+    broken(lambda s, t: _queue(s, t, prio=t.prio + 1), "task 0 queued on CPU 0 has state queued")
+    broken(lambda s, t: None, "task 0 is queued but on no queue or CPU")
+    broken(lambda s, t: (setattr(t, "state", RUNNING), _running(s, t, 1)), "task 0 current on CPU 1 has state running, cpu 0")
+    # consistent: queued where it says, with the queue's loaded-set entry
+    system = _finished_system()
+    task = system.tasks[0]
+    task.state, task.cpu, task.expired = QUEUED, 0, False
+    _queue(system, task)
+    check(system)
+
+
+def test_the_final_check_wants_every_task_done_and_all_demand_served():
+    """A blocked task is a consistent state mid-run but not at the end; demand the CPUs never
+    delivered (a task left with 1 ms and the CPUs' tally 1 ms short, consistent with each
+    other) is caught only by the final comparison with the tasks' demands."""
+    from simcore.models.numa.invariants import InvariantError, check, check_final
+    from simcore.models.numa.task import BLOCKED
+
+    system = _finished_system()
+    system.tasks[0].state = BLOCKED
+    check(system)
+    with pytest.raises(InvariantError, match="never finished"):
+        check_final(system)
+    system = _finished_system()
+    system.unfinished = 1
+    with pytest.raises(InvariantError, match=re.escape("1 task(s) never finished")):
+        check_final(system)
+    system = _finished_system()
+    system.tasks[0].demand_left += 1.0
+    system.work -= 1.0
+    check(system)
+    with pytest.raises(InvariantError, match=r"demand .* != work delivered"):
+        check_final(system)
+
+
+def test_the_invariant_checker_wakes_on_a_sleeping_domain_with_work_to_balance():
+    """At the end every domain sleeps (nothing to balance). Two tasks queued on CPU 0 make the
+    sibling CPU 1's domain able to find an imbalance, so its sleep is an error; with one task
+    (running on CPU 0, nothing queued) no attempt could move anything and sleeping stays right."""
+    from simcore.models.numa.invariants import InvariantError, check
+    from simcore.models.numa.task import QUEUED, RUNNING
+
+    system = _finished_system()
+    assert all(d.dormant for d in system.balancer.pdoms[1])
+    first, second = system.tasks[0], system.tasks[1]
+    first.state, first.cpu = RUNNING, 0
+    _running(system, first, 0)
+    check(system)
+    second.state, second.cpu, second.expired = QUEUED, 0, False
+    _queue(system, second)
+    with pytest.raises(InvariantError, match=r"CPU \d's domain .* sleeps while an attempt could find an imbalance"):
+        check(system)
