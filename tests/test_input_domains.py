@@ -14,9 +14,9 @@ import yaml
 from simcore.cli import main
 from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
-from simcore.models import MODELS, Parameter, get_model
-from simcore.models.domains import (BOOLEAN, COUNT, NONNEGATIVE, POSITIVE, PROBABILITY, AnyOf, Choice, Domain, Integer,
-                                    Real, Structured, records)
+from simcore.models import MODELS, Metric, Parameter, get_model
+from simcore.models.domains import (BOOLEAN, COUNT, NONNEGATIVE, POSITIVE, PROBABILITY, TEXT, AnyOf, Choice, Domain,
+                                    Integer, Real, Structured, records, show)
 
 BINARY = bytes([0xFF, 0xFE, 0x00, 0x81]) + bytes(range(256))
 
@@ -252,6 +252,109 @@ def test_records_check_each_item():
     assert domain.problem([{"count": 1}]) == "is not a list of groups (item 0 has no key 'speed')"
     assert domain.problem([{"speed": 1, "sped": 2}]) == "is not a list of groups (item 0 has unknown key 'sped' (known: speed, count))"
     assert domain.problem([{"speed": 1, "count": True}]) == "is not a list of groups (item 0: count = True is not a positive integer)"
+    assert domain.admits([{"speed": 1}]) and not domain.admits([{"speed": 1}, "x"])
+
+
+@pytest.mark.parametrize("value, problem", [
+    ([{"speed": 1, 2: "x", "b": 0}], "item 0 has unknown key 2 (known: count, speed)"),  # keys of mixed types
+    ([{"speed": 0}], "item 0: speed = 0 is not a positive real"),  # checked after the absent optional count
+    ([{}], "item 0 has no key 'speed'"),
+    ([{"speed": 1}, ["speed", 1]], "item 1 is not a mapping"),
+    ("speed", "not a non-empty list"),
+])
+def test_records_report_the_first_problem_of_any_item(value, problem):
+    assert records({"count": (COUNT, False), "speed": (POSITIVE, True)})(value) == problem
+
+
+@pytest.mark.parametrize("value, text", [
+    ("x" * 58, "'" + "x" * 58 + "'"),  # a repr of 60 characters is shown whole
+    ("x" * 59, "'" + "x" * 56 + "..."),  # one of 61 is cut to 60, the ellipsis included
+    (None, "None"),
+])
+def test_show_cuts_a_long_repr_to_sixty_characters(value, text):
+    assert show(value) == text
+
+
+def test_show_takes_a_width():
+    assert show(list(range(10)), width=10) == "[0, 1, ..."
+
+
+def test_listed_domains_are_equal_when_of_one_kind_with_equal_items():
+    """Two declarations of one parameter (a model's and a policy's) are compared by value."""
+    assert Choice("a", "b") == Choice("a", "b") and hash(Choice("a", "b")) == hash(Choice("a", "b"))
+    assert AnyOf(Choice(None), COUNT) == AnyOf(Choice(None), Integer(ge=1))
+    assert Parameter(1, "d", Choice("a")) == Parameter(1, "d", Choice("a"))
+    assert Choice("a", "b") != Choice("b", "a")
+    assert Choice("a") != AnyOf("a") and Choice("a") != ("a",)
+    assert len({Choice("a"), Choice("a"), AnyOf("a")}) == 2
+
+
+@pytest.mark.parametrize("metric, text", [
+    (Metric("Mean slowdown.", "positive"), "positive"),
+    (Metric("Failed attempts.", "nonnegative", part_of="lb_attempts"), "nonnegative, part of lb_attempts"),
+])
+def test_a_metric_describes_its_range_and_what_it_is_part_of(metric, text):
+    assert metric.describe() == text
+
+
+def test_a_metric_with_an_unknown_range_is_refused():
+    with pytest.raises(ValueError, match=r"^metric range 'percent' is not one of real, nonnegative, positive, share$"):
+        Metric("d", "percent")
+
+
+def _groups(value):
+    return None if isinstance(value, list) and value else "empty"
+
+
+@pytest.mark.parametrize("domain, description, phrase", [
+    (POSITIVE, "positive real", "a positive real"),
+    (Real(gt=0.0), "positive real", "a positive real"),
+    (NONNEGATIVE, "non-negative real", "a non-negative real"),
+    (PROBABILITY, "real in [0, 1]", "a real in [0, 1]"),
+    (Real(gt=0, lt=1), "real in (0, 1)", "a real in (0, 1)"),
+    (Real(ge=0.5, lt=2.5), "real in [0.5, 2.5)", "a real in [0.5, 2.5)"),
+    (Real(gt=1), "real > 1", "a real > 1"),
+    (Real(ge=1.0), "real >= 1", "a real >= 1"),
+    (Real(gt=0.25), "real > 0.25", "a real > 0.25"),
+    (Real(lt=0), "real < 0", "a real < 0"),
+    (Real(le=1), "real <= 1", "a real <= 1"),
+    (Real(le=-0.5), "real <= -0.5", "a real <= -0.5"),
+    (Real(), "finite real", "a finite real"),
+    (COUNT, "positive integer", "a positive integer"),
+    (Integer(gt=0), "positive integer", "a positive integer"),
+    (Integer(ge=0), "non-negative integer", "a non-negative integer"),
+    (Integer(ge=2), "integer >= 2", "an integer >= 2"),
+    (Integer(lt=10), "integer < 10", "an integer < 10"),
+    (Integer(ge=-20, le=19), "integer in [-20, 19]", "an integer in [-20, 19]"),
+    (Integer(), "integer", "an integer"),
+    (TEXT, "non-empty string", "a non-empty string"),
+    (BOOLEAN, "true or false", "true or false"),
+    (Choice("home"), "'home'", "'home'"),
+    (Choice("home", "random", "round-robin"), "'home', 'random' or 'round-robin'", "'home', 'random' or 'round-robin'"),
+    (Choice(None, "auto"), "null or 'auto'", "null or 'auto'"),
+    (AnyOf(Choice(None), COUNT), "null or a positive integer", "null or a positive integer"),
+    (AnyOf(Choice("random", "round-robin"), Integer(ge=0)), "'random', 'round-robin' or a non-negative integer",
+     "'random', 'round-robin' or a non-negative integer"),
+    (AnyOf(Real(gt=1), Integer(le=-1)), "a real > 1 or an integer <= -1", "a real > 1 or an integer <= -1"),
+    (Structured("list of groups", _groups), "list of groups", "a list of groups"),
+    (Structured("ordered list", _groups), "ordered list", "an ordered list"),
+])
+def test_domains_describe_themselves_and_phrase_what_a_value_is_not(domain, description, phrase):
+    """describe() is what `simcore params` shows; phrase() ends 'is not ...' in an error message."""
+    assert domain.describe() == description
+    assert domain.phrase() == phrase
+
+
+@pytest.mark.parametrize("domain, value, problem", [
+    (TEXT, "  ", "is not a non-empty string"),
+    (Integer(), 2.0, "is not an integer"),
+    (Real(lt=0), 0, "is not a real < 0"),
+    (Choice("a", "b"), "c", "is not 'a' or 'b'"),
+    (AnyOf(Choice("n"), Real(gt=1)), 1, "is not 'n' or a real > 1"),
+    (Structured("list of groups", _groups), [], "is not a list of groups (empty)"),
+])
+def test_a_problem_says_what_the_value_is_not(domain, value, problem):
+    assert domain.problem(value) == problem
 
 
 def _declared():

@@ -362,7 +362,8 @@ def test_wide_domains_sum_the_same_loads_as_the_scalar_path(monkeypatch, load_av
 
 @pytest.mark.parametrize("params", [
     {"topology": "corr05-4x2", "n_tasks": 40},
-    {"topology": "superdome-16x4", "n_tasks": 50, "placement": "parent", "mean_demand": 300.0},
+    pytest.param({"topology": "superdome-16x4", "n_tasks": 50, "placement": "parent", "mean_demand": 300.0},
+                 marks=pytest.mark.slow),  # ~25 s: in make test, out of make mutation
 ])
 def test_sleeping_domains_count_the_attempts_the_kernel_makes(monkeypatch, params):
     """A quiet domain sleeps and its attempts are counted arithmetically when it wakes (and at the

@@ -13,6 +13,7 @@ import pytest
 from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
 from simcore.models import MODELS, Parameter, get_model
+from simcore.models.domains import COUNT, POSITIVE, PROBABILITY, Choice, Integer
 from simcore.models.registry import get_policy, policy_names
 
 TINY = {  # a scenario each model runs in well under a second
@@ -114,3 +115,68 @@ def test_a_policy_registered_after_its_model_brings_its_hyperparameters(monkeypa
                 "HYPERPARAMETERS": {"sample": Parameter(2.0, "other", POSITIVE)}}))
     finally:
         PARAMETERS.pop("sample", None)
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    """simcore.models.registry with its dicts copied: what a test registers (model 'toy') vanishes after it."""
+    from simcore.models import registry
+
+    monkeypatch.setattr(registry, "_POLICIES", dict(registry._POLICIES))
+    monkeypatch.setattr(registry, "_PARAMETERS", dict(registry._PARAMETERS))
+    return registry
+
+
+def _policy(name: str, **hyperparameters) -> type:
+    """A bare policy class; without keywords it has no HYPERPARAMETERS attribute at all."""
+    return type(name, (), {"HYPERPARAMETERS": hyperparameters} if hyperparameters else {})
+
+
+A = Parameter(1, "a", COUNT)
+B = Parameter(0.5, "b", PROBABILITY)
+C = Parameter("x", "c", Choice("x", "y"))
+
+
+def test_a_model_learns_the_hyperparameters_of_its_policies_before_and_after_it(registry):
+    first = registry.register("toy", "first")(_policy("First", a=A))
+    registry.register("toy", "bare")(_policy("Bare"))
+    registry.register("other-toy", "elsewhere")(_policy("Elsewhere", b=B))
+    own = {"x": Parameter(0, "x", Integer())}
+    parameters = registry.with_hyperparameters("toy", own)
+    assert parameters is own and parameters == {"x": own["x"], "a": A}
+    assert first.name == "first" and registry.get_policy("toy", "first") is first
+    registry.register("toy", "later")(_policy("Later", a=A, c=C))
+    registry.register("toy", "bare-later")(_policy("BareLater"))
+    assert parameters == {"x": own["x"], "a": A, "c": C}
+    assert registry.policy_names("toy") == ["bare", "bare-later", "first", "later"]
+
+
+@pytest.mark.parametrize("key, users", [("a", ["first", "later"]), ("c", ["later"]), ("b", []), ("x", [])])
+def test_users_are_the_policies_declaring_a_key(registry, key, users):
+    registry.register("toy", "first")(_policy("First", a=A))
+    registry.register("toy", "bare")(_policy("Bare"))
+    registry.register("toy", "later")(_policy("Later", a=A, c=C))
+    registry.register("other-toy", "elsewhere")(_policy("Elsewhere", a=A, b=B))
+    assert registry.users("toy", key) == users
+
+
+def test_an_equal_redeclaration_is_one_declaration(registry):
+    """Two policies may declare one hyperparameter with equal (not identical) declarations."""
+    registry.register("toy", "first")(_policy("First", c=Parameter("x", "c", Choice("x", "y"))))
+    parameters = registry.with_hyperparameters("toy", {})
+    registry.register("toy", "second")(_policy("Second", c=Parameter("x", "c", Choice("x", "y"))))
+    assert parameters == {"c": C}
+
+
+@pytest.mark.parametrize("after", [False, True])
+@pytest.mark.parametrize("other", [Parameter(1.0, "a", POSITIVE), Parameter(1, "a", Choice(1)), Parameter(1, "A", COUNT)])
+def test_a_policy_redeclaring_a_parameter_differently_is_refused(registry, after, other):
+    """Registered before the model (with_hyperparameters) or after it (register): a TypeError naming all three."""
+    if after:
+        registry.with_hyperparameters("toy", {"a": A})
+    registry.register("toy", "clash")(_policy("Clash", a=other))
+    with pytest.raises(TypeError, match=r"^policy 'clash' of model 'toy' redeclares parameter 'a' differently$"):
+        if after:
+            registry.register("toy", "clash")(_policy("Clash", a=other))
+        else:
+            registry.with_hyperparameters("toy", {"a": A})
