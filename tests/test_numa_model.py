@@ -389,7 +389,8 @@ def test_sleeping_domains_count_the_attempts_the_kernel_makes(monkeypatch, param
 
 def test_trace_replication_lines_follow_the_tasks():
     """`simcore trace`'s lines, checked against the tasks of the same run (same streams):
-    one line per task in creation order, named T<k> with its nice; a segment is in ** exactly
+    one line per task in creation order, named T<k> with its nice; segments P<cpu>.wait(ms),
+    P<cpu>.run(ms) and IO(ms), rounded to ms; a segment is in ** exactly
     when it is not the first, not I/O, and on a node whose distance level from the task's home
     is at least mehta's zone (S = 6 // 2 + 1 = 4 of mehta-8-4-6's six levels); migrated_only
     keeps the lines of the tasks that moved, in the same order."""
@@ -411,10 +412,13 @@ def test_trace_replication_lines_follow_the_tasks():
     for k, (line, task) in enumerate(zip(lines, order)):
         head, body = line.split(": ", 1)
         assert head == f"T{k} nice {task.spec.nice}"
-        for i, (segment, (kind, cpu, _)) in enumerate(zip(body.split(" - "), task.trace)):
+        segments = body.split(" - ")
+        assert len(segments) == len(task.trace)
+        for i, (segment, (kind, cpu, d)) in enumerate(zip(segments, task.trace)):
             level = levels.index(machine.distances[node[cpu]][task.home]) if kind != "io" else -1
             far = i > 0 and kind != "io" and level >= 4
-            assert segment.startswith("**") == far, (line, i)
+            text = f"IO({d:.0f})" if kind == "io" else f"P{cpu}.{kind}({d:.0f})"
+            assert segment == (f"**{text}**" if far else text), (line, i)
             bold += far
     assert bold > 0  # the stock balancer does send tasks beyond the zone here
     moved = [line for line, task in zip(lines, order) if task.migrations]
@@ -578,3 +582,13 @@ def test_the_invariant_checker_wakes_on_a_sleeping_domain_with_work_to_balance()
     _queue(system, second)
     with pytest.raises(InvariantError, match=r"CPU \d's domain .* sleeps while an attempt could find an imbalance"):
         check(system)
+
+
+@pytest.mark.parametrize("key", ["cpu_min_interval", "cpu_max_interval", "node_min_interval", "node_max_interval"])
+def test_an_optional_interval_is_none_or_positive(key):
+    """None (read from the domain init) or a positive number of ms; anything else is refused
+    with the domain's own words."""
+    assert full_params({key: None})[key] is None
+    for bad in (-1, 0, "x"):
+        with pytest.raises(InputError, match=rf"parameter {key} = .* is not null or a positive real\."):
+            full_params({key: bad})

@@ -172,11 +172,12 @@ def test_an_equal_redeclaration_is_one_declaration(registry):
 @pytest.mark.parametrize("other", [Parameter(1.0, "a", POSITIVE), Parameter(1, "a", Choice(1)), Parameter(1, "A", COUNT)])
 def test_a_policy_redeclaring_a_parameter_differently_is_refused(registry, after, other):
     """Registered before the model (with_hyperparameters) or after it (register): a TypeError naming all three."""
+    clash = _policy("Clash", a=other)
     if after:
         registry.with_hyperparameters("toy", {"a": A})
-    registry.register("toy", "clash")(_policy("Clash", a=other))
+        declare = lambda: registry.register("toy", "clash")(clash)  # noqa: E731
+    else:
+        registry.register("toy", "clash")(clash)
+        declare = lambda: registry.with_hyperparameters("toy", {"a": A})  # noqa: E731
     with pytest.raises(TypeError, match=r"^policy 'clash' of model 'toy' redeclares parameter 'a' differently$"):
-        if after:
-            registry.register("toy", "clash")(_policy("Clash", a=other))
-        else:
-            registry.with_hyperparameters("toy", {"a": A})
+        declare()
