@@ -24,7 +24,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from simcore.core.engine import Engine
 from simcore.models.cluster import full_params, simulate
+from simcore.models.cluster.base import Policy
+from simcore.models.cluster.cluster import Cluster, Machine
 from simcore.models.cluster.workload import BackgroundSpec, ProcSpec, Workload
 
 BIG = 1000.0  # memory (MB) that no scenario comes near
@@ -79,3 +82,13 @@ def completions(result) -> dict[int, float]:
 def assert_run(result, expected: dict, migrations: int) -> None:
     assert completions(result) == pytest.approx({k: float(v) for k, v in expected.items()}, rel=1e-12)
     assert result.metrics["migrations"] == migrations
+
+
+def bare_cluster(*speeds: float, unfinished: int = 1) -> Cluster:
+    """Machines of the given speeds (memory BIG) under the base policy, with no workload: a test
+    places processes and runs ``cluster.engine`` by hand. ``unfinished`` foreground processes are
+    still to come, so background processes keep cycling."""
+    machines = [Machine(i, f"m{i}", s, BIG) for i, s in enumerate(speeds)]
+    cluster = Cluster(Engine(), machines, 10.0, Policy({}, None), lambda proc: None)
+    cluster.unfinished = unfinished
+    return cluster

@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 from simcore.models import Metric
-from simcore.stats.claims import (MARGIN, VERDICTS, cell_verdict, effect_interval, evaluate_claim,
+from simcore.stats.claims import (COLUMNS, MARGIN, VERDICTS, cell_verdict, effect_interval, evaluate_claim,
                                   published_in_cell, replications_to_decide)
 
 BASE = np.array([10.0, 20.0, 30.0, 40.0, 50.0, 60.0])
@@ -311,3 +311,177 @@ def test_effects_are_measured_from_a_threshold_that_is_not_the_null():
     scale: it stays linear, effects 1 - x: [0.5, 1]."""
     assert effect_interval("less", 1.0, 3.0, 2.0, 5.0) == (-1.0, 1.0, -3.0)
     assert effect_interval("ratio-below", 0.0, 0.5, 1.0, None) == (0.5, 1.0, None)
+
+
+def _three(*cells):
+    """cells: (new, other) values per cell; 'base' (the baseline) runs as 'other' plus 100."""
+    rows = []
+    for cell, (new, other) in enumerate(cells):
+        for policy, values in (("new", new), ("other", other), ("base", np.asarray(other) + 100.0)):
+            rows += [{"cell": cell, "k": cell + 1, "policy": policy, "rep": r, "t": float(v)}
+                     for r, v in enumerate(values)]
+    return pd.DataFrame(rows)
+
+
+THREE_CLAIM = {"id": "c3", "text": "new beats other by more than one", "kind": "less", "metric": "t", "policy": "new",
+               "than": "other", "threshold": 1.0, "calibrated": "the threshold was fitted to this"}
+PM = np.array([0.1, -0.1, 0.1, -0.1, 0.1, -0.1])
+
+
+def test_every_column_of_a_claim_row():
+    """'less' than a threshold of 1 against a policy that is not the baseline, over two cells.
+    Differences new - other: cell 0 0.5 +- 0.1 (mean 0.5), cell 1 -2.5 +- 0.1 (mean -2.5); each
+    interval m +- t(0.975, 5) x 0.10954 / sqrt 6 lies below 1: both reproduced. The deciding
+    cell is the one farthest from the threshold: cell 1 (|-2.5 - 1| = 3.5 against 0.5). The
+    claim is calibrated: its verdict says so, the statistical verdict stays beside it."""
+    other = BASE
+    raw = _three((other + 0.5 + PM, other), (other - 2.5 + PM, other))
+    row = evaluate_claim(_spec(), raw, THREE_CLAIM)
+    half = stats.t.ppf(0.975, 5) * np.std(PM, ddof=1) / math.sqrt(6)
+    expected = {"experiment": "toy", "claim": "c3", "text": THREE_CLAIM["text"], "kind": "less", "metric": "t",
+                "policy": "new", "than": "other", "statistic": "difference", "threshold": 1.0,
+                "published_effect": math.nan, "margin": math.nan, "across": "", "cells": 2, "cells_reproduced": 2,
+                "deciding_cell": 1, "estimate": -2.5, "ci_low": -2.5 - half, "ci_high": -2.5 + half, "level": 0.95,
+                "n": 6, "required_replications": math.nan, "verdict": "calibrated",
+                "statistical_verdict": "reproduced", "calibrated": THREE_CLAIM["calibrated"]}
+    assert set(row) == set(COLUMNS)
+    for key, value in expected.items():
+        if isinstance(value, float) and math.isnan(value):
+            assert math.isnan(row[key]), key
+        else:
+            assert row[key] == pytest.approx(value), key
+
+
+def test_a_claim_row_on_no_cell_says_so_in_every_column():
+    """No cell matches: nothing to judge, every count 0, the verdict inconclusive both ways."""
+    row = evaluate_claim(_spec(), _three((BASE, BASE)), {**THREE_CLAIM, "where": {"k": 2}, "calibrated": ""})
+    assert (row["cells"], row["cells_reproduced"], row["verdict"], row["statistical_verdict"]) == \
+        (0, 0, "inconclusive", "inconclusive")
+    assert (row["than"], row["threshold"], row["across"], row["calibrated"]) == ("other", 1.0, "", "")
+
+
+def test_an_undecided_claim_needs_every_cell_decided():
+    """Two inconclusive cells: cell 0's differences 0.5 +- 2 (h = t s / sqrt 6 around 0.5 from
+    the threshold 1: decided after n (h / 0.5)^2 replications), cell 1's centred exactly on the
+    threshold (never decided by more replications: NaN). The claim's count is NaN, whatever the
+    order of the cells; the first alone gives its own finite count."""
+    wide = 20 * PM
+    raw = _three((BASE + 0.5 + wide, BASE), (BASE + 1.0 + wide, BASE))
+    claim = {**THREE_CLAIM, "calibrated": ""}
+    both = evaluate_claim(_spec(), raw, claim)
+    assert both["statistical_verdict"] == "inconclusive" and math.isnan(both["required_replications"])
+    first = evaluate_claim(_spec(), raw, {**claim, "where": {"k": 1}})
+    h = stats.t.ppf(0.975, 5) * np.std(wide, ddof=1) / math.sqrt(6)
+    assert first["required_replications"] == math.ceil(6 * (h / 0.5) ** 2)
+
+
+def _toy(grid=None, published=None, confidence=0.95, range_="real"):
+    return SimpleNamespace(id="toy", model=SimpleNamespace(METRICS={"t": Metric("t", range_)}), metrics=[{"name": "t"}],
+                           baseline="base", confidence=confidence, grid=grid or {"k": [1, 2]},
+                           data={"published": published or []})
+
+
+def test_bonferroni_applies_to_decided_verdicts_only_and_keeps_the_magnitude():
+    """'greater' over two cells whose differences are 0.3 +- 0.2449 (s / sqrt 6 = 0.1). At 95%
+    h = 2.571 x 0.1: [0.043, 0.557], reproduced in each cell with no correction (an
+    intersection-union test needs none), although at the Bonferroni level 97.5% h = 3.163 x 0.1
+    and lo = -0.016 < 0. With a published difference of 0.9 (m = 0.225): at 95% hi + m = 0.782 <
+    0.9, smaller than published; at 97.5% lo < 0 makes it absent instead, so the cell is
+    inconclusive and needs n (h / h*)^2 replications with the 97.5% interval's h and h* =
+    max(|0.3|, (1 - 0.25) 0.9 - 0.3) = 0.375: the published effect still counts."""
+    spread = 0.1 * math.sqrt(6) / np.std(PM, ddof=1) * PM
+    new = BASE + 0.3 + spread
+    raw = _raw((new, BASE), (new, BASE))
+    claim = {"id": "g", "text": "t", "kind": "greater", "metric": "t", "policy": "new"}
+    assert evaluate_claim(_toy(), raw, claim)["verdict"] == "reproduced"
+    alone = evaluate_claim(_toy(), raw, {**claim, "published_effect": 0.9, "where": {"k": 1}})
+    assert alone["verdict"] == "smaller than published"
+    row = evaluate_claim(_toy(), raw, {**claim, "published_effect": 0.9})
+    assert row["verdict"] == "inconclusive"
+    h = stats.t.ppf(1 - 0.025 / 2, 5) * 0.1
+    assert row["required_replications"] == max(6, math.ceil(6 * (h / 0.375) ** 2)) == 6  # 7 with h* = 0.3
+
+
+def test_cells_are_taken_in_index_order_whatever_the_row_order():
+    """Two identical reproduced cells tie for the deciding cell: the first by index decides,
+    also when the raw rows list cell 1 first."""
+    new = BASE - 2.0 + PM
+    raw = _raw((new, BASE), (new, BASE))
+    reversed_raw = pd.concat([raw[raw.cell == 1], raw[raw.cell == 0]], ignore_index=True)
+    claim = {"id": "l", "text": "t", "kind": "less", "metric": "t", "policy": "new"}
+    assert evaluate_claim(_toy(), reversed_raw, claim)["deciding_cell"] == 0
+
+
+def test_a_value_claim_reads_only_its_own_policy():
+    """The policy's own mean (BASE + 1: 36), not the baseline's (35) beside it."""
+    claim = {"id": "v", "text": "t", "kind": "value", "metric": "t", "policy": "new", "where": {"k": 1}}
+    row = evaluate_claim(_toy(), _raw((BASE + 1.0, BASE)), claim)
+    assert row["estimate"] == pytest.approx(36.0)
+
+
+def test_one_replication_gives_no_interval_and_an_inconclusive_verdict():
+    row = evaluate_claim(_toy(), _raw((BASE[:1] - 1.0, BASE[:1])), {"id": "l", "text": "t", "kind": "less",
+                                                                     "metric": "t", "policy": "new"})
+    assert (row["verdict"], row["n"]) == ("inconclusive", 1) and math.isnan(row["ci_low"])
+
+
+def test_an_inconclusive_row_counts_replications_against_the_published_effect():
+    """Differences 0.1 +- 2 (h = t(0.975, 5) x 2 x 0.10954 / 0.1 ... ) against a published 1: the
+    interval holds 0 and P - m, inconclusive; decided once h < h* = (1 - 0.25) x 1 - 0.1 (absent),
+    not |centre| = 0.1 as without a magnitude."""
+    wide = 20 * PM
+    claim = {"id": "g", "text": "t", "kind": "greater", "metric": "t", "policy": "new", "published_effect": 1.0,
+             "where": {"k": 1}}
+    row = evaluate_claim(_toy(), _raw((BASE + 0.1 + wide, BASE)), claim)
+    h = stats.t.ppf(0.975, 5) * np.std(wide, ddof=1) / math.sqrt(6)
+    assert row["verdict"] == "inconclusive"
+    assert row["required_replications"] == math.ceil(6 * (h / 0.65) ** 2)
+
+
+def test_published_table_against_the_baseline_and_across_cells():
+    """'table' with no 'than': the baseline's published values. Ratio new/base published 30/40 =
+    0.75 in cell 1 and 30/60 = 0.5 in cell 2; the data give 0.75 and 0.5 exactly (+- 1%), so each
+    cell reproduces its own; across: mean judges the mean ratio 0.625 against the mean of the
+    published ones, 0.625, at the spec's level (90%)."""
+    published = [{"policy": "new", "metric": "t", "value": 30.0, "where": {"k": 1}},
+                 {"policy": "base", "metric": "t", "value": 40.0, "where": {"k": 1}},
+                 {"policy": "new", "metric": "t", "value": 30.0, "where": {"k": 2}},
+                 {"policy": "base", "metric": "t", "value": 60.0, "where": {"k": 2}}]
+    spec = _toy(published=published, confidence=0.9, range_="positive")
+    raw = _raw((BASE * 0.75 * (1 + 0.01 * NOISE), BASE), (BASE * 0.5 * (1 + 0.01 * NOISE), BASE))
+    claim = {"id": "r", "text": "t", "kind": "ratio-below", "threshold": 1.0, "metric": "t", "policy": "new",
+             "published_effect": "table"}
+    row = evaluate_claim(spec, raw, claim)
+    assert (row["verdict"], row["cells_reproduced"], row["level"]) == ("reproduced", 2, 0.9)
+    pooled = evaluate_claim(spec, raw, {**claim, "across": "mean"})
+    assert (pooled["verdict"], pooled["level"]) == ("reproduced", 0.9)
+    assert pooled["published_effect"] == pytest.approx(0.625) and pooled["estimate"] == pytest.approx(0.625, rel=2e-3)
+
+
+def test_cells_are_matched_on_grid_values_of_any_type():
+    """A grid of words: the claim names one by its value."""
+    spec = _toy(grid={"mode": ["a", "b"]})
+    raw = _raw((BASE - 1.0, BASE), (BASE + 1.0, BASE))
+    raw["mode"] = np.where(raw.cell == 0, "a", "b")
+    claim = {"id": "l", "text": "t", "kind": "less", "metric": "t", "policy": "new", "where": {"mode": "b"}}
+    row = evaluate_claim(spec, raw, claim)
+    assert (row["cells"], row["deciding_cell"], row["verdict"]) == (1, 1, "contradicted")
+
+
+def test_gain_grows_interval_by_hand():
+    """The slope of (b - a) / b on b by least squares with its t interval on n - 2 degrees of
+    freedom, at the spec's level."""
+    from simcore.stats.claims import evaluate_claims
+
+    b = BASE
+    a = b * (1 - 0.002 * b) + PM
+    spec = _toy(confidence=0.9)
+    spec.data["claims"] = [{"id": "g", "text": "t", "kind": "gain-grows", "metric": "t", "policy": "new",
+                            "where": {"k": 1}}]
+    table = evaluate_claims(spec, _raw((a, b), (a, b)))
+    assert list(table.columns) == COLUMNS
+    row = table.iloc[0]
+    fit = stats.linregress(b, (b - a) / b)
+    half = stats.t.ppf(0.95, 4) * fit.stderr
+    assert (row["estimate"], row["ci_low"], row["ci_high"], row["level"]) == \
+        pytest.approx((fit.slope, fit.slope - half, fit.slope + half, 0.9))

@@ -13,13 +13,18 @@ from __future__ import annotations
 import math
 from fractions import Fraction as F
 
+import numpy as np
 import pytest
-from cluster_script import BIG, ScriptedRng, ScriptedStreams, assert_run, completions, run
+from cluster_script import BIG, ScriptedRng, ScriptedStreams, assert_run, bare_cluster, completions, run
 
 from simcore.core.rng import Streams, replication_seed
+from simcore.errors import InputError
+from simcore.models import registry
 from simcore.models.cluster import full_params, simulate
 from simcore.models.cluster import workload as wl
-from simcore.models.cluster.workload import ProcSpec, Workload
+from simcore.models.cluster.base import Policy
+from simcore.models.cluster.cluster import Background, Proc
+from simcore.models.cluster.workload import BackgroundSpec, ProcSpec, Workload
 
 
 # --- the cluster: sharing, thrashing, migration, slowdown ---------------------------------------
@@ -55,6 +60,46 @@ def test_thrashing_divides_every_rate_by_the_factor():
     procs = [(0, 10, 6, 0), (0, 10, 6, 0)]
     assert completions(run([(1.0, 10.0)], procs, "pvm", thrashing_factor=3.0)) == pytest.approx({0: 60.0, 1: 60.0})
     assert completions(run([(1.0, 12.0)], procs, "pvm", thrashing_factor=3.0)) == pytest.approx({0: 20.0, 1: 20.0})
+
+
+def test_remaining_is_the_demand_not_yet_served():
+    """Speed-1 machine: A and B (demand 10) from t=0, C (demand 0.9) from t=1, when A and B have
+    done 0.5 each. From then each gets 1/3: at t=2.5 A and B have done 0.5 + 1.5/3 = 1 (9 left)
+    and C 0.5 (0.4 left; it ends at 1 + 0.9 * 3 = 3.7)."""
+    cluster = bare_cluster(1.0, unfinished=3)
+    a, b, c = (Proc(ProcSpec(i, i, 0.0, d, 0.0, 0, True)) for i, d in enumerate((10.0, 10.0, 0.9)))
+    cluster.place(a, 0)
+    cluster.place(b, 0)
+    cluster.schedule(1.0, lambda: cluster.place(c, 0))
+    cluster.engine.run(until=2.5)
+    assert [cluster.remaining(p) for p in (a, b, c)] == pytest.approx([9.0, 9.0, 0.4], rel=1e-12)
+
+
+def test_background_process_fields_and_cycle():
+    """Background process -1 (seed 5, max_period 2) pinned to machine 1 of two speed-1 machines while
+    a foreground process is still due (so it keeps cycling). Its bursts and idle periods are
+    d0, d1, d2, ... = 2 U0, 2 U1, 2 U2, ... with U from np.random.Generator(PCG64(5)).
+    Built, it is an empty process of no job: job -1, arrival 0, demand 0, memory 0, home 1,
+    unmeasured, pinned. start puts it on machine 1 with the burst d0 left (memory in use stays 0);
+    its demand is the total of the bursts begun: at d0 + d1 + d2 / 2, midway through the second
+    burst (alone, rate 1), it is d0 + d2 with d2 / 2 left."""
+    cluster = bare_cluster(1.0, 1.0)
+    bg = Background(cluster, BackgroundSpec(1, 5, 2.0), -1)
+    assert (bg.pid, bg.job, bg.arrival, bg.demand, bg.memory, bg.home, bg.measured, bg.pinned) == \
+        (-1, -1, 0.0, 0.0, 0.0, 1, False, True)
+    d = 2.0 * np.random.Generator(np.random.PCG64(5)).random(3)
+    bg.start()
+    assert (bg.machine, bg.demand, bg.remaining, cluster.machines[1].mem_used) == (1, d[0], d[0], 0.0)
+    cluster.engine.run(until=d[0] + d[1] + d[2] / 2)
+    assert (bg.demand, cluster.remaining(bg)) == pytest.approx((d[0] + d[2], d[2] / 2), rel=1e-9)
+
+
+def test_a_policy_keeping_the_defaults_places_everything_on_machine_0(monkeypatch):
+    """The base Policy (as a plug-in that overrides nothing would run) puts every process on machine
+    0 and never migrates: on machines of speed 1 and 2, demands 4 and 10 from t=0 share machine 0;
+    the first ends at 8, the other runs alone from then with 6 left and ends at 14."""
+    monkeypatch.setitem(registry._POLICIES, ("cluster", "defaults"), Policy)
+    assert_run(run([(1.0, BIG), (2.0, BIG)], [(0, 4, 0, 0), (0, 10, 0, 0)], "defaults"), {0: 8, 1: 14}, 0)
 
 
 # --- Mosix: when and what it moves ----------------------------------------------------------------
@@ -289,12 +334,58 @@ def test_enhanced_mosix_greedy_rule():
     assert_run(result, {0: 2, 2: 2, 1: 20, 3: 21.5, 4: 21.5}, 1)
 
 
+def test_enhanced_mosix_residency_counts_from_placement():
+    """Greedy rule, two speed-1 machines: process 0 (demand 10) alone from t=0 goes to machine 0, so
+    the round of 0.5 shows machine 0 an empty machine 1. At 0.8 processes 1, 2 (demand 10) arrive: 1
+    goes to the empty machine 1, 2 to machine 0 (loads 1 and 1: the first). Staying costs process 2
+    c(1) > c(0), its cost on machine 1 as last seen, but it has stayed 0 s < min_residency 1: no
+    move. Process 1 ends alone at 10.8; machine 0's pair (9.2 and 10 left at 0.8) then has 4.2 and
+    5 left and sees machine 1 at load 1 (round 10.5; c(1) is not above c(1)): process 0 ends at
+    10.8 + 8.4 = 19.2, process 2 alone at 20 (c(0) against c(0)).
+    With min_residency 0.8 process 0, there exactly 0.8 s, may move and does, at 0.8 on that stale
+    view (which then counts it: process 2 stays). Process 2 ends alone at 10.8; process 0 (9.2 left)
+    shares machine 1 with process 1 and ends at 0.8 + 18.4 = 19.2, process 1 at 20."""
+    procs = [(0, 10, 0, 0), (0.8, 10, 0, 0), (0.8, 10, 0, 0)]
+    greedy = {"reassign_rule": "greedy"}
+    assert_run(run(TWO, procs, "enhanced-mosix", **greedy), {0: 19.2, 1: 10.8, 2: 20}, 0)
+    assert_run(run(TWO, procs, "enhanced-mosix", min_residency=0.8, **greedy), {0: 19.2, 1: 20, 2: 10.8}, 1)
+
+
+def test_enhanced_mosix_knowing_no_machine_never_reassigns():
+    """mosix_known_machines 0: no machine hears of another, so none reassigns (as enhanced-pvm).
+    Processes 0, 1 (demand 10) at t=0 go to machines 0 and 1; process 2 (demand 10) at 5 to machine 0
+    (loads 1 and 1: the first). Process 1 ends alone at 10; machine 0's pair (5 and 10 left at 5)
+    ends 0 at 15 and 2 at 20, though machine 1 is empty from 10 and 2 has stayed over 1 s."""
+    procs = [(0, 10, 0, 0), (0, 10, 0, 0), (5, 10, 0, 0)]
+    assert_run(run(TWO, procs, "enhanced-mosix", mosix_known_machines=0), {0: 15, 1: 10, 2: 20}, 0)
+
+
 def test_enhanced_pvm_breaks_ties_toward_the_first_machine():
     """Machines (1, 10 MB) and (1, 100 MB); A (no memory) costs the same on both (L = 1: 2 - 1) and
     goes to machine 0, the first; B (9.5 MB) then costs 2**0.95 - 1 + c(1) on machine 0 and
     2**0.095 - 1 + c(0) on machine 1 and goes there: both run alone and end at 10. Had A gone to
     machine 1, B would cost 0.654 there against 1.346 on machine 0 and join it (both ending at 20)."""
     assert_run(run([(1.0, 10.0), (1.0, 100.0)], [(0, 10, 0, 0), (0, 10, 9.5, 0)], "enhanced-pvm"), {0: 10, 1: 10}, 0)
+
+
+def test_enhanced_pvm_counts_load_per_unit_of_speed():
+    """Machines of speed 1 and 2, base 2, cpu_bound 'current' (L: the power of two above the
+    current largest load). Process 0 (demand 2) at t=0, L = 1: one more process adds 1 / 1 to the
+    load of machine 0 and 1 / 2 to that of machine 1, costing 2**1 - 1 = 1 against 2**0.5 - 1 =
+    0.414: machine 1. Now the largest load is 0.5, so L = 1; process 1 (demand 1) costs 2**1 - 1 = 1
+    on machine 0 and 2**1 - 2**0.5 = 0.586 on machine 1: machine 1 again. Each gets 1: process 1
+    ends at 1, process 0 (1 left, alone at 2) at 1.5."""
+    machines = [(1.0, BIG), (2.0, BIG)]
+    assert_run(run(machines, [(0, 2, 0, 0), (0, 1, 0, 0)], "enhanced-pvm", cpu_bound="current"), {0: 1.5, 1: 1}, 0)
+
+
+def test_cost_base_n_needs_two_machines():
+    """cost_base 'n' on one machine would be base 1, under which every cost is 0: refused."""
+    message = r"^cluster policy: parameter cost_base = 'n' needs a cluster of at least two machines\.$"
+    for policy in ("enhanced-pvm", "enhanced-mosix"):
+        with pytest.raises(InputError, match=message):
+            run([(1.0, BIG)], [(0, 1, 0, 0)], policy)
+
 
 
 def test_cpu_bound_running_max_or_current_changes_an_assignment():
@@ -341,6 +432,47 @@ def test_optimal_migrations_are_free():
     assert_run(run(TWO, OPTIMAL_CASE, "optimal", migration_cost=5.0), {0: 7, 1: 3, 2: 10, 3: 3, 4: 17.5, 5: 17.5}, 2)
 
 
+def test_optimal_places_where_the_load_per_speed_ends_least():
+    """Machines of speed 1 and 2. Process 0 (demand 20) alone: (0 + 1) / 1 = 1 against (0 + 1) / 2
+    = 0.5, machine 1; it ends at 10. Process 1 (demand 1) at t=1: 1 / 1 against (1 + 1) / 2 = 1, a
+    tie, machine 0; alone, it ends at 2. No move ever lowers a load (at 1: 2 / 2 is not below 1; at
+    2: 1 / 1 is not below 1 / 2)."""
+    assert_run(run([(1.0, BIG), (2.0, BIG)], [(0, 20, 0, 0), (1, 1, 0, 0)], "optimal"), {0: 10, 1: 2}, 0)
+
+
+def test_optimal_evens_loads_per_unit_of_speed():
+    """Machines of speed 0.5 and 2. At t=0 processes 0, 1 (demand 2) and 2 (demand 6) all go to
+    machine 1 ((k + 1) / 2 for k = 0, 1, 2 against 1 / 0.5 = 2) and stay (load 1.5; moved, one
+    would have load 2 on machine 0): each gets 2/3 and has done 4/3 at t=2, when process 3 (demand
+    2) goes to machine 0 (2 against 4 / 2 = 2, a tie) and stays (4 / 2 = 2 is not below its load
+    1 / 0.5). Processes 0, 1 end at 2 + (2/3) / (2/3) = 3; machine 0's load 2 is then above
+    machine 1's 0.5, and (1 + 1) / 2 = 1 is below 2: process 3 (1.5 left) joins process 2 (4 left)
+    at rate 1: 3 ends at 4.5, 2 alone at 4.5 + 2.5 / 2 = 5.75."""
+    procs = [(0, 2, 0, 0), (0, 2, 0, 0), (0, 6, 0, 0), (2, 2, 0, 0)]
+    assert_run(run([(0.5, BIG), (2.0, BIG)], procs, "optimal"), {0: 3, 1: 3, 2: 5.75, 3: 4.5}, 1)
+
+
+def test_optimal_fills_an_emptied_machine():
+    """Machines of speed 1 and 4; at t=0 process 3 (demand 1) goes to machine 0 ((0 + 1) / 1 = 1
+    ties with (3 + 1) / 4) and processes 0 (demand 10), 1, 2, 4, 5 (demand 8) to machine 1 (load
+    5 / 4; moved, one would have load 2 on machine 0). Each of the five gets 0.8. Process 3 ends at
+    1: machine 0 empty, 1 / 1 is below 5 / 4, so process 0 (9.2 left, the most) moves there;
+    (1 + 1) / 1 = 2 is not below 4 / 4. The four others (7.2 left, rate 1) end at 8.2; then 1 / 4
+    is below 1 / 1 and process 0 (2 left) moves back to speed 4: it ends at 8.7. Two migrations."""
+    procs = [(0, 10, 0, 0), (0, 8, 0, 0), (0, 8, 0, 0), (0, 1, 0, 0), (0, 8, 0, 0), (0, 8, 0, 0)]
+    expected = {0: 8.7, 1: 8.2, 2: 8.2, 3: 1, 4: 8.2, 5: 8.2}
+    assert_run(run([(1.0, BIG), (4.0, BIG)], procs, "optimal"), expected, 2)
+
+
+def test_optimal_counts_loads_within_a_relative_1e_12_as_equal():
+    """Machines of speed 1 and s = 1 - 1e-12. Process 0 (demand 1) goes to machine 0 (1 < 1 / s),
+    process 1 (demand 10) to machine 1 (1 / s < 2). When 0 ends at 1, moving 1 to the empty machine
+    0 would bring its load from 1 / s to 1: in floating point 1 / s * (1 - 1e-12) == 1.0, a gain of
+    no more than the tolerance, so it stays and ends at 10 / s."""
+    s = 1 - 1e-12
+    assert_run(run([(1.0, BIG), (s, BIG)], [(0, 1, 0, 0), (0, 10, 0, 0)], "optimal"), {0: 1, 1: 10 / s}, 0)
+
+
 # --- workloads ------------------------------------------------------------------------------------
 
 def streams(rep: int = 0) -> Streams:
@@ -383,9 +515,55 @@ def test_amir_workload_caps_and_parallel_jobs():
     assert min(p.demand for p in singles.procs) >= 2.0 and max(p.demand for p in singles.procs) == 5.0
 
 
-def test_poisson_workload_measures_from_warmup():
-    """Only jobs arriving at or after warmup are measured."""
-    params = full_params({"workload": "poisson", "warmup": 50.0, "arrival_window": 100.0})
+def test_amir_draws_arrivals_and_job_widths_from_their_streams():
+    """Job arrivals are the running sums of exponential gaps of mean mean_interarrival 10 s from the
+    'arrivals' stream, those before arrival_window 300. From the 'jobs' stream come first the n
+    draws U (job j is parallel iff U_j < parallel_fraction 0.5), then n widths U{1..4} (used by
+    parallel jobs only): each job arrives as a group of that many processes."""
+    fresh = streams()
+    times = np.cumsum(fresh["arrivals"].exponential(10.0, 1000))
+    times = times[times < 300.0]
+    parallel = fresh["jobs"].random(times.size) < 0.5
+    widths = np.where(parallel, fresh["jobs"].integers(1, 5, times.size), 1)
+    params = full_params({"mean_interarrival": 10.0, "arrival_window": 300.0, "parallel_fraction": 0.5,
+                          "parallel_procs_max": 4})
+    groups = wl.generate(params, streams(), 6).arrival_groups()
+    assert [(t, len(g)) for t, g in groups] == [(float(t), int(w)) for t, w in zip(times, widths)]
+
+
+
+def test_batch_draws_demands_and_background_seeds_from_their_streams():
+    """Each batch process is its own job (job = pid = i), at t=0, without memory, on home_machine
+    mod n (5 mod 2 = 1), measured. Uniform demands are demand_max * (1 - U), U the 'demand'
+    stream's draws in order; the background seeds are the 'background' stream's first integers in
+    [0, 2**63 - 1)."""
+    params = full_params({"workload": "batch", "n_procs": 4, "demand_kind": "uniform", "demand_max": 6.0,
+                          "home_machine": 5, "background_procs": 3})
+    work = wl.generate(params, streams(), 2)
+    fresh = streams()
+    demand = 6.0 * (1.0 - fresh["demand"].random(4))
+    assert work.procs == tuple(ProcSpec(i, i, 0.0, float(demand[i]), 0.0, 1, True) for i in range(4))
+    assert [b.seed for b in work.background] == fresh["background"].integers(0, 2**63 - 1, 3).tolist()
+
+
+def test_batch_refuses_an_unknown_demand_kind():
+    params = {**full_params({"workload": "batch"}), "demand_kind": "normal"}  # past the parameter check
+    with pytest.raises(InputError, match="parameter 'demand_kind': unknown value 'normal'"):
+        wl.batch(params, streams(), 2)
+
+
+def test_poisson_workload_draws_and_warmup():
+    """Arrivals are the running sums of exponential gaps of mean 1 / arrival_rate = 2 s from the
+    'arrivals' stream, those before arrival_window 100; demands the 'demand' stream's exponential
+    draws of mean_demand 3, in order (none near the 1e-12 floor); no memory, machine 0, pid = job =
+    index. warmup is set to the arrival of process 10: it and every later process are measured
+    (arrival >= warmup), the first ten are not."""
+    fresh = streams()
+    times = np.cumsum(fresh["arrivals"].exponential(2.0, 1000))
+    times = times[times < 100.0]
+    demand = fresh["demand"].exponential(3.0, times.size)
+    params = full_params({"workload": "poisson", "arrival_rate": 0.5, "mean_demand": 3.0, "arrival_window": 100.0,
+                          "warmup": float(times[10])})
     work = wl.generate(params, streams(), 1)
-    assert [p.measured for p in work.procs] == [p.arrival >= 50.0 for p in work.procs]
-    assert any(p.measured for p in work.procs) and not all(p.measured for p in work.procs)
+    assert work.procs == tuple(ProcSpec(i, i, float(t), float(d), 0.0, 0, i >= 10)
+                               for i, (t, d) in enumerate(zip(times, demand)))
