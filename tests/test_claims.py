@@ -7,11 +7,14 @@ ratio and a small spread, so the interval of the ratio is known to lie where the
 """
 
 import math
+import shutil
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from scipy import stats
 
 from simcore.models import Metric
@@ -485,3 +488,28 @@ def test_gain_grows_interval_by_hand():
     half = stats.t.ppf(0.95, 4) * fit.stderr
     assert (row["estimate"], row["ci_low"], row["ci_high"], row["level"]) == \
         pytest.approx((fit.slope, fit.slope - half, fit.slope + half, 0.9))
+
+
+def test_a_published_table_value_off_the_claimed_side_is_bad_input(tmp_path):
+    """Per-cell published effects obey the rule of a stated one: on the claimed side. A paper
+    table whose cell shows the other direction cannot support the claim in that cell."""
+    from simcore.experiments.spec import SpecError, load_spec
+
+    src = Path(__file__).resolve().parents[1] / "config"
+    shutil.copytree(src, tmp_path / "config")
+    path = tmp_path / "config/experiments/amir-table2.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["published"].append({"policy": "enhanced-mosix", "than": "mosix", "metric": "mean_slowdown", "value": 1.2,
+                              "source": "test"})
+    data["claims"][0]["published_effect"] = "table"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(SpecError, match=r"claims\.0\.published_effect': 1\.2 \(from 'published' at the only cell\) "
+                                        r"is not on the side 'ratio-below' claims \(beyond 1\)"):
+        load_spec(path)
+
+
+def test_a_cell_of_one_row_is_judged():
+    """A value claim on a cell holding a single row (one policy, one replication): no interval."""
+    raw = pd.DataFrame([{"cell": 0, "k": 1, "policy": "new", "rep": 0, "t": 3.0}])
+    row = evaluate_claim(_toy(), raw, {"id": "v", "text": "t", "kind": "value", "metric": "t", "policy": "new"})
+    assert (row["cells"], row["estimate"], row["verdict"]) == (1, 3.0, "inconclusive")

@@ -464,6 +464,19 @@ def test_optimal_fills_an_emptied_machine():
     assert_run(run([(1.0, BIG), (4.0, BIG)], procs, "optimal"), expected, 2)
 
 
+def test_optimal_never_moves_a_process_that_completes_at_this_instant():
+    """Machines of speed 1 and 4; processes 0, 1, 2, 4, 5 (demand 8) go to machine 1 and process 3
+    (demand 1) to machine 0, as above. Process 3 ends at 1; one of the five (7.2 left, the last of
+    equals) moves to machine 0 and the four others (rate 1 each) also have 7.2 left: all five end
+    together at 8.2, on both machines. Whichever completion event of that instant fires first,
+    the processes of the other machine are finishing too: they neither count nor move. One
+    migration (two before, when machine 1's event came first and machine 0's process, done but
+    for its pending event, was sent to the emptied faster machine)."""
+    procs = [(0, 8, 0, 0)] * 3 + [(0, 1, 0, 0)] + [(0, 8, 0, 0)] * 2
+    expected = {0: 8.2, 1: 8.2, 2: 8.2, 3: 1, 4: 8.2, 5: 8.2}
+    assert_run(run([(1.0, BIG), (4.0, BIG)], procs, "optimal"), expected, 1)
+
+
 def test_optimal_counts_loads_within_a_relative_1e_12_as_equal():
     """Machines of speed 1 and s = 1 - 1e-12. Process 0 (demand 1) goes to machine 0 (1 < 1 / s),
     process 1 (demand 10) to machine 1 (1 / s < 2). When 0 ends at 1, moving 1 to the empty machine

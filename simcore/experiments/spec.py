@@ -400,26 +400,37 @@ def _check_published_table(path, i: int, claim: dict, data: dict) -> None:
         if not where_matches(claim.get("where"), values):
             continue
         full = {**claim, "than": claim.get("than", data["baseline"])}
-        if published_in_cell(data.get("published") or [], full, values) is None:
-            raise SpecError(f"{path}: key 'claims.{i}.published_effect': 'table', but 'published' gives no "
-                            f"{claim['metric']} for this claim at {values or 'the only cell'}.")
+        effect = published_in_cell(data.get("published") or [], full, values)
+        key = f"{path}: key 'claims.{i}.published_effect'"
+        if effect is None:
+            raise SpecError(f"{key}: 'table', but 'published' gives no {claim['metric']} for this claim at "
+                            f"{values or 'the only cell'}.")
+        _check_side(key, claim, effect, f" (from 'published' at {values or 'the only cell'})")
 
 
 def _check_published_effect(path, i: int, claim: dict) -> None:
     """A published effect is a value, a ratio or a difference on the side the claim states."""
     if "published_effect" not in claim:
         return
-    from simcore.stats.claims import NULL, SIDE, STATISTIC
+    from simcore.stats.claims import STATISTIC
 
     kind, value = claim["kind"], claim["published_effect"]
     statistic = STATISTIC[kind]
     key = f"{path}: key 'claims.{i}.published_effect'"
     if statistic not in ("ratio", "difference", "value"):
         raise SpecError(f"{key}: only value, ratio and difference claims state a published effect, not '{kind}'.")
-    if value == "table":
-        return
+    if value != "table":
+        _check_side(key, claim, value)
+
+
+def _check_side(key: str, claim: dict, value: float, where: str = "") -> None:
+    """A published effect lies strictly on the side the claim states, beyond its threshold."""
+    from simcore.stats.claims import NULL, SIDE, STATISTIC
+
+    kind = claim["kind"]
+    statistic = STATISTIC[kind]
     if not math.isfinite(value) or (statistic == "ratio" and value <= 0):
-        raise SpecError(f"{key}: {value} is not a {'positive ' if statistic == 'ratio' else ''}finite number.")
+        raise SpecError(f"{key}: {value}{where} is not a {'positive ' if statistic == 'ratio' else ''}finite number.")
     zero = float(claim.get("threshold", NULL[statistic]))
     if SIDE[kind] * (value - zero) <= 0:
-        raise SpecError(f"{key}: {value} is not on the side '{kind}' claims (beyond {zero:g}).")
+        raise SpecError(f"{key}: {value}{where} is not on the side '{kind}' claims (beyond {zero:g}).")

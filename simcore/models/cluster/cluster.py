@@ -123,6 +123,14 @@ class Cluster:
         m = self.machines[proc.machine]
         return max(proc.finish_v - (m.vclock + (self.now - m.stamp) * m.rate), 0.0)
 
+    def finishing(self, proc: Proc) -> bool:
+        """Whether resident ``proc`` completes at this instant: its finish tag lies within the tie
+        tolerance of its machine's virtual clock, as ``_complete`` reads ties; its completion
+        event may still be pending behind another event of the same instant."""
+        m = self.machines[proc.machine]
+        now_v = m.vclock + (self.now - m.stamp) * m.rate
+        return proc.finish_v <= now_v + _TIE * max(1.0, abs(now_v))
+
     def schedule(self, delay: float, callback: Callable[[], None]) -> Timer:
         return self.engine.schedule(delay, callback)
 

@@ -22,6 +22,8 @@ class PVM(Policy):
 class Optimal(Policy):
     """Free preemptive migration, no residency: at every arrival and completion instant the
     process counts are evened out (per unit of speed), moving the processes with most work left.
+    Processes that complete at this instant (their completion event may come later in the same
+    instant) neither count nor move.
 
     This is the 'optimal' column of Barak et al. 1996, Table 1: with identical machines the
     counts end up differing by at most one.
@@ -43,9 +45,9 @@ class Optimal(Policy):
 
     def _rebalance(self, cluster):
         machines = cluster.machines
-        counts = [len(m.procs) for m in machines]
-        movable = [sorted((p for p in m.procs.values() if not p.pinned), key=cluster.remaining)
-                   for m in machines]
+        staying = [[p for p in m.procs.values() if not cluster.finishing(p)] for m in machines]
+        counts = [len(procs) for procs in staying]
+        movable = [sorted((p for p in procs if not p.pinned), key=cluster.remaining) for procs in staying]
         moves = []
         while True:
             src = max((i for i in range(len(machines)) if movable[i]),
