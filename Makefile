@@ -8,6 +8,7 @@ BIN := $(VENV)/bin
 SCALE ?= full
 CORES ?= all
 ID ?=
+PART ?=
 STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
 export PATH := $(abspath $(BIN)):$(PATH)
 SNAKEMAKE := $(BIN)/snakemake --cores $(CORES) --config scale=$(SCALE)
@@ -59,8 +60,8 @@ bench: env  ## performance benchmarks (events/s against bare SimPy)
 	$(BIN)/python bench/bench_san.py --corr05 corr05-4x2
 	$(BIN)/python bench/bench_san_sim.py
 
-mutation: env  ## mutation score of simcore/models and simcore/stats (mutmut, fast tests; slow, not in make test)
-	$(BIN)/python scripts/mutation.py
+mutation: env  ## mutation score of simcore/models and simcore/stats (mutmut, fast tests; hours; PART=simcore/models/numa for one part)
+	$(BIN)/python scripts/mutation.py --record $(if $(PART),--part '$(PART)')
 
 clean:  ## remove workflow outputs (keeps the virtualenv)
 	rm -rf results/raw results/*/ paper/build paper/figures paper/tables paper/generated logs .snakemake mutants

@@ -10,12 +10,23 @@ those no test reaches, counts against the score. Survivors judged equivalent (th
 change any observable behaviour) are listed with the reason in tests/mutation-equivalents.yaml,
 which this script reads; an entry whose mutant no longer exists or is now killed is reported as
 stale. Exit 1 when the score is below --fail-under (default 90).
+
+A complete run of every file takes longer than a working session on two cores, so results are
+kept per file: ``--record`` writes each file whose mutants were all tested to
+tests/mutation-scores.yaml with the SHA-256 of its source, and ``--part PATH`` runs only the
+mutants of the files under PATH (e.g. simcore/models/numa). The score of the code is the sum over
+the recorded files; a file whose source changed since its record is stale and counts as not
+measured, and so does a file never recorded (``--report-only`` lists both).
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import datetime
+import fnmatch
+import hashlib
+import json
 import shutil
 import subprocess
 import sys
@@ -25,7 +36,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENTS = ROOT / "tests/mutation-equivalents.yaml"
+RECORDS = ROOT / "tests/mutation-scores.yaml"
+SOURCES = ROOT / "mutants/sources.json"  # the scope's source hashes when the last run started
 KILLED = {"killed", "timeout", "segfault"}
+UNTESTED = "not checked"  # mutmut's status of a mutant it has not run yet
 
 
 def sync_package_data() -> None:
@@ -42,9 +56,34 @@ def sync_package_data() -> None:
                 shutil.copy2(src, dst)
 
 
+def scope() -> list[str]:
+    """The files mutmut mutates (pyproject's only_mutate), relative to the root."""
+    import tomllib
+
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]["only_mutate"]
+    files = (str(p.relative_to(ROOT)) for p in (ROOT / "simcore").rglob("*.py"))
+    return sorted(f for f in files if any(fnmatch.fnmatch(f, pat) for pat in patterns))
+
+
+def source_hash(path: str) -> str:
+    return hashlib.sha256((ROOT / path).read_bytes()).hexdigest()
+
+
+def part_globs(part: str) -> list[str]:
+    """mutmut name globs for the files under ``part`` (a file or a folder)."""
+    files = [f for f in scope() if f == part or f.startswith(part.rstrip("/") + "/")]
+    if not files:
+        raise SystemExit(f"mutation.py: --part {part!r} holds no file that mutmut mutates (see pyproject's only_mutate).")
+    modules = (f[:-len("/__init__.py")] if f.endswith("/__init__.py") else f[:-3] for f in files)
+    return [m.replace("/", ".") + ".x*" for m in modules]
+
+
 def run_mutmut(children: int, names: list[str]) -> None:
-    """`mutmut run`; it resumes where an interrupted run stopped and retests changed functions."""
+    """`mutmut run`; it resumes where an interrupted run stopped and retests changed functions.
+    The sources' hashes at the start are kept, so that only files unchanged since are recorded."""
     sync_package_data()
+    SOURCES.parent.mkdir(exist_ok=True)
+    SOURCES.write_text(json.dumps({path: source_hash(path) for path in scope()}, indent=0))
     cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(children), *names]
     subprocess.run(cmd, cwd=ROOT, check=True)
 
@@ -87,6 +126,72 @@ def score(status: dict[str, str], equivalent: dict[str, str]) -> tuple[dict, lis
     return dict(per_file), survivors, stale
 
 
+def complete_files(status: dict[str, str]) -> set[str]:
+    """Files every mutant of which was tested against the current source: unchanged since the
+    last run started (a file without mutants counts, once a run has made the others')."""
+    if not status or not SOURCES.exists():
+        return set()
+    started = json.loads(SOURCES.read_text())
+    pending = {module_of(name) for name, state in status.items() if state == UNTESTED}
+    return {path for path in scope() if path not in pending and started.get(path) == source_hash(path)}
+
+
+def load_records() -> dict:
+    return (yaml.safe_load(RECORDS.read_text(encoding="utf-8")) or {}) if RECORDS.exists() else {}
+
+
+def record(per_file: dict, complete: set[str], equivalent: dict[str, str]) -> list[str]:
+    """Write the complete files' counts with their source hashes; the files written."""
+    records = load_records()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    today = datetime.date.today().isoformat()
+    written = []
+    for path in sorted(complete):
+        killed, counted = per_file.get(path, (0, 0))
+        records[path] = {"killed": killed, "counted": counted,
+                         "equivalent": sum(module_of(m) == path for m in equivalent),
+                         "sha256": source_hash(path), "measured": today, "commit": commit}
+        written.append(path)
+    RECORDS.write_text("# Per-file mutation scores (scripts/mutation.py --record); a file whose source no longer\n"
+                       "# matches its sha256 is stale and must be measured again.\n"
+                       + yaml.safe_dump(records, sort_keys=True), encoding="utf-8")
+    return written
+
+
+def recorded_score(records: dict) -> tuple[int, int, list[str], list[str]]:
+    """Killed and counted over the fresh records; stale and never-recorded files in scope."""
+    killed = counted = 0
+    stale, missing = [], []
+    for path in scope():
+        entry = records.get(path)
+        if entry is None:
+            missing.append(path)
+        elif entry["sha256"] != source_hash(path):
+            stale.append(path)
+        else:
+            killed += entry["killed"]
+            counted += entry["counted"]
+    return killed, counted, stale, missing
+
+
+def report_records(records: dict) -> float:
+    """Print the recorded per-file scores and the total; the total in percent."""
+    killed, counted, stale, missing = recorded_score(records)
+    for path in scope():
+        entry = records.get(path)
+        if entry is not None and path not in stale:
+            print(f"{path:<40}  {entry['killed']:5d}/{entry['counted']:<5d} "
+                  f"{100 * entry['killed'] / max(entry['counted'], 1):6.1f}%  ({entry['measured']}, {entry['commit']})")
+    total = 100 * killed / max(counted, 1)
+    print(f"{'recorded total':<40}  {killed:5d}/{counted:<5d} {total:6.1f}%")
+    if stale:
+        print(f"stale (source changed since measured): {', '.join(stale)}")
+    if missing:
+        print(f"never measured: {', '.join(missing)}")
+    return total
+
+
 def report(per_file: dict, survivors: list[str], stale: list[str], n_equivalent: int) -> float:
     """Print the table; return the total score in percent."""
     width = max(map(len, per_file), default=10)
@@ -109,13 +214,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--children", type=int, default=2, help="parallel mutant runs (default 2)")
     parser.add_argument("--fail-under", type=float, default=90.0, help="least acceptable score, percent")
     parser.add_argument("--report-only", action="store_true", help="score the last run without running mutmut")
+    parser.add_argument("--part", help="run only the mutants of the files under this path (e.g. simcore/models/numa)")
+    parser.add_argument("--record", action="store_true",
+                        help=f"write the files whose mutants were all tested to {RECORDS.relative_to(ROOT)}")
     parser.add_argument("mutants", nargs="*", help="run only these mutants (names as mutmut prints them)")
     args = parser.parse_args(argv)
+    names = args.mutants + (part_globs(args.part) if args.part else [])
     if not args.report_only:
-        run_mutmut(args.children, args.mutants)
+        run_mutmut(args.children, names)
     equivalent = equivalents()
-    per_file, survivors, stale = score(statuses(), equivalent)
-    total = report(per_file, survivors, stale, len(equivalent) - len(stale))
+    status = statuses() if (ROOT / "mutants").is_dir() else {}
+    per_file, survivors, stale = score(status, equivalent)
+    if status:
+        print("this run:")
+        report(per_file, survivors, stale, len(equivalent) - len(stale))
+    if args.record:
+        written = record(per_file, complete_files(status), equivalent)
+        print(f"\nrecorded: {', '.join(written) or 'nothing (no file had all its mutants tested)'}")
+    print("\nrecorded per file (tests/mutation-scores.yaml):")
+    total = report_records(load_records())
     return 0 if total >= args.fail_under else 1
 
 

@@ -34,3 +34,31 @@ def test_untested_mutants_count_against_the_score_and_equivalents_leave_it():
 def test_every_equivalent_has_a_reason():
     entries = yaml.safe_load((ROOT / "tests/mutation-equivalents.yaml").read_text()) or []
     assert all(set(e) == {"mutant", "reason"} and len(e["reason"].split()) >= 3 for e in entries)
+
+
+def test_recorded_scores_count_only_files_unchanged_since_measured(tmp_path, monkeypatch):
+    """Two files in scope, a.py (two mutants) and b.py (none), one out of scope. A run that tested
+    every mutant of a.py records both (b.py with 0 of 0); editing a.py afterwards makes its record
+    stale, and a file whose source changed after the run started is not recorded at all."""
+    import json
+
+    (tmp_path / "simcore/m").mkdir(parents=True)
+    (tmp_path / "simcore/other").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.mutmut]\nonly_mutate = ["simcore/m/*"]\n')
+    for name in ("simcore/m/a.py", "simcore/m/b.py", "simcore/other/c.py"):
+        (tmp_path / name).write_text("x = 1\n")
+    monkeypatch.setattr(mutation, "ROOT", tmp_path)
+    monkeypatch.setattr(mutation, "RECORDS", tmp_path / "scores.yaml")
+    monkeypatch.setattr(mutation, "SOURCES", tmp_path / "mutants/sources.json")
+    assert mutation.scope() == ["simcore/m/a.py", "simcore/m/b.py"]
+    (tmp_path / "mutants").mkdir()
+    mutation.SOURCES.write_text(json.dumps({p: mutation.source_hash(p) for p in mutation.scope()}))
+    status = {"simcore.m.a.x_f__mutmut_1": "killed", "simcore.m.a.x_f__mutmut_2": "survived"}
+    assert mutation.complete_files({**status, "simcore.m.a.x_f__mutmut_3": "not checked"}) == {"simcore/m/b.py"}
+    per_file, _, _ = mutation.score(status, {})
+    assert mutation.record(per_file, mutation.complete_files(status), {}) == ["simcore/m/a.py", "simcore/m/b.py"]
+    assert mutation.recorded_score(mutation.load_records()) == (1, 2, [], [])
+    (tmp_path / "simcore/m/a.py").write_text("x = 2\n")
+    assert mutation.recorded_score(mutation.load_records()) == (0, 0, ["simcore/m/a.py"], [])
+    assert mutation.complete_files(status) == {"simcore/m/b.py"}  # changed since the run started
+    assert mutation.part_globs("simcore/m") == ["simcore.m.a.x*", "simcore.m.b.x*"]
