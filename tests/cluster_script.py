@@ -27,7 +27,7 @@ import pytest
 from simcore.core.engine import Engine
 from simcore.models.cluster import full_params, simulate
 from simcore.models.cluster.base import Policy
-from simcore.models.cluster.cluster import Cluster, Machine
+from simcore.models.cluster.cluster import Cluster, Machine, Proc
 from simcore.models.cluster.workload import BackgroundSpec, ProcSpec, Workload
 
 BIG = 1000.0  # memory (MB) that no scenario comes near
@@ -92,3 +92,19 @@ def bare_cluster(*speeds: float, unfinished: int = 1) -> Cluster:
     cluster = Cluster(Engine(), machines, 10.0, Policy({}, None), lambda proc: None)
     cluster.unfinished = unfinished
     return cluster
+
+
+def hand_cluster(machines, policy) -> Cluster:
+    """Machines ``(speed, memory MB)`` under ``policy`` (built with its draws, started here), with no
+    workload: a test places processes (``cluster.place``), sets what the policy knows and calls it
+    by hand."""
+    cluster = Cluster(Engine(), [Machine(i, f"m{i}", s, mem) for i, (s, mem) in enumerate(machines)], 10.0,
+                      policy, lambda proc: None)
+    cluster.unfinished = 1
+    policy.start(cluster)
+    return cluster
+
+
+def proc(pid: int, memory: float = 0.0, pinned: bool = False) -> Proc:
+    """A process (job = pid) arrived at 0 with demand BIG, of ``memory`` MB, not yet placed."""
+    return Proc(ProcSpec(pid, pid, 0.0, BIG, float(memory), 0, True), pinned=pinned)

@@ -24,7 +24,8 @@ SPEC = {
     "metrics": [{"name": "x"}, {"name": "x_by_den", "ratio": ["num", "den"]}],
     "scales": {"smoke": {"replications": 5}, "quick": {"replications": 20}, "full": {"replications": 40}},
     "confidence": 0.9, "output": {"kind": "table"},
-    "published": [{"policy": "worse", "metric": "x", "value": 12.0, "source": "Table 1", "where": {"mu": 1.0}}],
+    "published": [{"policy": "worse", "metric": "x", "value": 12.0, "source": "Table 1", "where": {"mu": 1.0},
+                   "untested": "a toy value, shown beside the reproduced one"}],
     "claims": [
         {"id": "worse-is-worse", "text": "t", "kind": "greater", "metric": "x", "policy": "worse"},
         {"id": "worse-is-better", "text": "t", "kind": "less", "metric": "x", "policy": "worse"},

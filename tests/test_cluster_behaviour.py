@@ -11,11 +11,13 @@ memory is overcommitted).
 from __future__ import annotations
 
 import math
+import warnings
 from fractions import Fraction as F
 
 import numpy as np
 import pytest
-from cluster_script import BIG, ScriptedRng, ScriptedStreams, assert_run, bare_cluster, completions, run
+from cluster_script import (BIG, ScriptedRng, ScriptedStreams, assert_run, bare_cluster, completions, hand_cluster, proc,
+                            run)
 
 from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
@@ -23,7 +25,10 @@ from simcore.models import registry
 from simcore.models.cluster import full_params, simulate
 from simcore.models.cluster import workload as wl
 from simcore.models.cluster.base import Policy
-from simcore.models.cluster.cluster import Background, Proc
+from simcore.models.cluster.cluster import Background, Machine, Proc
+from simcore.models.cluster.knowledge import Knowledge
+from simcore.models.cluster.mosix import Mosix
+from simcore.models.cluster.opportunity import CostModel, EnhancedMosix
 from simcore.models.cluster.workload import BackgroundSpec, ProcSpec, Workload
 
 
@@ -289,6 +294,109 @@ def test_mosix_initial_placement():
     assert_run(run(machines, procs, "pvm-on-mosix", mosix_initial="home", **calm), {0: 1, 1: 2, 2: 4}, 0)
 
 
+# --- Mosix and its knowledge, called by hand (cluster_script.hand_cluster) -----------------------
+
+def test_knowledge_counts_a_sent_process_in_the_senders_entry_for_the_target():
+    """Machine 0 last saw machine 1 (speed 2) at load 1 with 3 MB in use. Sending it a 4 MB process
+    adds 1/2 (one process per unit of speed 2) and 4 MB: (1.5, 7); a second one: (2, 11). Sending
+    to machine 2, of which it holds no entry, creates none."""
+    knowledge = Knowledge(bare_cluster(1.0, 2.0, 1.0), 2, 1.0, ScriptedRng())
+    knowledge.known[0] = {1: [1.0, 3.0]}
+    knowledge.moved(0, 1, proc(0, memory=4.0))
+    assert knowledge.known[0] == {1: [1.5, 7.0]}
+    knowledge.moved(0, 1, proc(1, memory=4.0))
+    knowledge.moved(0, 2, proc(2, memory=4.0))
+    assert knowledge.known[0] == {1: [2.0, 11.0]}
+
+
+def test_mosix_arms_a_wake_up_only_when_load_or_memory_exceeds_its_threshold():
+    """Machine 0 (speed 1, 10 MB) of two, load_threshold 1, memory_threshold 0.5. A 5 MB process:
+    load 1 and 5 MB in use, neither above its threshold: no wake-up armed; a second process (load
+    2): armed. Two pinned processes (load 2) but nothing it could give away: none."""
+    def machine_0(*procs):
+        policy = Mosix({"memory_threshold": 0.5}, ScriptedRng())
+        cluster = hand_cluster([(1.0, 10.0), (1.0, 10.0)], policy)
+        for p in procs:
+            cluster.place(p, 0)
+        return policy.timers[0]
+
+    assert machine_0(proc(0, memory=5.0)) is None
+    assert machine_0(proc(0, memory=5.0), proc(1)) is not None
+    assert machine_0(proc(0, pinned=True), proc(1, pinned=True)) is None
+
+
+def first_wake_up(balance: float, interval: float, now: float) -> float:
+    """When machine 0 of two (window 0: no information rounds) first wakes under mosix with the
+    scripted phase ``balance``, after two processes of demand BIG arrive at ``now``."""
+    policy = Mosix({"balance_interval": interval, "mosix_known_machines": 0}, ScriptedRng(balance=balance))
+    cluster, seen = hand_cluster(TWO, policy), []
+
+    def arrive():
+        cluster.place(proc(0), 0)
+        cluster.place(proc(1), 0)
+        seen.append(cluster.engine.env.peek())  # the next event: the completions come at now + 2 BIG
+
+    cluster.schedule(now, arrive)
+    cluster.engine.run(until=now + 3 * interval)
+    return seen[0]
+
+
+def test_mosix_wakes_on_its_grid_strictly_after_now():
+    """Wake-ups of machine 0 fall at phase + k * balance_interval, phase = balance *
+    balance_interval, the first strictly after the instant it starts to want one; a delay below
+    1e-9 * balance_interval counts as this instant.
+    balance 0.5, interval 2 (phase 1): from 0 at 1, from 1 (on the grid) at 3, from 2.5 at 3.
+    phase 1e-9, interval 1: a delay of exactly 1e-9 is kept: at 1e-9.
+    phase 1e-9, interval 2: 1e-9 < 2e-9 counts as now: at 2 + 1e-9."""
+    assert [first_wake_up(0.5, 2.0, now) for now in (0.0, 1.0, 2.5)] == [1.0, 3.0, 3.0]
+    assert first_wake_up(1e-9, 1.0, 0.0) == pytest.approx(1e-9, rel=1e-12)
+    assert first_wake_up(0.5e-9, 2.0, 0.0) == pytest.approx(2 + 1e-9, rel=1e-12)
+
+
+def mosix_choice(machines, procs, known, **params):
+    """The move ``Mosix.choose`` makes on machine 0 holding ``procs`` (placed at 0, min_residency 0)
+    when its window is ``known``: ``(pid, target)`` or None."""
+    policy = Mosix({"min_residency": 0.0, **params}, ScriptedRng())
+    cluster = hand_cluster(machines, policy)
+    for p in procs:
+        cluster.place(p, 0)
+    policy.knowledge.known[0] = known
+    move = policy.choose(0, cluster)
+    return None if move is None else (move[0].pid, move[1])
+
+
+def test_mosix_ushers_memory_only_above_the_threshold():
+    """Machine 0 (speed 1, 10 MB; memory_threshold 0.5) holds p0 (2 MB) and p1 (3 MB) and sees
+    machine 1 (10 MB) empty. 5 MB in use is not above 5: the load rule (2 - 0 > 1) sends the
+    oldest, p0 (ushering would send the largest). With p1 of 3.5 MB, 5.5 MB is above: ushering
+    sends p1 (room 0.5 * 10 = 5 MB)."""
+    machines, empty = [(1.0, 10.0), (1.0, 10.0)], {1: [0.0, 0.0]}
+    assert mosix_choice(machines, [proc(0, 2.0), proc(1, 3.0)], empty, memory_threshold=0.5) == (0, 1)
+    assert mosix_choice(machines, [proc(0, 2.0), proc(1, 3.5)], empty, memory_threshold=0.5) == (1, 1)
+
+
+def test_mosix_ushers_to_the_most_free_memory_and_fills_the_room_exactly():
+    """Machine 0 (speed 1, 10 MB) holds A (9.5 MB, above 0.9 * 10); load_threshold 5. It sees
+    machine 1 (100 MB) with 95 MB in use and machine 2 (50 MB) empty: the most free memory is
+    machine 2's 50 MB (not machine 1's larger size): A goes there (room 45).
+    memory_threshold 0.5, B (6 MB) alone on machine 0, machine 1 (12 MB) seen empty: room
+    0.5 * 12 = 6 MB, B fits exactly and goes."""
+    machines = [(1.0, 10.0), (1.0, 100.0), (1.0, 50.0)]
+    known = {1: [1.0, 95.0], 2: [0.0, 0.0]}
+    assert mosix_choice(machines, [proc(0, 9.5)], known, load_threshold=5.0) == (0, 2)
+    exact = mosix_choice([(1.0, 10.0), (1.0, 12.0)], [proc(0, 6.0)], {1: [0.0, 0.0]}, memory_threshold=0.5)
+    assert exact == (0, 1)
+
+
+def test_mosix_load_move_needs_the_process_to_fit_the_targets_free_memory():
+    """Machine 0 (BIG) holds three processes (load 3) and sees machine 1 (10 MB) at load 1 with
+    6 MB in use: 3 - 1 > 1 and 1 + 1 < 3, free memory 10 - 6 = 4 MB. Processes of 5 MB: none
+    fits, no move; of 4 MB: the oldest fits exactly and goes."""
+    machines, known = [(1.0, BIG), (1.0, 10.0)], {1: [1.0, 6.0]}
+    assert mosix_choice(machines, [proc(i, 5.0) for i in range(3)], known) is None
+    assert mosix_choice(machines, [proc(i, 4.0) for i in range(3)], known) == (0, 1)
+
+
 # --- opportunity cost ---------------------------------------------------------------------------
 
 # Two speed-1 machines, base 2 (cost_base 'n'), processes without memory: a process's marginal
@@ -409,6 +517,66 @@ def test_cpu_bound_running_max_or_current_changes_an_assignment():
     assert_run(current, {**burst, 8: 30, 9: 22, 10: 30, 11: 14}, 0)
     running = run(machines, procs, "enhanced-pvm", cpu_bound="running-max")
     assert_run(running, {**burst, 8: 32, 9: 20, 10: 32, 11: 16}, 0)
+
+
+def test_cost_model_marginal_cost_by_hand():
+    """cost_base 4 (two machines), L = 1 before any observation. A 5 MB process on a machine of
+    speed 2 and 10 MB, with 2.5 MB in use and load 1: memory 4**0.75 - 4**0.25 = 2**1.5 - 2**0.5,
+    CPU 4**((1 + 1/2) / 1) - 4**1 = 8 - 4: sqrt(2) + 4.
+    Each power's exponent is capped at 700: with base e, a 700.5 MB process on an empty 1 MB
+    machine of speed 1 costs e**700 - 1 + (e - 1)."""
+    costs = CostModel({"cost_base": 4.0, "cpu_bound": "running-max"}, 2)
+    assert costs.marginal(Machine(0, "m", 2.0, 10.0), 2.5, 1.0, 5.0) == pytest.approx(math.sqrt(2) + 4, rel=1e-12)
+    capped = CostModel({"cost_base": math.e, "cpu_bound": "running-max"}, 2)
+    assert capped.marginal(Machine(0, "m", 1.0, 1.0), 0.0, 0.0, 700.5) == pytest.approx(math.exp(700) - 2 + math.e)
+
+
+def test_cost_bound_of_an_empty_cluster():
+    """Three processes on machine 0 (load 3): L = 4, the power of two above. Once all have left,
+    'current' (no load now) gives L = 1; 'running-max' keeps 4."""
+    cluster = bare_cluster(1.0, 1.0)
+    procs = [proc(i) for i in range(3)]
+    models = [CostModel({"cost_base": 2.0, "cpu_bound": bound}, 2) for bound in ("current", "running-max")]
+    for p in procs:
+        cluster.place(p, 0)
+    for costs in models:
+        costs.observe(cluster)
+    assert [costs.bound for costs in models] == [4.0, 4.0]
+    for p in procs:
+        cluster.detach(p)
+    for costs in models:
+        costs.observe(cluster)
+    assert [costs.bound for costs in models] == [1.0, 4.0]
+
+
+def greedy_moves(machines, procs, known):
+    """The ``(pid, target)`` moves of enhanced-mosix (greedy rule, base 2, min_residency 0) right
+    after ``procs`` are placed as listed (``(process, machine)``), the windows being ``known``."""
+    policy = EnhancedMosix({"reassign_rule": "greedy", "cost_base": 2.0, "min_residency": 0.0}, ScriptedRng())
+    cluster = hand_cluster(machines, policy)
+    for p, machine in procs:
+        cluster.place(p, machine)
+    policy.knowledge.known[:] = known
+    return [(p.pid, target) for p, target in policy.on_arrival([p for p, _ in procs], cluster)]
+
+
+def test_enhanced_mosix_sends_a_violator_to_its_cheapest_known_machine():
+    """Three speed-1 machines; machine 2 holds a pinned process, then p (no memory): load 2, L = 4,
+    staying costs p c(1) (notation above). Machine 2 sees machine 0 at load 2, c(2), and machine 1
+    empty, c(0): p goes to the cheapest, machine 1 (c(0) < c(1)), past the pinned process."""
+    procs = [(proc(0, pinned=True), 2), (proc(1), 2)]
+    known = [{}, {}, {0: [2.0, 0.0], 1: [0.0, 0.0]}]
+    assert greedy_moves([(1.0, BIG)] * 3, procs, known) == [(1, 1)]
+
+
+def test_enhanced_mosix_greedy_cost_of_staying_leaves_the_process_out():
+    """p (5 MB) alone on machine 0 (speed 2, 10 MB), L = 1 (load 1/2): staying costs what p adds to
+    the machine without it: 2**0.5 - 1 (memory 0 -> 5 of 10 MB) + 2**0.5 - 1 (load 0 -> 1/2) =
+    0.82843. Machine 1 seen empty costs it, at speed 1 and 1000 MB: 2**0.005 - 1 + 2**1 - 1 =
+    1.00347, dearer: p stays; at speed 2 and 20 MB: 2**0.25 - 1 + 2**0.5 - 1 = 0.60342: p goes."""
+    procs, known = [(proc(0, 5.0), 0)], [{1: [0.0, 0.0]}, {}]
+    assert greedy_moves([(2.0, 10.0), (1.0, 1000.0)], procs, known) == []
+    assert greedy_moves([(2.0, 10.0), (2.0, 20.0)], procs, known) == [(0, 1)]
 
 
 # --- optimal ----------------------------------------------------------------------------------------
@@ -580,3 +748,28 @@ def test_poisson_workload_draws_and_warmup():
     work = wl.generate(params, streams(), 1)
     assert work.procs == tuple(ProcSpec(i, i, float(t), float(d), 0.0, 0, i >= 10)
                                for i, (t, d) in enumerate(zip(times, demand)))
+
+
+def test_amir_draws_demands_memory_and_homes_from_their_streams():
+    """Job j is parallel iff U_j < parallel_fraction (U: the 'jobs' stream's first draws; widths
+    U{1..4} next): with the fraction set to U_0 itself, job 0 is single. Its processes have demand
+    scale / D_j (D from 'demand'; scale 2 single, 20 parallel; caps out of reach), memory 64 MB *
+    min(1 / M_j, 100) / 100 (M from 'memory'), home U{0..2} (from 'home'). Drawing it calls no
+    deprecated numpy function (warnings are errors here)."""
+    fresh = streams()
+    times = np.cumsum(fresh["arrivals"].exponential(10.0, 1000))
+    n = int((times < 300.0).sum())
+    u = fresh["jobs"].random(n)
+    parallel = u < u[0]
+    widths = np.where(parallel, fresh["jobs"].integers(1, 5, n), 1)
+    demand = np.where(parallel, 20.0, 2.0) / fresh["demand"].random(n)
+    memory = 64.0 * np.minimum(1.0 / fresh["memory"].random(n), 100.0) / 100.0
+    home = fresh["home"].integers(0, 3, n)
+    params = full_params({"arrival_window": 300.0, "parallel_fraction": float(u[0]), "parallel_procs_max": 4,
+                          "single_cpu_cap": 1e300, "parallel_cpu_cap": 1e300})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        work = wl.generate(params, streams(), 3)
+    expected = [(j, float(demand[j]), float(memory[j]), int(home[j])) for j in range(n) for _ in range(widths[j])]
+    assert [(p.job, p.demand, p.memory, p.home) for p in work.procs] == expected
+    assert not parallel[0] and parallel.any()

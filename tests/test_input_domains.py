@@ -14,7 +14,7 @@ import yaml
 from simcore.cli import main
 from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
-from simcore.models import MODELS, Metric, Parameter, get_model
+from simcore.models import MODELS, Constraint, Metric, Parameter, get_model, select, with_defaults
 from simcore.models.domains import (BOOLEAN, COUNT, NONNEGATIVE, POSITIVE, PROBABILITY, TEXT, AnyOf, Choice, Domain,
                                     Integer, Real, Structured, records, show)
 
@@ -355,6 +355,37 @@ def test_domains_describe_themselves_and_phrase_what_a_value_is_not(domain, desc
 ])
 def test_a_problem_says_what_the_value_is_not(domain, value, problem):
     assert domain.problem(value) == problem
+
+
+GROUPS = [{"speed": 1.0}]
+TOY = {"n": Parameter(1, "n", COUNT), "groups": Parameter(GROUPS, "groups", Structured("list of groups", _groups))}
+ORDERED = Constraint(("n", "top"), "n <= top", lambda p: p["n"] <= p["top"])
+
+
+def test_with_defaults_fills_in_copies_of_the_defaults():
+    """A run that changes its parameters in place cannot change a declared default."""
+    full = with_defaults("toy", TOY, {"n": 3})
+    assert full == {"n": 3, "groups": GROUPS}
+    assert full["groups"] is not GROUPS and full["groups"][0] is not GROUPS[0]
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: with_defaults("toy", TOY, {"b": 1, 2: 0, "n": 1}), "unknown parameter(s) of model 'toy': 2, b"),
+    (lambda: with_defaults("toy", TOY, {"n": 0}), "model 'toy': parameter n = 0 is not a positive integer."),
+    (lambda: with_defaults("toy", {**TOY, "top": Parameter(2, "top", COUNT)}, {"n": 5}, (ORDERED,)),
+     "model 'toy': n <= top does not hold (n = 5, top = 2)."),
+    (lambda: select("toy policy 'p'", TOY, {"n": True}), "toy policy 'p': parameter n = True is not a positive integer."),
+    (lambda: Parameter("x" * 70, "t", COUNT).check("x" * 70, "here"),
+     "here = '" + "x" * 56 + "... is not a positive integer."),
+])
+def test_bad_parameters_are_one_sentence_naming_where(call, message):
+    with pytest.raises(InputError) as err:
+        call()
+    assert str(err.value) == message
+
+
+def test_select_reads_only_the_declared_parameters_with_their_defaults():
+    assert select("toy policy 'p'", TOY, {"n": 2, "other": object()}) == {"n": 2, "groups": GROUPS}
 
 
 def _declared():

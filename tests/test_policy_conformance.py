@@ -6,6 +6,7 @@ runs a tiny scenario to the same rows twice."""
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -181,3 +182,42 @@ def test_a_policy_redeclaring_a_parameter_differently_is_refused(registry, after
         declare = lambda: registry.with_hyperparameters("toy", {"a": A})  # noqa: E731
     with pytest.raises(TypeError, match=r"^policy 'clash' of model 'toy' redeclares parameter 'a' differently$"):
         declare()
+
+
+def test_entry_points_are_read_once_and_add_policies_by_model_and_name(registry, monkeypatch):
+    """'<model>:<name>' splits at the first colon; a policy registered under that name is kept. A
+    class named only by its entry point is registered as the decorator would: it gets its name,
+    and its hyperparameters join the model's parameters."""
+    first = registry.register("toy", "first")(_policy("First", a=A))
+    parameters = registry.with_hyperparameters("toy", {})
+    plugin, shadow, odd = _policy("Plugin", b=B), _policy("Shadow"), _policy("Odd")
+    groups = []
+
+    def entry_points(group):
+        groups.append(group)
+        return {"simcore.policies": [SimpleNamespace(name="toy:plugin", load=lambda: plugin),
+                                     SimpleNamespace(name="toy:first", load=lambda: shadow),
+                                     SimpleNamespace(name="toy:v2:beta", load=lambda: odd)]}.get(group, [])
+
+    monkeypatch.setattr(registry, "entry_points", entry_points)
+    monkeypatch.setattr(registry, "_loaded_entry_points", False)
+    assert registry.policy_names("toy") == ["first", "plugin", "v2:beta"]
+    assert registry.get_policy("toy", "plugin") is plugin and registry.get_policy("toy", "first") is first
+    assert registry.get_policy("toy", "v2:beta") is odd and registry.policy_names("other-toy") == []
+    assert groups == ["simcore.policies"]
+    assert (plugin.name, odd.name) == ("plugin", "v2:beta") and not hasattr(shadow, "name")
+    assert parameters == {"a": A, "b": B}
+
+
+def test_an_unknown_policy_is_bad_input_naming_the_known_ones(registry):
+    with pytest.raises(InputError, match=r"^toy model: unknown policy 'x' \(known: none\)$"):
+        get_policy("toy", "x")
+    registry.register("toy", "b")(_policy("B"))
+    registry.register("toy", "a")(_policy("A"))
+    with pytest.raises(InputError, match=r"^toy model: unknown policy 'x' \(known: a, b\)$"):
+        get_policy("toy", "x")
+
+
+def test_an_unknown_model_is_a_key_error():
+    with pytest.raises(KeyError, match="'no-such-model'"):
+        get_model("no-such-model")

@@ -77,6 +77,12 @@ BAD_SPECS = {
     "where on no grid key": (lambda d: d["claims"][0]["where"].update(speed=2), "'claims.0.where.speed'"),
     "published where on no grid key": (lambda d: d["published"][0].update(where={"n_proc": 1}),
                                        "'published.0.where.n_proc'"),
+    "published value no claim judges": (lambda d: d["published"].append(
+        {"policy": "pvm", "metric": "makespan", "value": 300.0, "where": {"n_procs": 2}, "source": "x"}),
+        "'published.76': no claim judges this value"),
+    "untested value a claim judges": (lambda d: d["published"].append(
+        {"policy": "pvm", "metric": "makespan", "value": 320.0, "where": {"n_procs": 17}, "source": "x",
+         "untested": "a reason that does not hold"}), "'published.76.untested': the value is judged by claim"),
 }
 
 

@@ -275,6 +275,7 @@ def _check_semantics(path: Path, data: dict) -> None:
         if claim.get("across") and claim["kind"] not in ("less", "greater", "ratio-above", "ratio-below"):
             raise SpecError(f"{path}: key 'claims.{i}.across': only difference and ratio claims average over cells, "
                             f"not '{claim['kind']}'.")
+    _check_published_judged(path, data)
 
 
 def _merge_preset(path: Path, data: dict) -> dict:
@@ -385,6 +386,38 @@ def _check_where(path, section: str, i: int, entry: dict, grid: dict) -> None:
         for value in (wanted if isinstance(wanted, list) else [wanted]) if section == "claims" else []:
             if value not in grid[key]:
                 raise SpecError(f"{path}: key '{section}.{i}.where.{key}': {value!r} is not in the grid.")
+
+
+def _overlap(a: dict | None, b: dict | None) -> bool:
+    """Whether two ``where`` selections share a cell (a key one leaves open matches all)."""
+    a, b = a or {}, b or {}
+    options = (lambda v: v if isinstance(v, list) else [v])
+    return all(set(options(a[k])) & set(options(b[k])) for k in a.keys() & b.keys())
+
+
+def judging_claims(entry: dict, data: dict) -> list[str]:
+    """Ids of the claims that judge a published value: claims that state a magnitude on its
+    metric, about its policy (and its 'than', for a published ratio), in cells it covers."""
+    ids = []
+    for claim in data.get("claims") or []:
+        if claim["metric"] != entry["metric"] or "published_effect" not in claim:
+            continue
+        involved = {claim["policy"]} if claim["kind"] == "value" else {claim["policy"], claim.get("than", data["baseline"])}
+        if entry.get("policy") in involved and entry.get("than", entry.get("policy")) in involved \
+                and _overlap(claim.get("where"), entry.get("where")):
+            ids.append(claim["id"])
+    return ids
+
+
+def _check_published_judged(path, data: dict) -> None:
+    """Every published value is judged by a claim, or says why not ('untested'), not both."""
+    for i, entry in enumerate(data.get("published") or []):
+        judged = judging_claims(entry, data)
+        if judged and entry.get("untested"):
+            raise SpecError(f"{path}: key 'published.{i}.untested': the value is judged by claim '{judged[0]}'.")
+        if not judged and not entry.get("untested"):
+            raise SpecError(f"{path}: key 'published.{i}': no claim judges this value ({entry['metric']} of "
+                            f"{entry.get('policy', 'the baseline')}); add one, or say why not under 'untested'.")
 
 
 def _check_published_table(path, i: int, claim: dict, data: dict) -> None:

@@ -45,7 +45,8 @@ def _load_entry_points() -> None:
     _loaded_entry_points = True
     for ep in entry_points(group="simcore.policies"):
         model, _, name = ep.name.partition(":")
-        _POLICIES.setdefault((model, name), ep.load())
+        if (model, name) not in _POLICIES:  # registered as if decorated: its name, its hyperparameters
+            register(model, name)(ep.load())
 
 
 def policy_names(model: str) -> list[str]:

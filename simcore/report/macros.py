@@ -420,8 +420,24 @@ def assumptions_tex(specs) -> str:
                 lines += [r"\end{longtable}", r"\endgroup"]
             if grid_why:
                 lines.append(f"\\emph{{Grid:}} {tex_escape(grid_why)}")
+            lines += _untested_tex(spec)
             lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def _untested_tex(spec) -> list[str]:
+    """The published values no claim judges, grouped by the reason the spec gives."""
+    reasons: dict[str, list[str]] = {}
+    for e in spec.data.get("published") or []:
+        if e.get("untested"):
+            where = ", ".join(f"{tex_escape(k)}~{_value_tex(v)}" for k, v in (e.get("where") or {}).items())
+            who = e.get("policy", spec.baseline) + (f"/{e['than']}" if e.get("than") else "")
+            reasons.setdefault(e["untested"], []).append(
+                f"\\texttt{{{tex_escape(e['metric'])}}} of {tex_escape(who)}" + (f" at {where}" if where else ""))
+    if not reasons:
+        return []
+    items = [f"\\item {tex_escape(reason)} ({'; '.join(values)})" for reason, values in reasons.items()]
+    return ["\\emph{Published values no claim judges, and why:}", "\\begin{itemize}", *items, "\\end{itemize}"]
 
 
 # --------------------------------------------------------------------------- per paper
