@@ -106,9 +106,11 @@ def cmd_table(args) -> int:
 
 
 def cmd_report_macros(args) -> int:
+    from simcore.experiments.spec import load_untested
     from simcore.report.macros import write_report_inputs
 
-    write_report_inputs(_all_specs(args.specs), Path(args.results), Path(args.out))
+    untested = load_untested(args.untested)
+    write_report_inputs(_all_specs(args.specs), Path(args.results), Path(args.out), untested)
     return 0
 
 
@@ -325,6 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("report-macros", cmd_report_macros, "numbers.tex macros, scorecard and provenance for the report")
     p.add_argument("--results", default="results", metavar="DIR", help=RESULTS_HELP)
     p.add_argument("--out", required=True, metavar="DIR", help="paper/generated")
+    p.add_argument("--untested", default="config/untested.yaml", metavar="FILE",
+                   help="published results no experiment tests, with reasons (default: %(default)s)")
     p = add("topology", cmd_topology, "show a machine and the sched domains each builder makes")
     p.add_argument("machine", nargs="?", metavar="NAME|FILE", help="catalog name or topology YAML")
     p.add_argument("--this-machine", action="store_true", help="read /sys/devices/system/node")

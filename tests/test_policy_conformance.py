@@ -120,7 +120,7 @@ def test_a_policy_registered_after_its_model_brings_its_hyperparameters(monkeypa
 
 @pytest.fixture
 def registry(monkeypatch):
-    """simcore.models.registry with its dicts copied: what a test registers (model 'toy') vanishes after it."""
+    """simcore.models.registry with its dicts copied: what a test registers (model 'reg-toy') vanishes after it."""
     from simcore.models import registry
 
     monkeypatch.setattr(registry, "_POLICIES", dict(registry._POLICIES))
@@ -139,33 +139,33 @@ C = Parameter("x", "c", Choice("x", "y"))
 
 
 def test_a_model_learns_the_hyperparameters_of_its_policies_before_and_after_it(registry):
-    first = registry.register("toy", "first")(_policy("First", a=A))
-    registry.register("toy", "bare")(_policy("Bare"))
-    registry.register("other-toy", "elsewhere")(_policy("Elsewhere", b=B))
+    first = registry.register("reg-toy", "first")(_policy("First", a=A))
+    registry.register("reg-toy", "bare")(_policy("Bare"))
+    registry.register("other-reg-toy", "elsewhere")(_policy("Elsewhere", b=B))
     own = {"x": Parameter(0, "x", Integer())}
-    parameters = registry.with_hyperparameters("toy", own)
+    parameters = registry.with_hyperparameters("reg-toy", own)
     assert parameters is own and parameters == {"x": own["x"], "a": A}
-    assert first.name == "first" and registry.get_policy("toy", "first") is first
-    registry.register("toy", "later")(_policy("Later", a=A, c=C))
-    registry.register("toy", "bare-later")(_policy("BareLater"))
+    assert first.name == "first" and registry.get_policy("reg-toy", "first") is first
+    registry.register("reg-toy", "later")(_policy("Later", a=A, c=C))
+    registry.register("reg-toy", "bare-later")(_policy("BareLater"))
     assert parameters == {"x": own["x"], "a": A, "c": C}
-    assert registry.policy_names("toy") == ["bare", "bare-later", "first", "later"]
+    assert registry.policy_names("reg-toy") == ["bare", "bare-later", "first", "later"]
 
 
 @pytest.mark.parametrize("key, users", [("a", ["first", "later"]), ("c", ["later"]), ("b", []), ("x", [])])
 def test_users_are_the_policies_declaring_a_key(registry, key, users):
-    registry.register("toy", "first")(_policy("First", a=A))
-    registry.register("toy", "bare")(_policy("Bare"))
-    registry.register("toy", "later")(_policy("Later", a=A, c=C))
-    registry.register("other-toy", "elsewhere")(_policy("Elsewhere", a=A, b=B))
-    assert registry.users("toy", key) == users
+    registry.register("reg-toy", "first")(_policy("First", a=A))
+    registry.register("reg-toy", "bare")(_policy("Bare"))
+    registry.register("reg-toy", "later")(_policy("Later", a=A, c=C))
+    registry.register("other-reg-toy", "elsewhere")(_policy("Elsewhere", a=A, b=B))
+    assert registry.users("reg-toy", key) == users
 
 
 def test_an_equal_redeclaration_is_one_declaration(registry):
     """Two policies may declare one hyperparameter with equal (not identical) declarations."""
-    registry.register("toy", "first")(_policy("First", c=Parameter("x", "c", Choice("x", "y"))))
-    parameters = registry.with_hyperparameters("toy", {})
-    registry.register("toy", "second")(_policy("Second", c=Parameter("x", "c", Choice("x", "y"))))
+    registry.register("reg-toy", "first")(_policy("First", c=Parameter("x", "c", Choice("x", "y"))))
+    parameters = registry.with_hyperparameters("reg-toy", {})
+    registry.register("reg-toy", "second")(_policy("Second", c=Parameter("x", "c", Choice("x", "y"))))
     assert parameters == {"c": C}
 
 
@@ -175,12 +175,12 @@ def test_a_policy_redeclaring_a_parameter_differently_is_refused(registry, after
     """Registered before the model (with_hyperparameters) or after it (register): a TypeError naming all three."""
     clash = _policy("Clash", a=other)
     if after:
-        registry.with_hyperparameters("toy", {"a": A})
-        declare = lambda: registry.register("toy", "clash")(clash)  # noqa: E731
+        registry.with_hyperparameters("reg-toy", {"a": A})
+        declare = lambda: registry.register("reg-toy", "clash")(clash)  # noqa: E731
     else:
-        registry.register("toy", "clash")(clash)
-        declare = lambda: registry.with_hyperparameters("toy", {"a": A})  # noqa: E731
-    with pytest.raises(TypeError, match=r"^policy 'clash' of model 'toy' redeclares parameter 'a' differently$"):
+        registry.register("reg-toy", "clash")(clash)
+        declare = lambda: registry.with_hyperparameters("reg-toy", {"a": A})  # noqa: E731
+    with pytest.raises(TypeError, match=r"^policy 'clash' of model 'reg-toy' redeclares parameter 'a' differently$"):
         declare()
 
 
@@ -188,34 +188,34 @@ def test_entry_points_are_read_once_and_add_policies_by_model_and_name(registry,
     """'<model>:<name>' splits at the first colon; a policy registered under that name is kept. A
     class named only by its entry point is registered as the decorator would: it gets its name,
     and its hyperparameters join the model's parameters."""
-    first = registry.register("toy", "first")(_policy("First", a=A))
-    parameters = registry.with_hyperparameters("toy", {})
+    first = registry.register("reg-toy", "first")(_policy("First", a=A))
+    parameters = registry.with_hyperparameters("reg-toy", {})
     plugin, shadow, odd = _policy("Plugin", b=B), _policy("Shadow"), _policy("Odd")
     groups = []
 
     def entry_points(group):
         groups.append(group)
-        return {"simcore.policies": [SimpleNamespace(name="toy:plugin", load=lambda: plugin),
-                                     SimpleNamespace(name="toy:first", load=lambda: shadow),
-                                     SimpleNamespace(name="toy:v2:beta", load=lambda: odd)]}.get(group, [])
+        return {"simcore.policies": [SimpleNamespace(name="reg-toy:plugin", load=lambda: plugin),
+                                     SimpleNamespace(name="reg-toy:first", load=lambda: shadow),
+                                     SimpleNamespace(name="reg-toy:v2:beta", load=lambda: odd)]}.get(group, [])
 
     monkeypatch.setattr(registry, "entry_points", entry_points)
     monkeypatch.setattr(registry, "_loaded_entry_points", False)
-    assert registry.policy_names("toy") == ["first", "plugin", "v2:beta"]
-    assert registry.get_policy("toy", "plugin") is plugin and registry.get_policy("toy", "first") is first
-    assert registry.get_policy("toy", "v2:beta") is odd and registry.policy_names("other-toy") == []
+    assert registry.policy_names("reg-toy") == ["first", "plugin", "v2:beta"]
+    assert registry.get_policy("reg-toy", "plugin") is plugin and registry.get_policy("reg-toy", "first") is first
+    assert registry.get_policy("reg-toy", "v2:beta") is odd and registry.policy_names("other-reg-toy") == []
     assert groups == ["simcore.policies"]
     assert (plugin.name, odd.name) == ("plugin", "v2:beta") and not hasattr(shadow, "name")
     assert parameters == {"a": A, "b": B}
 
 
 def test_an_unknown_policy_is_bad_input_naming_the_known_ones(registry):
-    with pytest.raises(InputError, match=r"^toy model: unknown policy 'x' \(known: none\)$"):
-        get_policy("toy", "x")
-    registry.register("toy", "b")(_policy("B"))
-    registry.register("toy", "a")(_policy("A"))
-    with pytest.raises(InputError, match=r"^toy model: unknown policy 'x' \(known: a, b\)$"):
-        get_policy("toy", "x")
+    with pytest.raises(InputError, match=r"^reg-toy model: unknown policy 'x' \(known: none\)$"):
+        get_policy("reg-toy", "x")
+    registry.register("reg-toy", "b")(_policy("B"))
+    registry.register("reg-toy", "a")(_policy("A"))
+    with pytest.raises(InputError, match=r"^reg-toy model: unknown policy 'x' \(known: a, b\)$"):
+        get_policy("reg-toy", "x")
 
 
 def test_an_unknown_model_is_a_key_error():

@@ -1,5 +1,6 @@
 """Experiment specs: the catalogue validates; bad input exits 2 with one sentence and no output."""
 
+import re
 import shutil
 from pathlib import Path
 
@@ -126,3 +127,33 @@ def test_empty_grid_mapping_is_rejected(spec_tree):
     path = _corrupt(spec_tree, lambda d: d.update(grid={}))
     with pytest.raises(SpecError, match="grid"):
         load_spec(path)
+
+
+@pytest.mark.parametrize("text,key", [
+    ("nope: []\n", "key 'nope' is not a paper id"),
+    ("barak96: {source: x}\n", "key 'barak96' must be a list of results"),
+    ("barak96:\n  - {source: Table 2, result: r}\n", "key 'barak96.0' must have exactly the keys source, result, why"),
+    ("barak96:\n  - {source: Table 2, result: r, why: '  '}\n", "key 'barak96.0.why' must be a non-empty text"),
+    ("- a list\n", "must map paper ids to lists of untested results"),
+])
+def test_a_bad_untested_file_is_one_sentence_naming_the_key(tmp_path, text, key):
+    from simcore.experiments.spec import load_untested
+
+    path = tmp_path / "untested.yaml"
+    path.write_text(text)
+    with pytest.raises(SpecError, match=re.escape(f"{path}: {key}")):
+        load_untested(path)
+
+
+def test_untested_results_are_listed_per_paper_with_their_reasons(tmp_path, root):
+    """The shipped file loads; each result becomes one item of its paper's list, escaped."""
+    from simcore.experiments.spec import load_untested
+    from simcore.report.macros import untested_tex
+
+    shipped = load_untested(root / "config/untested.yaml")
+    assert shipped and all(items for items in shipped.values())
+    path = tmp_path / "untested.yaml"
+    path.write_text("barak96:\n  - {source: Table 2, result: 'times of 1_KB messages', why: 'a 50% overhead'}\n")
+    tex = untested_tex(load_untested(path))
+    assert r"\item \emph{Table 2}: times of 1\_KB messages \emph{Not tested:} a 50\% overhead" in tex
+    assert "Barak" in tex and load_untested(tmp_path / "absent.yaml") == {}

@@ -361,6 +361,34 @@ def find_spec(name: str, specs_dir: str | Path = "config/experiments") -> Path:
     return path
 
 
+UNTESTED_KEYS = ("source", "result", "why")
+
+
+def load_untested(path: str | Path = "config/untested.yaml") -> dict[str, list[dict]]:
+    """The published results no experiment tests, per paper: ``{paper: [{source, result, why}]}``
+    (an absent file: none)."""
+    from simcore.report.data import PAPER_TITLES
+
+    path = Path(path)
+    if not path.exists():
+        return {}
+    data = _read_yaml(path) or {}
+    if not isinstance(data, dict):
+        raise SpecError(f"{path}: must map paper ids to lists of untested results.")
+    for paper, items in data.items():
+        if paper not in PAPER_TITLES:
+            raise SpecError(f"{path}: key '{paper}' is not a paper id (known: {', '.join(PAPER_TITLES)}).")
+        if not isinstance(items, list):
+            raise SpecError(f"{path}: key '{paper}' must be a list of results.")
+        for i, item in enumerate(items):
+            if not isinstance(item, dict) or set(item) != set(UNTESTED_KEYS):
+                raise SpecError(f"{path}: key '{paper}.{i}' must have exactly the keys {', '.join(UNTESTED_KEYS)}.")
+            for key in UNTESTED_KEYS:
+                if not isinstance(item[key], str) or not item[key].strip():
+                    raise SpecError(f"{path}: key '{paper}.{i}.{key}' must be a non-empty text.")
+    return data
+
+
 def load_config(path: str | Path = "config/config.yaml") -> dict:
     """The global configuration (root seed, default batch size)."""
     path = Path(path)

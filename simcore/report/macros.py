@@ -38,15 +38,17 @@ PREAMBLE = r"""\makeatletter
 """
 
 
-def write_report_inputs(specs: list, results_dir: Path, outdir: Path) -> None:
-    """Write numbers.tex, scorecard.tex, provenance.tex, assumptions.tex, experiments.tex and
-    paper-<paper>.tex for every paper of ``specs`` into ``outdir`` (each atomically)."""
+def write_report_inputs(specs: list, results_dir: Path, outdir: Path, untested: dict | None = None) -> None:
+    """Write numbers.tex, scorecard.tex, provenance.tex, assumptions.tex, untested.tex (the
+    results ``untested`` lists per paper), experiments.tex and paper-<paper>.tex for every paper
+    of ``specs`` into ``outdir`` (each atomically)."""
     results_dir, outdir = Path(results_dir), Path(outdir)
     specs = sorted(specs, key=_order)
     write_text(outdir / "numbers.tex", numbers_tex(specs, results_dir))
     write_text(outdir / "scorecard.tex", scorecard_tex(specs, results_dir))
     write_text(outdir / "provenance.tex", provenance_tex(specs, results_dir))
     write_text(outdir / "assumptions.tex", assumptions_tex(specs))
+    write_text(outdir / "untested.tex", untested_tex(untested))
     papers = _papers(specs)
     for paper, group in papers.items():
         write_text(outdir / f"paper-{paper}.tex", paper_tex(paper, group, results_dir))
@@ -438,6 +440,21 @@ def _untested_tex(spec) -> list[str]:
         return []
     items = [f"\\item {tex_escape(reason)} ({'; '.join(values)})" for reason, values in reasons.items()]
     return ["\\emph{Published values no claim judges, and why:}", "\\begin{itemize}", *items, "\\end{itemize}"]
+
+
+# --------------------------------------------------------------------------- untested.tex
+
+def untested_tex(untested: dict | None) -> str:
+    """Per paper, the published results no experiment tests, each with its reason."""
+    lines = [HEADER.rstrip()]
+    for paper in sorted(untested or {}, key=lambda p: PAPER_ORDER.index(p) if p in PAPER_ORDER else len(PAPER_ORDER)):
+        lines += [f"\\subsection*{{{tex_escape(PAPER_TITLES.get(paper, paper))}}}", r"\begin{itemize}"]
+        lines += [f"\\item \\emph{{{tex_escape(item['source'])}}}: {tex_escape(item['result'])} "
+                  f"\\emph{{Not tested:}} {tex_escape(item['why'])}" for item in untested[paper]]
+        lines.append(r"\end{itemize}")
+    if len(lines) == 1:
+        lines.append("Every published result of the papers is tested by an experiment.")
+    return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------- per paper

@@ -4,6 +4,7 @@ GENERATED = [
     "paper/generated/scorecard.tex",
     "paper/generated/provenance.tex",
     "paper/generated/assumptions.tex",
+    "paper/generated/untested.tex",
     "paper/generated/experiments.tex",
 ] + [f"paper/generated/paper-{p}.tex" for p in PAPERS]
 
@@ -14,6 +15,7 @@ rule report_inputs:
         claims=expand("results/{exp}/claims.csv", exp=SPECS),
         provenance=expand("results/{exp}/provenance.json", exp=SPECS),
         specs=[f for exp in SPECS for f in spec_files(exp)],
+        untested="config/untested.yaml",
     output:
         GENERATED,
     log:
