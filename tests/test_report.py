@@ -347,3 +347,28 @@ def test_gain_panel_uses_the_papers_ratio_or_its_two_values(root):
     assert _published_gain(corr, {"n_tasks": 50}, "multilevel", "mean_turnaround_s") == pytest.approx(
         100 * (1 - 20.503 / 21.955))
     assert has_gain_panel(corr) and not has_gain_panel(load_spec(root / "config/experiments/amir-table2.yaml"))
+
+
+def test_the_scorecard_counts_claims_per_paper_and_verdict(monkeypatch):
+    """Two papers, three claims: one row per paper, a column per verdict that occurs (short
+    heads), a total row and a total column; a claim without result counts as 'no result'."""
+    from simcore.report import macros
+
+    specs = [_Paper("amir", [{"verdict": "reproduced"}, {"verdict": "smaller than published"}]),
+             _Paper("barak96", [None])]
+    monkeypatch.setattr(macros, "claim_rows", lambda spec, results: [({}, row) for row in spec.rows])
+    tex = "\n".join(macros.verdict_counts_tex(specs, Path("results")))
+    assert r"\begin{tabular}{@{}lrrrr@{}}" in tex
+    assert "{reproduced}" in tex and "{smaller}" in tex and "{no result}" in tex and "inconclusive" not in tex
+    assert r"amir & 1 & 1 & 0 & 2 \\" in tex and r"barak96 & 0 & 0 & 1 & 1 \\" in tex
+    assert r"\textbf{all} & 1 & 1 & 1 & 3 \\" in tex
+
+
+class _Paper:
+    """A spec stand-in: spec['paper'] and the rows claim_rows gives."""
+
+    def __init__(self, paper: str, rows: list):
+        self.paper, self.rows = paper, rows
+
+    def __getitem__(self, key):
+        return getattr(self, key)

@@ -12,7 +12,7 @@ from simcore.experiments.spec import SCALES, where_matches
 from simcore.report.data import (
     PAPER_ORDER, PAPER_TITLES, cell_key, cell_values, claim_rows, claim_statistic, fmt, fmt_percent, fmt_published,
     has_gain_panel, isnum, metric_label, pair_ratio, published_for, published_ratios,
-    read_provenance, read_replications, read_summary, split_cells, tex_escape, tex_id, verdict_tex,
+    VERDICT_COLOURS, read_provenance, read_replications, read_summary, split_cells, tex_escape, tex_id, verdict_tex,
 )
 from simcore.stats.claims import VERDICTS
 
@@ -298,8 +298,37 @@ def _cell_keys(spec, values: dict):
 
 # --------------------------------------------------------------------------- scorecard.tex
 
+SHORT_VERDICTS = {"smaller than published": "smaller", "larger than published": "larger", "missing": "no result"}
+
+
+def _short_verdict(verdict: str) -> str:
+    """A verdict as a short coloured column head."""
+    colour = VERDICT_COLOURS.get(verdict, "gray")
+    return rf"\textcolor{{{colour}}}{{\textbf{{{tex_escape(SHORT_VERDICTS.get(verdict, verdict))}}}}}"
+
+
+def verdict_counts_tex(specs, results_dir: Path) -> list[str]:
+    """A small table: claims per paper and verdict (the verdicts that occur), with totals."""
+    per_paper: dict[str, dict[str, int]] = {}
+    for spec in specs:
+        counts = per_paper.setdefault(spec["paper"], {})
+        for _, row in claim_rows(spec, results_dir):
+            verdict = row["verdict"] if row and isinstance(row.get("verdict"), str) else "missing"
+            counts[verdict] = counts.get(verdict, 0) + 1
+    seen = [v for v in (*VERDICTS, "missing") if any(c.get(v) for c in per_paper.values())]
+    total = {v: sum(c.get(v, 0) for c in per_paper.values()) for v in seen}
+    rows = [(tex_escape(p), [c.get(v, 0) for v in seen]) for p, c in per_paper.items()]
+    rows.append((r"\textbf{all}", [total[v] for v in seen]))
+    lines = [r"\begin{table}[ht]\centering\small",
+             r"\caption{Claims per paper and verdict.}\label{tab:verdict-counts}",
+             r"\begin{tabular}{@{}l" + "r" * (len(seen) + 1) + "@{}}", r"\toprule",
+             "Paper & " + " & ".join(_short_verdict(v) for v in seen) + r" & claims \\", r"\midrule"]
+    lines += [f"{name} & " + " & ".join(map(str, n)) + f" & {sum(n)} \\\\" for name, n in rows]
+    return lines + [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
+
+
 def scorecard_tex(specs, results_dir: Path) -> str:
-    lines = [HEADER.rstrip(), r"\begingroup\small",
+    lines = [HEADER.rstrip(), *verdict_counts_tex(specs, results_dir), r"\begingroup\small",
              r"\begin{longtable}{@{}" + _ragged(0.065, 0.17, 0.34, 0.22, 0.1) + "@{}}",
              r"\caption{Scorecard: every claim of every paper and its verdict. The statistic is the one "
              r"behind the verdict (in the cell that decides it), with its confidence interval and the "
