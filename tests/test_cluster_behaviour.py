@@ -16,8 +16,8 @@ from fractions import Fraction as F
 
 import numpy as np
 import pytest
-from cluster_script import (BIG, ScriptedRng, ScriptedStreams, assert_run, bare_cluster, completions, hand_cluster, proc,
-                            run)
+from cluster_script import (BIG, ScriptedRng, ScriptedStreams, assert_run, bare_cluster, completions, hand_cluster,
+                            proc, run)
 
 from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
@@ -105,6 +105,24 @@ def test_a_policy_keeping_the_defaults_places_everything_on_machine_0(monkeypatc
     the first ends at 8, the other runs alone from then with 6 left and ends at 14."""
     monkeypatch.setitem(registry._POLICIES, ("cluster", "defaults"), Policy)
     assert_run(run([(1.0, BIG), (2.0, BIG)], [(0, 4, 0, 0), (0, 10, 0, 0)], "defaults"), {0: 8, 1: 14}, 0)
+
+
+def test_a_process_is_finishing_within_1e_9_of_its_machines_clock():
+    """finishing: the finish tag is within 1e-9 * max(1, |clock|) of the machine's virtual clock.
+    Placed at t=0 on an idle machine (clock 0), demand 1e-9 is finishing, 1.5e-9 is not. On a
+    machine whose clock reads 100 (demand 1000 alone since 0, now t=100), demand 5e-8 placed then
+    is finishing (tolerance 1e-7); the other, 900 from its end, is not."""
+    def placed(cluster, pid, demand):
+        p = Proc(ProcSpec(pid, pid, 0.0, demand, 0.0, 0, True))
+        cluster.place(p, 0)
+        return p
+
+    idle = bare_cluster(1.0)
+    assert [idle.finishing(placed(idle, i, d)) for i, d in enumerate((1e-9, 1.5e-9))] == [True, False]
+    busy = bare_cluster(1.0)
+    long = placed(busy, 0, 1000.0)
+    busy.engine.run(until=100.0)
+    assert [busy.finishing(placed(busy, 1, 5e-8)), busy.finishing(long)] == [True, False]
 
 
 # --- Mosix: when and what it moves ----------------------------------------------------------------
@@ -335,9 +353,10 @@ def first_wake_up(balance: float, interval: float, now: float) -> float:
         cluster.place(proc(0), 0)
         cluster.place(proc(1), 0)
         seen.append(cluster.engine.env.peek())  # the next event: the completions come at now + 2 BIG
+        cluster.engine.stop()
 
     cluster.schedule(now, arrive)
-    cluster.engine.run(until=now + 3 * interval)
+    cluster.engine.run()
     return seen[0]
 
 
@@ -752,10 +771,10 @@ def test_poisson_workload_draws_and_warmup():
 
 def test_amir_draws_demands_memory_and_homes_from_their_streams():
     """Job j is parallel iff U_j < parallel_fraction (U: the 'jobs' stream's first draws; widths
-    U{1..4} next): with the fraction set to U_0 itself, job 0 is single. Its processes have demand
-    scale / D_j (D from 'demand'; scale 2 single, 20 parallel; caps out of reach), memory 64 MB *
-    min(1 / M_j, 100) / 100 (M from 'memory'), home U{0..2} (from 'home'). Drawing it calls no
-    deprecated numpy function (warnings are errors here)."""
+    U{1..4} next): with the fraction set to U_0 itself, job 0 is single. Its processes (pids 0, 1,
+    ... in order) have demand scale / D_j (D from 'demand'; scale 2 single, 20 parallel; caps out
+    of reach), memory 64 MB * min(1 / M_j, 100) / 100 (M from 'memory'), home U{0..2} (from
+    'home'). Drawing it calls no deprecated numpy function (warnings are errors here)."""
     fresh = streams()
     times = np.cumsum(fresh["arrivals"].exponential(10.0, 1000))
     n = int((times < 300.0).sum())
@@ -771,5 +790,28 @@ def test_amir_draws_demands_memory_and_homes_from_their_streams():
         warnings.simplefilter("error")
         work = wl.generate(params, streams(), 3)
     expected = [(j, float(demand[j]), float(memory[j]), int(home[j])) for j in range(n) for _ in range(widths[j])]
-    assert [(p.job, p.demand, p.memory, p.home) for p in work.procs] == expected
+    got = [(p.pid, p.job, p.demand, p.memory, p.home) for p in work.procs]
+    assert got == [(i, *e) for i, e in enumerate(expected)]
     assert not parallel[0] and parallel.any()
+
+
+class EighthGaps:
+    """Stands in for a Generator whose every exponential draw is an eighth of its mean; more than
+    200 draws in all are an error."""
+
+    def __init__(self):
+        self.left = 200
+
+    def exponential(self, scale, size):
+        self.left -= size
+        assert self.left >= 0, "more than 200 draws"
+        return np.full(size, scale / 8)
+
+
+def test_poisson_times_draws_until_the_window_is_covered():
+    """Arrivals are the running sums of the gaps, those before the window. Mean gap 1, window 10,
+    gaps of 1/8: the first batch of draws (10 + 6 sqrt(10) + 16 = 44 gaps) reaches only 5.5, so
+    more follow (26 at a time, 96 in all): arrivals k/8 for k = 1..79 (80/8 = 10 is not before the
+    window). A mean gap of 1e30 against a window of 1: no arrival, after a handful of draws."""
+    assert wl.poisson_times(EighthGaps(), 1.0, 10.0).tolist() == [k / 8 for k in range(1, 80)]
+    assert wl.poisson_times(np.random.default_rng(0), 1e30, 1.0).size == 0
