@@ -592,3 +592,20 @@ def test_an_optional_interval_is_none_or_positive(key):
     for bad in (-1, 0, "x"):
         with pytest.raises(InputError, match=rf"parameter {key} = .* is not null or a positive real\."):
             full_params({key: bad})
+
+
+def test_demands_around_the_mean_come_from_the_demand_stream():
+    """'around-mean': mean_demand x (1 + spread u) with u uniform on (-1, 1), the third draw of
+    the 'demand' stream (after the exponential and the uniform demands, which every mode draws);
+    spread 0 gives the constant reading."""
+    params = full_params({"n_tasks": 50, "demand_dist": "around-mean", "mean_demand": 200.0, "demand_spread": 0.2})
+    tasks = make_workload(params, streams(4), 8)
+    ds = streams(4)["demand"]
+    ds.exponential(200.0, 50), ds.uniform(params["demand_min"], params["demand_max"], 50)
+    expected = 200.0 * (1.0 + 0.2 * ds.uniform(-1.0, 1.0, 50))
+    assert [t.demand for t in tasks] == pytest.approx(expected.tolist(), rel=1e-15)
+    assert min(expected) >= 160.0 and max(expected) <= 240.0 and max(expected) - min(expected) > 60.0
+    flat = make_workload({**params, "demand_spread": 0.0}, streams(4), 8)
+    assert {t.demand for t in flat} == {200.0}
+    with pytest.raises(InputError, match="demand_spread"):
+        full_params({"demand_spread": 1.0})

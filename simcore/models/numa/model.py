@@ -20,7 +20,7 @@ from simcore.core.rng import Streams
 from simcore.errors import InputError
 from simcore.models import Constraint, Metric, Parameter, with_defaults
 from simcore.models.domains import (BOOLEAN, COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, AnyOf,
-                                    Choice, Integer, Structured)
+                                    Choice, Integer, Real, Structured)
 from simcore.models.numa import invariants
 from simcore.models.numa.policies import zone_size  # importing registers the policies
 from simcore.models.numa.scheduler import NumaSystem
@@ -54,8 +54,9 @@ PARAMETERS: dict[str, Parameter] = with_hyperparameters("numa", {
     "n_nice0": Parameter(9, "Tasks with nice 0, chosen at random among all (corr05: nine); the rest draw nice uniformly from nice_min..nice_max.", NONNEGATIVE_INTEGER),
     "nice_min": Parameter(1, "Smallest nice of the other tasks (corr05: 1).", NICE),
     "nice_max": Parameter(19, "Largest nice of the other tasks (corr05: 19).", NICE),
-    "demand_dist": Parameter("exponential", "Total CPU demand: 'exponential' (mean mean_demand), 'constant' (mean_demand) or 'uniform' (demand_min..demand_max).",
-                             Choice("exponential", "constant", "uniform")),
+    "demand_dist": Parameter("exponential", "Total CPU demand: 'exponential' (mean mean_demand), 'constant' (mean_demand), 'uniform' (demand_min..demand_max) or 'around-mean' (uniform within demand_spread of mean_demand).",
+                             Choice("exponential", "constant", "uniform", "around-mean")),
+    "demand_spread": Parameter(0.2, "For demand_dist 'around-mean': demands uniform on mean_demand x (1 - spread, 1 + spread) (mehta's 'average execution time').", Real(ge=0, lt=1)),
     "mean_demand": Parameter(500.0, "Mean CPU demand of a task at local-memory speed, ms (corr05: 500 ms 'execution time').", POSITIVE),
     "demand_min": Parameter(50.0, "Smallest demand for demand_dist 'uniform', ms (mehta S2 W3: 50).", POSITIVE),
     "demand_max": Parameter(400.0, "Largest demand for demand_dist 'uniform', ms (mehta S2 W3: 400).", POSITIVE),
@@ -214,6 +215,7 @@ def make_workload(params: dict, streams: Streams, ncpus: int) -> list[TaskSpec]:
     ds = streams["demand"]
     exp_d = ds.exponential(float(params["mean_demand"]), n)
     uni_d = ds.uniform(float(params["demand_min"]), float(params["demand_max"]), n)
+    around = float(params["mean_demand"]) * (1.0 + float(params["demand_spread"]) * ds.uniform(-1.0, 1.0, n))
     dd = params["demand_dist"]
     if dd == "exponential":
         demand = exp_d
@@ -221,8 +223,10 @@ def make_workload(params: dict, streams: Streams, ncpus: int) -> list[TaskSpec]:
         demand = uni_d
     elif dd == "constant":
         demand = np.full(n, float(params["mean_demand"]))
+    elif dd == "around-mean":
+        demand = around
     else:
-        raise InputError(f"numa model: parameter 'demand_dist' must be exponential, uniform or constant, not {dd!r}")
+        raise InputError(f"numa model: parameter 'demand_dist' must be exponential, uniform, constant or around-mean, not {dd!r}")
     parents_random = streams["placement"].integers(0, ncpus, n)
     cc = params["creation_cpu"]
     if cc == "random":
