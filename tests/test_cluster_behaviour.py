@@ -19,10 +19,13 @@ import pytest
 from cluster_script import (BIG, ScriptedRng, ScriptedStreams, assert_run, bare_cluster, completions, hand_cluster,
                             proc, run)
 
+from simcore.core.engine import Engine
 from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
 from simcore.models import registry
 from simcore.models.cluster import full_params, simulate
+from simcore.models.cluster import cluster as cluster_mod
+from simcore.models.cluster import model as model_mod
 from simcore.models.cluster import workload as wl
 from simcore.models.cluster.base import Policy
 from simcore.models.cluster.cluster import Background, Machine, Proc
@@ -815,3 +818,186 @@ def test_poisson_times_draws_until_the_window_is_covered():
     window). A mean gap of 1e30 against a window of 1: no arrival, after a handful of draws."""
     assert wl.poisson_times(EighthGaps(), 1.0, 10.0).tolist() == [k / 8 for k in range(1, 80)]
     assert wl.poisson_times(np.random.default_rng(0), 1e30, 1.0).size == 0
+
+
+# --- bookkeeping of the cluster: fresh objects, migrate, drop, ties, measure ---------------------
+
+class Recording(Policy):
+    """The base policy, noting the machine of each ``on_completion`` call."""
+
+    def __init__(self):
+        super().__init__({}, None)
+        self.completions: list[int] = []
+
+    def on_completion(self, machine, cluster):
+        self.completions.append(machine)
+
+
+def test_expand_machines_names_counts_and_defaults():
+    """Groups expand in order to ``name-k`` for k < count; count defaults to 1 and name to 'm'."""
+    out = cluster_mod.expand_machines([{"name": "fast", "count": 2, "speed": 2, "memory_mb": 8},
+                                       {"speed": 1, "memory_mb": 4}])
+    assert [(m.index, m.name, m.speed, m.memory) for m in out] == [
+        (0, "fast-0", 2.0, 8.0), (1, "fast-1", 2.0, 8.0), (2, "m-0", 1.0, 4.0)]
+    with pytest.raises(InputError, match=r"^parameter 'machines': the cluster has no machine\.$"):
+        cluster_mod.expand_machines([])
+
+
+def test_full_params_names_the_cluster_model_in_errors():
+    """An unknown parameter is reported against model 'cluster'."""
+    with pytest.raises(InputError, match=r"^unknown parameter\(s\) of model 'cluster': bogus$"):
+        full_params({"bogus": 1})
+
+
+def test_a_fresh_cluster_is_finished():
+    """No foreground process yet: unfinished is 0, so the cluster counts as finished."""
+    cluster = cluster_mod.Cluster(Engine(), [Machine(0, "m0", 1.0, BIG)], 10.0, Policy({}, None), lambda p: None)
+    assert (cluster.unfinished, cluster.finished) == (0, True)
+
+
+def test_migrate_ignores_unplaced_pinned_and_same_machine_processes():
+    """migrate does nothing to a process on no machine (machine -1), a pinned one or one already on
+    the target: no counts change and each stays where it is."""
+    cluster = bare_cluster(1.0, 1.0)
+    fresh, pinned, staying = proc(0), proc(1, pinned=True), proc(2)
+    cluster.place(pinned, 0)
+    cluster.place(staying, 0)
+    for p, target in ((fresh, 1), (pinned, 1), (staying, 0)):
+        cluster.migrate(p, target)
+    assert [p.machine for p in (fresh, pinned, staying)] == [-1, 0, 0]
+    assert [p.migrations for p in (fresh, pinned, staying)] + [cluster.migrations] == [0, 0, 0, 0]
+
+
+def test_migrations_count_per_process_and_cost_defaults_to_zero():
+    """Two free moves 0 -> 1 -> 0 (cost omitted, so 0: placed at once) count 2 for the process and
+    the cluster; then apply with cost 2 leaves it on no machine (-1) until t=2."""
+    cluster = bare_cluster(1.0, 1.0)
+    p = proc(0)
+    cluster.place(p, 0)
+    cluster.migrate(p, 1)
+    assert p.machine == 1
+    cluster.migrate(p, 0)
+    assert (p.machine, p.migrations, cluster.migrations) == (0, 2, 2)
+    cluster.apply([(p, 1)], 2.0)
+    assert (p.machine, p.migrations) == (-1, 3)
+    cluster.engine.run(until=1.5)
+    assert p.machine == -1
+    cluster.engine.run(until=2.5)
+    assert p.machine == 1
+
+
+def test_drop_resets_memory_and_counts_pinned():
+    """Machine 0 holds 0.1 and 0.2 MB unpinned processes and two pinned ones: a background burst of
+    1 s and a BIG one (0 MB). Moving both unpinned to machine 1 leaves 2 pinned; the two bursts then
+    share speed 1, so the short one ends at t=2 (the cluster is finished: it does not restart),
+    leaving 1 pinned. Moving both back empties machine 1: exactly 0 MB in use (not 0.1 + 0.2 - 0.1
+    - 0.2 = 2.8e-17)."""
+    cluster = bare_cluster(1.0, 1.0, unfinished=0)
+    small, large = proc(0, 0.1), proc(1, 0.2)
+    short = Background(cluster, BackgroundSpec(0, 1, 5.0), -1)
+    short.remaining = 1.0
+    for p in (small, large, short, proc(3, pinned=True)):
+        cluster.place(p, 0)
+    cluster.migrate(small, 1)
+    cluster.migrate(large, 1)
+    m0, m1 = cluster.machines
+    assert m0.n_pinned == 2
+    cluster.engine.run(until=3.0)
+    assert (short.completion, m0.n_pinned, m0.movable) == (2.0, 1, 0)
+    cluster.migrate(small, 0)
+    cluster.migrate(large, 0)
+    assert m1.mem_used == 0.0 and not m1.procs
+
+
+def tied_completions(delta: float) -> list[float]:
+    """Completion times of two processes of demands 1000 and 1000 + delta (0 MB, rate 1/2 each)
+    placed at t=0 on a speed-1 machine."""
+    cluster = bare_cluster(1.0, unfinished=2)
+    procs = [Proc(ProcSpec(i, i, 0.0, d, 0.0, 0, True)) for i, d in enumerate((1000.0, 1000.0 + delta))]
+    for p in procs:
+        cluster.place(p, 0)
+    cluster.engine.run()
+    assert [p.remaining for p in procs] == [0.0, 0.0]
+    return [p.completion for p in procs]
+
+
+def test_completion_ties_are_relative_above_a_tag_of_one():
+    """The first tag is 1000, so the tie limit is 1000 + 1e-9 * 1000 = 1000 + 1e-6: a second tag at
+    1000 + 5e-7 completes with the first at t=2000; one at 1000 + 2e-6 completes alone, its last
+    2e-6 at rate 1, at 2000 + 2e-6. A completed process has 0 remaining."""
+    assert tied_completions(5e-7) == [2000.0, 2000.0]
+    assert tied_completions(2e-6) == pytest.approx([2000.0, 2000.0 + 2e-6], rel=0, abs=1e-9)
+    assert tied_completions(2e-6)[1] > 2000.0
+
+
+def test_completion_ties_are_absolute_up_to_a_tag_of_one():
+    """Tags 1 and 1 + 1e-9 (the limit exactly, computed as the model does) on a speed-1 machine
+    complete together at t=2; 1 and 1 + 1.5e-9 do not (limit 1 + 1e-9 * max(1, 1))."""
+    def ends(demand):
+        cluster = bare_cluster(1.0, unfinished=2)
+        procs = [Proc(ProcSpec(i, i, 0.0, d, 0.0, 0, True)) for i, d in enumerate((1.0, demand))]
+        for p in procs:
+            cluster.place(p, 0)
+        cluster.engine.run()
+        return [p.completion for p in procs]
+    assert ends(1.0 + 1e-9 * 1.0) == [2.0, 2.0]
+    assert ends(1.0 + 1.5e-9)[1] > 2.0
+
+
+def test_on_completion_follows_foreground_completions_only():
+    """At t=0 a background burst of 1 s on machine 0 and a foreground process of demand 3 on
+    machine 1: the burst ends at t=1 with no on_completion call; the process ends at t=3 with one
+    call, for machine 1."""
+    policy = Recording()
+    cluster = hand_cluster([(1.0, BIG), (1.0, BIG)], policy)
+    bg = Background(cluster, BackgroundSpec(0, 1, 5.0), -1)
+    bg.remaining = 1.0
+    cluster.place(bg, 0)
+    cluster.place(fg := Proc(ProcSpec(0, 0, 0.0, 3.0, 0.0, 1, True)), 1)
+    cluster.engine.run(until=1.5)
+    assert (bg.completion, policy.completions) == (1.0, [])
+    cluster.engine.run(until=3.5)
+    assert (fg.completion, policy.completions) == (3.0, [1])
+
+
+def test_measure_of_no_measured_process_and_an_unknown_mode():
+    """No measured process: mean, max and makespan are nan, sum and jobs 0. An unknown
+    parallel_job_slowdown value is bad input, named in the message."""
+    cluster = bare_cluster(1.0)
+    out = model_mod.measure([], {"parallel_job_slowdown": "process"}, cluster, cluster.engine)
+    assert all(math.isnan(out[k]) for k in ("mean_slowdown", "max_slowdown", "makespan"))
+    assert (out["slowdown_sum"], out["jobs"]) == (0.0, 0.0)
+    with pytest.raises(InputError, match=r"^parameter 'parallel_job_slowdown': unknown value 'x' "
+                                         r"\(use 'process' or 'job'\)\.$"):
+        model_mod.measure([], {"parallel_job_slowdown": "x"}, cluster, cluster.engine)
+
+
+def test_knowledge_recipients_are_the_window_smallest_keys_round_by_round():
+    """4 machines, window 2; rounds alternate key matrices P0, P1 (row = sender, own key ignored).
+    P0: sender 0 keys (1, 2, 3) = (3, 2, 1) -> {2, 3}; 1: (0, 2, 3) = (1, 2, 3) -> {0, 2};
+    2: (0, 1, 3) = (3, 1, 2) -> {1, 3}; 3: (0, 1, 2) = (1, 2, 3) -> {0, 1}. P1 likewise -> {1, 2},
+    {2, 3}, {0, 1}, {1, 2}. Rounds 0, 1, 2 use P0, P1, P0."""
+    p0 = [[0, 3, 2, 1], [1, 0, 2, 3], [3, 1, 0, 2], [1, 2, 3, 0]]
+    p1 = [[0, 1, 2, 3], [3, 0, 2, 1], [1, 2, 0, 3], [3, 1, 2, 0]]
+    knowledge = Knowledge(bare_cluster(1.0, 1.0, 1.0, 1.0), 2, 1.0, ScriptedRng(prefer=[p0, p1]))
+    r0, r1 = [[2, 3], [0, 2], [1, 3], [0, 1]], [[1, 2], [2, 3], [0, 1], [1, 2]]
+    assert [[sorted(to) for to in knowledge._recipients()] for _ in range(3)] == [r0, r1, r0]
+
+
+def test_background_pids_are_distinct_negatives(monkeypatch):
+    """Foreground pids count from 0, so background processes (two on machine 0 here) take distinct
+    negative pids, never shared with a foreground process. Their start is stubbed out: the lone
+    foreground process (demand 4, speed 1) still ends at 4."""
+    pids = []
+    monkeypatch.setattr(Background, "start", lambda self: pids.append(self.pid))
+    result = run([(1.0, BIG)], [(0, 4, 0, 0)], "pvm", background=((0, 1, 5.0), (0, 2, 5.0)))
+    assert completions(result) == {0: 4.0}
+    assert len(set(pids)) == 2 and all(pid < 0 for pid in pids)
+
+
+def test_a_process_that_never_completes_is_reported(monkeypatch):
+    """A workload whose process never arrives (no arrival group) leaves 1 unfinished: an error
+    naming the count and the policy."""
+    monkeypatch.setattr(Workload, "arrival_groups", lambda self: [])
+    with pytest.raises(RuntimeError, match=r"^cluster model: 1 process\(es\) never completed under pvm\.$"):
+        run([(1.0, BIG)], [(0, 4, 0, 0)], "pvm")

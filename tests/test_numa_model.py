@@ -609,3 +609,63 @@ def test_demands_around_the_mean_come_from_the_demand_stream():
     assert {t.demand for t in flat} == {200.0}
     with pytest.raises(InputError, match="demand_spread"):
         full_params({"demand_spread": 1.0})
+
+
+def test_the_invariant_checker_reads_each_priority_slot_and_names_a_running_task():
+    """Tasks queued at priorities 120 and 121 on CPU 0 (domains awake) set bits 20 and 21 of the
+    active bitmap: consistent. A task running on CPU 0 and queued on CPU 1 is named as both."""
+    from simcore.models.numa.invariants import InvariantError, check
+    from simcore.models.numa.task import QUEUED, RUNNING
+
+    system = _finished_system()
+    for doms in system.balancer.pdoms:
+        for dom in doms:
+            dom.dormant = False
+    for task, prio in zip(system.tasks[:2], (120, 121)):
+        task.state, task.cpu, task.expired, task.prio = QUEUED, 0, False, prio
+        _queue(system, task)
+    assert system.rqs[0].bitmaps[0] == (1 << 20) | (1 << 21)
+    check(system)
+    system = _finished_system()
+    task = system.tasks[0]
+    task.state, task.cpu = RUNNING, 0
+    _running(system, task, 0)
+    _queue(system, task, cpu=1)
+    with pytest.raises(InvariantError, match=re.escape("task 0 is both running on CPU 0 and queued on CPU 1")):
+        check(system)
+
+
+def test_over_service_is_tolerated_up_to_1e_6():
+    """Over-service by at most 1e-6 (burst or demand left -1e-6, the other +1e-6: work unchanged)
+    is rounding; demand left -1e-3 (burst +1e-3) is an over-served task."""
+    from simcore.models.numa.invariants import InvariantError, check
+
+    for burst, demand in ((-1e-6, 1e-6), (1e-6, -1e-6)):
+        system = _finished_system()
+        system.tasks[1].burst_left, system.tasks[1].demand_left = burst, demand
+        check(system)
+    system = _finished_system()
+    system.tasks[1].burst_left, system.tasks[1].demand_left = 1e-3, -1e-3
+    with pytest.raises(InvariantError, match="task 1 over-served"):
+        check(system)
+
+
+def test_tallies_near_zero_agree_within_1e_6_absolute():
+    """With no task, demand, work and CPU time consumed are 0: CPU tallies of 5e-7 are within the
+    absolute 1e-6 (a relative tolerance alone would refuse any difference from 0); 2e-6 is not."""
+    from simcore.models.numa.invariants import InvariantError, check, check_final
+
+    system = _finished_system()
+    system.tasks, system.work, system.delivered = [], 5e-7, 5e-7
+    check_final(system)
+    system.work = 2e-6
+    with pytest.raises(InvariantError, match="work consumed by tasks 0.0 != work delivered"):
+        check(system)
+
+
+def test_trace_never_bolds_io():
+    """Every CPU far: all segments but the first are bold, except IO, which runs on no CPU."""
+    from types import SimpleNamespace
+
+    task = SimpleNamespace(trace=[("run", 0, 5.0), ("wait", 1, 2.0), ("io", 1, 3.0), ("run", 1, 4.0)])
+    assert format_trace(task, far=lambda cpu: True) == "P0.run(5) - **P1.wait(2)** - IO(3) - **P1.run(4)**"
