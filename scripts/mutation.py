@@ -181,8 +181,8 @@ def report_records(records: dict) -> float:
     for path in scope():
         entry = records.get(path)
         if entry is not None and path not in stale:
-            print(f"{path:<40}  {entry['killed']:5d}/{entry['counted']:<5d} "
-                  f"{100 * entry['killed'] / max(entry['counted'], 1):6.1f}%  ({entry['measured']}, {entry['commit']})")
+            share = f"{100 * entry['killed'] / entry['counted']:6.1f}%" if entry["counted"] else "     --"
+            print(f"{path:<40}  {entry['killed']:5d}/{entry['counted']:<5d} {share}  ({entry['measured']}, {entry['commit']})")
     total = 100 * killed / max(counted, 1)
     print(f"{'recorded total':<40}  {killed:5d}/{counted:<5d} {total:6.1f}%")
     if stale:
