@@ -95,8 +95,8 @@ def verdict_sentence(counts: dict) -> str:
 def numbers(specs, results_dir: Path) -> dict:
     """Key -> formatted value of every macro (the content of numbers.tex)."""
     m = _Macros()
-    counts = {v: 0 for v in (*VERDICTS, "missing")}
-    per_paper: dict = {}
+    per_paper = verdict_counts(specs, results_dir)
+    counts = {v: sum(c[v] for c in per_paper.values()) for v in (*VERDICTS, "missing")}
     for spec in specs:
         _published_macros(m, spec)
         summary = read_summary(spec, results_dir)
@@ -107,10 +107,7 @@ def numbers(specs, results_dir: Path) -> dict:
             _pair_macros(m, spec, reps)
         _not_run_macros(m, spec, results_dir)
         for claim, row in claim_rows(spec, results_dir):
-            verdict = row["verdict"] if row and isinstance(row.get("verdict"), str) else "missing"
-            counts[verdict] = counts.get(verdict, 0) + 1
-            paper = per_paper.setdefault(spec["paper"], {v: 0 for v in (*VERDICTS, "missing")})
-            paper[verdict] = paper.get(verdict, 0) + 1
+            verdict = _verdict_of(row)
             base = f"{spec.id}/claim/{claim['id']}"
             m.add(f"{base}/text", tex_escape(claim["text"]))
             if row:
@@ -307,14 +304,24 @@ def _short_verdict(verdict: str) -> str:
     return rf"\textcolor{{{colour}}}{{\textbf{{{tex_escape(SHORT_VERDICTS.get(verdict, verdict))}}}}}"
 
 
-def verdict_counts_tex(specs, results_dir: Path) -> list[str]:
-    """A small table: claims per paper and verdict (the verdicts that occur), with totals."""
+def _verdict_of(row) -> str:
+    """A claim row's verdict, 'missing' without a result."""
+    return row["verdict"] if row and isinstance(row.get("verdict"), str) else "missing"
+
+
+def verdict_counts(specs, results_dir: Path) -> dict[str, dict[str, int]]:
+    """Per paper, the number of claims of each verdict (every verdict and 'missing' a key)."""
     per_paper: dict[str, dict[str, int]] = {}
     for spec in specs:
-        counts = per_paper.setdefault(spec["paper"], {})
+        counts = per_paper.setdefault(spec["paper"], {v: 0 for v in (*VERDICTS, "missing")})
         for _, row in claim_rows(spec, results_dir):
-            verdict = row["verdict"] if row and isinstance(row.get("verdict"), str) else "missing"
-            counts[verdict] = counts.get(verdict, 0) + 1
+            counts[_verdict_of(row)] += 1
+    return per_paper
+
+
+def verdict_counts_tex(specs, results_dir: Path) -> list[str]:
+    """A small table: claims per paper and verdict (the verdicts that occur), with totals."""
+    per_paper = verdict_counts(specs, results_dir)
     seen = [v for v in (*VERDICTS, "missing") if any(c.get(v) for c in per_paper.values())]
     total = {v: sum(c.get(v, 0) for c in per_paper.values()) for v in seen}
     rows = [(tex_escape(p), [c.get(v, 0) for v in seen]) for p, c in per_paper.items()]
