@@ -560,6 +560,20 @@ def test_active_balancing_pushes_the_only_task_of_a_busy_cpu(scenario):
         (1, 1, 36, 36, 33)
 
 
+def test_the_push_moves_a_cache_hot_task(scenario):
+    """The first scenario with cache-hot times of 10 s and idle CPUs bound by them too
+    (idle_ignores_cache_hot off). Up to t=210 nothing changes: CPU 2 runs its only task, so no
+    attempt reaches move_tasks. At 210 CPU 2's migration thread preempts task 0 (it last ran at
+    210: hot for 10 s more) and pushes over its own domain, whose failure count is 0 (it never
+    balances): by the cache-hot rule alone task 0 may not go. The push ignores it (the kernel's
+    target is idle): task 0 moves to CPU 0 at 210 as before."""
+    machine, domains = two_nodes_of_two()
+    hot = dict(cache_hot_time_cpu=10_000.0, cache_hot_time_node=10_000.0, idle_ignores_cache_hot=False)
+    out = scenario(machine, domains, [T(100, 2, 1000), T(100, 3, 1000)], **hot)
+    assert out.pulls == [(210.0, 0, 2, 0)]
+    assert out.metrics["active_pushes"] == 1
+
+
 def test_without_active_balancing_nothing_is_pushed(scenario):
     """The scenario above with active_balance off: every attempt fails and the running task
     stays on CPU 2; the 36 attempts are the same."""
