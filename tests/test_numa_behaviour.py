@@ -914,6 +914,22 @@ def test_io_wait_wakes_the_task_on_its_cpu_with_the_rest_of_its_slice(scenario):
     assert task.finished == 170.0
 
 
+def test_io_wait_as_the_rest_of_the_slice(scenario):
+    """The scenario above with io_wait 'rest-of-slice' (mehta's traces: run + IO = 100 ms): the
+    draws are a burst of 30 ms and the next of 90 ms; no I/O length is drawn. The task runs 0-30
+    on CPU 1 and waits for I/O for the 70 ms left of its slice, 30-100; it wakes with a new
+    100 ms slice and runs its last 90 ms at once, 100-190. (Without the refill it would expire at
+    170 and end after a second stretch 170-190.)"""
+    draws = {0: Draws(0)}
+    draws[0].batches = [[0.3, 0.9, 0.05] + [1.0] * 29]
+    d = dom({0, 1}, [{0}, {1}], interval=(10000, 10000))
+    out = scenario(one_node(2), [[d], [d]], [T(0, 1, 120, io=True)], draws=draws, io_wait="rest-of-slice")
+    task = out.tasks[0]
+    assert runs(task) == [(1, 0, 30), (1, 100, 190)]
+    assert [s for s in segments(task) if s[0] == "io"] == [("io", -1, 30.0, 100.0)]
+    assert task.finished == 190.0
+
+
 def test_a_task_away_from_home_runs_slower_by_the_memory_factor(scenario):
     """The newly-idle scenario on two nodes at distance 20, memory_stall_fraction 0.5: task 2
     (home node 0) moves to CPU 1 at t=30 and runs its 1000 ms of work 1 + 0.5 x (20/10 - 1) = 1.5

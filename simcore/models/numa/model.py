@@ -62,7 +62,9 @@ PARAMETERS: dict[str, Parameter] = with_hyperparameters("numa", {
     "demand_max": Parameter(400.0, "Largest demand for demand_dist 'uniform', ms (mehta S2 W3: 400).", POSITIVE),
     "io_task_fraction": Parameter(1.0, "Fraction of tasks whose bursts end in I/O (corr05: all); the others are CPU-bound and only lose the CPU at slice ends.", PROBABILITY),
     "burst_nice_ms": Parameter(1.0, "A CPU burst is min(Exp(mean = timeslice + burst_nice_ms * nice), timeslice) ms of work (corr05: 'timeslice + nice ms'); shorter than the slice means it ends in I/O.", NONNEGATIVE),
-    "mean_io": Parameter(1000.0, "Mean of the exponential I/O wait after a burst, ms (corr05: 1 s).", POSITIVE),
+    "io_wait": Parameter("exponential", "Length of the I/O wait after a burst: 'exponential' (mean mean_io; corr05) or 'rest-of-slice' (what is left of the task's timeslice when the burst ends, after which the task wakes with a new slice; mehta's traces, where run + IO = 100 ms).",
+                         Choice("exponential", "rest-of-slice")),
+    "mean_io": Parameter(1000.0, "Mean of the exponential I/O wait after a burst, ms (corr05: 1 s; io_wait 'exponential').", POSITIVE),
     "creation_cpu": Parameter("random", "CPU of each task's parent: 'random' (uniform, workload stream), 'round-robin', or a CPU number.",
                               AnyOf(Choice("random", "round-robin"), NONNEGATIVE_INTEGER)),
     # machine and scheduler

@@ -229,8 +229,6 @@ class NumaSystem:
                 self._finish(rq, task, now)
                 return
             if task.burst_io:
-                if task.slice_left <= EPS:
-                    task.slice_left = task.slice
                 self._block(rq, task, now)
                 return
             task.next_burst()
@@ -268,6 +266,8 @@ class NumaSystem:
         """The current task starts an I/O wait; it wakes on this CPU when the wait is over."""
         task.next_burst()
         self.engine.call(task.draw_io(), self._wake, task)
+        if task.slice_left <= EPS:       # a slice used up by the burst is refilled (as at expiry)
+            task.slice_left = task.slice
         self._vacate(rq, task, now, BLOCKED)
 
     def _vacate(self, rq: RunQueue, task: Task, now: float, state: str) -> None:

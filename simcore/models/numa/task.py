@@ -63,7 +63,7 @@ class Task:
 
     __slots__ = ("spec", "tid", "prio", "slice", "slice_left", "demand_left", "burst_left", "burst_io",
                  "state", "cpu", "home", "expired", "last_ran", "migrations", "finished", "mean_burst",
-                 "mean_io", "_draws", "_i", "_b", "_src", "cpu_time", "level_time", "trace", "seg_start",
+                 "mean_io", "io_rest", "_draws", "_i", "_b", "_src", "cpu_time", "level_time", "trace", "seg_start",
                  "moved_unrun")
 
     def __init__(self, spec: TaskSpec, params: dict, trace: bool = False, draws: dict | None = None):
@@ -76,6 +76,7 @@ class Task:
         self.demand_left = spec.demand
         self.mean_burst = self.slice + spec.nice * params["burst_nice_ms"]
         self.mean_io = params["mean_io"]
+        self.io_rest = params["io_wait"] == "rest-of-slice"
         self.state = NEW
         self.cpu = -1
         self.home = -1
@@ -129,6 +130,10 @@ class Task:
         self.demand_left -= b  # demand beyond the current burst (exactly 0.0 after the last one)
 
     def draw_io(self) -> float:
-        """Length of the I/O wait that follows the current burst, ms."""
+        """Length of the I/O wait that follows the burst just ended, ms: an exponential draw, or
+        (io_wait 'rest-of-slice') the rest of the timeslice, which is then refilled."""
+        if self.io_rest:
+            wait, self.slice_left = max(self.slice_left, 0.0), self.slice
+            return wait
         return self.mean_io * self._exp()
 
