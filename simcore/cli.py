@@ -1,4 +1,4 @@
-"""The simcore command: list, validate, run, aggregate, figure, table, report-macros, topology, trace, targets, params, san, san-fit, san-compare.
+"""The simcore command: list, validate, run, aggregate, precision, figure, table, report-macros, topology, trace, targets, params, san, san-fit, san-compare.
 
 Errors are one sentence on stderr naming the file and key at fault; exit code 2 for bad input,
 1 for an internal failure. Heavy libraries are imported only by the subcommands that use them.
@@ -85,9 +85,29 @@ def cmd_aggregate(args) -> int:
     spec = _spec(args)
     spec.scale(args.scale)
     seed = load_config(args.config)["seed"]
-    result = aggregate(spec, args.raw, Path(args.outdir), args.scale, seed, Path(args.config))
+    result = aggregate(spec, args.raw, Path(args.outdir), args.scale, seed, Path(args.config), args.plans or ())
     verdicts = result["claims"]["verdict"].value_counts().to_dict()
     print(f"{spec.id}: {len(result['summary'])} summary rows; claims {verdicts or 'none'}", file=sys.stderr)
+    return 0
+
+
+def cmd_precision(args) -> int:
+    from simcore.core.output import write_json
+    from simcore.experiments.aggregate import load_raw
+    from simcore.experiments.precision import plan_round
+
+    spec = _spec(args)
+    if spec.source_id != spec.id:
+        raise SpecError(f"{spec.path}: key 'data_from': precision rounds belong to '{spec.source_id}', "
+                        "the experiment that simulates.")
+    if spec.precision(args.scale) is None:
+        raise SpecError(f"{spec.path}: key 'scales.{args.scale}.precision' is not given: this scale has no "
+                        "precision mode.")
+    readers = [s for s in _all_specs(args.specs) if s.source_id == spec.id and s.id != spec.id]
+    raw, _ = load_raw(spec, args.raw, load_config(args.config)["seed"])
+    plan = plan_round([spec, *readers], raw, args.scale, args.round)
+    write_json(Path(args.out), plan)
+    print(f"{spec.id} precision round {args.round}: {len(plan['batches'])} batches ({plan['reason']})", file=sys.stderr)
     return 0
 
 
@@ -317,6 +337,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="raw batch files (parquet); refused unless made by the current spec, seed and code")
     p.add_argument("--outdir", required=True, metavar="DIR", help="where summary, claims, replications and "
                                                                    "provenance go (results/ID)")
+    p.add_argument("--scale", choices=SCALES, default="full", help=SCALE_HELP)
+    p.add_argument("--plans", nargs="*", metavar="FILE", help="the precision rounds' plan files, kept in the provenance")
+    p = add("precision", cmd_precision, "plan a precision round: the replication batches that would decide the "
+                                        "experiment's inconclusive claims (docs/statistics.md)")
+    p.add_argument("experiment", metavar="ID", help=ID_HELP)
+    p.add_argument("--round", type=COUNT, required=True, metavar="K", help="the round (1, 2, ...)")
+    p.add_argument("--raw", nargs="+", required=True, metavar="FILE",
+                   help="raw batch files so far: the scale's own and those of rounds before K")
+    p.add_argument("--out", required=True, metavar="FILE", help="the plan (JSON), written atomically")
     p.add_argument("--scale", choices=SCALES, default="full", help=SCALE_HELP)
     for name, func, what in (("figure", cmd_figure, "draw the figure of one experiment (PDF)"),
                              ("table", cmd_table, "write the LaTeX table of one experiment")):

@@ -74,6 +74,8 @@ BAD_SPECS = {
     "empty grid": (lambda d: d["grid"].update(n_procs=[]), "'grid.n_procs'"),
     "unknown parameter": (lambda d: d.setdefault("fixed", {}).update(warp_speed=9), "'fixed.warp_speed'"),
     "bad baseline": (lambda d: d.update(baseline="oracle"), "'baseline'"),
+    "precision cap not above the scale": (lambda d: d["scales"]["full"].update(precision={"max_replications": 30}),
+                                          "'scales.full.precision.max_replications'"),
     "where off the grid": (lambda d: d["claims"][0]["where"].update(n_procs=[17, 18]), "'claims.0.where.n_procs'"),
     "where on no grid key": (lambda d: d["claims"][0]["where"].update(speed=2), "'claims.0.where.speed'"),
     "published where on no grid key": (lambda d: d["published"][0].update(where={"n_proc": 1}),

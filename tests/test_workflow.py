@@ -83,6 +83,14 @@ def test_smoke_workflow_builds_report_with_scorecard(workdir):
     assert set(claims.verdict) <= set(VERDICTS)
     summary = pd.read_csv(workdir / "results/barak96-table1/summary.csv")
     assert summary["published"].notna().sum() == 6 * 4  # six smoke cells x four policies
+    # precision mode (amir-table2 at smoke: cap 12, one round): round 1 ran, its batch was
+    # simulated, and the experiment and its readers were judged on 12 replications at 97.5%
+    plan = json.loads((workdir / "results/raw/amir-table2/smoke/precision/round1.json").read_text())
+    assert plan["batches"] and (workdir / "results/raw/amir-table2/smoke" / f"{plan['batches'][0]}.parquet").exists()
+    assert json.loads((workdir / "results/amir-table2/provenance.json").read_text())["precision"][0]["round"] == 1
+    for exp in ("amir-table2", "amir-fig1"):
+        amir = pd.read_csv(workdir / f"results/{exp}/claims.csv")
+        assert set(amir["level"]) == {0.975} and set(amir["n"]) == {12}, exp
     assert summary.groupby(["cell", "policy"]).size().eq(1).all()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -28,21 +29,40 @@ def read_raw(paths) -> pd.DataFrame:
     return raw.sort_values(["cell", "policy", "rep"]).reset_index(drop=True)
 
 
-def aggregate(spec, paths, outdir: Path, scale: str, root_seed: int, config_path: Path) -> dict:
-    """Write ``summary.csv``, ``claims.csv``, ``replications.csv`` and ``provenance.json`` in ``outdir``.
-
-    Refuses (:class:`~simcore.experiments.fingerprint.StaleResults`) batches whose fingerprint is
-    not the current one of the experiment that simulated them."""
+def load_raw(spec, paths, root_seed: int) -> tuple[pd.DataFrame, dict]:
+    """The raw rows of ``spec`` (read from its data source's batches) and that source's
+    fingerprint. Refuses (:class:`~simcore.experiments.fingerprint.StaleResults`) batches whose
+    fingerprint is not the current one of the experiment that simulated them."""
     source = spec if spec.source_id == spec.id else load_spec(spec.path.parent / f"{spec.source_id}.yaml")
     fingerprint = simulation_fingerprint(source, root_seed)
     check_batches(paths, fingerprint)
-    raw = read_raw(paths)
+    return read_raw(paths), fingerprint
+
+
+def aggregate(spec, paths, outdir: Path, scale: str, root_seed: int, config_path: Path, plans=()) -> dict:
+    """Write ``summary.csv``, ``claims.csv``, ``replications.csv`` and ``provenance.json`` in ``outdir``.
+
+    Claims are judged at :meth:`Spec.claim_level`; ``plans``: the precision rounds' plan files
+    (:mod:`simcore.experiments.precision`), kept in the provenance."""
+    rounds = [_round_record(p) for p in plans]
+    raw, fingerprint = load_raw(spec, paths, root_seed)
     summary = summarize(spec, raw)
-    claims = evaluate_claims(spec, raw)
+    claims = evaluate_claims(spec.at_level(spec.claim_level(scale)), raw)
+    record = provenance(spec, raw, scale, root_seed, config_path, fingerprint["hash"])
+    if rounds:
+        record["precision"] = rounds
     outdir = Path(outdir)
     write_csv(outdir / "summary.csv", summary)
     write_csv(outdir / "claims.csv", claims)
     write_csv(outdir / "replications.csv", replication_table(spec, raw))
-    write_json(outdir / "provenance.json", provenance(spec, raw, scale, root_seed, config_path,
-                                                             fingerprint["hash"]))
+    write_json(outdir / "provenance.json", record)
     return {"summary": summary, "claims": claims}
+
+
+def _round_record(path) -> dict:
+    """What a precision round's plan file says, for the provenance."""
+    try:
+        plan = json.loads(Path(path).read_text())
+        return {k: plan[k] for k in ("round", "level", "precision", "targets", "reason", "batches")}
+    except (OSError, ValueError, KeyError) as err:
+        raise InputError(f"{path}: not a precision plan written by `simcore precision` ({err}).") from None

@@ -59,6 +59,7 @@ def provenance(spec, raw, scale: str, root_seed: int, config_path: Path, fingerp
         "fingerprint": fingerprint,
         "cells": int(raw["cell"].nunique()),
         "replications_per_cell": int(raw.groupby(["cell", "policy"]).size().min()),
+        "replications_per_cell_max": int(raw.groupby(["cell", "policy"]).size().max()),  # precision rounds
         "policies": spec.policies,
         "events": int(raw["events"].sum()) if "events" in raw else None,
         "wall_time_s": round(float(raw["wall_time"].sum()), 3),

@@ -175,6 +175,26 @@ class Spec:
         n, size = self.replications(scale), self.batch_size(scale, default)
         return [(a, min(a + size, n)) for a in range(0, n, size)]
 
+    def precision(self, scale: str) -> dict | None:
+        """The scale's precision mode, defaults filled in (``max_replications``, ``batch``,
+        ``rounds``), or None (docs/statistics.md, "Precision mode")."""
+        own = self.scale(scale).get("precision")
+        if not own:
+            return None
+        return {"max_replications": int(own["max_replications"]),
+                "batch": int(own.get("batch", self.batch_size(scale))), "rounds": int(own.get("rounds", 1))}
+
+    def claim_level(self, scale: str) -> float:
+        """The level at which claims are judged at ``scale``: the spec's confidence, or with a
+        precision mode, Bonferroni over its rounds + 1 looks at the verdicts."""
+        precision = self.precision(scale)
+        looks = precision["rounds"] + 1 if precision else 1
+        return 1 - (1 - self.confidence) / looks
+
+    def at_level(self, level: float) -> "Spec":
+        """This spec with its intervals at ``level`` (the claims of a scale with a precision mode)."""
+        return Spec(self.path, {**self.data, "confidence": level})
+
     def parse_overrides(self, items: list[str] | None) -> dict:
         """``key=value`` strings to a dict; values are YAML scalars or lists."""
         out = {}
@@ -252,6 +272,11 @@ def _check_semantics(path: Path, data: dict) -> None:
                 raise SpecError(f"{path}: key 'metrics': '{part}' is not a metric of model '{data['model']}'.")
     grid = data.get("grid") or {}
     for scale in SCALES:
+        precision = data["scales"][scale].get("precision") or {}
+        if precision and precision["max_replications"] <= data["scales"][scale]["replications"]:
+            raise SpecError(f"{path}: key 'scales.{scale}.precision.max_replications': "
+                            f"{precision['max_replications']} must exceed the scale's replications "
+                            f"({data['scales'][scale]['replications']}).")
         for name, values in (data["scales"][scale].get("grid") or {}).items():
             bad = [v for v in values if v not in grid.get(name, [])]
             if bad:

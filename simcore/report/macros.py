@@ -393,7 +393,9 @@ def provenance_tex(specs, results_dir: Path) -> str:
         if prov is None:
             lines.append(f"\\texttt{{{tex_escape(spec.id)}}} & \\multicolumn{{7}}{{l}}{{no results}} \\\\")
             continue
-        cells = f"{prov.get('cells', '--')} $\\times$ {prov.get('replications_per_cell', '--')}"
+        reps = prov.get("replications_per_cell", "--")
+        most = prov.get("replications_per_cell_max", reps)
+        cells = f"{prov.get('cells', '--')} $\\times$ {reps}" + (f"--{most}" if most != reps else "")
         events = prov.get("events")
         wall = prov.get("wall_time_s")
         lines.append(" & ".join([
@@ -408,6 +410,7 @@ def provenance_tex(specs, results_dir: Path) -> str:
         package_sets.setdefault(key, []).append(spec.id)
         platforms.setdefault(str(prov.get("platform", "unknown")), []).append(spec.id)
     lines += [r"\end{longtable}", r"\endgroup", ""]
+    lines += _precision_tex(specs, results_dir)
     if package_sets:
         lines.append(r"\paragraph{Software.}")
         for key, exps in package_sets.items():
@@ -419,6 +422,33 @@ def provenance_tex(specs, results_dir: Path) -> str:
             lines.append(f"Platform{scope}: \\texttt{{{tex_escape(plat)}}}.")
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def _precision_tex(specs, results_dir: Path) -> list[str]:
+    """A paragraph on the precision rounds that ran: per experiment, its rule and what each round
+    added (docs/statistics.md, "Precision mode")."""
+    entries = []
+    for spec in specs:
+        rounds = (read_provenance(spec, results_dir) or {}).get("precision") or []
+        if not rounds or spec.source_id != spec.id:
+            continue
+        rule = rounds[0]["precision"]
+        added = [f"round {r['round']} took {_cells_to(r['targets'])}" if r["targets"] else
+                 f"round {r['round']} added nothing ({tex_escape(r['reason'])})" for r in rounds]
+        entries.append(f"\\texttt{{{tex_escape(spec.id)}}}: at most {rule['max_replications']} replications per cell "
+                       f"in batches of {rule['batch']}, {rule['rounds']} round(s), claims at "
+                       f"{100 * rounds[0]['level']:.4g}\\,\\%; " + "; ".join(added) + ".")
+    if not entries:
+        return []
+    return [r"\paragraph{Precision rounds.} Replications added to the cells of undecided claims "
+            r"(Section~\ref{sec:scorecard}); experiments reading another's data share its rounds.",
+            r"\begin{itemize}\setlength\itemsep{0pt}", *(f"\\item {e}" for e in entries), r"\end{itemize}", ""]
+
+
+def _cells_to(targets: dict) -> str:
+    """'cell 0 to 12 replications, cell 3 to 40'."""
+    parts = [f"cell {c} to {n}" for c, n in sorted(targets.items(), key=lambda kv: int(kv[0]))]
+    return ", ".join(parts) + " replications"
 
 
 # --------------------------------------------------------------------------- assumptions.tex

@@ -231,12 +231,17 @@ def _cells(spec, raw, claim, metric, than, threshold) -> list[tuple]:
     return out
 
 
-def evaluate_claim(spec, raw: pd.DataFrame, claim: dict) -> dict:
-    """The verdict of one claim and the interval behind it."""
+def _terms(spec, claim: dict) -> tuple[dict, str, str, float]:
+    """The claim's metric (its spec entry), other policy, statistic and threshold."""
     metric = next(m for m in spec.metrics if m["name"] == claim["metric"])
     than = "" if claim["kind"] == "value" else claim.get("than", spec.baseline)
     statistic = STATISTIC[claim["kind"]]
-    threshold = float(claim.get("threshold", NULL[statistic]))
+    return metric, than, statistic, float(claim.get("threshold", NULL[statistic]))
+
+
+def evaluate_claim(spec, raw: pd.DataFrame, claim: dict) -> dict:
+    """The verdict of one claim and the interval behind it."""
+    metric, than, statistic, threshold = _terms(spec, claim)
     published = claim.get("published_effect")
     base = {"experiment": spec.id, "claim": claim["id"], "text": claim["text"], "kind": claim["kind"],
             "metric": claim["metric"], "policy": claim["policy"], "than": than, "statistic": statistic,
@@ -261,6 +266,19 @@ def evaluate_claim(spec, raw: pd.DataFrame, claim: dict) -> dict:
         "level": iv.level, "n": iv.n, "required_replications": needed,
         "verdict": "calibrated" if claim.get("calibrated") else verdict, "statistical_verdict": verdict,
     }
+
+
+def undecided_cells(spec, raw: pd.DataFrame, claim: dict) -> dict[int, float]:
+    """Cell index -> the replications that would decide it, for every cell that keeps the claim
+    ``inconclusive`` (NaN where no count can be estimated); empty once the claim is decided.
+    Under ``across: mean`` every cell of the claim counts, with the mean's count."""
+    row = evaluate_claim(spec, raw, claim)
+    if row["statistical_verdict"] != "inconclusive":
+        return {}
+    if claim.get("across") == "mean":
+        return {int(i): row["required_replications"] for i, _ in _chosen(spec, raw, claim)}
+    metric, than, _, threshold = _terms(spec, claim)
+    return {int(c[0]): c[3] for c in _cells(spec, raw, claim, metric, than, threshold) if c[2] == "inconclusive"}
 
 
 def evaluate_claims(spec, raw: pd.DataFrame) -> pd.DataFrame:

@@ -1,4 +1,6 @@
-# Raw batches of one experiment -> summary, claims, per-replication table, provenance.
+# Raw batches of one experiment (precision rounds included) -> summary, claims, per-replication
+# table, provenance.
+import shlex
 
 
 rule aggregate:
@@ -7,6 +9,7 @@ rule aggregate:
         spec=lambda w: spec_files(w.exp),
         fingerprint=lambda w: fingerprint_file(SPECS[w.exp].source_id),
         scale="results/scale.txt",
+        plans=lambda w: precision_plans(SPECS[w.exp].source_id),
     output:
         summary="results/{exp}/summary.csv",
         claims="results/{exp}/claims.csv",
@@ -19,6 +22,7 @@ rule aggregate:
     params:
         scale=SCALE,
         outdir=lambda w: f"results/{w.exp}",
+        plans=lambda w, input: " ".join(shlex.quote(p) for p in input.plans),
     shell:
         "simcore aggregate {wildcards.exp:q} --scale {params.scale:q} --raw {input.raw:q} "
-        "--outdir {params.outdir:q} 2> {log:q}"
+        "--outdir {params.outdir:q} --plans {params.plans} 2> {log:q}"

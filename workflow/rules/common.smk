@@ -1,4 +1,5 @@
 # Experiment specs, their cells and replication batches; helpers for the other rules.
+import json
 import os
 import re
 import sys
@@ -56,8 +57,42 @@ def batch_names(exp):
 
 
 def raw_files(wildcards):
+    """Every raw batch file of the experiment's data, precision rounds included."""
     source = SPECS[wildcards.exp].source_id
-    return [f"results/raw/{source}/{SCALE}/{b}.parquet" for b in batch_names(source)]
+    return raw_through(source, precision_rounds(source))
+
+
+def precision_rounds(source):
+    """Rounds of the precision mode of the experiment that simulates (0 at a scale without one)."""
+    precision = SPECS[source].precision(SCALE)
+    return precision["rounds"] if precision else 0
+
+
+def readers_of(source):
+    """The experiments that read ``source``'s data (their claims count in its precision rounds)."""
+    return [e for e, s in SPECS.items() if s.source_id == source and e != source]
+
+
+def precision_plans(source, upto=None):
+    """The plan files of the rounds that run: 1, 2, ... up to the first that adds nothing, at most
+    the spec's rounds (or ``upto``). Reading a plan waits for its checkpoint (Snakemake re-evaluates
+    after it)."""
+    plans = []
+    last = precision_rounds(source) if upto is None else upto
+    for k in range(1, last + 1):
+        plans.append(checkpoints.precision.get(exp=source, scale=SCALE, round=str(k)).output[0])
+        if not json.loads(Path(plans[-1]).read_text())["batches"]:
+            break
+    return plans
+
+
+def raw_through(source, rounds):
+    """Raw batch files of ``source`` at SCALE: the scale's own and those added by precision rounds
+    1..rounds (a round that adds nothing ends the rounds)."""
+    files = [f"results/raw/{source}/{SCALE}/{b}.parquet" for b in batch_names(source)]
+    for plan in precision_plans(source, rounds):
+        files += [f"results/raw/{source}/{SCALE}/{b}.parquet" for b in json.loads(Path(plan).read_text())["batches"]]
+    return files
 
 
 def spec_files(exp):
