@@ -164,5 +164,21 @@ def test_compare_writes_table_macros_and_figure(tmp_path, simcore_cli):
     assert r"\newcommand{\SanFigSolA}{0.8510}" in text and r"\newcommand{\SanFigPubB}{0.8492}" in text
     assert r"\newcommand{\SanFigSimCoverA}{16 of 16}" in text and r"\SanFigTable" in text
     assert r"\newcommand{\SanFigMachineA}{corr05-4x1}" in text and "expired" in text
-    assert "reproduces: same sign, 1 times" in text
+    assert r"\newcommand{\SanFigVerdict}{is reproduced (1 times the published size" in text
     assert fig.read_bytes()[:4] == b"%PDF"
+
+
+@pytest.mark.parametrize("reproduced, phrase", [
+    (0.0082, "is reproduced"),              # the published difference itself
+    (0.0102, "is reproduced"),              # P = 0.0082 >= 0.0102 - 0.25 x 0.0082 = 0.00815
+    (0.0103, "is larger than published"),   # 0.0103 - 0.00205 = 0.00825 > P
+    (0.0061, "is smaller than published"),  # 0.0061 + 0.00205 = 0.00815 < P
+    (0.0, "is absent"),                     # no difference: 0 + 0.00205 < P
+    (-0.001, "is contradicted"),            # the other sign
+])
+def test_figure_8_difference_is_judged_by_the_artifacts_rule(reproduced, phrase):
+    """corr05 Fig. 8: four minus two levels at 30 s is 0.84921 - 0.84099 = +0.0082 in the paper.
+    The SAN's difference is exact (zero-width interval); the margin is a quarter of 0.0082."""
+    from simcore.report.san_published import verdict
+
+    assert verdict(0.0082, reproduced).startswith(phrase)

@@ -19,6 +19,7 @@ from simcore.errors import InputError
 from simcore.report.data import tex_escape
 from simcore.report.san import read_pair
 from simcore.san.model import load_san
+from simcore.stats.claims import cell_verdict
 
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd")
 
@@ -130,13 +131,19 @@ def tex(data: list[dict], scale: str | None) -> str:
 
 
 def verdict(published: float, reproduced: float) -> str:
-    """One phrase comparing the reproduced difference with the published one."""
-    if published * reproduced <= 0:
-        return "does not reproduce: the reproduced difference has the opposite sign (or none)"
-    ratio = reproduced / published
-    if 0.5 <= ratio <= 2:
-        return f"reproduces: same sign, {ratio:.2g} times the published size"
-    return f"reproduces in sign only: {ratio:.2g} times the published size"
+    """The artifact's verdict (docs/statistics.md, "Verdicts") on the exact difference, whose
+    interval has zero width: measured towards the published sign, with the margin of a quarter of
+    the published size; as a phrase for the report."""
+    side = 1.0 if published >= 0 else -1.0
+    effect, size = side * reproduced, abs(published)
+    word = cell_verdict(effect, effect, size if size > 0 else None)
+    ratio = f"{reproduced / published:.2g} times the published size" if published else "no published size"
+    return {"reproduced": f"is reproduced ({ratio}, within a margin of a quarter of it)",
+            "smaller than published": f"is smaller than published ({ratio})",
+            "larger than published": f"is larger than published ({ratio})",
+            "absent": "is absent: the reproduced difference is zero",
+            "contradicted": f"is contradicted: the reproduced difference has the opposite sign ({ratio})",
+            }.get(word, word)
 
 
 def _overtake(times: np.ndarray, diff: np.ndarray, low: int) -> str:
