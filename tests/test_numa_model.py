@@ -361,7 +361,9 @@ def test_wide_domains_sum_the_same_loads_as_the_scalar_path(monkeypatch, load_av
 
 
 @pytest.mark.parametrize("params", [
-    {"topology": "corr05-4x2", "n_tasks": 40},
+    # busy: 100 creations/s and 100 ms I/O give ~100 migrations and active pushes in 0.4 s
+    {"topology": "corr05-4x2", "n_tasks": 40, "creation_rate": 100.0, "mean_io": 100.0},
+    pytest.param({"topology": "corr05-4x2", "n_tasks": 40}, marks=pytest.mark.slow),  # mostly idle CPUs, 3 s
     pytest.param({"topology": "superdome-16x4", "n_tasks": 50, "placement": "parent", "mean_demand": 300.0},
                  marks=pytest.mark.slow),  # ~25 s: in make test, out of make mutation
 ])
