@@ -372,3 +372,36 @@ class _Paper:
 
     def __getitem__(self, key):
         return getattr(self, key)
+
+
+def test_the_first_page_says_per_paper_what_reproduces_and_why_not(monkeypatch):
+    """One paragraph per paper: its counts, the reproduced claims by name, each claim decided
+    otherwise with its verdict, statistic and the claim's own reason (or that none is known), a
+    calibrated claim with what it calibrated, and the undecided ones with the largest count asked."""
+    from simcore.report import macros
+
+    claims = {"a": {"id": "a", "text": "A holds"},
+              "b": {"id": "b", "text": "B is 20% faster", "if_not_reproduced": "the paper's machine is faster"},
+              "c": {"id": "c", "text": "C beats D"},
+              "d": {"id": "d", "text": "D", "calibrated": "cost chosen for it"},
+              "e": {"id": "e", "text": "E"}, "f": {"id": "f", "text": "F"}}
+    rows = {"a": {"verdict": "reproduced"},
+            "b": {"verdict": "smaller than published", "statistic": "ratio", "kind": "ratio-below", "estimate": 0.95,
+                  "ci_low": 0.93, "ci_high": 0.97, "threshold": 1.0, "published_effect": 0.8},
+            "c": {"verdict": "contradicted", "statistic": "difference", "kind": "less", "estimate": 2.0,
+                  "ci_low": 1.0, "ci_high": 3.0, "threshold": 0.0},
+            "d": {"verdict": "calibrated"}, "e": {"verdict": "inconclusive", "required_replications": 1234.0},
+            "f": {"verdict": "inconclusive", "required_replications": float("nan")}}
+    spec = _Paper("amir", list(claims))
+    spec.id = "amir-x"
+    monkeypatch.setattr(macros, "claim_rows", lambda s, results: [(claims[k], rows[k]) for k in s.rows])
+    text = "\n".join(macros.findings_tex([spec], Path("results")))
+    assert text.startswith(r"\paragraph{amir.} 6 claims: contradicted 1, smaller than published 1, inconclusive 2, "
+                           "reproduced 1, calibrated 1.")
+    assert r"Reproduced: \hyperref[tab:amir-x]{\texttt{amir-\allowbreak{}x}}~\texttt{a}." in text
+    assert ("(B is 20\\% faster): " in text and "ratio 0.9500 [0.9300, 0.9700]" in text
+            and "most likely reason: the paper's machine is faster." in text)
+    assert "(C beats D): " in text and "no reason identified yet." in text
+    assert "its number chose a model value: cost chosen for it." in text
+    assert text.index("contradicted}}") < text.index("smaller than published}}")  # the worst first
+    assert r"\texttt{e}; \hyperref" in text and "about 1\\,234 replications per cell" in text

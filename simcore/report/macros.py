@@ -334,8 +334,49 @@ def verdict_counts_tex(specs, results_dir: Path) -> list[str]:
     return lines + [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
 
 
+DECIDED_OTHERWISE = ("contradicted", "absent", "smaller than published", "larger than published")
+
+
+def _claim_ref(spec, claim) -> str:
+    return f"\\hyperref[tab:{spec.id}]{{{tex_id(spec.id)}}}~\\texttt{{{tex_escape(claim['id'])}}}"
+
+
+def findings_tex(specs, results_dir: Path) -> list[str]:
+    """One paragraph per paper under the counts table: what reproduces, what does not (each with
+    its statistic and the claim's ``if_not_reproduced`` reason), what the replications leave open."""
+    lines = []
+    for paper, paper_specs in _papers(specs).items():
+        rows = [(spec, claim, row) for spec in paper_specs for claim, row in claim_rows(spec, results_dir)]
+        by = {v: [(s, c, r) for s, c, r in rows if _verdict_of(r) == v] for v in (*VERDICTS, "missing")}
+        counts = verdict_sentence({v: len(x) for v, x in by.items()})
+        plural = "" if len(rows) == 1 else "s"
+        text = [f"\\paragraph{{{tex_escape(paper)}.}} {len(rows)} claim{plural}: {counts}."]
+        if by["reproduced"]:
+            text.append("Reproduced: " + "; ".join(_claim_ref(s, c) for s, c, _ in by["reproduced"]) + ".")
+        for verdict in DECIDED_OTHERWISE + ("calibrated",):
+            for spec, claim, row in by[verdict]:
+                text.append(f"{_claim_ref(spec, claim)} ({tex_escape(claim['text'])}): {verdict_tex(verdict)}, "
+                            f"{claim_statistic(row)}; {_why_not(claim, verdict)}.")
+        open_ = by["inconclusive"]
+        if open_:
+            needs = [int(r["required_replications"]) for _, _, r in open_ if isnum(r.get("required_replications"))]
+            more = f" (the largest count asked for: about {max(needs):,} replications per cell)" if needs else ""
+            text.append("Undecided at these replications: "
+                        + "; ".join(_claim_ref(s, c) for s, c, _ in open_) + more.replace(",", "\\,") + ".")
+        lines += [" ".join(text), ""]
+    return lines
+
+
+def _why_not(claim: dict, verdict: str) -> str:
+    if verdict == "calibrated":
+        return f"its number chose a model value: {tex_escape(claim['calibrated'])}"
+    reason = claim.get("if_not_reproduced")
+    return f"most likely reason: {tex_escape(reason)}" if reason else "no reason identified yet"
+
+
 def scorecard_tex(specs, results_dir: Path) -> str:
-    lines = [HEADER.rstrip(), *verdict_counts_tex(specs, results_dir), r"\begingroup\small",
+    lines = [HEADER.rstrip(), *verdict_counts_tex(specs, results_dir), *findings_tex(specs, results_dir),
+             r"\begingroup\small",
              r"\begin{longtable}{@{}" + _ragged(0.065, 0.17, 0.34, 0.22, 0.1) + "@{}}",
              r"\caption{Scorecard: every claim of every paper and its verdict. The statistic is the one "
              r"behind the verdict (in the cell that decides it), with its confidence interval and the "
