@@ -338,7 +338,7 @@ DECIDED_OTHERWISE = ("contradicted", "absent", "smaller than published", "larger
 
 
 def _claim_ref(spec, claim) -> str:
-    return f"\\hyperref[tab:{spec.id}]{{{tex_id(spec.id)}}}~\\texttt{{{tex_escape(claim['id'])}}}"
+    return f"\\hyperref[tab:{spec.id}]{{{tex_id(spec.id)}}}~{tex_id(claim['id'])}"
 
 
 def findings_tex(specs, results_dir: Path) -> list[str]:
@@ -364,7 +364,7 @@ def findings_tex(specs, results_dir: Path) -> list[str]:
             text.append("Undecided at these replications: "
                         + "; ".join(_claim_ref(s, c) for s, c, _ in open_) + more.replace(",", "\\,") + ".")
         lines += [" ".join(text), ""]
-    return lines
+    return [r"\begingroup\sloppy", *lines, r"\par\endgroup", ""] if lines else []  # long ids: break between words
 
 
 def _why_not(claim: dict, verdict: str) -> str:
