@@ -144,9 +144,21 @@ class Spec:
         return params
 
     def all_cells(self) -> list[Cell]:
+        """The grid's cells: its product, or (``grid_design: one-at-a-time``) the default cell of
+        every parameter's first value, then each other value of each parameter alone."""
         names = list(self.grid)
+        if self.data.get("grid_design") == "one-at-a-time":
+            base = {n: self.grid[n][0] for n in names}
+            combos = [base] + [{**base, n: v} for n in names for v in self.grid[n][1:]]
+            return [Cell(i, values) for i, values in enumerate(combos)]
         combos = itertools.product(*(self.grid[n] for n in names)) if names else [()]
         return [Cell(i, dict(zip(names, combo))) for i, combo in enumerate(combos)]
+
+    def varied(self, cell: Cell) -> str | None:
+        """One-at-a-time design: the parameter ``cell`` changes from the default cell (None there)."""
+        first = self.all_cells()[0].values
+        changed = [n for n, v in cell.values.items() if v != first[n]]
+        return changed[0] if changed else None
 
     def cells(self, scale: str) -> list[Cell]:
         """The cells run at ``scale`` (smoke may thin the grid; indices stay those of the full grid)."""
@@ -284,15 +296,7 @@ def _check_semantics(path: Path, data: dict) -> None:
     for i, entry in enumerate(data.get("published") or []):
         _check_where(path, "published", i, entry, grid)
     for i, claim in enumerate(data.get("claims") or []):
-        _check_where(path, "claims", i, claim, grid)
-        for key in ("policy", "than"):
-            if key in claim and claim[key] not in data["policies"]:
-                raise SpecError(f"{path}: key 'claims.{i}.{key}': '{claim[key]}' is not one of the spec's policies.")
-        if claim["metric"] not in metric_names:
-            raise SpecError(f"{path}: key 'claims.{i}.metric': '{claim['metric']}' is not in 'metrics'.")
-        if claim["kind"].startswith("ratio") and "threshold" not in claim:
-            raise SpecError(f"{path}: key 'claims.{i}.threshold' is missing (ratio claims need one).")
-        _check_published_effect(path, i, claim)
+        _check_statistic(path, "claims", i, claim, data, grid, metric_names)
         _check_published_table(path, i, claim, data)
         if claim["kind"] == "value" and "than" in claim:
             raise SpecError(f"{path}: key 'claims.{i}.than': a 'value' claim judges one policy's own value, "
@@ -300,7 +304,26 @@ def _check_semantics(path: Path, data: dict) -> None:
         if claim.get("across") and claim["kind"] not in ("less", "greater", "ratio-above", "ratio-below"):
             raise SpecError(f"{path}: key 'claims.{i}.across': only difference and ratio claims average over cells, "
                             f"not '{claim['kind']}'.")
+    for i, stat in enumerate(data["output"].get("statistics") or []):
+        _check_statistic(path, "output.statistics", i, stat, data, grid, metric_names)
+    if data.get("grid_design") == "one-at-a-time":
+        for name, values in grid.items():
+            if len(set(map(repr, values))) != len(values):
+                raise SpecError(f"{path}: key 'grid.{name}': a one-at-a-time grid lists each value once.")
     _check_published_judged(path, data)
+
+
+def _check_statistic(path, section: str, i: int, claim: dict, data: dict, grid: dict, metric_names) -> None:
+    """What a claim and a readings statistic share: cells, policies, metric, threshold, effect."""
+    _check_where(path, section, i, claim, grid)
+    for key in ("policy", "than"):
+        if key in claim and claim[key] not in data["policies"]:
+            raise SpecError(f"{path}: key '{section}.{i}.{key}': '{claim[key]}' is not one of the spec's policies.")
+    if claim["metric"] not in metric_names:
+        raise SpecError(f"{path}: key '{section}.{i}.metric': '{claim['metric']}' is not in 'metrics'.")
+    if claim["kind"].startswith("ratio") and "threshold" not in claim:
+        raise SpecError(f"{path}: key '{section}.{i}.threshold' is missing (ratio claims need one).")
+    _check_published_effect(path, i, claim, section)
 
 
 def _merge_preset(path: Path, data: dict) -> dict:
@@ -497,7 +520,7 @@ def _check_published_table(path, i: int, claim: dict, data: dict) -> None:
         _check_side(key, claim, effect, f" (from 'published' at {values or 'the only cell'})")
 
 
-def _check_published_effect(path, i: int, claim: dict) -> None:
+def _check_published_effect(path, i: int, claim: dict, section: str = "claims") -> None:
     """A published effect is a value, a ratio or a difference on the side the claim states."""
     if "published_effect" not in claim:
         return
@@ -505,7 +528,7 @@ def _check_published_effect(path, i: int, claim: dict) -> None:
 
     kind, value = claim["kind"], claim["published_effect"]
     statistic = STATISTIC[kind]
-    key = f"{path}: key 'claims.{i}.published_effect'"
+    key = f"{path}: key '{section}.{i}.published_effect'"
     if statistic not in ("ratio", "difference", "value"):
         raise SpecError(f"{key}: only value, ratio and difference claims state a published effect, not '{kind}'.")
     if value != "table":

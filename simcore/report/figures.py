@@ -1,5 +1,6 @@
 """Figures of experiments (PDF): reproduced curves with intervals and the published points
-over them (``lines``), or one point per replication against x = y (``scatter``)."""
+over them (``lines``), one point per replication against x = y (``scatter``), or a claim's
+statistic under each reading of the open assumptions (``readings``)."""
 
 from __future__ import annotations
 
@@ -38,10 +39,15 @@ def make_figure(spec, results_dir: Path, out: Path) -> None:
         raise ValueError(f"{spec.path}: experiment '{spec.id}' is a table (output.kind = table); it has no figure.")
     with plt.rc_context(STYLE):
         wide = has_gain_panel(spec)
-        fig, axes = plt.subplots(1, 2 if wide else 1, figsize=WIDE if wide else SIZE, squeeze=False)
+        if kind == "readings":
+            fig, axes = _readings_axes(spec)
+        else:
+            fig, axes = plt.subplots(1, 2 if wide else 1, figsize=WIDE if wide else SIZE, squeeze=False)
         ax = axes[0][0]
         try:
-            if kind == "lines":
+            if kind == "readings":
+                _readings(spec, Path(results_dir), [row[0] for row in axes])
+            elif kind == "lines":
                 _lines(spec, Path(results_dir), ax)
                 if wide:
                     _gain(spec, Path(results_dir), axes[0][1])
@@ -94,6 +100,60 @@ def _gain(spec, results_dir: Path, ax) -> None:
     ax.set_ylabel("gain over the baseline (%)")
     ax.grid(True, linewidth=0.3, alpha=0.5)
     ax.legend(loc="best", handlelength=1.6, title=f"over {spec.label(spec.baseline)}", title_fontsize=7)
+
+
+def _readings_claims(spec) -> list[dict]:
+    """The statistics a readings figure draws (output.statistics, written like claims), else the claims."""
+    return list(spec["output"].get("statistics") or spec.data.get("claims") or [])
+
+
+def _readings_axes(spec):
+    """One panel per claim, each as tall as the cells it lists."""
+    n = max(len(_readings_claims(spec)), 1)
+    cells = len(spec.all_cells())
+    return plt.subplots(n, 1, figsize=(SIZE[0] * 1.5, 0.6 + n * (0.5 + 0.16 * cells)), squeeze=False)
+
+
+def _readings(spec, results_dir: Path, axes) -> None:
+    """Per claim: its statistic in the default cell and in each cell that changes one reading,
+    parameters in order of influence (largest change first), with the threshold (dashed) and the
+    published effect and its equivalence margin (line and band)."""
+    from simcore.report.readings import influence, published_band, readings
+
+    reps = _need(read_replications(spec, results_dir), "replications.csv", spec, results_dir)
+    for ax, claim in zip(axes, _readings_claims(spec)):
+        rows = readings(spec, reps, claim)
+        order = {name: i for i, (name, _) in enumerate(influence(rows))}
+        rows.sort(key=lambda r: (-1 if r["parameter"] is None else order.get(r["parameter"], len(order)), r["cell"]))
+        ys = np.arange(len(rows))[::-1]
+        means = np.array([r["mean"] for r in rows], float)
+        low, high = np.array([r["low"] for r in rows], float), np.array([r["high"] for r in rows], float)
+        ok = np.isfinite(low) & np.isfinite(high)
+        colours = ["0.2" if r["parameter"] is None else COLOURS[order.get(r["parameter"], 0) % len(COLOURS)] for r in rows]
+        ax.scatter(means, ys, c=colours, s=10, zorder=3)
+        ax.errorbar(means[ok], ys[ok], xerr=[means[ok] - low[ok], high[ok] - means[ok]], fmt="none", ecolor="0.4",
+                    elinewidth=0.7, capsize=1.5, zorder=2)
+        ax.set_yticks(ys, ["default reading" if r["parameter"] is None else f"{r['parameter']} = {r['value']}"
+                           for r in rows])
+        threshold = claim.get("threshold", 1.0 if claim["kind"].startswith("ratio") else 0.0)
+        ax.axvline(threshold, color="0.5", linestyle="--", linewidth=0.7, label="no effect")
+        band = published_band(claim)
+        if band:
+            ax.axvspan(band[0], band[2], color=COLOURS[1], alpha=0.12, linewidth=0)
+            ax.axvline(band[1], color=COLOURS[1], linewidth=0.9, label="published (band: margin)")
+        ax.set_title(claim["id"], loc="left")
+        ax.set_xlabel(_statistic_label(spec, claim))
+        ax.grid(True, axis="x", linewidth=0.3, alpha=0.5)
+        ax.legend(loc="best", handlelength=1.6)
+
+
+def _statistic_label(spec, claim: dict) -> str:
+    """'mean turnaround: conservative, soft / Linux' (a ratio) or '... - ...' (a difference)."""
+    metric = claim["metric"].replace("_", " ")
+    if claim["kind"] == "value":
+        return f"{metric}: {spec.label(claim['policy'])}"
+    op = " / " if claim["kind"].startswith("ratio") else " - "
+    return f"{metric}: {spec.label(claim['policy'])}{op}{spec.label(claim.get('than', spec.baseline))}"
 
 
 def _need(frame, what: str, spec, results_dir: Path):

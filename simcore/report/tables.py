@@ -28,6 +28,8 @@ def table_tex(spec, results_dir: Path) -> str:
     summary = read_summary(spec, results_dir)
     if kind == "scatter":
         body, note = _scatter(spec, results_dir, summary)
+    elif kind == "readings":
+        body, note = _readings(spec, results_dir)
     elif kind == "lines" or rows == "cells":
         body, note = _cells(spec, results_dir, summary)
     elif rows == "pairs":
@@ -114,6 +116,44 @@ def _metrics(spec, summary) -> tuple[str, str]:
         rows.append(row)
     header = _policy_header(spec, spec.policies, ["paper", "reproduced"], ["Metric"])
     return _tabular("l" + "rr" * len(spec.policies), header, rows), ""
+
+
+def _readings(spec, results_dir: Path) -> tuple[str, str]:
+    """One row per reading (the default cell first), one column per claim drawn: its statistic
+    with the interval; the note ranks the readings by influence for each claim."""
+    from simcore.report.figures import _readings_claims
+    from simcore.report.readings import influence, readings
+
+    reps = read_replications(spec, results_dir)
+    if reps is None:
+        return _missing(spec)
+    claims = _readings_claims(spec)
+    per_claim = {c["id"]: {r["cell"]: r for r in readings(spec, reps, c)} for c in claims}
+    rows = []
+    for cell in spec.all_cells():
+        name = spec.varied(cell)
+        label = "default reading" if name is None else f"{tex_escape(name)} = {tex_escape(cell.values[name])}"
+        stats = [per_claim[c["id"]].get(cell.index) for c in claims]
+        if any(stats):
+            rows.append([label] + [f"{fmt_ci(r['mean'], r['low'], r['high'])} {verdict_tex(r['verdict'])}" if r else "--"
+                                   for r in stats])
+    header = [" & ".join(["Reading"] + [f"\\texttt{{{tex_escape(c['id'])}}}" for c in claims]) + " \\\\"]
+    ranks = []
+    for c in claims:
+        ranked = influence(list(per_claim[c["id"]].values()))
+        scale = "log " if c["kind"].startswith("ratio") else ""
+        ranks.append(f"\\texttt{{{tex_escape(c['id'])}}}: " + (", ".join(f"{tex_escape(p)} {v:.3g}" for p, v in ranked)
+                                                               or "--") + f" ({scale}change)")
+    where = []
+    for c in claims:
+        good = [r for r in per_claim[c["id"]].values() if r["verdict"] == "reproduced"]
+        names = ["the default reading" if r["parameter"] is None else f"{tex_escape(r['parameter'])} = {tex_escape(r['value'])}"
+                 for r in good]
+        where.append(f"\\texttt{{{tex_escape(c['id'])}}} under " + (", ".join(names) if names else "no reading"))
+    note = ("Each reading changes one assumption from the default cell; the verdict is the one the statistic "
+            "would get in that cell alone. Influence, the largest change of the statistic from the default reading, "
+            "most influential first: " + "; ".join(ranks) + ". Reproduced: " + "; ".join(where) + ".")
+    return _tabular("l" + "r" * len(claims), header, rows), note
 
 
 def _pairs(spec, results_dir: Path) -> tuple[str, str]:

@@ -281,6 +281,13 @@ def undecided_cells(spec, raw: pd.DataFrame, claim: dict) -> dict[int, float]:
     return {int(c[0]): c[3] for c in _cells(spec, raw, claim, metric, than, threshold) if c[2] == "inconclusive"}
 
 
+def cell_statistics(spec, raw: pd.DataFrame, claim: dict) -> dict[int, Interval]:
+    """Cell index -> the claim's statistic in that cell with its interval at the spec's level
+    (every cell the claim names; readings figures set them side by side)."""
+    metric, than, _, _ = _terms(spec, claim)
+    return {int(i): _cell_interval(spec, rows, claim, metric, than, spec.confidence) for i, rows in _chosen(spec, raw, claim)}
+
+
 def evaluate_claims(spec, raw: pd.DataFrame) -> pd.DataFrame:
     """One row per claim of the spec (COLUMNS)."""
     rows = [evaluate_claim(spec, raw, c) for c in spec.data.get("claims") or []]

@@ -1,0 +1,86 @@
+"""Readings sweeps: the one-at-a-time design, each reading's statistic and verdict, the
+influence ranking and the published band, on data whose answers are known by construction."""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simcore.experiments.spec import Spec, SpecError, load_spec
+from simcore.report.readings import influence, published_band, readings
+
+SPECS = Path("config/experiments")
+STAT = {"id": "gain", "text": "new is 10% faster", "kind": "ratio-below", "threshold": 1.0, "published_effect": 0.9,
+        "metric": "mean_turnaround", "policy": "new", "than": "base"}
+
+
+def toy_spec():
+    """A one-at-a-time grid over p (a, b) and q (x, y, z): cells default (a, x), p = b, q = y, q = z."""
+    return Spec(Path("toy.yaml"), {"id": "toy", "model": "numa", "grid_design": "one-at-a-time",
+                                   "grid": {"p": ["a", "b"], "q": ["x", "y", "z"]}, "policies": ["base", "new"],
+                                   "baseline": "base", "confidence": 0.95,
+                                   "metrics": [{"name": "mean_turnaround"}]})
+
+
+def raw(ratios: dict[int, float]) -> pd.DataFrame:
+    """Per cell, base turnaround 1000 + 10 r and new = ratio x base x (1 +- 0.1%)."""
+    spec, rows = toy_spec(), []
+    base = 1000.0 + 10.0 * np.arange(8)
+    wiggle = 1 + 0.001 * np.array([1, -1, 1, -1, 1, -1, 1, -1])
+    for cell in spec.all_cells():
+        for policy, values in (("base", base), ("new", ratios[cell.index] * base * wiggle)):
+            rows += [{"cell": cell.index, **cell.values, "policy": policy, "rep": r, "mean_turnaround": float(v)}
+                     for r, v in enumerate(values)]
+    return pd.DataFrame(rows)
+
+
+def test_one_at_a_time_cells_change_one_reading_each():
+    spec = toy_spec()
+    cells = [(c.index, c.values) for c in spec.all_cells()]
+    assert cells == [(0, {"p": "a", "q": "x"}), (1, {"p": "b", "q": "x"}), (2, {"p": "a", "q": "y"}),
+                     (3, {"p": "a", "q": "z"})]
+    assert [spec.varied(c) for c in spec.all_cells()] == [None, "p", "q", "q"]
+    mehta = load_spec(SPECS / "mehta-readings.yaml")
+    assert len(mehta.all_cells()) == 1 + 1 + 3 + 1 + 2 + 1 + 2 + 2
+    assert [c.index for c in mehta.cells("smoke")] == [0, 1]   # smoke: the default and rules_scope = all
+
+
+def test_each_reading_gets_its_statistic_verdict_and_change():
+    """Ratios new/base of 0.9 (default), 0.8 (p = b), 1.0 (q = y), 0.9 (q = z), each within 0.1%.
+    Published 0.9 against threshold 1: on the log scale P = 0.1054, margin 0.0263.
+    Default and q = z: reproduced. p = b: effect 0.2231 - 0.0263 > P: larger than published.
+    q = y: the interval holds 1 and the published band lies beyond it: absent.
+    Changes on the log scale: p: log(0.8/0.9) = -0.1178; q: log(1/0.9) = 0.1054 and 0."""
+    rows = readings(toy_spec(), raw({0: 0.9, 1: 0.8, 2: 1.0, 3: 0.9}), STAT)
+    assert [(r["parameter"], r["value"], r["verdict"]) for r in rows] == [
+        (None, None, "reproduced"), ("p", "b", "larger than published"), ("q", "y", "absent"),
+        ("q", "z", "reproduced")]
+    assert [r["mean"] for r in rows] == pytest.approx([0.9, 0.8, 1.0, 0.9], rel=1e-3)
+    assert [r["change"] for r in rows] == pytest.approx([0.0, math.log(0.8 / 0.9), math.log(1 / 0.9), 0.0], abs=1e-4)
+    ranked = influence(rows)
+    assert [name for name, _ in ranked] == ["p", "q"]
+    assert ranked[0][1] == pytest.approx(math.log(0.9 / 0.8), abs=1e-4)
+
+
+def test_the_published_band_is_the_margin_around_the_published_effect():
+    """Ratio 0.9 against 1: m = 0.25 x log(1/0.9) = 0.02634, band 0.9 e^-m .. 0.9 e^m; a difference
+    of -5 against 0: m = 1.25; 'table' or no published effect: no band."""
+    low, mid, high = published_band(STAT)
+    m = 0.25 * math.log(1 / 0.9)
+    assert (low, mid, high) == pytest.approx((0.9 * math.exp(-m), 0.9, 0.9 * math.exp(m)))
+    assert published_band({"kind": "less", "published_effect": -5.0}) == (-6.25, -5.0, -3.75)
+    assert published_band({**STAT, "published_effect": "table"}) is None
+    assert published_band({k: v for k, v in STAT.items() if k != "published_effect"}) is None
+
+
+def test_a_one_at_a_time_grid_lists_each_value_once(tmp_path):
+    text = (SPECS / "mehta-readings.yaml").read_text().replace("max_migrations: [5, 3, 9]", "max_migrations: [5, 3, 5]")
+    path = tmp_path / "experiments" / "mehta-readings.yaml"
+    path.parent.mkdir()
+    path.write_text(text)
+    (tmp_path / "presets").mkdir()
+    (tmp_path / "presets" / "mehta.yaml").write_text(Path("config/presets/mehta.yaml").read_text())
+    with pytest.raises(SpecError, match="'grid.max_migrations': a one-at-a-time grid lists each value once"):
+        load_spec(path)
