@@ -232,7 +232,8 @@ def cmd_san_fit(args) -> int:
 def cmd_san_compare(args) -> int:
     from simcore.report.san_published import compare
 
-    print(compare(args.models, Path(args.results), args.scale, Path(args.figure), Path(args.tex)), file=sys.stderr)
+    print(compare(args.models, Path(args.results), args.scale, Path(args.figure), Path(args.tex),
+                  Path(args.claims) if args.claims else None), file=sys.stderr)
     return 0
 
 
@@ -419,6 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", default="results/san", metavar="DIR", help=SAN_RESULTS_HELP)
     p.add_argument("--figure", required=True, metavar="FILE.pdf", help="the figure (PDF), written atomically")
     p.add_argument("--tex", required=True, metavar="FILE.tex", help="table and macros (LaTeX), written atomically")
+    p.add_argument("--claims", metavar="FILE.csv", help="the figure's claims for the scorecard (results/FIGURE/claims.csv)")
     p = add("san-figure", cmd_san_figure, "a SAN model's solution beside its simulation (PDF)")
     p.add_argument("model", metavar="NAME", help="results/san/NAME/{solution,simulation}.csv")
     p.add_argument("--results", default="results/san", metavar="DIR", help=SAN_RESULTS_HELP)

@@ -218,7 +218,8 @@ def test_numbers_keys_and_values(specs, results, generated):
     counts = claims.verdict.value_counts()
     assert values["score/sentence"] == ", ".join(f"{v} {counts[v]}" for v in VERDICTS if v in counts)
     assert values["score/total"] == str(len(claims))
-    assert f"\\valdef{{score/total}}{{{len(claims)}}}" in tex
+    # the report's own macros also count corr05 Fig. 8's claim (a SAN figure, no result here)
+    assert f"\\valdef{{score/total}}{{{len(claims) + 1}}}" in tex and "\\valdef{score/corr05/missing}{1}" in tex
 
 
 def test_scorecard_lists_every_claim(specs, results, generated):
@@ -405,3 +406,29 @@ def test_the_first_page_says_per_paper_what_reproduces_and_why_not(monkeypatch):
     assert "its number chose a model value: cost chosen for it." in text
     assert text.index("contradicted}}") < text.index("smaller than published}}")  # the worst first
     assert r"\texttt{e}; \hyperref" in text and "about 1\\,234 replications per cell" in text
+
+
+def test_a_san_figures_claim_is_scored_with_the_papers_claims(tmp_path, specs, results):
+    """corr05 Fig. 8's claim (published.claim of its model file) has no experiment spec: its
+    row, written by `simcore san-compare` to results/corr05-fig8/claims.csv, joins the scorecard,
+    the counts per paper and the score macros; without the row it counts as 'no result'."""
+    from simcore.report.macros import figure_claims, numbers
+
+    [fig8] = figure_claims(ROOT / "config/san")
+    assert fig8.id == "corr05-fig8" and fig8["paper"] == "corr05"
+    assert [c["id"] for c in fig8.data["claims"]] == ["multilevel-finishes-more"]
+    before = numbers(list(specs.values()), results, [fig8])
+    assert before["score/corr05/missing"] == "1"
+    shutil.copytree(results, tmp_path / "results")
+    (tmp_path / "results/corr05-fig8").mkdir()
+    pd.DataFrame([{"experiment": "corr05-fig8", "claim": "multilevel-finishes-more", "statistic": "difference",
+                   "kind": "greater", "estimate": -0.002, "ci_low": -0.002, "ci_high": -0.002, "threshold": 0.0,
+                   "published_effect": 0.0082, "verdict": "contradicted"}]).to_csv(
+        tmp_path / "results/corr05-fig8/claims.csv", index=False)
+    after = numbers(list(specs.values()), tmp_path / "results", [fig8])
+    assert after["score/corr05/contradicted"] == "1" and after["score/corr05/missing"] == "0"
+    assert int(after["score/total"]) == int(before["score/total"])
+    assert after["corr05-fig8/claim/multilevel-finishes-more/estimate"] == r"\ensuremath{-}0.002"
+    write_report_inputs(list(specs.values()), tmp_path / "results", tmp_path / "generated", san_dir=ROOT / "config/san")
+    scorecard = (tmp_path / "generated/scorecard.tex").read_text()
+    assert r"\hyperref[tab:corr05-fig8]" in scorecard and "has finished with a higher probability" in scorecard

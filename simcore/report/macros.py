@@ -38,14 +38,16 @@ PREAMBLE = r"""\makeatletter
 """
 
 
-def write_report_inputs(specs: list, results_dir: Path, outdir: Path, untested: dict | None = None) -> None:
+def write_report_inputs(specs: list, results_dir: Path, outdir: Path, untested: dict | None = None,
+                        san_dir: Path = Path("config/san")) -> None:
     """Write numbers.tex, scorecard.tex, provenance.tex, assumptions.tex, untested.tex (the
     results ``untested`` lists per paper), experiments.tex and paper-<paper>.tex for every paper
     of ``specs`` into ``outdir`` (each atomically)."""
     results_dir, outdir = Path(results_dir), Path(outdir)
     specs = sorted(specs, key=_order)
-    write_text(outdir / "numbers.tex", numbers_tex(specs, results_dir))
-    write_text(outdir / "scorecard.tex", scorecard_tex(specs, results_dir))
+    figures = figure_claims(san_dir)
+    write_text(outdir / "numbers.tex", numbers_tex(specs, results_dir, figures))
+    write_text(outdir / "scorecard.tex", scorecard_tex(sorted([*specs, *figures], key=_order), results_dir))
     write_text(outdir / "provenance.tex", provenance_tex(specs, results_dir))
     write_text(outdir / "assumptions.tex", assumptions_tex(specs))
     write_text(outdir / "untested.tex", untested_tex(untested))
@@ -92,10 +94,11 @@ def verdict_sentence(counts: dict) -> str:
     return ", ".join(parts) or "none"
 
 
-def numbers(specs, results_dir: Path) -> dict:
-    """Key -> formatted value of every macro (the content of numbers.tex)."""
+def numbers(specs, results_dir: Path, figures=()) -> dict:
+    """Key -> formatted value of every macro (the content of numbers.tex); ``figures``: the
+    published SAN figures' claims (:class:`FigureClaims`), counted with the specs'."""
     m = _Macros()
-    per_paper = verdict_counts(specs, results_dir)
+    per_paper = verdict_counts([*specs, *figures], results_dir)
     counts = {v: sum(c[v] for c in per_paper.values()) for v in (*VERDICTS, "missing")}
     for spec in specs:
         _published_macros(m, spec)
@@ -106,20 +109,8 @@ def numbers(specs, results_dir: Path) -> dict:
         if reps is not None:
             _pair_macros(m, spec, reps)
         _not_run_macros(m, spec, results_dir)
-        for claim, row in claim_rows(spec, results_dir):
-            verdict = _verdict_of(row)
-            base = f"{spec.id}/claim/{claim['id']}"
-            m.add(f"{base}/text", tex_escape(claim["text"]))
-            if row:
-                m.add(f"{base}/verdict", tex_escape(verdict))
-                m.add(f"{base}/verdicttex", verdict_tex(verdict))
-                m.add(f"{base}/estimate", fmt(row.get("estimate")))
-                m.add(f"{base}/low", fmt(row.get("ci_low")))
-                m.add(f"{base}/high", fmt(row.get("ci_high")))
-                m.add(f"{base}/threshold", fmt(row.get("threshold")))
-                m.add(f"{base}/statistic", tex_escape(row.get("statistic") or ""))
-                m.add(f"{base}/cells", _int(row.get("cells")))
-                m.add(f"{base}/cellsreproduced", _int(row.get("cells_reproduced")))
+    for spec in [*specs, *figures]:
+        _claim_macros(m, spec, results_dir)
     for key, value in run_values(specs, results_dir).items():
         m.add(f"report/{key}", value)
     for prefix, table in [("score", counts)] + [(f"score/{p}", c) for p, c in per_paper.items()]:
@@ -128,6 +119,53 @@ def numbers(specs, results_dir: Path) -> dict:
         m.add(f"{prefix}/total", str(sum(table.values())))
         m.add(f"{prefix}/sentence", verdict_sentence(table))
     return dict(_pairs_of(m.lines))
+
+
+def _claim_macros(m: _Macros, spec, results_dir: Path) -> None:
+    for claim, row in claim_rows(spec, results_dir):
+        verdict = _verdict_of(row)
+        base = f"{spec.id}/claim/{claim['id']}"
+        m.add(f"{base}/text", tex_escape(claim["text"]))
+        if row:
+            m.add(f"{base}/verdict", tex_escape(verdict))
+            m.add(f"{base}/verdicttex", verdict_tex(verdict))
+            m.add(f"{base}/estimate", fmt(row.get("estimate")))
+            m.add(f"{base}/low", fmt(row.get("ci_low")))
+            m.add(f"{base}/high", fmt(row.get("ci_high")))
+            m.add(f"{base}/threshold", fmt(row.get("threshold")))
+            m.add(f"{base}/statistic", tex_escape(row.get("statistic") or ""))
+            m.add(f"{base}/cells", _int(row.get("cells")))
+            m.add(f"{base}/cellsreproduced", _int(row.get("cells_reproduced")))
+
+
+class FigureClaims:
+    """The claims of a published SAN figure (``published.claim`` of its model files; verdicts in
+    results/FIGURE/claims.csv from `simcore san-compare`), standing in for a spec in the scorecard."""
+
+    def __init__(self, figure: str, claims: list[dict]):
+        self.id = figure
+        self.data = {"paper": figure.split("-")[0], "claims": claims, "source": "figure"}
+
+    def __getitem__(self, key: str):
+        return self.data[key]
+
+
+def figure_claims(san_dir: Path = Path("config/san")) -> list[FigureClaims]:
+    """A :class:`FigureClaims` for every published SAN figure whose models state a claim."""
+    import yaml
+
+    from simcore.experiments.targets import san_figures
+
+    out = []
+    for figure, models in san_figures(san_dir).items():
+        claims = []
+        for model in models:
+            claim = ((yaml.safe_load((Path(san_dir) / f"{model}.yaml").read_text()) or {}).get("published") or {}).get("claim")
+            if isinstance(claim, dict) and {"id", "text"} <= set(claim):
+                claims.append({"id": str(claim["id"]), "text": str(claim["text"])})
+        if claims:
+            out.append(FigureClaims(figure, claims))
+    return out
 
 
 def _pairs_of(lines):
@@ -179,8 +217,8 @@ def _int(x) -> str:
     return str(int(x)) if isnum(x) else "--"
 
 
-def numbers_tex(specs, results_dir: Path) -> str:
-    values = numbers(specs, results_dir)
+def numbers_tex(specs, results_dir: Path, figures=()) -> str:
+    values = numbers(specs, results_dir, figures)
     body = "\n".join(f"\\valdef{{{k}}}{{{v}}}" for k, v in values.items())
     return HEADER + PREAMBLE + body + "\n"
 

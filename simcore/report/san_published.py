@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simcore.core.output import atomic_path, write_text
+from simcore.core.output import atomic_path, write_csv, write_text
 from simcore.errors import InputError
 from simcore.report.data import tex_escape
 from simcore.report.san import read_pair
 from simcore.san.model import load_san
-from simcore.stats.claims import cell_verdict
+from simcore.stats.claims import COLUMNS, MARGIN, cell_verdict
 
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd")
 
@@ -196,10 +196,49 @@ def _table(data: list[dict], rows: dict) -> list[str]:
     return out
 
 
-def compare(models: list[str], results: Path, scale: str | None, figure: Path, tex_out: Path) -> str:
-    """Write the figure and the LaTeX file; returns a summary line."""
+def claim_rows(data: list[dict]) -> pd.DataFrame:
+    """The scorecard rows (simcore.stats.claims.COLUMNS) of the figure's claims: a model's
+    ``published.claim`` says its curve exceeds the model ``than``'s at ``time``; the published
+    effect is the difference of the two published curves there, the reproduced one that of the
+    exact solutions (an interval of zero width), judged by the artifact's rule."""
+    by_name = {d["name"]: d for d in data}
+    rows = []
+    for d in data:
+        claim = d["san"].published.get("claim")
+        if claim is None:
+            continue
+        key = f"config/san/{d['name']}.yaml: key 'published.claim"
+        if not isinstance(claim, dict) or not {"id", "text", "than", "time"} <= set(claim):
+            raise InputError(f"{key}' must give id, text, than and time.")
+        other = by_name.get(claim["than"])
+        if other is None:
+            raise InputError(f"{key}.than': '{claim['than']}' is not one of the figure's models ({', '.join(by_name)}).")
+        t = np.asarray([float(claim["time"])])
+        if not np.isin(t, d["time"]).all():
+            raise InputError(f"{key}.time': {claim['time']} is not one of the published times.")
+        published = float(np.interp(t, d["time"], d["value"])[0] - np.interp(t, other["time"], other["value"])[0])
+        effect = float(at(d["exact"], d["measure"], t)[0] - at(other["exact"], other["measure"], t)[0])
+        side = 1.0 if published >= 0 else -1.0
+        verdict = cell_verdict(side * effect, side * effect, abs(published) if published else None)
+        rows.append({"experiment": d["san"].published.get("figure", d["name"]), "claim": claim["id"],
+                     "text": claim["text"], "kind": "greater" if side > 0 else "less", "metric": d["measure"],
+                     "policy": d["name"], "than": other["name"], "statistic": "difference", "threshold": 0.0,
+                     "published_effect": published, "margin": MARGIN, "across": "", "cells": 1,
+                     "cells_reproduced": int(verdict == "reproduced"), "deciding_cell": np.nan, "estimate": effect,
+                     "ci_low": effect, "ci_high": effect, "level": np.nan, "n": np.nan,
+                     "required_replications": np.nan, "verdict": verdict, "statistical_verdict": verdict,
+                     "calibrated": ""})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def compare(models: list[str], results: Path, scale: str | None, figure: Path, tex_out: Path,
+            claims_out: Path | None = None) -> str:
+    """Write the figure, the LaTeX file and (``claims_out``) the figure's claims; returns a summary line."""
     data = load(models, results, scale)
+    claims = claim_rows(data)
     make_figure(data, figure)
     write_text(tex_out, tex(data, scale))
+    if claims_out is not None:
+        write_csv(claims_out, claims)
     return ", ".join(f"{d['name']}: {at(d['exact'], d['measure'], d['time'][-1:])[0]:.4f} "
                      f"(published {d['value'][-1]:.4f})" for d in data)

@@ -13,6 +13,7 @@ rule report_inputs:
     input:
         summaries=expand("results/{exp}/summary.csv", exp=SPECS),
         claims=expand("results/{exp}/claims.csv", exp=SPECS),
+        san_claims=expand("results/{fig}/claims.csv", fig=SAN_FIGURES),
         provenance=expand("results/{exp}/provenance.json", exp=SPECS),
         specs=[f for exp in SPECS for f in spec_files(exp)],
         untested="config/untested.yaml",

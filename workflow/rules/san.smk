@@ -100,6 +100,7 @@ rule san_published_figure:
     output:
         figure="paper/figures/{fig}.pdf",
         tex="paper/generated/{fig}.tex",
+        claims="results/{fig}/claims.csv",
     log:
         "logs/san/{fig}.log",
     conda:
@@ -109,4 +110,4 @@ rule san_published_figure:
         scale=SCALE,
     shell:
         "simcore san-compare {params.models:q} --scale {params.scale:q} --results results/san --figure {output.figure:q} "
-        "--tex {output.tex:q} 2> {log:q}"
+        "--tex {output.tex:q} --claims {output.claims:q} 2> {log:q}"
