@@ -400,11 +400,16 @@ def test_the_first_page_says_per_paper_what_reproduces_and_why_not(monkeypatch):
     assert text.startswith(r"\begingroup\sloppy" "\n" r"\paragraph{amir.} 6 claims: contradicted 1, smaller than published 1, inconclusive 2, "
                            "reproduced 1, calibrated 1.")
     assert r"Reproduced: \hyperref[tab:amir-x]{\texttt{amir-\allowbreak{}x}}~\texttt{a}." in text
-    assert ("(B is 20\\% faster): " in text and "ratio 0.9500 [0.9300, 0.9700]" in text
-            and "most likely reason: the paper's machine is faster." in text)
-    assert "(C beats D): " in text and "no reason identified yet." in text
-    assert "its number chose a model value: cost chosen for it." in text
+    assert (r"\texttt{b} \textcolor" in text and "ratio 0.9500 [0.9300, 0.9700]" in text
+            and "Most likely reason: the paper's machine is faster." in text)
+    assert r"\texttt{c} \textcolor" in text and "No reason identified yet." in text
+    assert "Its number chose a model value: cost chosen for it." in text
     assert text.index("contradicted}}") < text.index("smaller than published}}")  # the worst first
+    # a reason shared by several claims is said once, after all of them
+    claims["c"]["if_not_reproduced"] = claims["b"]["if_not_reproduced"]
+    shared = "\n".join(macros.findings_tex([spec], Path("results")))
+    assert shared.count("Most likely reason: the paper's machine is faster.") == 1
+    assert shared.index(r"\texttt{c} \textcolor") < shared.index(r"\texttt{b} \textcolor") < shared.index("Most likely reason")
     assert r"\texttt{e}; \hyperref" in text and "about 1\\,234 replications per cell" in text
 
 

@@ -391,10 +391,13 @@ def findings_tex(specs, results_dir: Path) -> list[str]:
         text = [f"\\paragraph{{{tex_escape(paper)}.}} {len(rows)} claim{plural}: {counts}."]
         if by["reproduced"]:
             text.append("Reproduced: " + "; ".join(_claim_ref(s, c) for s, c, _ in by["reproduced"]) + ".")
+        groups: dict[str, list[str]] = {}   # one reason, said once for the claims it explains
         for verdict in DECIDED_OTHERWISE + ("calibrated",):
             for spec, claim, row in by[verdict]:
-                text.append(f"{_claim_ref(spec, claim)} ({tex_escape(claim['text'])}): {verdict_tex(verdict)}, "
-                            f"{claim_statistic(row)}; {_why_not(claim, verdict)}.")
+                groups.setdefault(_why_not(claim, verdict), []).append(
+                    f"{_claim_ref(spec, claim)} {verdict_tex(verdict)}, {claim_statistic(row)}")
+        for why, items in groups.items():   # the claims' texts are in the table below
+            text.append("; ".join(items) + f". {why[0].upper()}{why[1:].rstrip('.')}.")
         open_ = by["inconclusive"]
         if open_:
             needs = [int(r["required_replications"]) for _, _, r in open_ if isnum(r.get("required_replications"))]
