@@ -128,6 +128,21 @@ def test_newly_idle_cpu_pulls_at_once(scenario):
     assert [t.finished for t in out.tasks] == [30.0, 1000.0, 1030.0]
 
 
+def test_a_newly_idle_cpu_pulls_one_task_from_a_group_that_is_not_busier(scenario):
+    """Four CPUs of one node; CPU 0 alone balances, over {0,1}|{2,3}, newly idle only (its
+    periodic interval is 10 s). Task 0 (10 ms) runs on CPU 0, tasks 1-4 (1000 ms) on CPU 1,
+    tasks 5-7 (1000 ms) on CPU 2; CPU 3 has none.
+    t=10: CPU 0 is newly idle. Its own group {0,1} holds 0 + 512 = 512 over 2 CPUs (256), the
+    other {2,3} 384 + 0 over 2 (192): the own group is the busier, so the domain is balanced
+    (this x n_busiest >= max x n_this), but a newly idle CPU still takes one task (2.6.11's
+    out_balanced: NEWLY_IDLE returns imbalance 1) from the busiest group's busiest queue, CPU 2:
+    task 7, the tail of its queue; one task, not two."""
+    d = dom(range(4), [{0, 1}, {2, 3}], flags=(LB, NI), interval=(10000, 10000))
+    tasks = [T(0, 0, 10)] + [T(0, 1, 1000)] * 4 + [T(0, 2, 1000)] * 3
+    out = scenario(one_node(4), [[d], [], [], []], tasks)
+    assert [p for p in out.pulls if p[0] <= 10.0] == [(10.0, 7, 2, 0)]
+
+
 def test_newly_idle_balancing_stops_at_the_first_domain_that_pulls(scenario):
     """CPU 0 has two newly-idle domains, {0}|{1} below {0,1}|{2,3}; the other CPUs do not balance.
     Task 0 (10 ms) runs on CPU 0, tasks 1-2 on CPU 1, tasks 3-5 on CPU 2 (1000 ms each).
