@@ -47,6 +47,11 @@ def make_figure(spec, results_dir: Path, out: Path) -> None:
         try:
             if kind == "readings":
                 _readings(spec, Path(results_dir), [row[0] for row in axes])
+                fig.tight_layout(pad=0.3)
+                fig.subplots_adjust(left=max(fig.subplotpars.left, 0.3))   # room for 'parameter = value'
+                with atomic_path(out) as tmp:
+                    fig.savefig(tmp, format="pdf", metadata=PDF_METADATA)
+                return
             elif kind == "lines":
                 _lines(spec, Path(results_dir), ax)
                 if wide:
@@ -111,7 +116,7 @@ def _readings_axes(spec):
     """One panel per claim, each as tall as the cells it lists."""
     n = max(len(_readings_claims(spec)), 1)
     cells = len(spec.all_cells())
-    return plt.subplots(n, 1, figsize=(SIZE[0] * 1.5, 0.6 + n * (0.5 + 0.16 * cells)), squeeze=False)
+    return plt.subplots(n, 1, figsize=(SIZE[0] * 2, 0.8 + n * (0.6 + 0.16 * cells)), squeeze=False)
 
 
 def _readings(spec, results_dir: Path, axes) -> None:
@@ -141,10 +146,16 @@ def _readings(spec, results_dir: Path, axes) -> None:
         if band:
             ax.axvspan(band[0], band[2], color=COLOURS[1], alpha=0.12, linewidth=0)
             ax.axvline(band[1], color=COLOURS[1], linewidth=0.9, label="published (band: margin)")
-        ax.set_title(claim["id"], loc="left")
+        lo_x, hi_x = ax.get_xlim()
+        if claim["kind"].startswith("ratio") and lo_x > 0 and hi_x / lo_x > 2:
+            ax.set_xscale("log")   # ratios spread over a wide range: their analysis scale
+            ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.25, 1.6, 2.0, 2.5, 3.2, 4.0, 5.0, 6.3, 8.0)))
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
+            ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_title(claim["id"], loc="right")
         ax.set_xlabel(_statistic_label(spec, claim))
         ax.grid(True, axis="x", linewidth=0.3, alpha=0.5)
-        ax.legend(loc="best", handlelength=1.6)
+        ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, handlelength=1.6, borderaxespad=0.2)
 
 
 def _statistic_label(spec, claim: dict) -> str:
