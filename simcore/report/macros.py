@@ -162,7 +162,7 @@ def figure_claims(san_dir: Path = Path("config/san")) -> list[FigureClaims]:
         for model in models:
             claim = ((yaml.safe_load((Path(san_dir) / f"{model}.yaml").read_text()) or {}).get("published") or {}).get("claim")
             if isinstance(claim, dict) and {"id", "text"} <= set(claim):
-                claims.append({"id": str(claim["id"]), "text": str(claim["text"])})
+                claims.append({k: str(claim[k]) for k in ("id", "text", "if_not_reproduced") if k in claim})
         if claims:
             out.append(FigureClaims(figure, claims))
     return out
