@@ -24,9 +24,9 @@ def toy_spec():
                                    "metrics": [{"name": "mean_turnaround"}]})
 
 
-def raw(ratios: dict[int, float]) -> pd.DataFrame:
+def raw(ratios: dict[int, float], spec=None) -> pd.DataFrame:
     """Per cell, base turnaround 1000 + 10 r and new = ratio x base x (1 +- 0.1%)."""
-    spec, rows = toy_spec(), []
+    spec, rows = spec or toy_spec(), []
     base = 1000.0 + 10.0 * np.arange(8)
     wiggle = 1 + 0.001 * np.array([1, -1, 1, -1, 1, -1, 1, -1])
     for cell in spec.all_cells():
@@ -83,4 +83,32 @@ def test_a_one_at_a_time_grid_lists_each_value_once(tmp_path):
     (tmp_path / "presets").mkdir()
     (tmp_path / "presets" / "mehta.yaml").write_text(Path("config/presets/mehta.yaml").read_text())
     with pytest.raises(SpecError, match="'grid.max_migrations': a one-at-a-time grid lists each value once"):
+        load_spec(path)
+
+
+def test_a_map_gives_every_crossed_cell_its_statistic_and_verdict():
+    """The toy grid as a product (p x q: 6 cells) with ratios chosen per cell: each row of the
+    map's table holds the cell's values, the ratio and the verdict against 0.9 (as above)."""
+    from simcore.report.readings import cell_table
+
+    spec = Spec(Path("toy.yaml"), {**toy_spec().data, "grid_design": "product"})
+    table = cell_table(spec, raw({0: 0.9, 1: 1.0, 2: 0.8, 3: 0.9, 4: 0.9, 5: 1.2}, spec), STAT)
+    assert [(r["values"], r["verdict"]) for r in table] == [
+        ({"p": "a", "q": "x"}, "reproduced"), ({"p": "a", "q": "y"}, "absent"),
+        ({"p": "a", "q": "z"}, "larger than published"), ({"p": "b", "q": "x"}, "reproduced"),
+        ({"p": "b", "q": "y"}, "reproduced"), ({"p": "b", "q": "z"}, "contradicted")]
+
+
+def test_a_map_crosses_two_grid_parameters_only(tmp_path):
+    """A map's x and y are grid parameters; any other grid parameter has one value."""
+    text = (SPECS / "amir-map.yaml").read_text()
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "presets").mkdir()
+    (tmp_path / "presets" / "amir.yaml").write_text(Path("config/presets/amir.yaml").read_text())
+    path = tmp_path / "experiments" / "amir-map.yaml"
+    path.write_text(text.replace("  x: mean_interarrival", "  x: speed"))
+    with pytest.raises(SpecError, match="'output.x': a map needs a grid parameter"):
+        load_spec(path)
+    path.write_text(text.replace("grid:\n", "grid:\n  info_interval: [1.0, 2.0]\n"))
+    with pytest.raises(SpecError, match="'grid.info_interval': a map crosses output.x and output.y only"):
         load_spec(path)

@@ -306,11 +306,24 @@ def _check_semantics(path: Path, data: dict) -> None:
                             f"not '{claim['kind']}'.")
     for i, stat in enumerate(data["output"].get("statistics") or []):
         _check_statistic(path, "output.statistics", i, stat, data, grid, metric_names)
+    if data["output"]["kind"] == "map":
+        _check_map(path, data["output"], grid)
     if data.get("grid_design") == "one-at-a-time":
         for name, values in grid.items():
             if len(set(map(repr, values))) != len(values):
                 raise SpecError(f"{path}: key 'grid.{name}': a one-at-a-time grid lists each value once.")
     _check_published_judged(path, data)
+
+
+def _check_map(path, output: dict, grid: dict) -> None:
+    """A map crosses two grid parameters (output.x, output.y); every other one has a single value."""
+    for key in ("x", "y"):
+        if output.get(key) not in grid:
+            raise SpecError(f"{path}: key 'output.{key}': a map needs a grid parameter here, not {output.get(key)!r}.")
+    for name, values in grid.items():
+        if name not in (output["x"], output["y"]) and len(values) > 1:
+            raise SpecError(f"{path}: key 'grid.{name}': a map crosses output.x and output.y only; "
+                            "give every other grid parameter one value.")
 
 
 def _check_statistic(path, section: str, i: int, claim: dict, data: dict, grid: dict, metric_names) -> None:

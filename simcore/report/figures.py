@@ -41,12 +41,15 @@ def make_figure(spec, results_dir: Path, out: Path) -> None:
         wide = has_gain_panel(spec)
         if kind == "readings":
             fig, axes = _readings_axes(spec)
+        elif kind == "map":
+            n = max(len(_readings_claims(spec)), 1)
+            fig, axes = plt.subplots(n, 1, figsize=(SIZE[0] * 1.6, n * SIZE[1] * 1.1), squeeze=False)
         else:
             fig, axes = plt.subplots(1, 2 if wide else 1, figsize=WIDE if wide else SIZE, squeeze=False)
         ax = axes[0][0]
         try:
-            if kind == "readings":
-                _readings(spec, Path(results_dir), [row[0] for row in axes])
+            if kind in ("readings", "map"):
+                (_readings if kind == "readings" else _map)(spec, Path(results_dir), [row[0] for row in axes])
                 fig.tight_layout(pad=0.3)
                 fig.subplots_adjust(left=max(fig.subplotpars.left, 0.3))   # room for 'parameter = value'
                 with atomic_path(out) as tmp:
@@ -156,6 +159,45 @@ def _readings(spec, results_dir: Path, axes) -> None:
         ax.set_xlabel(_statistic_label(spec, claim))
         ax.grid(True, axis="x", linewidth=0.3, alpha=0.5)
         ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, handlelength=1.6, borderaxespad=0.2)
+
+
+SHORT = {"reproduced": "reproduced", "smaller than published": "smaller", "larger than published": "larger",
+         "absent": "absent", "contradicted": "contradicted", "inconclusive": "inconclusive"}
+
+
+def _map(spec, results_dir: Path, axes) -> None:
+    """Per statistic: a map over the grid parameters output.x (columns) and output.y (rows); each
+    square shows the statistic and the verdict it would get there, coloured by its distance from
+    the published effect on the analysis scale (white: the published effect, the margin its edge)."""
+    from simcore.report.readings import analysis_scale, cell_table, published_band
+
+    out = spec["output"]
+    reps = _need(read_replications(spec, results_dir), "replications.csv", spec, results_dir)
+    xs, ys = list(spec.grid[out["x"]]), list(spec.grid[out["y"]])
+    for ax, claim in zip(axes, _readings_claims(spec)):
+        grid = np.full((len(ys), len(xs)), np.nan)
+        labels = {}
+        for r in cell_table(spec, reps, claim):
+            i, j = ys.index(r["values"][out["y"]]), xs.index(r["values"][out["x"]])
+            grid[i, j] = r["mean"]
+            labels[(i, j)] = f"{r['mean']:.3g}\n{SHORT.get(r['verdict'], r['verdict'])}"
+        band = published_band(claim)
+        scale = analysis_scale(claim["kind"])
+        colour = np.full(grid.shape, np.nan)
+        if band is not None:
+            margin = abs(scale(band[2]) - scale(band[1])) or 1.0
+            ok = np.isfinite(grid) & (grid > 0 if claim["kind"].startswith("ratio") else np.isfinite(grid))
+            colour[ok] = np.clip([(scale(v) - scale(band[1])) / (4 * margin) for v in grid[ok]], -1, 1)
+        ax.imshow(colour, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
+        for (i, j), text in labels.items():
+            dark = np.isfinite(colour[i, j]) and abs(colour[i, j]) > 0.6
+            ax.text(j, i, text, ha="center", va="center", fontsize=7, color="white" if dark else "black")
+        ax.set_xticks(range(len(xs)), [str(v) for v in xs])
+        ax.set_yticks(range(len(ys)), [str(v) for v in ys])
+        ax.set_xlabel(out.get("xlabel", out["x"].replace("_", " ")))
+        ax.set_ylabel(out.get("ylabel", out["y"].replace("_", " ")))
+        published = f"\npublished {band[1]:g} (white; margin {band[0]:.3g}-{band[2]:.3g})" if band else ""
+        ax.set_title(f"{claim['id']}: {_statistic_label(spec, claim)}{published}", loc="left", fontsize=7.5)
 
 
 def _statistic_label(spec, claim: dict) -> str:

@@ -1,4 +1,5 @@
-"""Readings sweeps (``grid_design: one-at-a-time``): how much each open assumption moves a claim.
+"""Readings sweeps (``grid_design: one-at-a-time``): how much each open assumption moves a claim;
+and maps of a claim's statistic over two crossed readings (``output.kind: map``).
 
 Cell 0 holds every assumption at its default reading; every other cell changes one of them. For a
 claim, the statistic of each cell (a paired ratio or difference with its interval) is set beside
@@ -16,6 +17,14 @@ from simcore.stats.claims import MARGIN, NULL, STATISTIC, cell_statistics, cell_
 def analysis_scale(kind: str):
     """The scale on which a claim's statistic is judged: log for ratios, else as it is."""
     return math.log if STATISTIC[kind] == "ratio" else (lambda x: x)
+
+
+def cell_table(spec, raw, claim: dict) -> list[dict]:
+    """One row per cell the claim names: the cell's grid values, the statistic, its interval and
+    the verdict the claim would get in that cell alone."""
+    cells = {c.index: c for c in spec.all_cells()}
+    return [{"cell": index, "values": cells[index].values, "mean": iv.mean, "low": iv.low, "high": iv.high,
+             "verdict": _verdict(claim, iv)} for index, iv in sorted(cell_statistics(spec, raw, claim).items())]
 
 
 def readings(spec, raw, claim: dict) -> list[dict]:

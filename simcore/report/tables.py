@@ -30,7 +30,7 @@ def table_tex(spec, results_dir: Path) -> str:
         body, note = _scatter(spec, results_dir, summary)
     elif kind == "readings":
         body, note = _readings(spec, results_dir)
-    elif kind == "lines" or rows == "cells":
+    elif kind in ("lines", "map") or rows == "cells":
         body, note = _cells(spec, results_dir, summary)
     elif rows == "pairs":
         body, note = _pairs(spec, results_dir)
