@@ -589,6 +589,20 @@ def test_the_push_moves_a_cache_hot_task(scenario):
     assert out.metrics["active_pushes"] == 1
 
 
+def test_a_cpu_with_two_tasks_of_its_own_makes_only_certain_failures(scenario):
+    """Two CPUs; CPU 0 balances {0}|{1} every 50 ms and runs tasks 0 and 1 (410 ms each), CPU 1
+    task 2 (790 ms). CPU 0 alternates 100 ms slices: task 0 ends at 810, task 1 at 820 (the run's
+    end). Its attempts at 50, 100, ..., 800 (16) all find its own load 256 at least CPU 1's (128,
+    then 0 after 790): balanced. Its own queued task cannot be pulled by itself and no other
+    CPU has a queued task, so every attempt is a certain failure (quiet, counted dead): 16
+    attempts, 16 failures, none live. (Counting its own queue as movable would make them live.)"""
+    d = dom({0, 1}, [{0}, {1}], interval=(50, 50))
+    out = scenario(one_node(2), [[d], []], [T(0, 0, 410), T(0, 0, 410), T(0, 1, 790)])
+    assert [t.finished for t in out.tasks] == [810.0, 820.0, 790.0]
+    m = out.metrics
+    assert (m["lb_attempts"], m["lb_failed"], m["lb_attempts_live"]) == (16, 16, 0)
+
+
 def test_without_active_balancing_nothing_is_pushed(scenario):
     """The scenario above with active_balance off: every attempt fails and the running task
     stays on CPU 2; the 36 attempts are the same."""
