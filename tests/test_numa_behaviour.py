@@ -25,6 +25,7 @@ import pytest
 
 from simcore.core.rng import Streams, replication_seed
 from simcore.models.numa import full_params, simulate
+from simcore.models.numa.balancer import Balancer
 from simcore.models.numa.scheduler import NumaSystem
 from simcore.models.numa.task import Draws, TaskSpec
 from simcore.topology.domains import Domain
@@ -401,6 +402,25 @@ def test_busiest_queue_by_load_average_counts_the_task_whose_slice_ran_out(scena
     assert out.pulls[0] == (101.0, 0, 1, 0)
 
 
+def test_a_newly_idle_cpu_looks_for_a_queue_in_a_group_of_source_load_one(scenario):
+    """2.6.11 load averages. Only CPU 0 balances, newly idle, over {0,1}|{2} (periodic attempts
+    every 10 s: none in this run). Task 0 runs 0-20 on CPU 2, whose cpu_load reaches 128 and then
+    halves each tick: 128 >> 7 = 1 at tick 27. Tasks 1 and 2 (100 ms) share CPU 1 from 0 (until
+    200); task 3 runs 0-27.75 on CPU 0; task 4 arrives on CPU 2 at t=27.5 (100 ms).
+    t=27.75: CPU 0 is newly idle; CPU 1 has a queued task, so the attempt is made. Its own group
+    {0,1} has target load 128 + 256; the other group {2} has source load min(1, 128) = 1, above
+    0: it is the busiest. The own group is busier (balanced), but a newly idle CPU still looks at
+    the busiest group's busiest queue: CPU 2, source load 1, which runs its only task, so nothing
+    moves (CPU 1's queued task is in the own group, out of reach). The run ends at 200 with that
+    one attempt, failed and not certain."""
+    d = dom({0, 1, 2}, [{0, 1}, {2}], flags=(LB, NI), interval=(10000, 10000))
+    tasks = [T(0, 2, 20), T(0, 1, 100), T(0, 1, 100), T(0, 0, 27.75), T(27.5, 2, 100)]
+    out = scenario(one_node(3), [[d], [], []], tasks, load_average="tick")
+    assert out.pulls == []
+    m = out.metrics
+    assert (m["lb_attempts"], m["lb_failed"], m["lb_attempts_live"]) == (1, 1, 1)
+
+
 # -- move_tasks: order, count, array ----------------------------------------------------------------
 def test_move_tasks_takes_expired_first_then_the_tail_and_as_many_as_the_imbalance(scenario):
     """CPU 1 holds tasks 0-3 (nice 0, 100 ms slices): task 0 ran 0-100 and expired, task 1 runs
@@ -487,6 +507,31 @@ def test_attempts_are_counted_up_to_the_end_of_the_run(scenario):
     assert out.tasks[1].finished == 1100.0
     m = out.metrics
     assert (m["lb_attempts"], m["lb_failed"], m["lb_attempts_live"]) == (36, 36, 0)
+
+
+@pytest.mark.parametrize("sleeps", [True, False])
+def test_each_sleeping_domain_wakes_when_a_cpu_of_its_wide_groups_gets_a_task(scenario, monkeypatch, sleeps):
+    """Five CPUs; CPU 0 alone balances, over {0}|{1,2} and above it {0,1,2}|{3,4}, both every
+    100 ms. Task 0 starts on CPU 1, task 1 on CPU 3, both at t=150 (1000 ms each: the run ends at
+    1150).
+    t=100: nothing runs anywhere: both domains are sure to be balanced and sleep.
+    t=150: task 0 on CPU 1, in the lower domain's other group of two CPUs: that domain wakes (its
+    next attempt is due at 200); task 1 on CPU 3, in the upper domain's other group of two: it
+    wakes too. From 200 to 1100 (10 attempts each) CPU 0, idle, finds in the lower domain {1,2} at
+    128/2 = 64 against 0, average 128/3: imbalance min((64 - 42.7) x 2, 42.7 x 1) = 42.7, below
+    one task, gap 64, no power gain (128 before and after), busiest not above 128: balanced; in
+    the upper one {3,4} at 64 against {0,1,2} at 128/3, average 256/5: imbalance 25.6, gap 21.3,
+    no power gain (256 and 256): balanced. Yet a group of two CPUs running a task could be the
+    busiest with a real imbalance, so these attempts are not certain failures. Attempts 2 + 20 = 22, all failed, 20 of them live. (Had the upper
+    domain slept on after the lower one woke, its 10 attempts would all be certain: 10 live.)
+    The same with every attempt made for real."""
+    monkeypatch.setattr(Balancer, "sleeps", sleeps)
+    low = dom({0, 1, 2}, [{0}, {1, 2}], interval=(100, 100))
+    high = dom(range(5), [{0, 1, 2}, {3, 4}], interval=(100, 100))
+    out = scenario(one_node(5), [[low, high], [], [], [], []], [T(150, 1, 1000), T(150, 3, 1000)])
+    assert out.pulls == []
+    m = out.metrics
+    assert (m["lb_attempts"], m["lb_failed"], m["lb_attempts_live"]) == (22, 22, 20)
 
 
 # -- can_migrate_task: cache-hot tasks ----------------------------------------------------------------
@@ -891,6 +936,62 @@ def test_an_overdue_balance_waits_for_the_next_tick(scenario):
     d = dom({0, 1}, [{0}, {1}], interval=(20, 20), busy_factor=100)
     out = scenario(one_node(2), [[d], []], [T(0, 0, 55), T(0, 1, 1000), T(0, 1, 1000)], tick=10.0)
     assert out.pulls[0] == (60.0, 2, 1, 0)
+
+
+@pytest.mark.parametrize("sleeps", [True, False])
+def test_an_idle_attempt_due_as_the_cpu_goes_idle_is_made_then(scenario, monkeypatch, sleeps):
+    """tick 10 ms. CPU 0 balances {0}|{1}, interval 15 ms (a due time rounds up to a tick: 20 ms
+    idle; busy factor 2: 30 ms busy). Task 0 runs 0-50 on CPU 0, task 1 on CPU 1 from 0, task 2
+    is created on CPU 1 at t=52.
+    t=20: CPU 0 is busy, not due until 30. t=30: one task on each CPU, nothing queued: sure to be
+    balanced, the domain sleeps (last balance 30). t=50: CPU 0 goes idle; its idle attempt is due
+    at 30 + 20 = 50, now: not overdue, so it is the attempt at 50 (balanced: CPU 1 still has one
+    task), and the next is due at 70. t=52: CPU 1 has two tasks, the domain wakes and the attempt
+    at 50 is counted: 2 attempts, both failed and certain. t=70: CPU 0 (idle) finds 0 against 256:
+    one task, task 2 (queued on CPU 1). (Treated as overdue, the attempt at 50 would be moved to
+    the next tick, 60, and the pull made then.) The same with every attempt made for real."""
+    monkeypatch.setattr(Balancer, "sleeps", sleeps)
+    d = dom({0, 1}, [{0}, {1}], interval=(15, 15), busy_factor=2)
+    out = scenario(one_node(2), [[d], []], [T(0, 0, 50), T(0, 1, 1000), T(52, 1, 1000)], tick=10.0)
+    assert out.counts[-1] == (52.0, 2, 2, 2, 2)
+    assert out.pulls[0] == (70.0, 2, 1, 0)
+
+
+@pytest.mark.parametrize("sleeps", [True, False])
+def test_an_overdue_attempt_with_an_interval_below_a_tick_waits_one_tick(scenario, monkeypatch, sleeps):
+    """tick 10 ms. CPU 0 balances {0}|{1}, interval 5 ms: shorter than a tick, so it balances
+    every tick while idle (every 500 ms busy, busy factor 100). Task 0 runs on CPU 1 from 0;
+    task 1 runs 13-37 on CPU 0; task 2 is created on CPU 1 at t=38.
+    t=10: CPU 0 idle, CPU 1 runs one task: sure to be balanced, the domain sleeps (last 10).
+    t=37: CPU 0 goes idle; its idle attempt, due at 20, is overdue: it is made at the next tick,
+    40. t=38: CPU 1 has two tasks: the domain wakes (nothing due yet: 1 attempt so far, failed and
+    certain). t=40: CPU 0 finds 0 against 256: one task, task 2. (Counting the overdue attempt
+    one interval, 5 ms, before 40 rather than one tick would put it at 50.) The same with every
+    attempt made for real."""
+    monkeypatch.setattr(Balancer, "sleeps", sleeps)
+    d = dom({0, 1}, [{0}, {1}], interval=(5, 5), busy_factor=100)
+    out = scenario(one_node(2), [[d], []], [T(0, 1, 1000), T(13, 0, 24), T(38, 1, 1000)], tick=10.0)
+    assert out.counts[-1] == (38.0, 2, 1, 1, 1)
+    assert out.pulls[0] == (40.0, 2, 1, 0)
+
+
+@pytest.mark.parametrize("sleeps", [True, False])
+def test_an_overdue_attempt_with_an_interval_of_part_ticks_counts_as_a_real_one(scenario, monkeypatch, sleeps):
+    """tick 10 ms. CPU 0 balances {0}|{1}, interval 15 ms (idle: due 20 ms after, a whole number
+    of ticks; busy factor 2: 30 ms). Task 0 runs 0-55 on CPU 0, task 1 on CPU 1 from 0, task 2 is
+    created on CPU 1 at t=62.
+    t=30: CPU 0 busy, one task on each CPU: sure to be balanced, the domain sleeps (last 30).
+    t=55: CPU 0 goes idle; its idle attempt, due at 50, is overdue: made at the next tick, 60
+    (balanced: failed, certain); the next is due at 60 + 20 = 80. t=62: CPU 1 has two tasks:
+    the domain wakes and counts the attempt at 60: 2 attempts, 2 failed, 2 certain. t=80: CPU 0
+    finds 0 against 256: one task, task 2. The same with every attempt made for real. (Before
+    the fix, the sleeping domain put its overdue attempt one 15 ms interval before 60, off the
+    tick grid, and its count of whole intervals missed the attempt at 60.)"""
+    monkeypatch.setattr(Balancer, "sleeps", sleeps)
+    d = dom({0, 1}, [{0}, {1}], interval=(15, 15), busy_factor=2)
+    out = scenario(one_node(2), [[d], []], [T(0, 0, 55), T(0, 1, 1000), T(62, 1, 1000)], tick=10.0)
+    assert out.counts[-1] == (62.0, 2, 2, 2, 2)
+    assert out.pulls[0] == (80.0, 2, 1, 0)
 
 
 def test_a_task_preempted_as_its_slice_ends_goes_to_the_expired_array(scenario):

@@ -428,7 +428,7 @@ UNTESTED_KEYS = ("source", "result", "why")
 def load_untested(path: str | Path = "config/untested.yaml") -> dict[str, list[dict]]:
     """The published results no experiment tests, per paper: ``{paper: [{source, result, why}]}``
     (an absent file: none)."""
-    from simcore.report.data import PAPER_TITLES
+    from simcore.experiments.papers import PAPER_TITLES
 
     path = Path(path)
     if not path.exists():

@@ -9,20 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from simcore.experiments.papers import grid_values
 from simcore.experiments.spec import where_matches
 from simcore.stats.summary import metric_estimate
 
-PAPER_TITLES = {
-    "amir": "Amir, Awerbuch, Barak, Borgstrom and Keren: an opportunity cost approach to job "
-            "assignment and reassignment in a scalable computing cluster",
-    "barak96": "Barak, Braverman, Gilderman and Laden (1996): PVM with the MOSIX preemptive "
-               "process migration scheme",
-    "corr05": "Corr\u00eaa et al. (2005): multilevel load balancing on NUMA machines",
-    "mehta": "Mehta and Kanungo: a conservative dynamic load balancer for NUMA multiprocessors",
-    "zhou91": "Zhou and Brecht (1991): processor pool-based scheduling for NUMA multiprocessors",
-    "solsona": "Solsona et al.: coscheduling in non-dedicated clusters",
-}
-PAPER_ORDER = ["amir", "barak96", "corr05", "mehta", "zhou91", "solsona"]
 
 _TEX_SPECIAL = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -200,11 +190,7 @@ def grid_names(spec) -> list[str]:
 
 def cell_values(spec, row) -> dict:
     """Grid values of a summary/replications row, as Python scalars."""
-    out = {}
-    for k in grid_names(spec):
-        v = row[k]
-        out[k] = v.item() if hasattr(v, "item") else v
-    return out
+    return grid_values(spec, row)
 
 
 def cell_key(spec, values: dict) -> str:

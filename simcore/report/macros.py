@@ -8,9 +8,10 @@ import math
 from pathlib import Path
 
 from simcore.core.output import write_text
+from simcore.experiments.papers import PAPER_ORDER, PAPER_TITLES
 from simcore.experiments.spec import SCALES, where_matches
 from simcore.report.data import (
-    PAPER_ORDER, PAPER_TITLES, cell_key, cell_values, claim_rows, claim_statistic, fmt, fmt_percent, fmt_published,
+    cell_key, cell_values, claim_rows, claim_statistic, fmt, fmt_percent, fmt_published,
     has_gain_panel, isnum, metric_label, pair_ratio, published_for, published_ratios,
     VERDICT_COLOURS, read_provenance, read_replications, read_summary, split_cells, tex_escape, tex_id, verdict_tex,
 )

@@ -9,9 +9,10 @@ from pathlib import Path
 import pandas as pd
 
 from simcore.core.output import write_text
+from simcore.experiments.papers import PAPER_TITLES
 from simcore.experiments.spec import where_matches
 from simcore.report.data import (
-    PAPER_TITLES, cell_values, claim_rows, claim_statistic, fmt_ci, fmt_percent, fmt_published, grid_names,
+    cell_values, claim_rows, claim_statistic, fmt_ci, fmt_percent, fmt_published, grid_names,
     isnum, metric_label, pair_ratio, published_for, published_ratios,
     read_replications, read_summary, resize_to_width, split_cells, tex_escape, verdict_tex,
 )

@@ -44,6 +44,7 @@ import math
 import pandas as pd
 from scipy import stats
 
+from simcore.experiments.papers import grid_values
 from simcore.experiments.spec import where_matches
 from simcore.stats.intervals import Interval, mean_of_independent
 from simcore.stats.summary import metric_estimate
@@ -181,7 +182,7 @@ def published_in_cell(published: list, claim: dict, values: dict) -> float | Non
 
 def _grid_values(spec, rows: pd.DataFrame) -> dict:
     """The grid values of one cell's rows, as Python scalars."""
-    return {k: (v.item() if hasattr(v, "item") else v) for k, v in rows.iloc[0].items() if k in spec.grid}
+    return grid_values(spec, rows.iloc[0])
 
 
 def _cell_published(spec, claim, rows, than):

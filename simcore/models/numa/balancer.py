@@ -310,9 +310,8 @@ class Balancer:
         the kernel makes it at the next tick (as ``arm`` does for a domain awake); set ``last``
         so that this is when it falls due."""
         tick = self.tick
-        if due(dom.last, dom, True, tick) < now:
-            ivl = dom.interval
-            dom.last = on_tick(now, tick) - (ivl if ivl > tick else tick)
+        if due(dom.last, dom, True, tick) < now:   # one whole-tick interval before the next tick:
+            dom.last = on_tick(now, tick) - due(0.0, dom, True, tick)   # on a tick, as a real attempt's
 
     def on_overload(self, src: int) -> None:
         """CPU ``src`` now has a second runnable task: wake dormant domains whose span holds it."""
