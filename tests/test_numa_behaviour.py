@@ -144,6 +144,20 @@ def test_a_newly_idle_cpu_pulls_one_task_from_a_group_that_is_not_busier(scenari
     assert [p for p in out.pulls if p[0] <= 10.0] == [(10.0, 7, 2, 0)]
 
 
+def test_a_newly_idle_cpu_pulls_one_task_while_its_group_is_above_the_average(scenario):
+    """Four CPUs of one node; CPU 0 alone balances, newly idle only, over {0,1}|{2}|{3} (its
+    periodic interval is 10 s). Task 0 (10 ms) runs on CPU 0, tasks 1-3 (1000 ms) on CPU 1, tasks
+    4 and 5 (1000 ms) on CPU 2; CPU 3 has none.
+    t=10: CPU 0 is newly idle. Its group {0,1} holds 0 + 384 over 2 CPUs (192); the busiest
+    group is {2} at 256 ({3}: 0). The own group is below the busiest but not below the average,
+    640 / 4 = 160: balanced (2.6.11: this_load >= avg_load), yet a newly idle CPU still takes one
+    task from the busiest group's busiest queue: task 5, CPU 2's queued task."""
+    d = dom(range(4), [{0, 1}, {2}, {3}], flags=(LB, NI), interval=(10000, 10000))
+    tasks = [T(0, 0, 10)] + [T(0, 1, 1000)] * 3 + [T(0, 2, 1000)] * 2
+    out = scenario(one_node(4), [[d], [], [], []], tasks)
+    assert [p for p in out.pulls if p[0] <= 10.0] == [(10.0, 5, 2, 0)]
+
+
 def test_newly_idle_balancing_stops_at_the_first_domain_that_pulls(scenario):
     """CPU 0 has two newly-idle domains, {0}|{1} below {0,1}|{2,3}; the other CPUs do not balance.
     Task 0 (10 ms) runs on CPU 0, tasks 1-2 on CPU 1, tasks 3-5 on CPU 2 (1000 ms each).
@@ -334,6 +348,61 @@ def test_a_gap_of_two_tasks_moves_one(scenario):
     assert [p for p in out.pulls if p[0] < 1000] == [(50.0, 3, 1, 0)]
 
 
+def test_the_gap_of_two_tasks_compares_loads_per_cpu(scenario):
+    """Only CPU 0 balances, every 50 ms, groups {0,1} | {2} | {3}. CPUs 0 and 1 run one task each
+    (tasks 0, 1), CPU 2 three (tasks 2-4), CPU 3 none. At t=50 (CPU 0 busy): this = 256/2 = 128,
+    busiest {2} = 384, average 640/4 = 160; imbalance min((384 - 160) x 1, (160 - 128) x 2) = 64,
+    below one task. The gap per CPU, 384 - 128 = 256, is exactly two tasks: move one, task 4
+    (CPU 2's queue tail). (The group sums, 384 against 256, differ by one task only, and the
+    power test finds no gain: 128 + 256 before and after.) Then this = (256 + 128)/2 = 192 is
+    above the average 160: balanced until the first task ends, at t=1000."""
+    d = dom(range(4), [{0, 1}, {2}, {3}])
+    tasks = [T(0, 0, 1000), T(0, 1, 1000)] + [T(0, 2, 1000)] * 3
+    out = scenario(one_node(4), [[d], [], [], []], tasks)
+    assert [p for p in out.pulls if p[0] < 1000] == [(50.0, 4, 2, 0)]
+
+
+def test_a_small_imbalance_from_a_group_of_two_cpus_moves_nothing(scenario):
+    """Only CPU 0 balances, every 50 ms, groups {0} | {1,2} | {3}. CPU 0 runs task 0, CPU 1 tasks
+    1-3, CPU 2 tasks 4 and 5, CPU 3 none. At every attempt before t=1000 (CPU 0 busy): this 128,
+    busiest {1,2} = 640/2 = 320, average 768/4 = 192; imbalance min((320 - 192) x 2,
+    (192 - 128) x 1) = 64, below one task; the gap per CPU 320 - 128 = 192 is below two tasks;
+    the power test: now min(256, 640) + min(128, 128) = 384, after the move min(256, 512) +
+    min(128, 256) = 384: no gain. Balanced: nothing moves until CPU 0's task ends at t=1000."""
+    d = dom(range(4), [{0}, {1, 2}, {3}])
+    tasks = [T(0, 0, 1000)] + [T(0, 1, 1000)] * 3 + [T(0, 2, 1000)] * 2
+    out = scenario(one_node(4), [[d], [], [], []], tasks)
+    assert [p for p in out.pulls if p[0] < 1000] == []
+
+
+def test_the_imbalance_weighs_the_busiest_groups_excess_by_its_cpus(scenario):
+    """Only CPU 0 balances, every 50 ms, groups {0} | {1,2} | {3}; CPU 0 idle, CPUs 1, 2 and 3
+    three tasks each (tasks 0-2 on CPU 1). At t=50: this 0, busiest {1,2} = 768/2 = 384 (met
+    before {3}, also 384), average 1152/4 = 288; imbalance min((384 - 288) x 2, (288 - 0) x 1) =
+    192: one task (1.5 rounded down), CPU 1's queue tail, task 2; not two."""
+    d = dom(range(4), [{0}, {1, 2}, {3}])
+    tasks = [T(0, 1, 1000)] * 3 + [T(0, 2, 1000)] * 3 + [T(0, 3, 1000)] * 3
+    out = scenario(one_node(4), [[d], [], [], []], tasks)
+    assert [p for p in out.pulls if p[0] == 50.0] == [(50.0, 2, 1, 0)]
+
+
+def test_instant_loads_count_a_new_task_in_full_at_the_first_tick(scenario):
+    """tick 10 ms. Only CPU 0 balances, {0}|{1} every 10 ms. Task 0 runs on CPU 0, tasks 1-3 on
+    CPU 1, all from t=0. Instant loads: at t=10 (CPU 0 busy) 128 against 384, average 256,
+    imbalance 128: one task, task 3 (CPU 1's queue tail).
+    2.6.11 averages instead: CPU 1's cpu_load climbs from 0, 384 - (384 >> k) after k ticks:
+    192, 288, 336, 360, 372, 378, 381, 383 at t = 10, ..., 80, against CPU 0's target load 128
+    (the larger of its cpu_load and 128). With source load s < 384 the imbalance (s - 128)/2 is
+    below one task, the gap s - 128 below two, and a busy CPU gains no power (min(128, s) + 128
+    now, min(128, s - 128) + 128 after): balanced. At t=90, 384 >> 9 = 0: 384, and task 3 moves."""
+    d = dom({0, 1}, [{0}, {1}], interval=(10, 10))
+    tasks = [T(0, 0, 1000)] + [T(0, 1, 1000)] * 3
+    out = scenario(one_node(2), [[d], []], tasks, tick=10.0)
+    assert out.pulls[0] == (10.0, 3, 1, 0)
+    out = scenario(one_node(2), [[d], []], tasks, tick=10.0, load_average="tick")
+    assert out.pulls[0] == (90.0, 3, 1, 0)
+
+
 def test_a_cpu_at_the_average_load_does_not_pull(scenario):
     """Only CPU 0 balances, groups {0} | {1} | {2} | {3}: CPU 0 runs one task, CPU 1 three, CPUs 2
     and 3 none. At t=50 (busy): this 128, busiest 384, average 512/4 = 128: CPU 0 is not below
@@ -421,6 +490,23 @@ def test_a_newly_idle_cpu_looks_for_a_queue_in_a_group_of_source_load_one(scenar
     assert (m["lb_attempts"], m["lb_failed"], m["lb_attempts_live"]) == (1, 1, 1)
 
 
+def test_a_newly_idle_cpu_takes_a_task_from_a_group_of_source_load_one(scenario):
+    """2.6.11 load averages. Only CPU 0 balances, newly idle, over {0}|{1} (periodic attempts
+    every 10 s: none in this run). Task 0 runs 0-20 on CPU 1, whose cpu_load reaches 128 and then
+    halves each tick: 128 >> 7 = 1 at tick 27. Task 1 runs 0-27.75 on CPU 0 (cpu_load 128).
+    Tasks 2 and 3 (100 ms) arrive on CPU 1 at t=27.5: task 2 runs, task 3 waits; no tick has
+    passed since, so CPU 1's cpu_load is still 1.
+    t=27.75: CPU 0 is newly idle; CPU 1 has a queued task, so the attempt is made. The own group
+    has target load max(128, 0) = 128; {1} has source load min(1, 256) = 1, above 0: it is the
+    busiest. The own group is busier (balanced), but a newly idle CPU takes one task from the
+    busiest queue: task 3 moves to CPU 0 and runs 27.75-127.75; task 2 ends on CPU 1 at 127.5."""
+    d = dom({0, 1}, [{0}, {1}], flags=(LB, NI), interval=(10000, 10000))
+    tasks = [T(0, 1, 20), T(0, 0, 27.75), T(27.5, 1, 100), T(27.5, 1, 100)]
+    out = scenario(one_node(2), [[d], []], tasks, load_average="tick")
+    assert out.pulls == [(27.75, 3, 1, 0)]
+    assert [t.finished for t in out.tasks] == [20.0, 27.75, 127.5, 127.75]
+
+
 # -- move_tasks: order, count, array ----------------------------------------------------------------
 def test_move_tasks_takes_expired_first_then_the_tail_and_as_many_as_the_imbalance(scenario):
     """CPU 1 holds tasks 0-3 (nice 0, 100 ms slices): task 0 ran 0-100 and expired, task 1 runs
@@ -445,6 +531,30 @@ def test_a_pulling_cpu_counts_as_busy_for_its_higher_domains(scenario):
     tasks = [T(0, 1, 1000)] * 2 + [T(0, 2, 1000)] * 3
     out = scenario(one_node(4), [[low, high], [], [], []], tasks)
     assert [p for p in out.pulls if p[0] == 50.0] == [(50.0, 1, 1, 0)]
+
+
+@pytest.mark.parametrize("cpu3_tasks", [0, 1])
+def test_an_attempt_that_moves_nothing_leaves_the_cpu_idle_for_its_higher_domains(scenario, cpu3_tasks):
+    """cache_hot_time 1000 ms (a task that ran is hot); an idle CPU ignores hotness (2.6.11).
+    Five CPUs of one node; CPU 0 (idle) balances {0,1}|{2,3} and above it {0..3}|{4}, both every
+    50 ms (busy factor 1). Tasks 0 and 1 (nice 19: 5 ms slices) share CPU 4, task 2 runs on CPU 2,
+    and task 3 on CPU 3 or nothing.
+    t=50, lower domain: with CPU 3 idle, {2,3} = 128/2 = 64 against 0, average 32: imbalance
+    min(32 x 2, 32 x 2) = 64, gap 64, no power gain (128 before and after), and for an idle CPU
+    the busiest counts only above 128: balanced. With task 3 on CPU 3, {2,3} = 256/2 = 128,
+    average 64, imbalance min(64 x 2, 64 x 2) = 128: one task, but the busiest queue, CPU 2
+    (first of two equal), only runs its task: nothing moves, a failure. Either way CPU 0 is
+    still idle for the upper domain, due at 50 too: {0..3} = 128/4 = 32 (or 256/4 = 64) against
+    {4} = 256, average 384/5 (or 512/5); imbalance min(256 - 76.8, (76.8 - 32) x 4) = 179.2 (or
+    min(256 - 102.4, (102.4 - 64) x 4) = 153.6): one task. CPU 4's timer for the slice ending at
+    50 was set after CPU 0's: task 1 still runs, and task 0 (ran 40-45) waits in the expired
+    array, hot, which an idle CPU takes: task 0 moves. (Were CPU 0 taken for busy after the
+    lower attempt, the upper attempt, due at 50 either way, would refuse the hot task.)"""
+    low = dom(range(4), [{0, 1}, {2, 3}])
+    high = dom(range(5), [{0, 1, 2, 3}, {4}])
+    tasks = [T(0, 4, 1000, nice=19)] * 2 + [T(0, 2, 1000)] + [T(0, 3, 1000)] * cpu3_tasks
+    out = scenario(one_node(5), [[low, high], [], [], [], []], tasks, cache_hot_time_cpu=1000.0)
+    assert [p for p in out.pulls if p[0] == 50.0] == [(50.0, 0, 4, 0)]
 
 
 # -- timing of periodic balancing -------------------------------------------------------------------
@@ -632,6 +742,20 @@ def test_the_push_moves_a_cache_hot_task(scenario):
     out = scenario(machine, domains, [T(100, 2, 1000), T(100, 3, 1000)], **hot)
     assert out.pulls == [(210.0, 0, 2, 0)]
     assert out.metrics["active_pushes"] == 1
+
+
+def test_a_successful_pull_resets_the_failure_count(scenario):
+    """The first scenario with task 2 (20 ms) on CPU 2 beside task 0 from t=0: CPU 0's domain is
+    not quiet, and at t=30 (idle) it finds {2,3} = 384/2 = 192 against 0, average 96, imbalance
+    min(96 x 2, 96 x 2) = 192: one task, task 2 (CPU 2's queue tail), which runs 30-50 on CPU 0.
+    The pull sets the failure count to 0. t=60, 90, 120, 150: CPU 0, idle again, finds one task
+    to move as in the first scenario, but CPU 2 only runs task 0: failures 1, 2, 3, 4; at 150,
+    4 > cache_nice_tries + 2: the push of task 0 to CPU 0. (Had the pull left one failure
+    counted, the push would come one attempt earlier, at 120.) Then both groups hold 64: nothing
+    else moves."""
+    machine, domains = two_nodes_of_two()
+    out = scenario(machine, domains, [T(0, 2, 1000), T(0, 3, 1000), T(0, 2, 20)])
+    assert out.pulls == [(30.0, 2, 2, 0), (150.0, 0, 2, 0)]
 
 
 def test_a_cpu_with_two_tasks_of_its_own_makes_only_certain_failures(scenario):
@@ -992,6 +1116,18 @@ def test_an_overdue_attempt_with_an_interval_of_part_ticks_counts_as_a_real_one(
     out = scenario(one_node(2), [[d], []], [T(0, 0, 55), T(0, 1, 1000), T(62, 1, 1000)], tick=10.0)
     assert out.counts[-1] == (62.0, 2, 2, 2, 2)
     assert out.pulls[0] == (80.0, 2, 1, 0)
+
+
+def test_the_load_average_at_a_tick_boundary_counts_that_tick_for_any_tick_length(scenario):
+    """tick 0.1 ms (not exact in binary), 2.6.11 load averages. CPU 0 balances {0}|{1} every
+    1 ms; four tasks start on CPU 1 at t=0. CPU 1's cpu_load rises from 0 towards 512, halving the
+    gap each tick and rounding up: 256, 384, 448, 480, 496, 504, 508, 510, 511, 512 at tick 10.
+    t=1.0 is tick 10 (the timers put the attempt there): source load 512 against 0, average 256,
+    imbalance 256: two tasks, the tail of CPU 1's queue, 3 then 2. (Taking 1.0 // 0.1 = 9 as the
+    tick would use 511 and move one.)"""
+    d = dom({0, 1}, [{0}, {1}], interval=(1.0, 1.0))
+    out = scenario(one_node(2), [[d], []], [T(0, 1, 100)] * 4, tick=0.1, load_average="tick")
+    assert [p for p in out.pulls if p[0] <= 1.0 + 1e-9] == [(1.0, 3, 1, 0), (1.0, 2, 1, 0)]
 
 
 def test_a_task_preempted_as_its_slice_ends_goes_to_the_expired_array(scenario):

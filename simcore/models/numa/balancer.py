@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from simcore.models.numa.runqueue import SCHED_LOAD_SCALE as SLS
+from simcore.models.numa.runqueue import tick_index
 
 # domains spanning at least this many CPUs compute group loads with numpy
 VECTOR_MIN = 16
@@ -362,7 +363,7 @@ class Balancer:
         if dom.matrix is not None:
             return self._wide_loads(dom.matrix, now)
         instant = self.instant
-        t = int(now // self.tick)
+        t = tick_index(now, self.tick)
         ss = []
         ts = []
         for g in dom.groups:
@@ -399,7 +400,7 @@ class Balancer:
         The per-CPU vectors are kept while no run queue changed and the tick is the same
         (``sys.np_dirty``), and so are the products of each group matrix."""
         sys = self.sys
-        t = now // self.tick
+        t = tick_index(now, self.tick)
         if sys.np_dirty or t != self._vec_t:
             cur = sys.np_cur
             if self.instant:

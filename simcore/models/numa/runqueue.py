@@ -7,12 +7,20 @@ empties, and the tick-driven load average of 2.6.11 computed lazily (no tick eve
 
 from __future__ import annotations
 
+import math
 from collections import deque
 
 from simcore.models.numa.task import QUEUED, Task
 
 SCHED_LOAD_SCALE = 128
 N_PRIO = 40  # static priorities 100..139 (nice -20..19); no real-time tasks
+
+
+def tick_index(now: float, tick: float) -> int:
+    """The number of the last tick at or before ``now``, with the 1e-9 tolerance of the timers'
+    ``on_tick`` (``now // tick`` would put an attempt made at tick 10 of a 0.1 ms tick, t = 1.0,
+    in tick 9: 1.0 // 0.1 = 9)."""
+    return math.floor(now / tick + 1e-9)
 
 
 def decayed(avg: int, cur: int, k: int) -> int:
@@ -59,7 +67,7 @@ class RunQueue:
         """Bring the load average up to the last tick at or before ``now`` (call before nr changes)."""
         if self.instant:
             return
-        t = int(now // self.tick)
+        t = tick_index(now, self.tick)
         k = t - self.load_tick
         if k > 0:
             cur = self.nr_running * SCHED_LOAD_SCALE
