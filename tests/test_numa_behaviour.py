@@ -1130,6 +1130,16 @@ def test_the_load_average_at_a_tick_boundary_counts_that_tick_for_any_tick_lengt
     assert [p for p in out.pulls if p[0] <= 1.0 + 1e-9] == [(1.0, 3, 1, 0), (1.0, 2, 1, 0)]
 
 
+def test_a_domain_whose_groups_leave_out_its_cpu_is_refused(scenario):
+    """A sched domain is refused, naming it and the CPU, unless the CPU is in one of its groups
+    (find_busiest_group measures the CPU's own group against the others)."""
+    from simcore.errors import InputError
+
+    d = dom({0, 1, 2}, [{1}, {2}], interval=(50, 50), name="node")
+    with pytest.raises(InputError, match=r"sched domain 'node' \(level 0\) of CPU 0: the CPU is in none of its groups"):
+        scenario(one_node(3), [[d], [], []], [T(0, 1, 100)])
+
+
 def test_a_task_preempted_as_its_slice_ends_goes_to_the_expired_array(scenario):
     """One CPU. Task 0 (nice 0, 300 ms) runs from 0; task 1 (nice 5, 50 ms) waits; task 2
     (nice -5, 50 ms) is created at t=100, exactly when task 0's slice ends, and preempts it (its

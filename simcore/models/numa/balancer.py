@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from simcore.errors import InputError
 from simcore.models.numa.runqueue import SCHED_LOAD_SCALE as SLS
 from simcore.models.numa.runqueue import tick_index
 
@@ -97,6 +98,9 @@ class Dom:
         self.cpus = tuple(sorted(self.span))
         self.groups = [tuple(sorted(g)) for g in d.groups]
         self.local = next((i for i, g in enumerate(self.groups) if cpu in g), -1)
+        if self.local < 0:   # the kernel's sched domains always hold their CPU (find_busiest_group relies on it)
+            raise InputError(f"sched domain '{self.name}' (level {k}) of CPU {cpu}: the CPU is in none of its groups "
+                             f"{[list(g) for g in self.groups]}.")
         self.min_interval = float(getattr(d, "min_interval"))
         self.max_interval = float(getattr(d, "max_interval"))
         self.busy_factor = float(getattr(d, "busy_factor"))
