@@ -641,7 +641,15 @@ def paper_tex(paper: str, specs, results_dir: Path) -> str:
 
 def _figure_tex(spec) -> str:
     eid, out = spec.id, spec["output"]
-    if out["kind"] == "scatter":
+    if out["kind"] == "readings":
+        what = (f"Each statistic under the default reading (top) and under each reading that changes one "
+                f"assumption, with its {spec.confidence:.0%} confidence interval; readings in order of influence; "
+                "dashed: no effect; line and band: the published effect and its equivalence margin.").replace("%", r"\%")
+    elif out["kind"] == "map":
+        what = (f"The statistic and the verdict it would get in each combination of "
+                f"{tex_escape(out['x'].replace('_', ' '))} and {tex_escape(out['y'].replace('_', ' '))}; white: the "
+                "published effect, the colour's depth: the distance from it on the analysis scale (four margins: full).")
+    elif out["kind"] == "scatter":
         what = (f"One point per execution: {tex_escape(spec.label(out['x']))} on x, "
                 f"{tex_escape(spec.label(out['y']))} on y, with the line x = y"
                 + (f"; the first {out['first']} executions" if out.get("first") else "") + ".")
@@ -655,7 +663,7 @@ def _figure_tex(spec) -> str:
                      "the paper's gain as open markers.")
     caption = f"{tex_escape(spec['title'])} ({tex_escape(spec['source'])}). {what}"
     return (f"\\IfFileExists{{figures/{eid}.pdf}}{{\\begin{{figure}}[htbp]\\centering"
-            f"\\includegraphics[width={0.98 if has_gain_panel(spec) else 0.62}\\linewidth]{{{eid}.pdf}}"
+            f"\\includegraphics[width={0.98 if has_gain_panel(spec) or out['kind'] == 'readings' else 0.62}\\linewidth]{{{eid}.pdf}}"
             f"\\caption{{{caption}}}\\label{{fig:{eid}}}\\end{{figure}}}}"
             f"{{\\par\\emph{{(Figure {tex_escape(eid)} not built.)}}\\par}}")
 
