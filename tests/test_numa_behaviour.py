@@ -644,6 +644,64 @@ def test_each_sleeping_domain_wakes_when_a_cpu_of_its_wide_groups_gets_a_task(sc
     assert (m["lb_attempts"], m["lb_failed"], m["lb_attempts_live"]) == (22, 22, 20)
 
 
+
+@pytest.mark.parametrize("sleeps", [True, False])
+def test_an_attempt_due_as_a_sleeping_domain_wakes_was_made_before_the_wake(scenario, monkeypatch, sleeps):
+    """Two CPUs, domain {0}|{1} on both, a fixed 100 ms interval, busy factor 1. Task 0
+    (1000 ms) starts on CPU 1 at t=130, task 1 (1000 ms) on CPU 1 at t=200.
+    CPU 1 tries at 0 and 100, CPU 0 first at 100: nothing to move, the domains are sure to be
+    balanced and sleep. t=200: CPU 0's attempt due at 200 (its timer set at 100) comes before
+    task 1's creation (scheduled at 130, by task 0's): CPU 1 has one task, 128 against 0,
+    average 64: imbalance 64, below one task; gap 128 < 256; no power gain (128 before and
+    after); for an idle CPU the busiest counts only above 128: balanced, failed. Task 1 then
+    queues on CPU 1, which wakes CPU 0's sleeping domain, its attempt at 200 counted as made.
+    t=230: task 0's slice ends, task 1 runs. t=300: CPU 0 finds 0 against 256: one task, the
+    queued task 0, with 900 ms left: it ends at 1200; task 1, alone on CPU 1, at 1230.
+    Attempts: CPU 0 every 100 ms from 100 to 1200 (12), CPU 1 from 0 to 1200 (13): 25, all
+    failed but the pull, which is the only one that met a queued task. (Waking without counting
+    the attempt at 200 would make it after task 1's creation and pull task 1 at 200.) The same
+    with every attempt made for real."""
+    monkeypatch.setattr(Balancer, "sleeps", sleeps)
+    d = dom({0, 1}, [{0}, {1}], interval=(100, 100))
+    out = scenario(one_node(2), [[d], [d]], [T(130, 1, 1000), T(200, 1, 1000)])
+    assert out.pulls == [(300.0, 0, 1, 0)]
+    assert [t.finished for t in out.tasks] == [1200.0, 1230.0]
+    m = out.metrics
+    assert (m["lb_attempts"], m["lb_failed"], m["lb_attempts_live"]) == (25, 24, 1)
+
+
+@pytest.mark.parametrize("sleeps", [True, False])
+def test_a_task_in_the_local_or_a_one_cpu_group_does_not_wake_a_sleeping_domain(scenario, monkeypatch, sleeps):
+    """Six CPUs; CPU 0 alone balances, over {0}|{1}|{2,3}, every 100 ms (busy factor 1). Task 0
+    (1000 ms, I/O-bound, draws scripted: a first burst of 0.1 x 100 = 10 ms, then a burst of
+    20 x 100 ms, longer than all its demand, and an I/O wait of 0.15 x 1000 = 150 ms) starts on
+    CPU 1 at t=10; task 1 (1000 ms) on CPU 5, outside the domain, at 150; task 2 (1000 ms) on
+    CPU 1 at 200.
+    Task 0 runs 10-20 and waits for I/O until 170. t=100: CPU 0's first attempt finds nothing to
+    move and no task in {2,3}: sure to be balanced, the domain sleeps. t=150: task 1 is outside
+    the span. t=170: task 0 wakes on CPU 1, a group of one CPU: the domain's attempts still find
+    it balanced (below), so it sleeps on. t=200: the attempt due at 200 (the timer set at 100)
+    comes before task 2's creation (scheduled at 150, by task 1's): {1} at 128 against 0, the
+    average 32: imbalance 32, below one task; gap 128 < 256; no power gain (128 before and
+    after); the busiest not above 128: balanced. Then task 2 makes CPU 1 overloaded and wakes
+    the domain, the attempt at 200 counted as made. t=260: task 0's slice (90 ms left after its
+    first burst) ends, task 2 runs. t=300: CPU 0 finds 256 against 0: one task, the queued task
+    0, with 900 ms left: it ends at 1200; task 1 at 1150, task 2 at 1260. Attempts at 100, 200,
+    ..., 1200 (busy from 300, the interval unchanged): 12, all failed but the pull, the only one
+    that met a queued task. (Woken at 170, the domain would make its attempt at 200 by a timer
+    set at 170, after task 2's creation was scheduled, and pull task 2 then.) The same with
+    every attempt made for real."""
+    monkeypatch.setattr(Balancer, "sleeps", sleeps)
+    draws = {0: Draws(0)}
+    draws[0].batches = [[0.1, 20.0, 0.15] + [1.0] * 29]
+    d = dom({0, 1, 2, 3}, [{0}, {1}, {2, 3}], interval=(100, 100))
+    out = scenario(one_node(6), [[d], [], [], [], [], []],
+                   [T(10, 1, 1000, io=True), T(150, 5, 1000), T(200, 1, 1000)], draws=draws)
+    assert out.pulls == [(300.0, 0, 1, 0)]
+    assert [t.finished for t in out.tasks] == [1200.0, 1150.0, 1260.0]
+    m = out.metrics
+    assert (m["lb_attempts"], m["lb_failed"], m["lb_attempts_live"]) == (12, 11, 1)
+
 # -- can_migrate_task: cache-hot tasks ----------------------------------------------------------------
 @pytest.mark.parametrize("hot_time, moved", [(10.0, 3), (5.0, 1)])
 def test_cache_hot_task_is_refused(scenario, hot_time, moved):
