@@ -1198,6 +1198,26 @@ def test_a_domain_whose_groups_leave_out_its_cpu_is_refused(scenario):
         scenario(one_node(3), [[d], [], []], [T(0, 1, 100)])
 
 
+@pytest.mark.parametrize("sleeps", [True, False])
+def test_sleeping_domains_woken_together_fire_in_cpu_order(scenario, monkeypatch, sleeps):
+    """18 CPUs of one node; CPUs 9 and 17 balance {2}|{9}|{17} every 100 ms (both first at t=0:
+    their stagger puts their first attempts before 0, at the next tick). Task 0 (1000 ms) runs on
+    CPU 2 from 10, task 1 (30 ms) joins it at 20, task 2 (1000 ms) at 140.
+    t=0: nothing runs: both domains are sure to be balanced and sleep (last balance 0).
+    t=20: CPU 2 has two tasks: both wake, next attempts due at 100, armed in CPU order, 9 then 17.
+    t=100: CPU 9 first: 0 against 256, average 85, imbalance 85 below a task but a gap of two
+    tasks: it pulls task 1 (queued), which runs 100-130; CPU 17 then finds CPU 2 with one task.
+    t=140: task 2 queues on CPU 2; the domains that slept wake, armed again in CPU order for 200.
+    t=200: CPU 9 first pulls task 2. The same with every attempt made for real, whose timers are
+    set in CPU order. (Waking in the order of a hash set, 17 before 9 after the set was emptied
+    and refilled, sent task 2 to CPU 17.)"""
+    monkeypatch.setattr(Balancer, "sleeps", sleeps)
+    d = dom({2, 9, 17}, [{2}, {9}, {17}], interval=(100, 100))
+    domains = [[d] if c in (9, 17) else [] for c in range(18)]
+    out = scenario(one_node(18), domains, [T(10, 2, 1000), T(20, 2, 30), T(140, 2, 1000)])
+    assert out.pulls[:2] == [(100.0, 1, 2, 9), (200.0, 2, 2, 9)]
+
+
 def test_a_task_preempted_as_its_slice_ends_goes_to_the_expired_array(scenario):
     """One CPU. Task 0 (nice 0, 300 ms) runs from 0; task 1 (nice 5, 50 ms) waits; task 2
     (nice -5, 50 ms) is created at t=100, exactly when task 0's slice ends, and preempts it (its

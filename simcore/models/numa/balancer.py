@@ -335,7 +335,7 @@ class Balancer:
         busy = self.sys.busy
         tick = self.tick
         limit = now + 1e-9
-        for cpu in list(self.dormant_cpus):
+        for cpu in sorted(self.dormant_cpus):   # CPU order: timers armed here fire in it (as awake CPUs')
             if cpu == src:
                 continue
             still = False
