@@ -231,12 +231,12 @@ LESS = {"id": "less", "text": "Enhanced Mosix is faster", "kind": "less", "metri
 @pytest.mark.parametrize("change,message", [
     ({"published_effect": 5.0}, r"claims\.0\.published_effect': 5\.0 is not on the side 'less' claims \(beyond 0\)"),
     ({"kind": "share-less", "threshold": 0.5, "published_effect": 0.9},
-     r"claims\.0\.published_effect': only value, ratio and difference claims state a published effect, not 'share-less'"),
+     r"claims\.0\.published_effect': only value, ratio, difference and spread claims state a published effect, not 'share-less'"),
     ({"kind": "ratio-below", "threshold": 1.0, "published_effect": -0.5},
      r"claims\.0\.published_effect': -0\.5 is not a positive finite number"),
     ({"calibrated": ""}, r"claims/0/calibrated|claims\.0\.calibrated"),
     ({"kind": "share-less", "threshold": 0.5, "across": "mean"},
-     r"claims\.0\.across': only difference and ratio claims average over cells, not 'share-less'"),
+     r"claims\.0\.across': only difference, ratio and spread claims average over cells, not 'share-less'"),
 ])
 def test_a_published_effect_off_the_claimed_side_is_bad_input(tmp_path, change, message):
     """amir-table2's first claim, made a plain 'less' (a difference below 0), then changed."""
@@ -513,3 +513,37 @@ def test_a_cell_of_one_row_is_judged():
     raw = pd.DataFrame([{"cell": 0, "k": 1, "policy": "new", "rep": 0, "t": 3.0}])
     row = evaluate_claim(_toy(), raw, {"id": "v", "text": "t", "kind": "value", "metric": "t", "policy": "new"})
     assert (row["cells"], row["estimate"], row["verdict"]) == (1, 3.0, "inconclusive")
+
+
+SPREAD = {"id": "sd", "text": "the slowdown varies by 10%", "kind": "spread", "metric": "t", "policy": "new",
+          "published_effect": 0.1}
+
+
+def _spread_cell(sd_of_ratio):
+    """new = base x (1 + e) with e = +-sd_of_ratio x sqrt(5/6) alternating over six replications:
+    the per-replication ratios 1 + e have sample sd exactly sd_of_ratio (mean 1, squared
+    deviations all (5/6) sd^2, summed 5 sd^2, over n - 1 = 5)."""
+    e = NOISE * sd_of_ratio * math.sqrt(5 / 6)
+    return BASE * (1 + e), BASE
+
+
+@pytest.mark.parametrize("sd,expected", [
+    (0.1, "reproduced"),              # every squared deviation equal: influence 0, interval [0.1, 0.1]
+    (0.05, "smaller than published"),  # [0.05, 0.05]: 0.05 + m = 0.075 < 0.1
+    (0.2, "larger than published"),   # 0.2 - m = 0.175 > 0.1
+])
+def test_a_spread_claim_judges_the_standard_deviation_of_the_paired_ratio(sd, expected):
+    """The statistic is the sd over replications of new/base (not of the values themselves,
+    whose spread comes from BASE); margin m = 0.25 x 0.1 = 0.025."""
+    row = evaluate_claim(_spec(), _raw(_spread_cell(sd)), SPREAD)
+    assert (row["statistic"], row["verdict"]) == ("spread", expected)
+    assert (row["estimate"], row["ci_low"], row["ci_high"]) == (pytest.approx(sd),) * 3
+
+
+def test_a_spread_claim_across_cells_is_the_mean_of_the_cells_spreads():
+    """Cells with ratio sd 0.05 and 0.15 (each interval a point): the mean 0.10 is the paper's
+    'averaged standard deviation', reproduced; cell by cell the claim is not (0.05 is smaller)."""
+    raw = _raw(_spread_cell(0.05), _spread_cell(0.15))
+    pooled = evaluate_claim(_spec(), raw, {**SPREAD, "across": "mean"})
+    assert (pooled["estimate"], pooled["verdict"]) == (pytest.approx(0.1), "reproduced")
+    assert evaluate_claim(_spec(), raw, SPREAD)["verdict"] == "smaller than published"

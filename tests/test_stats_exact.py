@@ -15,7 +15,7 @@ from scipy import stats
 from simcore.errors import InputError
 from simcore.models import Metric
 from simcore.stats.intervals import (Interval, mean_estimate, paired_difference, quotient_range, ratio_estimate,
-                                     required_replications)
+                                     required_replications, sd_estimate)
 from simcore.stats.summary import finite, metric_range, published_value, replication_table, summarize
 
 T = float(stats.t.ppf(0.95, 2))
@@ -188,3 +188,25 @@ def test_mean_of_independent_estimates_by_hand():
     assert (flat.mean, flat.low, flat.high, flat.n) == (3.0, 3.0, 3.0, 2)
     one = mean_of_independent([mean_estimate([1.0]), b])
     assert one.n == 1 and one.mean == 4.0 and math.isnan(one.low) and math.isnan(one.high)
+
+
+def test_the_spread_of_replications_by_hand():
+    """x = 1, 2, 3, 4: s = sqrt(5/3) = 1.29099 (ddof 1), plug-in variance v = 1.25, squared
+    deviations 2.25, 0.25, 0.25, 2.25, so the influence values (d^2 - v) / (2 s) are +-1/(2 s) =
+    +-0.38730 (signs +, -, -, +), their sd (ddof 1) 0.38730 sqrt(4/3) = 0.44721. At 0.95,
+    t_{0.975, 3} = 3.18245: half width 3.18245 x 0.44721 / 2 = 0.71162, taken on the log scale
+    (a nonnegative quantity): s exp(+-0.71162 / s) = s exp(+-0.55122) = [0.74393, 2.24034]."""
+    est = sd_estimate([1.0, 2.0, 3.0, 4.0])
+    s = math.sqrt(5 / 3)
+    assert est.value == pytest.approx(s) and est.range == "nonnegative"
+    assert est.influence == pytest.approx(np.array([1, -1, -1, 1]) / (2 * s))
+    iv = est.interval(0.95)
+    half = stats.t.ppf(0.975, 3) * (1 / (2 * s)) * math.sqrt(4 / 3) / 2
+    assert (iv.low, iv.high) == (pytest.approx(s * math.exp(-half / s)), pytest.approx(s * math.exp(half / s)))
+    assert (iv.low, iv.high) == (pytest.approx(0.74393, abs=1e-5), pytest.approx(2.24034, abs=1e-5))
+
+
+def test_no_spread_is_the_point_zero():
+    """Equal replications: s = 0 with influence 0, so the interval is [0, 0] (no division by 0)."""
+    iv = sd_estimate([2.0, 2.0, 2.0]).interval(0.95)
+    assert (iv.mean, iv.low, iv.high) == (0.0, 0.0, 0.0)

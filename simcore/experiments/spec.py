@@ -301,8 +301,8 @@ def _check_semantics(path: Path, data: dict) -> None:
         if claim["kind"] == "value" and "than" in claim:
             raise SpecError(f"{path}: key 'claims.{i}.than': a 'value' claim judges one policy's own value, "
                             "it has no 'than'.")
-        if claim.get("across") and claim["kind"] not in ("less", "greater", "ratio-above", "ratio-below"):
-            raise SpecError(f"{path}: key 'claims.{i}.across': only difference and ratio claims average over cells, "
+        if claim.get("across") and claim["kind"] not in ("less", "greater", "ratio-above", "ratio-below", "spread"):
+            raise SpecError(f"{path}: key 'claims.{i}.across': only difference, ratio and spread claims average over cells, "
                             f"not '{claim['kind']}'.")
     for i, stat in enumerate(data["output"].get("statistics") or []):
         _check_statistic(path, "output.statistics", i, stat, data, grid, metric_names)
@@ -542,8 +542,8 @@ def _check_published_effect(path, i: int, claim: dict, section: str = "claims") 
     kind, value = claim["kind"], claim["published_effect"]
     statistic = STATISTIC[kind]
     key = f"{path}: key '{section}.{i}.published_effect'"
-    if statistic not in ("ratio", "difference", "value"):
-        raise SpecError(f"{key}: only value, ratio and difference claims state a published effect, not '{kind}'.")
+    if statistic not in ("ratio", "difference", "value", "spread"):
+        raise SpecError(f"{key}: only value, ratio, difference and spread claims state a published effect, not '{kind}'.")
     if value != "table":
         _check_side(key, claim, value)
 

@@ -235,7 +235,7 @@ def verdict_tex(verdict) -> str:
 
 
 STAT_SYMBOL = {"less": "<", "greater": ">", "ratio-above": ">", "ratio-below": "<", "share-less": ">",
-               "gain-grows": ">"}
+               "gain-grows": ">", "spread": ">"}
 
 
 def claim_statistic(row) -> str:

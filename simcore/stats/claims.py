@@ -4,8 +4,10 @@ A claim compares ``policy`` with ``than`` (default: the baseline) on one metric,
 names, through one statistic: the policy's own value (``value``: a level the paper reports, such
 as a share of failed attempts; no ``than``), the paired difference policy - than (``less``/``greater``), the
 ratio policy/than (``ratio-below``/``ratio-above``), the share of replications in which
-policy < than (``share-less``, Clopper-Pearson) or the slope of the relative gain
-(than - policy) / than over than's value (``gain-grows``). The statistic is compared with the claim's ``threshold`` (the
+policy < than (``share-less``, Clopper-Pearson), the slope of the relative gain
+(than - policy) / than over than's value (``gain-grows``) or the standard deviation over the
+replications of the paired ratio policy/than (``spread``: how much one policy's advantage varies
+between executions, delta method). The statistic is compared with the claim's ``threshold`` (the
 value of no effect: 0 for differences and slopes, 1 for ratios, unless stated) and, where the
 paper gives one, with its ``published_effect``: a number, or ``table``: in each cell, the
 value the spec's ``published`` list gives there (for ``value``, the policy's; for a ratio or a
@@ -46,13 +48,14 @@ from scipy import stats
 
 from simcore.experiments.papers import grid_values
 from simcore.experiments.spec import where_matches
-from simcore.stats.intervals import Interval, mean_of_independent
+from simcore.stats.intervals import Interval, mean_of_independent, sd_estimate
 from simcore.stats.summary import metric_estimate
 
 STATISTIC = {"value": "value", "less": "difference", "greater": "difference", "ratio-above": "ratio", "ratio-below": "ratio",
-             "share-less": "share", "gain-grows": "slope"}
-NULL = {"value": 0.0, "difference": 0.0, "ratio": 1.0, "share": 0.5, "slope": 0.0}
-SIDE = {"value": 1, "less": -1, "ratio-below": -1, "greater": 1, "ratio-above": 1, "share-less": 1, "gain-grows": 1}
+             "share-less": "share", "gain-grows": "slope", "spread": "spread"}
+NULL = {"value": 0.0, "difference": 0.0, "ratio": 1.0, "share": 0.5, "slope": 0.0, "spread": 0.0}
+SIDE = {"value": 1, "less": -1, "ratio-below": -1, "greater": 1, "ratio-above": 1, "share-less": 1, "gain-grows": 1,
+        "spread": 1}
 MARGIN = 0.25  # equivalence margin: a quarter of the published effect, on the analysis scale
 VERDICT_ORDER = ("contradicted", "absent", "smaller than published", "larger than published", "inconclusive",
                  "reproduced")
@@ -132,7 +135,11 @@ def _gain_slope(a, b, level: float) -> Interval:
 
 
 def _cell_estimate(spec, rows, claim, metric, than):
-    """The paired difference or ratio policy vs than in one cell (an Estimate)."""
+    """The paired difference or ratio policy vs than in one cell, or the spread of the ratio (an
+    Estimate)."""
+    if claim["kind"] == "spread":
+        a, b = _paired_values(rows, claim["policy"], than, metric["name"])
+        return sd_estimate(a / b)
     a = metric_estimate(spec.model, rows[rows.policy == claim["policy"]], metric)
     b = metric_estimate(spec.model, rows[rows.policy == than], metric)
     return a / b if claim["kind"].startswith("ratio") else a - b

@@ -119,6 +119,17 @@ def ratio_estimate(numerators, denominators, range_: str = "positive") -> Estima
     return Estimate(ratio, (y - ratio * x) / x.mean(), range_)
 
 
+def sd_estimate(values) -> Estimate:
+    """The standard deviation of the replications' values (ddof 1), 'nonnegative'. It is a smooth
+    function of the means of x and x^2, so its influence values are ((x - m)^2 - v) / (2 s), with v
+    the plug-in variance (the delta method; zero where every value is equal)."""
+    x = np.asarray(values, dtype=float)
+    s = float(x.std(ddof=1)) if x.size > 1 else math.nan
+    centred = (x - x.mean()) ** 2
+    influence = (centred - centred.mean()) / (2 * s) if s > 0 else np.zeros_like(x)
+    return Estimate(s, influence, "nonnegative")
+
+
 def mean_interval(values, level: float = 0.95, range_: str = "real") -> Interval:
     """Student-t interval for the mean of independent replications, on the scale of ``range_``."""
     return mean_estimate(values, range_).interval(level)
