@@ -70,6 +70,23 @@ def test_thrashing_divides_every_rate_by_the_factor():
     assert completions(run([(1.0, 12.0)], procs, "pvm", thrashing_factor=3.0)) == pytest.approx({0: 20.0, 1: 20.0})
 
 
+def test_thrashing_share_counts_the_machine_time_spent_over_memory():
+    """pvm on two machines (speed 1, 10 MB): A (6 MB, demand 10) and C (6 MB, demand 5) on
+    machine 0, B (1 MB, demand 10) on machine 1. Machine 0 holds 12 MB > 10: each of A and C runs
+    at 1 / (2 x 10); C ends at 100, and the thrashing with it; A (5 left) runs alone to 105. B ends
+    at 10. Thrashing 100 s of 2 x 105 machine-seconds: 100 / 210.
+    One machine: A and C (6 MB, demand 10) thrash at 1/20 each; at t = 50 D (no memory, demand 1)
+    arrives with 2.5 done each, and the three run at 1/30: D ends at 80, A and C (6.5 left) at
+    80 + 130 = 210. The machine thrashes throughout: share 1."""
+    two = run([(1.0, 10.0), (1.0, 10.0)], [(0, 10, 6, 0), (0, 10, 1, 0), (0, 5, 6, 0)], "pvm")
+    assert completions(two) == pytest.approx({0: 105.0, 1: 10.0, 2: 100.0})
+    assert two.metrics["thrashing_share"] == pytest.approx(100 / 210)
+    one = run([(1.0, 10.0)], [(0, 10, 6, 0), (0, 10, 6, 0), (50, 1, 0, 0)], "pvm")
+    assert completions(one) == pytest.approx({0: 210.0, 1: 210.0, 2: 80.0})
+    assert one.metrics["thrashing_share"] == pytest.approx(1.0)
+    assert [m.thrashed for m in one.cluster.machines] == pytest.approx([210.0])
+
+
 def test_remaining_is_the_demand_not_yet_served():
     """Speed-1 machine: A and B (demand 10) from t=0, C (demand 0.9) from t=1, when A and B have
     done 0.5 each. From then each gets 1/3: at t=2.5 A and B have done 0.5 + 1.5/3 = 1 (9 left)
@@ -547,10 +564,45 @@ def test_cost_model_marginal_cost_by_hand():
     CPU 4**((1 + 1/2) / 1) - 4**1 = 8 - 4: sqrt(2) + 4.
     Each power's exponent is capped at 700: with base e, a 700.5 MB process on an empty 1 MB
     machine of speed 1 costs e**700 - 1 + (e - 1)."""
-    costs = CostModel({"cost_base": 4.0, "cpu_bound": "running-max"}, 2)
+    costs = CostModel({"cost_base": 4.0, "cpu_bound": "running-max", "cost_cpu_load": "processes"}, 2)
     assert costs.marginal(Machine(0, "m", 2.0, 10.0), 2.5, 1.0, 5.0) == pytest.approx(math.sqrt(2) + 4, rel=1e-12)
-    capped = CostModel({"cost_base": math.e, "cpu_bound": "running-max"}, 2)
+    capped = CostModel({"cost_base": math.e, "cpu_bound": "running-max", "cost_cpu_load": "processes"}, 2)
     assert capped.marginal(Machine(0, "m", 1.0, 1.0), 0.0, 0.0, 700.5) == pytest.approx(math.exp(700) - 2 + math.e)
+
+
+def test_effective_cpu_load_multiplies_a_thrashing_machines_load_by_the_factor():
+    """cost_base 4, L = 1, thrashing factor 10; a machine of speed 2 and 10 MB with load 1.
+    Adding 5 MB to 8 MB in use goes over the memory: the load after is (1 + 1/2) x 10 = 15, the
+    load before 1 (8 MB fit), so the CPU cost is 4**15 - 4**1 (with 'processes': 4**1.5 - 4 = 4).
+    Adding 1 MB to 12 MB (already thrashing): 4**15 - 4**10, memory 4**1.3 - 4**1.2."""
+    hp = {"cost_base": 4.0, "cpu_bound": "running-max"}
+    effective = CostModel({**hp, "cost_cpu_load": "effective"}, 2, 10.0)
+    plain = CostModel({**hp, "cost_cpu_load": "processes"}, 2, 10.0)
+    m = Machine(0, "m", 2.0, 10.0)
+    memory = 4**1.3 - 4**0.8
+    assert effective.marginal(m, 8.0, 1.0, 5.0) == pytest.approx(memory + 4**15 - 4, rel=1e-12)
+    assert plain.marginal(m, 8.0, 1.0, 5.0) == pytest.approx(memory + 4, rel=1e-12)
+    assert effective.marginal(m, 12.0, 1.0, 1.0) == pytest.approx(4**1.3 - 4**1.2 + 4**15 - 4**10, rel=1e-12)
+
+
+def test_effective_cpu_load_keeps_a_process_off_a_machine_it_would_make_thrash():
+    """enhanced-pvm, base 2, cpu_bound 'current', thrashing factor 10. Machine 0: speed 1, 10 MB,
+    holding A (9 MB): load 1. Machine 1: speed 0.25, 1000 MB, holding B (no memory): load 4. The
+    largest load is 4, so L = 8. A new 1.5 MB process:
+      machine 0: memory 2**1.05 - 2**0.9 = 0.20439; CPU 2**(2/8) - 2**(1/8) = 0.09870 ('processes');
+      machine 1: memory 2**0.0015 - 1 = 0.00104; CPU 2**(8/8) - 2**(4/8) = 0.58579.
+    'processes': 0.30309 < 0.58683, machine 0, where 10.5 MB > 10 MB thrashes. 'effective': the
+    load after is 2 x 10 = 20, CPU 2**(20/8) - 2**(1/8) = 4.56634, so machine 1 (0.58683)."""
+    chosen = {}
+    for reading in ("processes", "effective"):
+        policy = registry.get_policy("cluster", "enhanced-pvm")(
+            full_params({"cost_base": 2.0, "cpu_bound": "current", "cost_cpu_load": reading}), None)
+        cluster = hand_cluster([(1.0, 10.0), (0.25, 1000.0)], policy)
+        cluster.place(proc(0, 9.0), 0)
+        cluster.place(proc(1), 1)
+        assert policy.costs.bound == 8.0
+        chosen[reading] = policy.assign(proc(2, 1.5), cluster)
+    assert chosen == {"processes": 0, "effective": 1}
 
 
 def test_cost_bound_of_an_empty_cluster():
@@ -558,7 +610,7 @@ def test_cost_bound_of_an_empty_cluster():
     'current' (no load now) gives L = 1; 'running-max' keeps 4."""
     cluster = bare_cluster(1.0, 1.0)
     procs = [proc(i) for i in range(3)]
-    models = [CostModel({"cost_base": 2.0, "cpu_bound": bound}, 2) for bound in ("current", "running-max")]
+    models = [CostModel({"cost_base": 2.0, "cpu_bound": bound, "cost_cpu_load": "processes"}, 2) for bound in ("current", "running-max")]
     for p in procs:
         cluster.place(p, 0)
     for costs in models:

@@ -52,7 +52,7 @@ class Machine:
     """One workstation: speed (relative), memory (MB) and its resident processes."""
 
     __slots__ = ("index", "name", "speed", "memory", "procs", "mem_used", "n_pinned", "vclock",
-                 "stamp", "rate", "heap", "timer", "work")
+                 "stamp", "rate", "heap", "timer", "work", "thrashed")
 
     def __init__(self, index: int, name: str, speed: float, memory: float):
         self.index, self.name, self.speed, self.memory = index, name, float(speed), float(memory)
@@ -65,6 +65,7 @@ class Machine:
         self.heap: list = []
         self.timer: Timer | None = None
         self.work = 0.0
+        self.thrashed = 0.0  # seconds spent thrashing (memory in use above the memory) with work to do
 
     @property
     def load(self) -> float:
@@ -192,6 +193,8 @@ class Cluster:
             dv = (now - m.stamp) * m.rate
             m.vclock += dv
             m.work += dv * len(m.procs)
+            if m.mem_used > m.memory:
+                m.thrashed += now - m.stamp
         m.stamp = now
 
     def _refresh(self, m: Machine) -> None:
@@ -216,6 +219,8 @@ class Cluster:
         m.timer = None
         tag = m.heap[0][0]
         m.work += (tag - m.vclock) * len(m.procs)
+        if m.mem_used > m.memory:
+            m.thrashed += self.engine.now - m.stamp
         m.vclock, m.stamp = tag, self.engine.now
         limit = tag + _TIE * max(1.0, abs(tag))
         done = []

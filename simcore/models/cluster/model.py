@@ -70,6 +70,7 @@ METRICS: dict[str, Metric] = {
     "max_slowdown": Metric("Largest slowdown of a measured job.", "positive"),
     "makespan": Metric("Completion of the last measured process minus the first measured arrival, s (Barak's execution time).", "positive"),
     "migrations": Metric("Number of process migrations.", "nonnegative"),
+    "thrashing_share": Metric("Share of the machine-time from 0 to the last completion that machines spent thrashing (memory in use above their memory, with processes to run).", "share"),
     "events": Metric("Simulation events fired (engine callbacks) in this policy's run.", "nonnegative"),
 }
 
@@ -139,8 +140,16 @@ def measure(done: list[Proc], params: dict, cluster: Cluster, engine: Engine) ->
         "max_slowdown": max(slowdowns) if n else math.nan,
         "makespan": (max(p.completion for p in measured) - min(p.arrival for p in measured)) if n else math.nan,
         "migrations": float(cluster.migrations),
+        "thrashing_share": thrashing_share(cluster, engine.now),
         "events": float(engine.events),
     }
+
+
+def thrashing_share(cluster: Cluster, end: float) -> float:
+    """Machine-seconds spent thrashing over all machine-seconds of [0, end]."""
+    if end <= 0:
+        return 0.0
+    return math.fsum(m.thrashed for m in cluster.machines) / (len(cluster.machines) * end)
 
 
 def make_workload(params: dict, streams: Streams) -> wl.Workload:

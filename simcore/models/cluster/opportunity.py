@@ -3,7 +3,9 @@
 A machine's cost is ``b**(mem_used/memory) + b**(cpu_load/L)`` with base ``b`` = ``cost_base``
 (``"n"``: the number of machines). The CPU load is resident processes per unit of speed: a
 process on machine ``i`` with ``k`` others gets ``speed_i/(k+1)`` of a reference CPU, so ``1/speed_i``
-is the load one more process adds there (the related-machines load of section 3.2). ``L`` is the
+is the load one more process adds there (the related-machines load of section 3.2). With
+``cost_cpu_load: effective`` that load is multiplied by the thrashing factor while the machine's
+memory in use exceeds its memory (section 2's effective CPU load), so the cost sees the cliff. ``L`` is the
 smallest power of two above the largest CPU load seen so far anywhere in the cluster. A process
 goes where its marginal cost (the cost increase it causes) is least; its memory is known on
 arrival, its CPU demand never is.
@@ -26,13 +28,15 @@ COST = {
                            AnyOf(Choice("n"), Real(gt=1))),
     "cpu_bound": Parameter("running-max", "Opportunity cost's CPU capacity L: power of two above the largest load 'running-max' (seen so far) or 'current' (now).",
                            Choice("running-max", "current")),
+    "cost_cpu_load": Parameter("processes", "CPU load in the opportunity cost: 'processes' (resident processes per unit of speed) or 'effective' (times the thrashing factor while memory in use exceeds the memory).",
+                               Choice("processes", "effective")),
 }
 
 
 class CostModel:
     """Marginal costs of placing a process, with the running power-of-two load bound ``L``."""
 
-    def __init__(self, hp: dict, n_machines: int):
+    def __init__(self, hp: dict, n_machines: int, thrashing_factor: float = 1.0):
         base = hp["cost_base"]
         self.base = float(n_machines if base == "n" else base)
         if self.base <= 1:
@@ -40,6 +44,7 @@ class CostModel:
         self.log_base = math.log(self.base)
         self.bound = 1.0
         self.running = hp["cpu_bound"] == "running-max"
+        self.tau = float(thrashing_factor) if hp["cost_cpu_load"] == "effective" else 1.0
 
     def observe(self, cluster) -> None:
         """Set ``L`` to the smallest power of two above the largest load: seen so far, or now."""
@@ -51,7 +56,12 @@ class CostModel:
         """Cost increase of adding a process of ``memory`` MB to ``machine`` at the given state."""
         lb, cap, bound = self.log_base, machine.memory, self.bound
         mem = _exp(lb * (mem_used + memory) / cap) - _exp(lb * mem_used / cap)
-        cpu = _exp(lb * (load + 1.0 / machine.speed) / bound) - _exp(lb * load / bound)
+        before, after = load, load + 1.0 / machine.speed
+        if mem_used > cap:
+            before *= self.tau
+        if mem_used + memory > cap:
+            after *= self.tau
+        cpu = _exp(lb * after / bound) - _exp(lb * before / bound)
         return mem + cpu
 
 
@@ -66,7 +76,7 @@ class EnhancedPVM(Policy):
     HYPERPARAMETERS = COST
 
     def start(self, cluster) -> None:
-        self.costs = CostModel(self.hp, len(cluster.machines))
+        self.costs = CostModel(self.hp, len(cluster.machines), cluster.tau)
 
     def on_change(self, machine, cluster) -> None:
         self.costs.observe(cluster)
@@ -116,7 +126,7 @@ class EnhancedMosix(Policy):
         self.migration_cost = float(self.hp["migration_cost"])
 
     def start(self, cluster) -> None:
-        self.costs = CostModel(self.hp, len(cluster.machines))
+        self.costs = CostModel(self.hp, len(cluster.machines), cluster.tau)
         self.knowledge = Knowledge(cluster, self.hp["mosix_known_machines"], self.hp["info_interval"], self.rng)
         self.knowledge.start()
 
