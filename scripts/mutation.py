@@ -17,6 +17,12 @@ tests/mutation-scores.yaml with the SHA-256 of its source, and ``--part PATH`` r
 mutants of the files under PATH (e.g. simcore/models/numa). The score of the code is the sum over
 the recorded files; a file whose source changed since its record is stale and counts as not
 measured, and so does a file never recorded (``--report-only`` lists both).
+
+mutmut's own state (``mutants/``) stays on the machine that made it, so each run also keeps every
+mutant's exit code, with the hash of the function it mutates, in tests/mutation-state.json; a run
+on a machine without ``mutants/`` starts from it, and mutmut retests only the functions whose
+source changed since (and the mutants never run). A kept exit code is that of the tests of its
+day: a test added later reaches an old survivor only when the survivor is named on the command line.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENTS = ROOT / "tests/mutation-equivalents.yaml"
 RECORDS = ROOT / "tests/mutation-scores.yaml"
+STATE = ROOT / "tests/mutation-state.json"  # every mutant's exit code by file and function
 SOURCES = ROOT / "mutants/sources.json"  # the scope's source hashes when the last run started
 KILLED = {"killed", "timeout", "segfault"}
 UNTESTED = "not checked"  # mutmut's status of a mutant it has not run yet
@@ -80,12 +87,68 @@ def part_globs(part: str) -> list[str]:
 
 def run_mutmut(children: int, names: list[str]) -> None:
     """`mutmut run`; it resumes where an interrupted run stopped and retests changed functions.
-    The sources' hashes at the start are kept, so that only files unchanged since are recorded."""
+    The sources' hashes at the start are kept, so that only files unchanged since are recorded;
+    the mutants' exit codes are kept in STATE afterwards, even when the run is interrupted."""
+    restore_state()
     sync_package_data()
     SOURCES.parent.mkdir(exist_ok=True)
     SOURCES.write_text(json.dumps({path: source_hash(path) for path in scope()}, indent=0))
     cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(children), *names]
-    subprocess.run(cmd, cwd=ROOT, check=True)
+    try:
+        subprocess.run(cmd, cwd=ROOT, check=True)
+    finally:
+        save_state()
+
+
+def function_of(key: str) -> tuple[str, int]:
+    """'simcore.m.a.xǁCǁf__mutmut_12' -> ('xǁCǁf', 12): the mangled function and the mutant's number."""
+    prefix, number = key.rsplit("__mutmut_", 1)
+    return prefix.rsplit(".", 1)[1], int(number)
+
+
+def load_state() -> dict:
+    return json.loads(STATE.read_text(encoding="utf-8")) if STATE.exists() else {}
+
+
+def save_state() -> list[str]:
+    """Copy every mutated file's exit codes from mutants/*.meta into STATE, by function with its
+    hash (``exit``: codes of mutants 1..n, null where not run); the files written."""
+    state, written = load_state(), []
+    for path in scope():
+        meta_path = ROOT / "mutants" / (path + ".meta")
+        if not meta_path.exists():
+            continue
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        functions = {name: {"sha": digest, "exit": []} for name, digest in meta["hash_by_function_name"].items()}
+        for key, code in meta["exit_code_by_key"].items():
+            name, number = function_of(key)
+            if name in functions:
+                codes = functions[name]["exit"]
+                codes.extend([None] * (number - len(codes)))
+                codes[number - 1] = code
+        state[path] = dict(sorted(functions.items()))
+        written.append(path)
+    STATE.write_text(json.dumps(dict(sorted(state.items())), indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
+    return written
+
+
+def restore_state() -> list[str]:
+    """Write mutants/*.meta from STATE for the files mutmut has no state of here; mutmut then
+    keeps the exit codes of the functions whose hash is unchanged. The files restored."""
+    restored = []
+    for path, functions in load_state().items():
+        meta_path = ROOT / "mutants" / (path + ".meta")
+        if path not in scope() or meta_path.exists() or (ROOT / "mutants" / path).exists():
+            continue
+        module = path[:-len("/__init__.py")] if path.endswith("/__init__.py") else path[:-3]
+        codes = {f"{module.replace('/', '.')}.{name}__mutmut_{i}": code
+                 for name, entry in functions.items() for i, code in enumerate(entry["exit"], 1)}
+        meta = {"exit_code_by_key": codes, "hash_by_function_name": {n: e["sha"] for n, e in functions.items()},
+                "type_check_error_by_key": {}, "durations_by_key": {}, "estimated_durations_by_key": {}}
+        meta_path.parent.mkdir(parents=True, exist_ok=True)
+        meta_path.write_text(json.dumps(meta, indent=1, ensure_ascii=False), encoding="utf-8")
+        restored.append(path)
+    return restored
 
 
 def statuses() -> dict[str, str]:
@@ -217,9 +280,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", help="run only the mutants of the files under this path (e.g. simcore/models/numa)")
     parser.add_argument("--record", action="store_true",
                         help=f"write the files whose mutants were all tested to {RECORDS.relative_to(ROOT)}")
+    parser.add_argument("--save-state", action="store_true",
+                        help=f"only copy mutants/'s exit codes into {STATE.relative_to(ROOT)} (e.g. after a killed run)")
     parser.add_argument("mutants", nargs="*", help="run only these mutants (names as mutmut prints them)")
     args = parser.parse_args(argv)
     names = args.mutants + (part_globs(args.part) if args.part else [])
+    if args.save_state:
+        print(f"kept in {STATE.relative_to(ROOT)}: {', '.join(save_state()) or 'nothing (no mutants/ here)'}")
+        return 0
     if not args.report_only:
         run_mutmut(args.children, names)
     equivalent = equivalents()

@@ -62,3 +62,37 @@ def test_recorded_scores_count_only_files_unchanged_since_measured(tmp_path, mon
     assert mutation.recorded_score(mutation.load_records()) == (0, 0, ["simcore/m/a.py"], [])
     assert mutation.complete_files(status) == {"simcore/m/b.py"}  # changed since the run started
     assert mutation.part_globs("simcore/m") == ["simcore.m.a.x*", "simcore.m.b.x*"]
+
+
+def test_mutant_exit_codes_outlive_mutants_by_function(tmp_path, monkeypatch):
+    """mutants/ of a run (a.py: f's mutants 1 killed and 2 survived, method C.g's mutant 1 not run)
+    is kept in the state file by function with its hash; a machine without mutants/ gets the same
+    meta back (mutmut then keeps the codes of functions whose hash is unchanged). A file that
+    already has mutmut state here is left alone, and a file out of scope is not restored."""
+    import json
+
+    (tmp_path / "simcore/m").mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text('[tool.mutmut]\nonly_mutate = ["simcore/m/*"]\n')
+    (tmp_path / "simcore/m/a.py").write_text("x = 1\n")
+    monkeypatch.setattr(mutation, "ROOT", tmp_path)
+    monkeypatch.setattr(mutation, "STATE", tmp_path / "state.json")
+    codes = {"simcore.m.a.x_f__mutmut_1": 1, "simcore.m.a.x_f__mutmut_2": 0, "simcore.m.a.xǁCǁg__mutmut_1": None}
+    meta = {"exit_code_by_key": codes, "hash_by_function_name": {"x_f": "h1", "xǁCǁg": "h2"},
+            "type_check_error_by_key": {}, "durations_by_key": {"simcore.m.a.x_f__mutmut_1": 0.5},
+            "estimated_durations_by_key": {}}
+    (tmp_path / "mutants/simcore/m").mkdir(parents=True)
+    (tmp_path / "mutants/simcore/m/a.py.meta").write_text(json.dumps(meta))
+    assert mutation.save_state() == ["simcore/m/a.py"]
+    assert mutation.load_state() == {"simcore/m/a.py": {"x_f": {"sha": "h1", "exit": [1, 0]},
+                                                        "xǁCǁg": {"sha": "h2", "exit": [None]}}}
+    assert mutation.restore_state() == []  # this machine has its own state
+    state = mutation.load_state()
+    mutation.STATE.write_text(json.dumps({**state, "simcore/other/c.py": state["simcore/m/a.py"]}))
+    import shutil
+    shutil.rmtree(tmp_path / "mutants")
+    assert mutation.restore_state() == ["simcore/m/a.py"]
+    restored = json.loads((tmp_path / "mutants/simcore/m/a.py.meta").read_text())
+    assert restored["exit_code_by_key"] == codes
+    assert restored["hash_by_function_name"] == meta["hash_by_function_name"]
+    assert not (tmp_path / "mutants/simcore/other").exists()
+    assert mutation.function_of("simcore.m.a.xǁCǁg__mutmut_12") == ("xǁCǁg", 12)
