@@ -166,7 +166,7 @@ def cmd_trace(args) -> int:
     seed = args.seed if args.seed is not None else load_config(args.config)["seed"]
     out = []
     for policy in policies:
-        streams = Streams(replication_seed(seed, spec.id, cell.index, rep))
+        streams = Streams(replication_seed(seed, spec.id, spec.seed_cell(cell.index), rep))
         lines = spec.model.trace_replication(params, policy, streams, migrated_only=migrated)
         if len(policies) > 1:
             out.append(f"# {policy}: cell {cell.index}, replication {rep}")

@@ -112,3 +112,57 @@ def test_a_map_crosses_two_grid_parameters_only(tmp_path):
     path.write_text(text.replace("grid:\n", "grid:\n  info_interval: [1.0, 2.0]\n"))
     with pytest.raises(SpecError, match="'grid.info_interval': a map crosses output.x and output.y only"):
         load_spec(path)
+
+
+def shared(spec):
+    return Spec(spec.path, {**spec.data, "seeds": "shared"})
+
+
+def test_with_shared_seeds_a_change_gets_its_paired_interval():
+    """raw() gives every cell the same base and wiggle, so new/base's log-scale influence values
+    (new_r / R - base_r) / mean(base) are the same in every cell: the paired change p = b is exactly
+    log(0.8 / 0.9) with a zero-width interval, where the two cells' own intervals overlap nothing
+    to say. Per-cell seeds: no paired interval (NaN)."""
+    data = raw({0: 0.9, 1: 0.8, 2: 1.0, 3: 0.9})
+    rows = readings(shared(toy_spec()), data, STAT)
+    assert (rows[0]["change_low"], rows[0]["change_high"]) == (0.0, 0.0)
+    assert rows[1]["change_low"] == pytest.approx(math.log(0.8 / 0.9), abs=1e-12)
+    assert rows[1]["change_high"] == pytest.approx(math.log(0.8 / 0.9), abs=1e-12)
+    assert all(math.isnan(r["change_low"]) for r in readings(toy_spec(), data, STAT)[1:])
+
+
+def test_a_paired_change_of_a_level_is_the_t_interval_of_the_differences():
+    """'value' of new: cell 0 has 1000 + 10 r (r = 0..7), cell p = b adds 5, 7, 5, 7, ...: the
+    differences have mean 6 and sd sqrt(8/7) = 1.0690, so the paired 95% half-width is
+    t(0.975, 7) x 1.0690 / sqrt(8) = 2.3646 x 0.37796 = 0.8937: [5.1063, 6.8937] (the cells'
+    own intervals are some 40 wide). A cell with other replications gets no paired interval."""
+    spec = shared(toy_spec())
+    level = {"id": "level", "text": "new's level", "kind": "value", "metric": "mean_turnaround", "policy": "new"}
+    base = 1000.0 + 10.0 * np.arange(8)
+    extra = {0: np.zeros(8), 1: np.array([5.0, 7.0] * 4), 2: np.zeros(8), 3: np.zeros(8)}
+    frame = pd.DataFrame([{"cell": c.index, **c.values, "policy": p, "rep": r, "mean_turnaround": float(v)}
+                          for c in spec.all_cells() for p in ("base", "new")
+                          for r, v in enumerate(base + extra[c.index])])
+    rows = readings(spec, frame, level)
+    assert rows[1]["change"] == pytest.approx(6.0)
+    assert (rows[1]["change_low"], rows[1]["change_high"]) == pytest.approx((5.1063, 6.8937), abs=1e-4)
+    assert rows[1]["high"] - rows[1]["low"] > 30
+    fewer = frame[~((frame.cell == 2) & (frame.rep == 7))]
+    assert math.isnan(readings(spec, fewer, level)[2]["change_low"])
+
+
+def test_shared_seeds_give_every_reading_the_same_workload():
+    """amir-readings (seeds: shared): the reassignment rule is Enhanced Mosix's alone, so PVM,
+    Enhanced PVM and Mosix give the same rows in the default cell and in reassign_rule =
+    stability; with per-cell seeds PVM's rows differ (another workload)."""
+    from simcore.experiments.runner import run_batch
+
+    spec = load_spec(SPECS / "amir-readings.yaml")
+    assert spec.data["seeds"] == "shared" and spec.cell(1).values["reassign_rule"] == "stability"
+    cols = ["policy", "rep", "mean_slowdown", "migrations"]
+    default, stability = (run_batch(spec, i, range(2), 5)[cols] for i in (0, 1))
+    same = ["pvm", "enhanced-pvm", "mosix"]
+    pd.testing.assert_frame_equal(default[default.policy.isin(same)], stability[stability.policy.isin(same)])
+    own = Spec(spec.path, {k: v for k, v in spec.data.items() if k != "seeds"})
+    other = run_batch(own, 1, range(2), 5)[cols]
+    assert not np.allclose(other[other.policy == "pvm"].mean_slowdown, default[default.policy == "pvm"].mean_slowdown)

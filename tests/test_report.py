@@ -37,7 +37,7 @@ def _amir_raw(reps: int = 40) -> pd.DataFrame:
             slow = mean * hardness[r] * (1 + 0.02 * rng.standard_normal())
             rows.append({"cell": 0, "policy": policy, "rep": r, "spawn_key": f"(1, 0, {r})",
                          "mean_slowdown": slow, "slowdown_sum": slow * 1.07 * jobs, "jobs": jobs,
-                         "max_slowdown": 3 * slow, "makespan": 1000 + r, "migrations": 0, "events": 500,
+                         "max_slowdown": 3 * slow, "makespan": 1000 + r, "migrations": 0, "thrashing_share": 0.01 * (1 + r % 3), "events": 500,
                          "wall_time": 0.01})
     return pd.DataFrame(rows)
 

@@ -67,12 +67,18 @@ def _digest(value) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def _seed_digest(spec, root_seed: int) -> str:
+    """The root seed and, when cells share seeds, that they do (per-cell keeps the old digest)."""
+    shared = spec.data.get("seeds", "per-cell") == "shared"
+    return _digest([int(root_seed), "shared"] if shared else int(root_seed))
+
+
 def simulation_fingerprint(spec, root_seed: int, overrides: dict | None = None) -> dict:
     """``{"hash": H, "parts": {part: hash}}`` of everything a spec's raw rows depend on: model,
     parameters (spec, preset and overrides), policies, grid, root seed, model code, topologies."""
     parts = {
         "experiment": _digest(spec.id), "model": _digest(spec["model"]), "params": _digest(spec.params(overrides)),
-        "policies": _digest(spec.policies), "grid": _digest(spec.grid), "seed": _digest(int(root_seed)),
+        "policies": _digest(spec.policies), "grid": _digest(spec.grid), "seed": _seed_digest(spec, root_seed),
         "code": _model_code(spec["model"]), "topology": _hash_files(topology_files()),
     }
     return {"hash": _digest(parts), "parts": parts}

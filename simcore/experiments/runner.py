@@ -24,7 +24,7 @@ def run_batch(spec: Spec, cell_index: int, reps: range, root_seed: int, override
     params_json = json.dumps(params, sort_keys=True, default=str)
     rows = []
     for rep in reps:
-        streams = Streams(replication_seed(root_seed, spec.id, cell.index, rep))
+        streams = Streams(replication_seed(root_seed, spec.id, spec.seed_cell(cell.index), rep))
         start = time.perf_counter()
         try:
             results = spec.model.run_replication(params, spec.policies, streams)

@@ -160,6 +160,10 @@ class Spec:
         changed = [n for n, v in cell.values.items() if v != first[n]]
         return changed[0] if changed else None
 
+    def seed_cell(self, index: int) -> int:
+        """The cell whose seeds cell ``index`` draws from: itself, or cell 0 with ``seeds: shared``."""
+        return 0 if self.data.get("seeds") == "shared" else index
+
     def cells(self, scale: str) -> list[Cell]:
         """The cells run at ``scale`` (smoke may thin the grid; indices stay those of the full grid)."""
         thin = self.scale(scale).get("grid") or {}

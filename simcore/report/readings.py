@@ -5,13 +5,17 @@ Cell 0 holds every assumption at its default reading; every other cell changes o
 claim, the statistic of each cell (a paired ratio or difference with its interval) is set beside
 the default one; an assumption's *influence* is the largest change it makes, on the claim's
 analysis scale (log for ratios, as the verdicts use): the one-at-a-time sensitivity ranking.
+When the cells share seeds (``seeds: shared``), replication r of every cell sees the same
+workload, so a change is paired by replication and gets its own interval (the delta method on
+the statistics' influence values); otherwise its interval is not defined (NaN).
 """
 
 from __future__ import annotations
 
 import math
 
-from simcore.stats.claims import MARGIN, NULL, STATISTIC, cell_statistics, cell_verdict, effect_interval
+from simcore.stats.claims import MARGIN, NULL, STATISTIC, cell_estimates, cell_statistics, cell_verdict, effect_interval
+from simcore.stats.intervals import Estimate
 
 
 def analysis_scale(kind: str):
@@ -29,19 +33,38 @@ def cell_table(spec, raw, claim: dict) -> list[dict]:
 
 def readings(spec, raw, claim: dict) -> list[dict]:
     """One row per cell: the varied parameter (None for the default cell), its value, the
-    statistic, its interval and its change from the default cell on the analysis scale."""
+    statistic, its interval, and its change from the default cell on the analysis scale with
+    the change's paired interval (``change_low``, ``change_high``; NaN unless seeds are shared)."""
     stats = cell_statistics(spec, raw, claim)
     cells = {c.index: c for c in spec.all_cells()}
     scale = analysis_scale(claim["kind"])
     base = stats.get(0)
+    paired = cell_estimates(spec, raw, claim) if spec.seed_cell(1) == 0 else {}
     rows = []
     for index, iv in sorted(stats.items()):
         name = spec.varied(cells[index])
         change = (scale(iv.mean) - scale(base.mean)) if base is not None and _positive(claim, iv, base) else math.nan
+        low, high = _change_interval(claim, paired.get(index), paired.get(0), spec.confidence) if name else (0.0, 0.0)
         rows.append({"cell": index, "parameter": name, "value": cells[index].values[name] if name else None,
                      "mean": iv.mean, "low": iv.low, "high": iv.high, "change": change,
-                     "verdict": _verdict(claim, iv)})
+                     "change_low": low if math.isfinite(change) else math.nan,
+                     "change_high": high if math.isfinite(change) else math.nan, "verdict": _verdict(claim, iv)})
     return rows
+
+
+def _change_interval(claim: dict, cell, base, level: float) -> tuple[float, float]:
+    """The paired interval of a cell's statistic minus the default cell's, on the analysis scale
+    (log for ratios); NaN unless both have the same replications."""
+    if cell is None or base is None or cell[1] != base[1]:
+        return math.nan, math.nan
+    (a, _), (b, _) = cell, base
+    if STATISTIC[claim["kind"]] == "ratio":
+        if not (a.value > 0 and b.value > 0):
+            return math.nan, math.nan
+        a = Estimate(math.log(a.value), a.influence / a.value)
+        b = Estimate(math.log(b.value), b.influence / b.value)
+    iv = (a - b).interval(level)
+    return iv.low, iv.high
 
 
 def _verdict(claim: dict, iv) -> str:
@@ -60,11 +83,18 @@ def _positive(claim: dict, iv, base) -> bool:
 
 def influence(rows: list[dict]) -> list[tuple[str, float]]:
     """(parameter, largest |change| over its values), most influential first; ties by name."""
-    out: dict[str, float] = {}
+    return [(name, size) for name, size, _ in ranked_changes(rows)]
+
+
+def ranked_changes(rows: list[dict]) -> list[tuple[str, float, dict]]:
+    """(parameter, largest |change| over its values, the row of that change), most influential
+    first; ties by name."""
+    out: dict[str, tuple[float, dict]] = {}
     for r in rows:
         if r["parameter"] is not None and math.isfinite(r["change"]):
-            out[r["parameter"]] = max(out.get(r["parameter"], 0.0), abs(r["change"]))
-    return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))
+            if abs(r["change"]) > out.get(r["parameter"], (-1.0, None))[0]:
+                out[r["parameter"]] = (abs(r["change"]), r)
+    return sorted(((name, size, row) for name, (size, row) in out.items()), key=lambda t: (-t[1], t[0]))
 
 
 def published_band(claim: dict) -> tuple[float, float, float] | None:

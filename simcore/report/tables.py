@@ -123,7 +123,7 @@ def _readings(spec, results_dir: Path) -> tuple[str, str]:
     """One row per reading (the default cell first), one column per claim drawn: its statistic
     with the interval; the note ranks the readings by influence for each claim."""
     from simcore.report.figures import _readings_claims
-    from simcore.report.readings import influence, readings
+    from simcore.report.readings import ranked_changes, readings
 
     reps = read_replications(spec, results_dir)
     if reps is None:
@@ -141,10 +141,11 @@ def _readings(spec, results_dir: Path) -> tuple[str, str]:
     header = [" & ".join(["Reading"] + [f"\\texttt{{{tex_escape(c['id'])}}}" for c in claims]) + " \\\\"]
     ranks = []
     for c in claims:
-        ranked = influence(list(per_claim[c["id"]].values()))
+        ranked = ranked_changes(list(per_claim[c["id"]].values()))
         scale = "log " if c["kind"].startswith("ratio") else ""
-        ranks.append(f"\\texttt{{{tex_escape(c['id'])}}}: " + (", ".join(f"{tex_escape(p)} {v:.3g}" for p, v in ranked)
-                                                               or "--") + f" ({scale}change)")
+        ranks.append(f"\\texttt{{{tex_escape(c['id'])}}}: " + (", ".join(
+            f"{tex_escape(p)} {fmt_ci(r['change'], r['change_low'], r['change_high'], 3)}" for p, _, r in ranked)
+            or "--") + f" ({scale}change)")
     where = []
     for c in claims:
         good = [r for r in per_claim[c["id"]].values() if r["verdict"] == "reproduced"]
@@ -152,8 +153,9 @@ def _readings(spec, results_dir: Path) -> tuple[str, str]:
                  for r in good]
         where.append(f"\\texttt{{{tex_escape(c['id'])}}} under " + (", ".join(names) if names else "no reading"))
     note = ("Each reading changes one assumption from the default cell; the verdict is the one the statistic "
-            "would get in that cell alone. Influence, the largest change of the statistic from the default reading, "
-            "most influential first: " + "; ".join(ranks) + ". Reproduced: " + "; ".join(where) + ".")
+            "would get in that cell alone. Influence, the largest change of the statistic from the default reading"
+            + (" (with its paired interval: every reading sees the same workloads)" if spec.seed_cell(1) == 0 else "")
+            + ", most influential first: " + "; ".join(ranks) + ". Reproduced: " + "; ".join(where) + ".")
     return _tabular("l" + "r" * len(claims), header, rows), note
 
 

@@ -296,6 +296,20 @@ def cell_statistics(spec, raw: pd.DataFrame, claim: dict) -> dict[int, Interval]
     return {int(i): _cell_interval(spec, rows, claim, metric, than, spec.confidence) for i, rows in _chosen(spec, raw, claim)}
 
 
+def cell_estimates(spec, raw: pd.DataFrame, claim: dict) -> dict[int, tuple]:
+    """Cell index -> (the claim's statistic as an Estimate, its replications in order), for the
+    statistics that have per-replication influence values (all but share-less and gain-grows)."""
+    if claim["kind"] in ("share-less", "gain-grows"):
+        return {}
+    metric, than, _, _ = _terms(spec, claim)
+    out = {}
+    for i, rows in _chosen(spec, raw, claim):
+        estimate = (metric_estimate(spec.model, rows[rows.policy == claim["policy"]], metric) if claim["kind"] == "value"
+                    else _cell_estimate(spec, rows, claim, metric, than))
+        out[int(i)] = (estimate, tuple(sorted(rows.rep.unique())))
+    return out
+
+
 def evaluate_claims(spec, raw: pd.DataFrame) -> pd.DataFrame:
     """One row per claim of the spec (COLUMNS)."""
     rows = [evaluate_claim(spec, raw, c) for c in spec.data.get("claims") or []]
