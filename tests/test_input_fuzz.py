@@ -168,7 +168,9 @@ def test_a_moderate_set_value_really_runs_or_is_refused_in_one_line(spec, data):
 
 
 # -- topology files -------------------------------------------------------------------------------
-MATRIX = st.integers(1, 4).flatmap(lambda n: st.lists(st.lists(st.integers(-2, 40) | VALUES, min_size=n, max_size=n),
+ODD_ENTRIES = st.sampled_from([float("nan"), float("inf"), float("-inf"), 1e300, 255, 256, 10.0, 2**70])
+MATRIX = st.integers(1, 4).flatmap(lambda n: st.lists(st.lists(st.integers(-2, 40) | ODD_ENTRIES | VALUES,
+                                                               min_size=n, max_size=n),
                                                      min_size=n, max_size=n))
 SYMMETRIC = st.integers(1, 4).flatmap(lambda n: st.lists(st.integers(11, 40), min_size=n * n, max_size=n * n).map(
     lambda xs: [[10 if i == j else xs[min(i, j) * n + max(i, j)] for j in range(n)] for i in range(n)]))

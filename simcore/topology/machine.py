@@ -69,8 +69,13 @@ def _fail(where: str, key: str, what: str):
     raise TopologyError(f"{where}: key '{key}': {what}")
 
 
+SLIT_MAX = 255  # ACPI SLIT entries are one byte (255: unreachable)
+
+
 def _entry_ok(v) -> bool:
-    return not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating)) and v == int(v) and v > 0
+    """A SLIT entry: an integer 1..255, written as an int or a whole float (never NaN or infinite)."""
+    return (not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating))
+            and 0 < v <= SLIT_MAX and v == int(v))
 
 
 def _check_entries(where: str, rows) -> int:
@@ -85,7 +90,7 @@ def _check_entries(where: str, rows) -> int:
             if not _entry_ok(v):
                 hint = " (SLIT distances are integers, 10 for the own node; hwloc prints them divided by 10)" \
                     if isinstance(v, float) and 0 < v < 10 else ""
-                _fail(where, "distances", f"entry [{i}][{j}] = {v!r} is not a positive integer{hint}.")
+                _fail(where, "distances", f"entry [{i}][{j}] = {v!r} is not an integer from 1 to {SLIT_MAX}{hint}.")
     return n
 
 
