@@ -43,7 +43,7 @@ def test_one_at_a_time_cells_change_one_reading_each():
                      (3, {"p": "a", "q": "z"})]
     assert [spec.varied(c) for c in spec.all_cells()] == [None, "p", "q", "q"]
     mehta = load_spec(SPECS / "mehta-readings.yaml")
-    assert len(mehta.all_cells()) == 1 + 1 + 3 + 1 + 2 + 1 + 2 + 2
+    assert len(mehta.all_cells()) == 1 + 1 + 3 + 1 + 2 + 1 + 2 + 2 + 1 + 2
     assert [c.index for c in mehta.cells("smoke")] == [0, 1]   # smoke: the default and rules_scope = all
 
 
@@ -166,3 +166,12 @@ def test_shared_seeds_give_every_reading_the_same_workload():
     own = Spec(spec.path, {k: v for k, v in spec.data.items() if k != "seeds"})
     other = run_batch(own, 1, range(2), 5)[cols]
     assert not np.allclose(other[other.policy == "pvm"].mean_slowdown, default[default.policy == "pvm"].mean_slowdown)
+
+
+def test_mehta_readings_exponential_io_is_the_traces_25_ms():
+    """mehta's default I/O reading is the rest of the slice; its 'exponential' reading must take the
+    traces' 25 ms mean (the preset's mean_io), not the model's corr05 default of 1 s."""
+    spec = load_spec(SPECS / "mehta-readings.yaml")
+    cell = next(c for c in spec.all_cells() if spec.varied(c) == "io_wait")
+    assert cell.values["io_wait"] == "exponential"
+    assert spec.params(cell.values)["mean_io"] == 25.0
