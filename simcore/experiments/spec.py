@@ -312,6 +312,8 @@ def _check_semantics(path: Path, data: dict) -> None:
         _check_statistic(path, "output.statistics", i, stat, data, grid, metric_names)
     if data["output"]["kind"] == "map":
         _check_map(path, data["output"], grid)
+    if data["output"]["kind"] == "fit":
+        _check_fit(path, data, grid, metric_names)
     if data.get("grid_design") == "one-at-a-time":
         for name, values in grid.items():
             if len(set(map(repr, values))) != len(values):
@@ -328,6 +330,29 @@ def _check_map(path, output: dict, grid: dict) -> None:
         if name not in (output["x"], output["y"]) and len(values) > 1:
             raise SpecError(f"{path}: key 'grid.{name}': a map crosses output.x and output.y only; "
                             "give every other grid parameter one value.")
+
+
+def _check_fit(path, data: dict, grid: dict, metric_names) -> None:
+    """A fit: x and by are the only grid parameters, x positive numbers (interpolated on the log
+    scale), fit_on one of by's values, the level's policy and metric the spec's, seeds shared
+    (the delta method pairs the cells by replication) and a second policy for the gain."""
+    out = data["output"]
+    for key in ("x", "by"):
+        if out.get(key) not in grid:
+            raise SpecError(f"{path}: key 'output.{key}': a fit needs a grid parameter here, not {out.get(key)!r}.")
+    if set(grid) != {out["x"], out["by"]} or out["x"] == out["by"]:
+        raise SpecError(f"{path}: key 'grid': a fit sweeps output.x and output.by only; put the rest under 'fixed'.")
+    xs = grid[out["x"]]
+    if len(xs) < 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in xs):
+        raise SpecError(f"{path}: key 'grid.{out['x']}': a fit needs two or more positive numbers.")
+    if out.get("fit_on") not in grid[out["by"]]:
+        raise SpecError(f"{path}: key 'output.fit_on': {out.get('fit_on')!r} is not one of grid.{out['by']}.")
+    if out.get("policy") not in data["policies"] or out.get("metric") not in metric_names:
+        raise SpecError(f"{path}: key 'output.policy': a fit needs one of the spec's policies and metrics "
+                        "(output.policy, output.metric).")
+    if data.get("seeds") != "shared" or len(data["policies"]) < 2:
+        raise SpecError(f"{path}: key 'seeds': a fit pairs its cells by replication: give 'seeds: shared' "
+                        "and a second policy for the gain.")
 
 
 def _check_statistic(path, section: str, i: int, claim: dict, data: dict, grid: dict, metric_names) -> None:

@@ -1,6 +1,7 @@
 """Figures of experiments (PDF): reproduced curves with intervals and the published points
-over them (``lines``), one point per replication against x = y (``scatter``), or a claim's
-statistic under each reading of the open assumptions (``readings``)."""
+over them (``lines``), one point per replication against x = y (``scatter``), a claim's
+statistic under each reading of the open assumptions (``readings``, ``map``), or an open
+quantity fitted on one machine and the others' levels read off at it (``fit``)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ def make_figure(spec, results_dir: Path, out: Path) -> None:
         wide = has_gain_panel(spec)
         if kind == "readings":
             fig, axes = _readings_axes(spec)
+        elif kind == "fit":
+            fig, axes = plt.subplots(1, 2, figsize=WIDE, squeeze=False)
         elif kind == "map":
             n = max(len(_readings_claims(spec)), 1)
             fig, axes = plt.subplots(n, 1, figsize=(SIZE[0] * 1.6, n * SIZE[1] * 1.1), squeeze=False)
@@ -61,6 +64,8 @@ def make_figure(spec, results_dir: Path, out: Path) -> None:
                     _gain(spec, Path(results_dir), axes[0][1])
             elif kind == "scatter":
                 _scatter(spec, Path(results_dir), ax)
+            elif kind == "fit":
+                _fit(spec, Path(results_dir), axes[0])
             else:
                 raise ValueError(f"{spec.path}: key 'output.kind': unknown figure kind '{kind}'.")
             fig.tight_layout(pad=0.3)
@@ -207,6 +212,61 @@ def _statistic_label(spec, claim: dict) -> str:
         return f"{metric}: {spec.label(claim['policy'])}"
     op = " / " if claim["kind"].startswith("ratio") else " - "
     return f"{metric}: {spec.label(claim['policy'])}{op}{spec.label(claim.get('than', spec.baseline))}"
+
+
+def _fit(spec, results_dir: Path, axes) -> None:
+    """Left: each machine's level against the open quantity (log x), its published level dashed;
+    right: the gain policy's ratio to the baseline, the published ratio dotted. The fitted value
+    (from the first machine's published level) and its interval: the vertical line and band."""
+    from simcore.report.fit import curves, fit, gain_policy, level_of, ratio_of
+
+    out = spec["output"]
+    reps = _need(read_replications(spec, results_dir), "replications.csv", spec, results_dir)
+    result = fit(spec, reps)
+    level = spec.confidence
+    panels = [(axes[0], curves(spec, reps, level_of(spec)), lambda name: _fit_published(spec, name, None)),
+              (axes[1], curves(spec, reps, ratio_of(spec)), lambda name: _fit_published(spec, name, spec.baseline))]
+    names = [n for n in spec.grid[out["by"]] if n in panels[0][1]]
+    for ax, per_machine, published in panels:
+        for i, name in enumerate(names):
+            xs = np.array([x for x, _ in per_machine[name]])
+            ivs = [e.interval(level) for _, e in per_machine[name]]
+            means = np.array([iv.mean for iv in ivs])
+            err = np.array([[iv.mean - iv.low for iv in ivs], [iv.high - iv.mean for iv in ivs]])
+            colour = COLOURS[i % len(COLOURS)]
+            ax.errorbar(xs, means, yerr=np.nan_to_num(err), color=colour, marker=MARKERS[i % len(MARKERS)],
+                        capsize=1.5, label=str(name) + (" (fitted)" if name == out["fit_on"] else ""))
+            if published(name) is not None:
+                ax.axhline(published(name), color=colour, linestyle="--" if ax is axes[0] else ":", linewidth=0.8)
+        x_iv = result["x"]
+        if np.isfinite(x_iv.mean):
+            ax.axvline(x_iv.mean, color="0.3", linewidth=0.8)
+            if np.isfinite(x_iv.low):
+                ax.axvspan(x_iv.low, x_iv.high, color="0.5", alpha=0.15, linewidth=0)
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.8, 2.5, 3.5, 5.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel(out.get("xlabel", out["x"]))
+        ax.grid(True, linewidth=0.3, alpha=0.5)
+    axes[0].set_ylabel(out.get("ylabel", out["metric"]))
+    axes[1].set_ylabel(f"{spec.label(gain_policy(spec))} / {spec.label(spec.baseline)}")
+    axes[1].axhline(1.0, color="0.5", linewidth=0.6)
+    axes[0].legend(loc="best")
+
+
+def _fit_published(spec, name, than):
+    """The published level (than None) or ratio over ``than`` of the fit's machine ``name``."""
+    from simcore.report.fit import gain_policy
+
+    out = spec["output"]
+    if than is None:
+        return published_for(spec, {out["by"]: name}, out["policy"], out["metric"])
+    for e in spec.data.get("published") or []:
+        if (e.get("than") == than and e["policy"] == gain_policy(spec) and e["metric"] == out["metric"]
+                and (e.get("where") or {}).get(out["by"]) == name):
+            return float(e["value"])
+    return None
 
 
 def _need(frame, what: str, spec, results_dir: Path):

@@ -11,7 +11,7 @@ from simcore.core.output import write_text
 from simcore.experiments.papers import PAPER_ORDER, PAPER_TITLES
 from simcore.experiments.spec import SCALES, where_matches
 from simcore.report.data import (
-    cell_key, cell_values, claim_rows, claim_statistic, fmt, fmt_percent, fmt_published,
+    cell_key, cell_values, claim_rows, claim_statistic, fmt, fmt_ci, fmt_percent, fmt_published,
     has_gain_panel, isnum, metric_label, pair_ratio, published_for, published_ratios,
     VERDICT_COLOURS, read_provenance, read_replications, read_summary, split_cells, tex_escape, tex_id, verdict_tex,
 )
@@ -109,6 +109,8 @@ def numbers(specs, results_dir: Path, figures=()) -> dict:
         reps = read_replications(spec, results_dir)
         if reps is not None:
             _pair_macros(m, spec, reps)
+            if spec["output"]["kind"] == "fit":
+                _fit_macros(m, spec, reps)
         _not_run_macros(m, spec, results_dir)
     for spec in [*specs, *figures]:
         _claim_macros(m, spec, results_dir)
@@ -287,6 +289,23 @@ def _pair_macros(m: _Macros, spec, reps) -> None:
         best, where = max(((x, v) for x, v in items if isnum(x)), key=lambda t: t[0])
         m.add(f"{spec.id}/max/{p}/over/{q}/{metric}/ratio", fmt(best))
         m.add(f"{spec.id}/max/{p}/over/{q}/{metric}/at", tex_escape(", ".join(str(v) for v in where.values())))
+
+
+def _fit_macros(m: _Macros, spec, reps) -> None:
+    """X/fit/x: the fitted value with its interval; X/<machine>/{stated,level,error,gain}: the level
+    at the stated reading, the level read off at the fit, its relative error against the paper
+    (percent) and the gain ratio there."""
+    from simcore.report.fit import fit
+
+    result = fit(spec, reps)
+    m.add(f"{spec.id}/fit/x", fmt_ci(result["x"].mean, result["x"].low, result["x"].high, 3))
+    for r in result["rows"]:
+        key = f"{spec.id}/{r['by']}"
+        m.add(f"{key}/stated", fmt_ci(r["stated"].mean, r["stated"].low, r["stated"].high))
+        m.add(f"{key}/level", fmt_ci(r["level"].mean, r["level"].low, r["level"].high))
+        error = f"{100 * r['error']:+.1f}\\,\\%".replace("-", "\\ensuremath{-}") if isnum(r["error"]) else "--"
+        m.add(f"{key}/error", error)
+        m.add(f"{key}/gain", fmt_ci(r["gain"].mean, r["gain"].low, r["gain"].high))
 
 
 def _published_ratio(spec, values: dict, policy: str, than: str, metric: str):
@@ -649,6 +668,12 @@ def _figure_tex(spec) -> str:
         what = (f"The statistic and the verdict it would get in each combination of "
                 f"{tex_escape(out['x'].replace('_', ' '))} and {tex_escape(out['y'].replace('_', ' '))}; white: the "
                 "published effect, the colour's depth: the distance from it on the analysis scale (four margins: full).")
+    elif out["kind"] == "fit":
+        what = (f"Left: {tex_escape(spec.label(out['policy']))}'s {tex_escape(out['metric'].replace('_', ' '))} on each "
+                f"machine against {tex_escape(out['x'].replace('_', ' '))}, with {spec.confidence:.0%} confidence "
+                "intervals; dashed: the published level in the machine's colour. Right: the ratio of the two policies, "
+                "dotted: the published ratio. Vertical line and band: the value fitted on "
+                f"{tex_escape(out['fit_on'])} and its interval.").replace("%", r"\%")
     elif out["kind"] == "scatter":
         what = (f"One point per execution: {tex_escape(spec.label(out['x']))} on x, "
                 f"{tex_escape(spec.label(out['y']))} on y, with the line x = y"
@@ -663,7 +688,7 @@ def _figure_tex(spec) -> str:
                      "the paper's gain as open markers.")
     caption = f"{tex_escape(spec['title'])} ({tex_escape(spec['source'])}). {what}"
     return (f"\\IfFileExists{{figures/{eid}.pdf}}{{\\begin{{figure}}[htbp]\\centering"
-            f"\\includegraphics[width={0.98 if has_gain_panel(spec) or out['kind'] == 'readings' else 0.62}\\linewidth]{{{eid}.pdf}}"
+            f"\\includegraphics[width={0.98 if has_gain_panel(spec) or out['kind'] in ('readings', 'fit') else 0.62}\\linewidth]{{{eid}.pdf}}"
             f"\\caption{{{caption}}}\\label{{fig:{eid}}}\\end{{figure}}}}"
             f"{{\\par\\emph{{(Figure {tex_escape(eid)} not built.)}}\\par}}")
 

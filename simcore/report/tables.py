@@ -12,7 +12,7 @@ from simcore.core.output import write_text
 from simcore.experiments.papers import PAPER_TITLES
 from simcore.experiments.spec import where_matches
 from simcore.report.data import (
-    cell_values, claim_rows, claim_statistic, fmt_ci, fmt_percent, fmt_published, grid_names,
+    cell_values, claim_rows, claim_statistic, fmt, fmt_ci, fmt_percent, fmt_published, grid_names,
     isnum, metric_label, pair_ratio, published_for, published_ratios,
     read_replications, read_summary, resize_to_width, split_cells, tex_escape, verdict_tex,
 )
@@ -31,6 +31,8 @@ def table_tex(spec, results_dir: Path) -> str:
         body, note = _scatter(spec, results_dir, summary)
     elif kind == "readings":
         body, note = _readings(spec, results_dir)
+    elif kind == "fit":
+        body, note = _fit(spec, results_dir)
     elif kind in ("lines", "map") or rows == "cells":
         body, note = _cells(spec, results_dir, summary)
     elif rows == "pairs":
@@ -157,6 +159,47 @@ def _readings(spec, results_dir: Path) -> tuple[str, str]:
             + (" (with its paired interval: every reading sees the same workloads)" if spec.seed_cell(1) == 0 else "")
             + ", most influential first: " + "; ".join(ranks) + ". Reproduced: " + "; ".join(where) + ".")
     return _tabular("l" + "r" * len(claims), header, rows), note
+
+
+def _fit(spec, results_dir: Path) -> tuple[str, str]:
+    """One row per machine: published level, level at the stated reading, level predicted at the
+    fitted value and its error, published and reproduced gain ratio there."""
+    from simcore.report.figures import _fit_published
+    from simcore.report.fit import fit, gain_policy
+
+    reps = read_replications(spec, results_dir)
+    if reps is None:
+        return _missing(spec)
+    out, result = spec["output"], fit(spec, reps)
+    rows = []
+    for r in result["rows"]:
+        iv, gain = r["level"], r["gain"]
+        fitted_here = r["by"] == out["fit_on"]
+        name = tex_escape(r["by"]) + (" (fitted)" if fitted_here else "")
+        error = "fitted" if fitted_here else (fmt_percent_signed(r["error"]) if isnum(r["error"]) else "--")
+        rows.append([name, fmt_published(r["published"]), fmt_ci(r["stated"].mean, r["stated"].low, r["stated"].high),
+                     fmt_ci(iv.mean, iv.low, iv.high), error, fmt_published(_fit_published(spec, r["by"], spec.baseline)),
+                     fmt_ci(gain.mean, gain.low, gain.high)])
+    x_name, stated = tex_escape(out["x"]), spec.grid[out["x"]][0]
+    ratio = f"{tex_escape(spec.label(gain_policy(spec)))} / {tex_escape(spec.label(spec.baseline))}"
+    header = [f"{tex_escape(out['by'])} & \\multicolumn{{4}}{{c}}{{{tex_escape(spec.label(out['policy']))}: "
+              f"{tex_escape(metric_label(spec, out['metric']))}}} & \\multicolumn{{2}}{{c}}{{{ratio}}} \\\\",
+              "\\cmidrule(lr){2-5} \\cmidrule(lr){6-7}",
+              f" & paper & {x_name} = {fmt(stated)} & at the fit & error & paper & at the fit \\\\"]
+    x_iv = result["x"]
+    fitted = (f"the fitted {x_name} is {fmt_ci(x_iv.mean, x_iv.low, x_iv.high, 3)}, where {tex_escape(out['fit_on'])}'s "
+              f"level reaches its published {fmt(result['target'])}" if isnum(x_iv.mean) else
+              f"{tex_escape(out['fit_on'])}'s level never reaches its published {fmt(result['target'])} within the grid, "
+              "so nothing is fitted")
+    note = (f"The open quantity {x_name} is fitted on one machine and every machine's values are read off "
+            f"its own curve there (linearly in log {x_name} between grid values; intervals by the delta method, "
+            f"the fit's own uncertainty included): {fitted}. Error: the predicted level against the paper's.")
+    return _tabular("l" + "r" * 6, header, rows), note
+
+
+def fmt_percent_signed(share: float) -> str:
+    """A relative error as a signed percentage with one decimal: '+12.3\\%', '\\ensuremath{-}4.0\\%'."""
+    return f"{100 * share:+.1f}\\%".replace("-", "\\ensuremath{-}")
 
 
 def _pairs(spec, results_dir: Path) -> tuple[str, str]:
