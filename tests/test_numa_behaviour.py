@@ -1295,3 +1295,97 @@ def test_a_task_away_from_home_runs_slower_by_the_memory_factor(scenario):
     assert [t.finished for t in out.tasks] == pytest.approx([30.0, 1000.0, 1530.0])
     assert out.tasks[2].level_time == {1: pytest.approx(1500.0)}
     assert out.metrics["share_level_1"] == pytest.approx(1500 / 2530)
+
+
+# -- the run queue on its own: tick numbers, load average, priority arrays ---------------------------
+def rq_task(tid: int, nice: int = 0):
+    """A CPU-bound task of 100 ms for a run queue driven by hand (static priority 120 + nice)."""
+    from simcore.models.numa.task import Task
+
+    return Task(TaskSpec(tid, 0.0, nice, 100.0, 0, False, tid), full_params({"topology": "scripted"}))
+
+
+@pytest.mark.parametrize("now, tick, expected", [
+    (0.0, 1.0, 0), (0.999, 1.0, 0), (1.0, 1.0, 1), (27.5, 1.0, 27), (0.95, 0.1, 9), (1.0, 0.1, 10)])
+def test_a_time_falls_in_the_last_tick_at_or_before_it(now, tick, expected):
+    """tick_index numbers the last tick boundary at or before ``now``, the first being tick 0 at
+    t=0: with 1 ms ticks 0.999 is still tick 0, 1.0 is tick 1 and 27.5 is tick 27. A boundary that
+    is not exact in binary counts too: with 0.1 ms ticks t=1.0 is tick 10 (1.0 // 0.1 would give 9),
+    and 0.95 is tick 9. (A run compares only differences of tick numbers, so numbering every tick
+    one higher would not show in a run; the numbering itself is what this pins.)"""
+    from simcore.models.numa.runqueue import tick_index
+
+    assert tick_index(now, tick) == expected
+
+
+def test_the_load_average_of_a_run_queue_follows_its_count_tick_by_tick():
+    """One run queue on its own (no machine around it), 2.6.11 load averages, 1 ms ticks; the
+    average is brought up to date before each change of the count, as the scheduler does. Each
+    tick cpu_load = (cpu_load [+1 if rising] + 128 x nr_running) // 2.
+    t=0: task a queued (nr 1). t=1.0: tick 1 at nr 1: (0 + 1 + 128) // 2 = 64; task b queued (nr 2).
+    t=3.5 (tick 3): ticks 2 and 3 at nr 2: (64 + 1 + 256) // 2 = 160, (160 + 1 + 256) // 2 = 208;
+    source and target loads are min and max of 208 and 256. t=5.0 (tick 5): (208 + 1 + 256) // 2
+    = 232, (232 + 1 + 256) // 2 = 244; then a leaves (nr 1): the loads are now 128 and 244.
+    (Skipping the update when a single tick has passed would count tick 1 at nr 2 and give 224
+    at t=3.5.)"""
+    from simcore.models.numa.runqueue import RunQueue
+
+    rq = RunQueue(0, 0, 1.0, False)
+    a, b = rq_task(0), rq_task(1)
+    rq.settle_load(0.0)
+    rq.enqueue(a)
+    rq.settle_load(1.0)
+    assert (rq.load_avg, rq.load_tick) == (64, 1)
+    rq.enqueue(b)
+    assert rq.loads(3.5) == (208, 256)
+    rq.settle_load(5.0)
+    rq.dequeue(a)
+    assert rq.loads(5.0) == (128, 244)
+    assert (rq.load_avg, rq.load_tick, rq.nr_running) == (244, 5, 1)
+
+
+@pytest.mark.parametrize("at, home", [(10.5, 0), (11.0, 1)])
+def test_exec_balancing_sees_a_load_average_one_tick_old(scenario, at, home):
+    """2.6.11 load averages, 1 ms ticks, the exec machine (nodes 0 and 1 of one CPU). Task 0 runs
+    0-10 on CPU 1 (its cpu_load reaches 128 by tick 8 and is 128 at t=10); task 1 runs on CPU 0
+    from 0 (cpu_load 128). Task 2 is created on CPU 0 (busy) at ``at``.
+    at=10.5, still tick 10: CPU 1's target load is max(128, 0) = 128, not below CPU 0's 128 (met
+    first), so the idlest CPU is the parent itself: task 2 stays on node 0.
+    at=11, tick 11: CPU 1's cpu_load has had one tick at nr 0: (128 + 0) // 2 = 64, its target
+    load 64 < 128, and 64 x 112 = 7168 < (128 + 128) x 100: task 2 starts on CPU 1 (node 1)."""
+    machine, domains = exec_machine()
+    out = scenario(machine, domains, [T(0, 1, 10), T(0, 0, 1000), T(at, 0, 1000)], placement="exec",
+                   load_average="tick")
+    assert [t.home for t in out.tasks] == [1, 0, home]
+
+
+def test_migration_candidates_come_expired_first_by_priority_tail_first():
+    """move_tasks order on a run queue holding, in the active array, a0 and a1 at nice -20
+    (priority 100, the first bit of the bitmap), a2 at nice -19 and a3 at nice 0, and in the
+    expired array e0 at nice -20 and e1, e2 at nice 0 (queued in that order): the expired array
+    first, best priority first, each list from its tail: e0, e2, e1, then a1, a0, a2, a3, and
+    nothing more (at most 20 are read, so a walk that never ends shows as a wrong list)."""
+    from itertools import islice
+
+    from simcore.models.numa.runqueue import RunQueue
+
+    rq = RunQueue(0, 0, 1.0, True)
+    active = [rq_task(0, -20), rq_task(1, -20), rq_task(2, -19), rq_task(3, 0)]
+    expired = [rq_task(4, -20), rq_task(5, 0), rq_task(6, 0)]
+    for t in active:
+        rq.enqueue(t)
+    for t in expired:
+        rq.enqueue(t, expired=True)
+    order = [t.tid for t in islice(rq.migration_candidates(), 20)]
+    assert order == [4, 6, 5, 1, 0, 2, 3]
+
+
+def test_a_nice_minus_20_task_expires_after_800_ms_and_runs_again_after_the_swap(scenario):
+    """One CPU. Task 0 (nice -20: priority 100, slice 4 x 100 x 40 / 20 = 800 ms, 1000 ms of
+    work) and task 1 (nice -19: priority 101, 100 ms) at t=0; task 0 runs first. At 800 its slice
+    is used up: it goes to the expired array; task 1, still active, runs 800-900 and ends. The
+    active array is then empty: the arrays swap, and task 0 (no longer expired) runs its last
+    200 ms, 900-1100."""
+    out = scenario(one_node(1), [[]], [T(0, 0, 1000, nice=-20), T(0, 0, 100, nice=-19)])
+    assert [t.finished for t in out.tasks] == [1100.0, 900.0]
+    assert runs(out.tasks[0]) == [(0, 0, 800), (0, 900, 1100)]
