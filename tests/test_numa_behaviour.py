@@ -1389,3 +1389,79 @@ def test_a_nice_minus_20_task_expires_after_800_ms_and_runs_again_after_the_swap
     out = scenario(one_node(1), [[]], [T(0, 0, 1000, nice=-20), T(0, 0, 100, nice=-19)])
     assert [t.finished for t in out.tasks] == [1100.0, 900.0]
     assert runs(out.tasks[0]) == [(0, 0, 800), (0, 900, 1100)]
+
+
+# -- the task's own draws: mean burst, draw order across batches, rest-of-slice waits, traces -------
+def test_the_mean_burst_grows_by_burst_nice_ms_per_nice_level(scenario):
+    """One CPU, an I/O-bound task at nice 10 with 50 ms of work and burst_nice_ms 3: slice
+    100 x (20 - 10) / 20 = 50 ms, mean burst 50 + 3 x 10 = 80 ms (model docs: timeslice +
+    burst_nice_ms x nice). Draws in the task's order: burst 0.25 x 80 = 20 ms (shorter than the
+    slice: ends in I/O); on blocking the next burst min(0.5 x 80, 50) = 40 >= the 30 ms left, so
+    30 ms, the last; I/O 0.05 x 1000 = 50 ms. It runs 0-20, waits for I/O 20-70, and runs its last
+    30 ms with the 30 ms left of its slice, 70-100. (A mean burst of 50 + 10 / 3 would give a
+    first burst of 13.3 ms.)"""
+    draws = {0: Draws(0)}
+    draws[0].batches = [[0.25, 0.5, 0.05] + [1.0] * 29]
+    out = scenario(one_node(1), [[]], [T(0, 0, 50, nice=10, io=True)], draws=draws, burst_nice_ms=3.0)
+    task = out.tasks[0]
+    assert runs(task) == [(0, 0, 20), (0, 70, 100)]
+    assert [s for s in segments(task) if s[0] == "io"] == [("io", -1, 20.0, 70.0)]
+    assert task.finished == 100.0
+    assert task.mean_burst == 80.0
+
+
+def test_io_waits_read_the_tasks_draws_in_order_across_batches(scenario):
+    """One CPU, an I/O-bound nice-0 task (slice 100 ms, mean burst 100 ms, mean I/O 1000 ms) with
+    330 ms of work. Its draws, in the order it makes them (a burst at creation, then on each
+    blocking the next burst and the I/O wait), are draw 0 = burst 0, draw 2k - 1 = burst k, draw
+    2k = I/O wait k, read from batches of 32: burst k is always 0.1 (10 ms, ends in I/O), I/O wait
+    k is 0.01 (10 ms) except wait 16 (draw 32, the first of batch 1: 0.03, 30 ms) and wait 32
+    (draw 64, the first of batch 2: 0.05, 50 ms). Bursts 0-32 serve 33 x 10 = 330 ms: burst 32
+    is the last (no I/O after it), so there are 32 waits: 15 of 10 ms, 30, 15 of 10 ms, 50. The
+    task is alone, so it runs each burst at once (a slice used up after ten bursts is refilled as
+    it blocks) and ends at 330 + 15 x 10 + 30 + 15 x 10 + 50 = 710. Waits 16 and 32 are the two
+    whose draw starts a new batch (read by the I/O draw itself, not by the burst draw)."""
+    burst, io = 0.1, 0.01
+    draws = {0: Draws(0)}
+    draws[0].batches = [[burst] + [burst, io] * 15 + [burst],
+                        [0.03] + [burst, io] * 15 + [burst],
+                        [0.05] + [1.0] * 31]
+    out = scenario(one_node(1), [[]], [T(0, 0, 330, io=True)], draws=draws)
+    task = out.tasks[0]
+    waits = [b - a for kind, _, a, b in segments(task) if kind == "io"]
+    assert waits == pytest.approx([10.0] * 15 + [30.0] + [10.0] * 15 + [50.0])
+    assert len(runs(task)) == 33
+    assert task.finished == pytest.approx(710.0)
+
+
+def test_a_rest_of_slice_wait_can_be_shorter_than_a_millisecond(scenario):
+    """One CPU, io_wait 'rest-of-slice', an I/O-bound nice-0 task (slice 100 ms, mean burst
+    100 ms) with 149.5 ms of work. Burst 0.995 x 100 = 99.5 ms (shorter than the slice: ends in
+    I/O); on blocking the next burst min(0.5 x 100, 100) = 50 >= the 50 ms left: the last. The I/O
+    wait is what is left of the slice, 100 - 99.5 = 0.5 ms (no floor but 0): it runs 0-99.5,
+    waits 99.5-100, wakes with a new slice and runs 100-150."""
+    draws = {0: Draws(0)}
+    draws[0].batches = [[0.995, 0.5] + [1.0] * 30]
+    out = scenario(one_node(1), [[]], [T(0, 0, 149.5, io=True)], draws=draws, io_wait="rest-of-slice")
+    task = out.tasks[0]
+    assert [s for s in segments(task) if s[0] == "io"] == [("io", -1, 99.5, 100.0)]
+    assert runs(task) == [(0, 0, 99.5), (0, 100, 150)]
+    assert task.finished == 150.0
+
+
+def test_a_task_keeps_a_trace_only_when_asked():
+    """A task built without ``trace`` (or with trace=False) keeps no trace (None), one built with
+    trace=True starts with an empty one; a run without trace returns tasks without traces (the
+    Result's tasks carry traces only if asked). One CPU, one CPU-bound task of 30 ms: it ends at 30."""
+    from simcore.models.numa.task import Task
+
+    params = full_params({"topology": "scripted", "n_tasks": 1, "placement": "parent", "load_average": "instant",
+                          "check_invariants": True})
+    spec = TaskSpec(0, 0.0, 0, 30.0, 0, False, 0)
+    assert Task(spec, params).trace is None
+    assert Task(spec, params, trace=False).trace is None
+    assert Task(spec, params, trace=True).trace == []
+    res = simulate(params, [spec], "linux-2level", Streams(replication_seed(1, "scripted", 0, 0)),
+                   machine=one_node(1), domains_for=lambda m, builder: [[]])
+    assert res.tasks[0].trace is None
+    assert res.tasks[0].finished == 30.0
