@@ -161,3 +161,28 @@ def test_an_unknown_experiment_is_no_target(workdir):
     for target in ("results/no-such-exp/summary.csv", "results/raw/a b/smoke/c000/r00000-00003.parquet"):
         proc = _snakemake(workdir, "-n", "--config", "scale=smoke", "--", target, timeout=300)
         assert proc.returncode != 0 and "MissingRuleException" in proc.stdout + proc.stderr, proc.stderr[-2000:]
+
+
+@pytest.mark.workflow
+def test_a_change_of_the_analysis_code_redraws_without_simulating(tmp_path):
+    """After amir-table2's table is built at smoke scale, a changed simcore/report/tables.py makes
+    the aggregate and the table stale (they read the analysis code), never the simulations (they
+    depend on the model code through their fingerprints)."""
+    root = Path(__file__).resolve().parents[1]
+    for name in ("Snakefile", "workflow", "config", "simcore"):   # the workflow reads this copy's mtimes
+        src = root / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name, **({"ignore": shutil.ignore_patterns(
+            "__pycache__")} if src.is_dir() else {}))
+    args = [str(BIN / "snakemake"), "--cores", "1", "paper/tables/amir-table2.tex", "--config", "scale=smoke",
+            "experiments=[amir-table2]"]
+    proc = subprocess.run(args, cwd=tmp_path, env=_clean_env(), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    code = tmp_path / "simcore/report/tables.py"
+    later = (tmp_path / "paper/tables/amir-table2.tex").stat().st_mtime + 10
+    code.write_text(code.read_text() + "# changed\n")   # Snakemake compares small inputs' checksums too
+    os.utime(code, (later, later))
+    dry = subprocess.run([*args, "-n"], cwd=tmp_path, env=_clean_env(), capture_output=True, text=True, timeout=600)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    planned = dry.stdout + dry.stderr
+    assert "rule table:" in planned and "rule aggregate:" in planned
+    assert "rule simulate:" not in planned

@@ -22,6 +22,7 @@ from simcore.report.data import (  # noqa: E402
 
 SIZE = (3.4, 2.6)
 WIDE = (6.8, 2.6)   # lines with a gain panel beside the curves
+PAGE_HEIGHT = 8.4   # inches: the tallest figure a report page holds at full width with its caption
 STYLE = {
     "font.size": 8, "axes.labelsize": 8, "axes.titlesize": 8.5, "legend.fontsize": 7,
     "xtick.labelsize": 7.5, "ytick.labelsize": 7.5, "lines.linewidth": 1.2, "lines.markersize": 3.5,
@@ -121,10 +122,10 @@ def _readings_claims(spec) -> list[dict]:
 
 
 def _readings_axes(spec):
-    """One panel per claim, each as tall as the cells it lists."""
+    """One panel per claim, each as tall as the cells it lists, the whole no taller than a page."""
     n = max(len(_readings_claims(spec)), 1)
     cells = len(spec.all_cells())
-    return plt.subplots(n, 1, figsize=(SIZE[0] * 2, 0.8 + n * (0.6 + 0.16 * cells)), squeeze=False)
+    return plt.subplots(n, 1, figsize=(SIZE[0] * 2, min(0.8 + n * (0.6 + 0.16 * cells), PAGE_HEIGHT)), squeeze=False)
 
 
 def _readings(spec, results_dir: Path, axes) -> None:

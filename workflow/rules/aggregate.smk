@@ -10,6 +10,7 @@ rule aggregate:
         fingerprint=lambda w: fingerprint_file(SPECS[w.exp].source_id),
         scale="results/scale.txt",
         plans=lambda w: precision_plans(SPECS[w.exp].source_id),
+        code=ANALYSIS_CODE,
     output:
         summary="results/{exp}/summary.csv",
         claims="results/{exp}/claims.csv",

@@ -17,6 +17,10 @@ SCALE = config["scale"]
 # the workflow works without an activated virtualenv (a conda env of a rule still goes before it).
 os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 SPEC_DIR = Path("config/experiments")
+# The analysis and report code: aggregates, figures, tables and macros are remade when it changes
+# (simulations depend on the model code through their fingerprints instead).
+ANALYSIS_CODE = sorted(str(p) for pattern in ("stats/*.py", "report/*.py", "experiments/aggregate.py")
+                       for p in (Path(workflow.main_snakefile).parent / "simcore").glob(pattern))
 
 
 def _load_specs():

@@ -8,6 +8,7 @@ rule figure:
         summary="results/{exp}/summary.csv",
         replications="results/{exp}/replications.csv",
         spec=lambda w: spec_files(w.exp),
+        code=ANALYSIS_CODE,
     output:
         "paper/figures/{exp}.pdf",
     log:
@@ -25,6 +26,7 @@ rule table:
         replications="results/{exp}/replications.csv",
         spec=lambda w: spec_files(w.exp),
         traces=lambda w: trace_files(w.exp),
+        code=ANALYSIS_CODE,
     output:
         "paper/tables/{exp}.tex",
     log:

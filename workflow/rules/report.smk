@@ -17,6 +17,7 @@ rule report_inputs:
         provenance=expand("results/{exp}/provenance.json", exp=SPECS),
         specs=[f for exp in SPECS for f in spec_files(exp)],
         untested="config/untested.yaml",
+        code=ANALYSIS_CODE,
     output:
         GENERATED,
     log:
