@@ -116,3 +116,18 @@ def test_a_bad_fit_is_refused_naming_the_key(case, tmp_path):
     with pytest.raises(InputError) as err:
         load_spec(path)
     assert key in str(err.value) and str(err.value).startswith(str(path))
+
+
+def test_a_machine_the_scale_leaves_out_gets_not_run_macros(tmp_path):
+    """Macros of the fit: the fitted x, each machine's stated level, level at the fit, error and
+    gain; a machine of the grid without data (smoke thins the grid) gets \\valnotrun for each."""
+    from simcore.report.macros import NOT_RUN, _fit_macros, _Macros
+
+    spec = toy_spec()
+    spec.data["grid"]["machine"].append("C")
+    m = _Macros()
+    _fit_macros(m, spec, data(spec, BASE, RATIO))
+    values = dict(line[len("\\valdef{"):-1].split("}{", 1) for line in m.lines)
+    assert values["toy/fit/x"] == "50" and values["toy/B/level"] == "24"
+    assert values["toy/B/error"] == "\\ensuremath{-}20.0\\,\\%"
+    assert {values[f"toy/C/{part}"] for part in ("stated", "level", "error", "gain")} == {NOT_RUN}

@@ -16,7 +16,7 @@ import pytest
 from simcore.experiments import load_spec
 from simcore.report.data import fmt, fmt_ci, pair_ratio, tex_escape
 from simcore.report.figures import make_figure
-from simcore.report.macros import numbers, run_values, write_report_inputs
+from simcore.report.macros import NOT_RUN, numbers, run_values, write_report_inputs
 from simcore.report.tables import make_table
 from simcore.stats.claims import VERDICTS, evaluate_claims
 from simcore.stats.summary import replication_table, summarize
@@ -209,6 +209,13 @@ def test_numbers_keys_and_values(specs, results, generated):
     assert values["barak96-table1/n_procs=17/pvm/makespan/mean"] == fmt(row["mean"])
     assert values["barak96-table1/n_procs=31/optimal/makespan/published"] == "563"
     assert "amir-table4/pvm/over/enhanced-pvm/mean_slowdown/ratio" in values
+    per_cell = {k.split("/")[1]: v for k, v in values.items()
+                if k.startswith("barak96-table1/n_procs=") and k.endswith("/pvm/over/mosix/makespan/ratio")
+                and v != NOT_RUN}
+    for name, pick in (("max", max), ("min", min)):   # the largest and smallest ratio over the cells
+        cell = pick(per_cell, key=lambda c: float(per_cell[c]))
+        assert values[f"barak96-table1/{name}/pvm/over/mosix/makespan/ratio"] == per_cell[cell]
+        assert values[f"barak96-table1/{name}/pvm/over/mosix/makespan/at"] == cell.split("=")[1]
     claims = pd.concat([pd.read_csv(results / i / "claims.csv") for i in IDS])
     c = claims[(claims.experiment == "amir-table2") & (claims.claim == "emosix-beats-mosix")].iloc[0]
     assert values["amir-table2/claim/emosix-beats-mosix/verdict"] == c.verdict

@@ -286,9 +286,10 @@ def _pair_macros(m: _Macros, spec, reps) -> None:
         if not means:
             continue
         m.add(f"{spec.id}/avg/{p}/over/{q}/{metric}/ratio", fmt(sum(means) / len(means)))
-        best, where = max(((x, v) for x, v in items if isnum(x)), key=lambda t: t[0])
-        m.add(f"{spec.id}/max/{p}/over/{q}/{metric}/ratio", fmt(best))
-        m.add(f"{spec.id}/max/{p}/over/{q}/{metric}/at", tex_escape(", ".join(str(v) for v in where.values())))
+        for name, pick in (("max", max), ("min", min)):
+            best, where = pick(((x, v) for x, v in items if isnum(x)), key=lambda t: t[0])
+            m.add(f"{spec.id}/{name}/{p}/over/{q}/{metric}/ratio", fmt(best))
+            m.add(f"{spec.id}/{name}/{p}/over/{q}/{metric}/at", tex_escape(", ".join(str(v) for v in where.values())))
 
 
 def _fit_macros(m: _Macros, spec, reps) -> None:
@@ -306,6 +307,11 @@ def _fit_macros(m: _Macros, spec, reps) -> None:
         error = f"{100 * r['error']:+.1f}\\,\\%".replace("-", "\\ensuremath{-}") if isnum(r["error"]) else "--"
         m.add(f"{key}/error", error)
         m.add(f"{key}/gain", fmt_ci(r["gain"].mean, r["gain"].low, r["gain"].high))
+    run = {r["by"] for r in result["rows"]}
+    for name in spec.grid[spec["output"]["by"]]:
+        if name not in run:   # a machine this scale leaves out
+            for part in ("stated", "level", "error", "gain"):
+                m.add(f"{spec.id}/{name}/{part}", NOT_RUN)
 
 
 def _published_ratio(spec, values: dict, policy: str, than: str, metric: str):
