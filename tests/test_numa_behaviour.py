@@ -1465,3 +1465,157 @@ def test_a_task_keeps_a_trace_only_when_asked():
                    machine=one_node(1), domains_for=lambda m, builder: [[]])
     assert res.tasks[0].trace is None
     assert res.tasks[0].finished == 30.0
+
+
+# -- the scheduler's surviving mutants: preemption threshold, expiry on preemption, EPS, memory factor --
+def test_only_a_strictly_higher_priority_preempts(scenario):
+    """One CPU. Task 0 (nice 0: priority 120, slice 100 ms; 200 ms) runs from t=0. Task 1 (nice 0,
+    50 ms) arrives at t=10 and task 2 (nice 5: priority 125, slice 75 ms; 50 ms) at t=20: neither
+    is better than 120, so task 0 runs on and its trace has no break. Task 3 (nice -1: priority
+    119, one better; 50 ms) arrives at t=30 and preempts it: task 3 runs 30-80; task 0 resumes
+    first (head of its list) with the 70 ms left of its slice, 80-150, and expires; tasks 1 and 2,
+    still active, run 150-200 and 200-250; the arrays swap and task 0 runs its last 100 ms,
+    250-350. Task 0's trace: the 0-length wait of its first dispatch, run 0-30, wait 30-80, run
+    80-150, wait 150-250, run 250-350 (a preemption by an equal or lower priority would split the
+    run at 10 or 20 with a 0-length wait, the preempted task being picked again at once)."""
+    out = scenario(one_node(1), [[]], [T(0, 0, 200), T(10, 0, 50), T(20, 0, 50, nice=5), T(30, 0, 50, nice=-1)])
+    assert [t.finished for t in out.tasks] == [350.0, 200.0, 250.0, 80.0]
+    assert segments(out.tasks[0]) == [("wait", 0, 0.0, 0.0), ("run", 0, 0.0, 30.0), ("wait", 0, 30.0, 80.0),
+                                      ("run", 0, 80.0, 150.0), ("wait", 0, 150.0, 250.0), ("run", 0, 250.0, 350.0)]
+
+
+def test_a_busy_cpu_that_pulls_an_expired_task_keeps_running_its_own(scenario):
+    """Two CPUs; CPU 0 alone balances, {0}|{1} every 150 ms (busy factor 1: first at t=150). Task
+    0 (1000 ms) runs on CPU 0; tasks 1-3 (1000 ms) on CPU 1, where task 1 runs 0-100 and expires,
+    task 2 runs from 100, task 3 waits. Task 0, alone, runs 0-100 and again from 100 with a new
+    slice. t=150: loads 128 and 384, imbalance min(384 x 2 - 512, 512 - 128 x 2) / 256 = 1 task;
+    the expired array comes first: task 1 moves to CPU 0's expired array. CPU 0's active array is
+    empty, so nothing there beats task 0, which runs on to the end of its slice at 200 (no split
+    at 150); then the arrays swap and task 1, queued first, runs 200-300."""
+    d = dom({0, 1}, [{0}, {1}], interval=(150, 150))
+    out = scenario(one_node(2), [[d], []], [T(0, 0, 1000)] + [T(0, 1, 1000)] * 3)
+    assert [p for p in out.pulls if p[0] <= 200] == [(150.0, 1, 1, 0)]
+    assert runs(out.tasks[0])[:2] == [(0, 0, 100), (0, 100, 200)]
+    assert runs(out.tasks[1])[:2] == [(1, 0, 100), (0, 200, 300)]
+
+
+def test_a_task_preempted_exactly_at_its_slice_end_expires(scenario):
+    """One CPU. Task 0 (10 ms) runs 0-10; task 1 (nice 0, 300 ms) arrives at t=5 and task 2 (nice
+    5, 50 ms) at t=6; task 3 (nice -5, 50 ms) at t=110. Each creation is scheduled when the
+    previous task arrives, so task 3's (scheduled at t=6) fires at t=110 before the end of task
+    1's slice, whose timer was set at t=10, when task 1 started (priority 120 before task 2's
+    125): it runs 10-110. Task 3 preempts task 1 with no slice left (100 - 100 = 0): task 1 gets a
+    new slice and goes to the expired array.
+    Task 3 runs 110-160; task 2 (active, priority 125) 160-210; the arrays swap; task 1 runs its
+    last 200 ms, 210-310 (expires) and 310-410. Put back into the active array, task 1 would run
+    160-260 before task 2 (260-310)."""
+    out = scenario(one_node(1), [[]], [T(0, 0, 10), T(5, 0, 300), T(6, 0, 50, nice=5), T(110, 0, 50, nice=-5)])
+    assert [t.finished for t in out.tasks] == [10.0, 410.0, 210.0, 160.0]
+    assert runs(out.tasks[1]) == [(0, 10, 110), (0, 210, 310), (0, 310, 410)]
+
+
+def test_a_burst_longer_than_the_slice_by_eps_ends_in_it(scenario):
+    """One CPU; task 0 (nice 0, slice 100 ms) with D = 100 + 1e-9 ms of work and task 1 (50 ms),
+    both at t=0. The burst exceeds what is left of the slice by EPS = 1e-9 ms exactly (in floats
+    D == 100 + EPS), which the scheduler takes for rounding: the burst ends in this run (no 1e-9 ms
+    leftover), task 0 runs 0-D and ends, task 1 runs D to D + 50. Cut at the slice end, task 0
+    would expire with 1e-9 ms to go, task 1 would run 100-150 and task 0 end just after 150."""
+    demand = 100.0 + 1e-9
+    out = scenario(one_node(1), [[]], [T(0, 0, demand), T(0, 0, 50)])
+    assert [t.finished for t in out.tasks] == [demand, demand + 50.0]
+    assert runs(out.tasks[0]) == [(0, 0, demand)]
+
+
+def test_a_burst_that_leaves_under_a_millisecond_of_demand_is_not_the_last(scenario):
+    """One CPU, an I/O-bound nice-0 task (slice 100 ms, mean burst 100 ms, mean I/O 1000 ms) with
+    30.5 ms of work. Draws in the task's order: burst 0.3 x 100 = 30 ms (ends in I/O), leaving
+    0.5 ms; on blocking the next burst min(90, 100) >= 0.5, so 0.5 ms, the last; I/O 0.05 x 1000 =
+    50 ms. It runs 0-30, waits for I/O 30-80 and runs its last 0.5 ms 80-80.5: the task is done
+    only once all its demand is served, not when less than a millisecond is left."""
+    draws = {0: Draws(0)}
+    draws[0].batches = [[0.3, 0.9, 0.05] + [1.0] * 29]
+    out = scenario(one_node(1), [[]], [T(0, 0, 30.5, io=True)], draws=draws)
+    task = out.tasks[0]
+    assert runs(task) == [(0, 0, 30), (0, 80, 80.5)]
+    assert [s for s in segments(task) if s[0] == "io"] == [("io", -1, 30.0, 80.0)]
+    assert task.finished == 80.5
+
+
+def test_a_node_nearer_than_slit_10_runs_faster_across_a_slice_end(scenario, monkeypatch):
+    """One node whose own SLIT distance is 5 (allowed: the own distance need only be below every
+    remote one), memory_stall_fraction 0.5: a task at home runs at 1 + 0.5 x (5/10 - 1) = 0.75 ms
+    of wall time per ms of work. Task 0 (nice 0, slice 100 ms, 150 ms of work = 112.5 ms of wall
+    time) runs 0-100, when its slice ends after 100 / 0.75 = 133.33 ms of work; alone, it runs the
+    16.67 ms left (12.5 ms of wall time) at once, 100-112.5, and ends. It received 112.5 ms of CPU
+    time, all at distance level 0. (The run is stopped with an error if it goes past t=1000.)"""
+    run_end = NumaSystem.run_end
+
+    def guarded(self, rq):
+        assert self.now < 1000.0, "the task should have ended at t=112.5"
+        run_end(self, rq)
+
+    monkeypatch.setattr(NumaSystem, "run_end", guarded)
+    machine = make_machine("test", "near-5", [1], [[5]])
+    out = scenario(machine, [[]], [T(0, 0, 150)], memory_stall_fraction=0.5)
+    task = out.tasks[0]
+    assert runs(task) == [(0, 0, 100), (0, 100, 112.5)]
+    assert task.finished == pytest.approx(112.5)
+    assert task.cpu_time == pytest.approx(112.5)
+    assert task.level_time == {0: pytest.approx(112.5)}
+
+
+def test_every_migration_of_a_task_that_has_not_run_since_its_last_one_is_wasted(scenario, monkeypatch):
+    """Three CPUs; CPU 1 balances {1}|{2} every 30 ms (first at t=0, before any task: then at 30),
+    CPU 0 balances {0}|{1} every 40 ms (first at t=40); CPU 2 does not balance. At t=1: task 0 runs
+    on CPU 1; task 1 runs on CPU 2 with tasks 2-7 queued (1000 ms each).
+    t=30: CPU 1 (128) against CPU 2 (896): average 512, imbalance min(384, 384) / 128 = 3 tasks,
+    the tail of CPU 2's queue: 7, 6, 5 go to CPU 1, busy with task 0, and wait there (not wasted:
+    their first migration).
+    t=40: CPU 0 (idle, 0) against CPU 1 (512): imbalance min(256, 256) / 128 = 2 tasks, the tail
+    of CPU 1's queue [7, 6, 5]: 5 and 6, both moved again before they ran: 2 wasted migrations
+    (the counter after each pull: 0, 0, 0, 1, 2)."""
+    wasted = []
+    pull = NumaSystem.pull
+
+    def spy(self, task, src, dst):
+        pull(self, task, src, dst)
+        wasted.append(self.wasted_migrations)
+
+    monkeypatch.setattr(NumaSystem, "pull", spy)
+    d0 = dom({0, 1}, [{0}, {1}], interval=(40, 40))
+    d1 = dom({1, 2}, [{1}, {2}], interval=(30, 30))
+    out = scenario(one_node(3), [[d0], [d1], []], [T(1, 1, 1000)] + [T(1, 2, 1000)] * 7)
+    assert out.pulls[:5] == [(30.0, 7, 2, 1), (30.0, 6, 2, 1), (30.0, 5, 2, 1), (40.0, 5, 1, 0), (40.0, 6, 1, 0)]
+    assert wasted[:5] == [0, 0, 0, 1, 2]
+
+
+def test_a_task_placed_away_from_its_parent_shows_its_parents_cpu_first(scenario):
+    """The exec-balancing scenario (placement 'exec'): task 3, created on CPU 0 (two tasks there),
+    starts on CPU 1, where task 0 runs. Its trace opens with a 0-length wait on its parent's CPU 0
+    (before placement), then waits on CPU 1 until task 0's slice ends at 100 and runs 100-200.
+    Task 2 stays on its parent's CPU 0 and its trace opens with its wait there, 0-100 (behind
+    task 1), with no 0-length wait before it."""
+    from simcore.models.numa.trace import format_trace
+
+    machine, domains = exec_machine()
+    out = scenario(machine, domains, EXEC_TASKS, placement="exec")
+    assert segments(out.tasks[3])[:3] == [("wait", 0, 0.0, 0.0), ("wait", 1, 0.0, 100.0), ("run", 1, 100.0, 200.0)]
+    assert segments(out.tasks[2])[0] == ("wait", 0, 0.0, 100.0)
+    assert format_trace(out.tasks[3]).startswith("P0.wait(0) - P1.wait(100) - P1.run(100)")
+
+
+def test_a_task_preempted_with_exactly_eps_of_its_slice_left_expires(scenario):
+    """A slice left of at most EPS = 1e-9 ms counts as used up (rounding), EPS itself included.
+    It takes timeslices of EPS to leave exactly EPS: def_timeslice = min_timeslice = 1e-9 ms, so a
+    nice-0 slice is 1e-9 ms and a nice -1 one 4.2e-9 ms. One CPU, all at t=0: task 0 (nice 0,
+    3e-9 ms) starts a slice-long run; task 1 (nice 0, 1e-9 ms) waits; task 2 (nice -1, 1e-9 ms)
+    preempts task 0 at once, with 1e-9 - 0 = EPS of its slice left: task 0 goes to the expired
+    array with a new slice. Task 2 runs to 1e-9 and ends; task 1 (active) runs to 2e-9 and ends;
+    the arrays swap and task 0 runs 2e-9 to 3e-9 (its slice) and then its last 2e-9 ms (no more
+    than the 1e-9 left of its new slice + EPS: the burst ends), ending at 5e-9. Had task 0 gone
+    back to the head of the active array, it would have run at 1e-9, before task 1 (ending at
+    3e-9)."""
+    out = scenario(one_node(1), [[]], [T(0, 0, 3e-9), T(0, 0, 1e-9), T(0, 0, 1e-9, nice=-1)],
+                   def_timeslice=1e-9, min_timeslice=1e-9)
+    assert out.tasks[0].slice == 1e-9
+    assert [t.finished for t in out.tasks] == pytest.approx([5e-9, 2e-9, 1e-9], rel=1e-9, abs=0)
