@@ -1218,12 +1218,15 @@ def test_sleeping_domains_woken_together_fire_in_cpu_order(scenario, monkeypatch
     assert out.pulls[:2] == [(100.0, 1, 2, 9), (200.0, 2, 2, 9)]
 
 
-def test_a_task_preempted_as_its_slice_ends_goes_to_the_expired_array(scenario):
+def test_a_task_whose_slice_ends_goes_to_the_expired_array(scenario):
     """One CPU. Task 0 (nice 0, 300 ms) runs from 0; task 1 (nice 5, 50 ms) waits; task 2
-    (nice -5, 50 ms) is created at t=100, exactly when task 0's slice ends, and preempts it (its
-    creation was scheduled first). With no slice left, task 0 goes to the expired array with a
-    new one: task 2 runs 100-150, then task 1 (active, though of lower priority) 150-200, then
-    task 0 200-400. Were task 0 put back into the active array, it would run before task 1."""
+    (nice -5, 50 ms) is created at t=100, when task 0's slice ends. The slice timer was set at
+    t=0, before task 2's creation was scheduled (each creation is scheduled when the one before
+    it happens), so it fires first: task 0 goes to the expired array with a new slice, task 1
+    starts and task 2 preempts it at once. Task 2 runs 100-150, then task 1 (active, though of
+    lower priority) 150-200, then task 0 200-400. Were task 0 put back into the active array, it
+    would run before task 1. (A preemption exactly at a slice end:
+    test_a_task_preempted_exactly_at_its_slice_end_expires.)"""
     out = scenario(one_node(1), [[]], [T(0, 0, 300), T(0, 0, 50, nice=5), T(100, 0, 50, nice=-5)])
     assert [t.finished for t in out.tasks] == [400.0, 200.0, 150.0]
 
