@@ -474,3 +474,199 @@ def test_nan_elsewhere_in_a_spec_and_a_boolean_seed(root, tmp_path, refused):
     config = tmp_path / "config.yaml"
     config.write_text("seed: true\n")
     refused(f"{config}: key 'seed' must be a non-negative integer.", "--config", config, "validate", "amir-table2")
+
+
+# -- numa model: parameter checks and domain builders, called directly ------------------------
+# (CONSTRAINTS and PARAMETERS are built once at import; these tests call their builders.)
+
+def _numa_defaults(**over):
+    from simcore.models.numa.model import PARAMETERS
+
+    return {**{k: p.default for k, p in PARAMETERS.items()}, **over}
+
+
+def test_numa_interval_order_compares_each_level_with_its_kernel_default():
+    """{level}_min_interval <= {level}_max_interval, None standing for the SD_*_INIT value: SD_CPU_INIT
+    has 1..4 ms whatever domain_init, SD_NODE_INIT 80..320 (ia64-2.6.12) or 8..32 (x86_64-2.6.12).
+    Equal bounds hold (<=): cpu 3..3, node 320 (set) .. 320 (ia64 default), node 8 (x86_64) .. 8."""
+    from simcore.models.numa.model import CONSTRAINTS, _interval_order
+
+    cpu, node = _interval_order("cpu"), _interval_order("node")
+    assert cpu.names == ("cpu_min_interval", "cpu_max_interval", "domain_init")
+    assert node.names == ("node_min_interval", "node_max_interval", "domain_init")
+    assert cpu.text == "cpu_min_interval <= cpu_max_interval (None: the domain_init value)"
+    assert node.text == "node_min_interval <= node_max_interval (None: the domain_init value)"
+    assert [(c.names, c.text) for c in CONSTRAINTS[-2:]] == [(cpu.names, cpu.text), (node.names, node.text)]
+
+    def holds(c, **over):
+        return c.holds(_numa_defaults(**over))
+
+    assert holds(cpu) and holds(node)  # 1 <= 4, 80 <= 320 (both None)
+    assert holds(cpu, cpu_max_interval=2)  # 1 <= 2 (an ia64 node minimum, 80, would not hold)
+    assert holds(cpu, cpu_max_interval=2, domain_init="x86_64-2.6.12")  # CPU level ignores domain_init
+    assert not holds(cpu, cpu_min_interval=5)  # 5 > 4
+    assert not holds(cpu, cpu_max_interval=0.5)  # 1 > 0.5
+    assert holds(cpu, cpu_min_interval=3, cpu_max_interval=3)  # equal
+    assert not holds(cpu, cpu_min_interval=3, cpu_max_interval=2.5)
+    assert not holds(node, node_max_interval=50)  # 80 > 50 (SD_CPU_INIT's 1 would hold)
+    assert holds(node, node_min_interval=50)  # 50 <= 320
+    assert not holds(node, node_min_interval=50, domain_init="x86_64-2.6.12")  # 50 > 32
+    assert holds(node, node_min_interval=320)  # equal to the ia64 maximum
+    assert not holds(node, node_min_interval=400)
+    assert holds(node, node_max_interval=8, domain_init="x86_64-2.6.12")  # equal to the x86_64 minimum
+    assert not holds(node, node_max_interval=7.5, domain_init="x86_64-2.6.12")
+    with pytest.raises(InputError) as err:
+        node.check(_numa_defaults(node_min_interval=400), "model 'numa'")
+    assert str(err.value) == ("model 'numa': node_min_interval <= node_max_interval (None: the domain_init value) "
+                              "does not hold (node_min_interval = 400, node_max_interval = None, "
+                              "domain_init = 'ia64-2.6.12').")
+
+
+def test_numa_optional_domain_is_null_or_the_domain():
+    """_optional(COUNT) admits None and positive integers, and says 'null or a positive integer'."""
+    from simcore.models.numa.model import _optional
+
+    domain = _optional(COUNT)
+    assert domain == AnyOf(Choice(None), COUNT)
+    assert domain.problem(None) is None and domain.problem(3) is None
+    assert domain.problem(0) == "is not null or a positive integer"
+    assert domain.describe() == "null or a positive integer"
+
+
+def test_numa_topology_parameter_is_a_name_or_a_machine():
+    """A non-empty string (catalog name or file, loaded before the run) or an object with SLIT
+    distances (a Machine, from Python) is admitted; anything else is not a non-empty string."""
+    from types import SimpleNamespace
+
+    from simcore.models.numa import full_params
+    from simcore.models.numa.model import _topology
+    from simcore.topology import load_topology
+
+    machine = load_topology("corr05-4x1")
+    assert _topology("corr05-4x1") is None and _topology("no-such-machine") is None
+    assert _topology(machine) is None and _topology(SimpleNamespace(distances=[[10]])) is None
+    assert _topology(3) == "not a non-empty string" and _topology("") == "not a non-empty string"
+    assert _topology(SimpleNamespace(cpus=4)) == "not a non-empty string"
+    assert full_params({"topology": machine})["topology"] is machine
+    for value, text in ((3, "3"), ("", "''"), (None, "None")):
+        with pytest.raises(InputError) as err:
+            full_params({"topology": value})
+        assert str(err.value) == (f"model 'numa': parameter topology = {text} is not a topology catalog name or file "
+                                  "(not a non-empty string).")
+
+
+def test_numa_mean_burst_must_be_positive_at_the_boundary():
+    """The mean burst at nice n is timeslice(n) + burst_nice_ms * n; at nice -1 the timeslice is
+    4 x 100 x (20 + 1) / 20 = 420 ms, so burst_nice_ms = 419.5 leaves 0.5 ms (accepted: positive,
+    though below 1) and 420 leaves exactly 0 (refused). The smallest burst is at nice_min, so
+    nice_min = nice_max = -1 is refused alone; likewise 800 - 20 x 40 = 0 at nice -20."""
+    from simcore.models.numa import full_params
+
+    assert full_params({"nice_min": -1, "burst_nice_ms": 419.5})["burst_nice_ms"] == 419.5
+    assert full_params({"nice_min": -1, "nice_max": -1, "burst_nice_ms": 419.5})["nice_max"] == -1
+    assert full_params({"nice_min": -20, "nice_max": -20, "burst_nice_ms": 39.5})["nice_min"] == -20  # 10 ms
+    for over in ({"nice_min": -1, "burst_nice_ms": 420}, {"nice_min": -1, "nice_max": -1, "burst_nice_ms": 420},
+                 {"nice_min": -20, "nice_max": -20, "burst_nice_ms": 40}, {"nice_min": -20, "burst_nice_ms": 40}):
+        with pytest.raises(InputError) as err:
+            full_params(over)
+        values = ", ".join(f"{k} = {v}" for k, v in {"nice_min": None, "nice_max": 19, "burst_nice_ms": None,
+                                                     **over}.items())
+        assert str(err.value) == ("model 'numa': a positive mean burst (timeslice + burst_nice_ms * nice) at every "
+                                  f"nice does not hold ({values}).")
+
+
+def _two_by_two():
+    from simcore.topology.machine import make_machine
+
+    return make_machine("two", "two", 2, [[10, 20], [20, 10]], "2 nodes x 2 CPUs", "test")
+
+
+def test_numa_default_domains_of_a_two_node_machine():
+    """2 nodes x 2 CPUs, SLIT [[10, 20], [20, 10]], linux-2level with domain_init left at its
+    default (ia64-2.6.12): CPU 0 has the CPU level {0, 1} in groups {0}, {1} (SD_CPU_INIT: 1..4 ms,
+    busy factor 64) and the node level {0..3} in groups {0, 1}, {2, 3} (ia64 SD_NODE_INIT: 80..320 ms,
+    busy factor 320); CPU 2 the same from node 1 (groups {2, 3}, {0, 1}). x86_64-2.6.12: 8..32 ms, 32."""
+    from simcore.models.numa.model import default_domains_for
+
+    machine = _two_by_two()
+
+    def summary(doms):
+        return [(d.name, sorted(d.span), [sorted(g) for g in d.groups], d.min_interval, d.max_interval, d.busy_factor)
+                for d in doms]
+
+    domains = default_domains_for(machine, "linux-2level")
+    assert len(domains) == 4
+    assert summary(domains[0]) == summary(domains[1]) == [
+        ("cpu", [0, 1], [[0], [1]], 1, 4, 64), ("node", [0, 1, 2, 3], [[0, 1], [2, 3]], 80, 320, 320)]
+    assert summary(domains[2]) == [("cpu", [2, 3], [[2], [3]], 1, 4, 64),
+                                   ("node", [0, 1, 2, 3], [[2, 3], [0, 1]], 80, 320, 320)]
+    x86 = default_domains_for(machine, "multilevel", "x86_64-2.6.12")
+    assert summary(x86[3]) == [("cpu", [2, 3], [[2], [3]], 1, 4, 64),
+                               ("node", [0, 1, 2, 3], [[2, 3], [0, 1]], 8, 32, 32)]
+
+
+def test_numa_default_domains_name_an_unknown_builder_or_init():
+    from simcore.models.numa.model import default_domains_for
+
+    machine = _two_by_two()
+    with pytest.raises(InputError) as err:
+        default_domains_for(machine, "flat")
+    assert str(err.value) == "numa model: unknown sched-domain builder 'flat' (known: linux-2level, multilevel)"
+    with pytest.raises(InputError) as err:
+        default_domains_for(machine, "multilevel", "sparc")
+    assert str(err.value) == ("numa model: parameter 'domain_init' must be one of ia64-2.6.12, x86_64-2.6.12, "
+                              "not 'sparc'")
+
+
+def test_numa_tuned_domains_stay_shared_by_the_cpus_of_a_node():
+    """Domains are per node (shared by its CPUs); tuning makes one copy of each, so 4 nodes x 2
+    levels of corr05-4x2 under linux-2level give 8 distinct tuned domains for its 8 CPUs."""
+    from simcore.models.numa import full_params
+    from simcore.models.numa.model import default_domains_for, tune_domains
+    from simcore.topology import load_topology
+
+    domains = default_domains_for(load_topology("corr05-4x2"), "linux-2level")
+    tuned = tune_domains(domains, full_params({"node_busy_factor": 4}))
+    assert all(tuned[c][k] is tuned[c + 1][k] for c in (0, 2, 4, 6) for k in (0, 1))
+    assert len({id(d) for doms in tuned for d in doms}) == 8
+    assert [d.busy_factor for d in tuned[5]] == [64, 4]
+
+
+def test_numa_policy_gets_its_own_fresh_stream():
+    """make_policy gives the policy the generator streams.fresh('policy:NAME'): its draws are those
+    of a new Streams of the same seed, even after the stream was drawn from."""
+    from simcore.models.numa import full_params
+    from simcore.models.numa.model import make_policy
+
+    seed = replication_seed(1, "x", 0, 0)
+    streams = Streams(seed)
+    streams["policy:multilevel"].random(5)
+    policy = make_policy("multilevel", full_params({}), streams)
+    assert list(policy.rng.random(3)) == list(Streams(seed)["policy:multilevel"].random(3))
+
+
+def test_numa_load_machine_turns_loader_failures_into_input_errors(monkeypatch):
+    """Without simcore.topology, or when its loader raises KeyError, FileNotFoundError or ValueError,
+    load_machine raises one InputError naming the topology and the cause."""
+    import sys
+
+    import simcore.topology
+    from simcore.models.numa.model import load_machine
+    from simcore.topology.machine import TopologyError
+
+    for exc in (KeyError("k"), FileNotFoundError("f"), ValueError("v")):
+        def fail(name, exc=exc):
+            raise exc
+        monkeypatch.setattr(simcore.topology, "load_topology", fail)
+        with pytest.raises(InputError) as err:
+            load_machine("m")
+        assert str(err.value) == f"numa model: parameter 'topology': unknown or bad topology 'm' ({exc})"
+    bad = TopologyError("m.yaml: no such topology file.")
+    monkeypatch.setattr(simcore.topology, "load_topology", lambda name: (_ for _ in ()).throw(bad))
+    with pytest.raises(InputError) as err:
+        load_machine("m.yaml")
+    assert err.value is bad
+    monkeypatch.setitem(sys.modules, "simcore.topology", None)
+    with pytest.raises(InputError) as err:
+        load_machine("m")
+    assert str(err.value).startswith("numa model: cannot load topology 'm': simcore.topology unavailable (")

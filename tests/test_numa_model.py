@@ -671,3 +671,220 @@ def test_trace_never_bolds_io():
 
     task = SimpleNamespace(trace=[("run", 0, 5.0), ("wait", 1, 2.0), ("io", 1, 3.0), ("run", 1, 4.0)])
     assert format_trace(task, far=lambda cpu: True) == "P0.run(5) - **P1.wait(2)** - IO(3) - **P1.run(4)**"
+
+
+# -- make_workload, measure, simulate, run_replication and trace_replication, pinned down exactly --------
+def test_make_workload_takes_one_task_and_refuses_none():
+    """n_tasks 1 is a workload of one task; 0 is refused with the parameter's name (make_workload
+    called directly: full_params already refuses 0 through the COUNT domain)."""
+    params = full_params({"n_tasks": 1, "arrival": "batch", "demand_dist": "constant", "mean_demand": 70.0,
+                          "creation_cpu": 2})
+    (only,) = make_workload(params, streams(), 4)
+    assert (only.tid, only.created, only.demand, only.parent_cpu) == (0, 0.0, 70.0, 2)
+    with pytest.raises(InputError) as err:
+        make_workload({"n_tasks": 0}, streams(), 4)
+    assert str(err.value) == "numa model: parameter 'n_tasks' must be at least 1"
+
+
+def test_creation_times_come_from_the_arrivals_stream():
+    """'poisson': the cumulative sums of n exponential gaps of mean 1000 / creation_rate ms, the first
+    draw of the 'arrivals' stream; 'uniform': the sorted U(0, creation_window) draws that follow
+    them on the same stream; a window of 0 ms creates every task at 0."""
+    n = 12
+    poisson = full_params({"n_tasks": n, "creation_rate": 40.0})
+    arr = streams(2)["arrivals"]
+    gaps = arr.exponential(25.0, n)
+    window = arr.uniform(0.0, 50.0, n)
+    assert [t.created for t in make_workload(poisson, streams(2), 8)] == np.cumsum(gaps).tolist()
+    uniform = {**poisson, "arrival": "uniform", "creation_window": 50.0}
+    assert [t.created for t in make_workload(uniform, streams(2), 8)] == np.sort(window).tolist()
+    assert {t.created for t in make_workload({**uniform, "creation_window": 0.0}, streams(2), 8)} == {0.0}
+
+
+def test_make_workload_names_a_bad_mode_exactly():
+    """Values that full_params would refuse, given to make_workload directly: each message names
+    the parameter, its admissible values (CPUs 0..ncpus-1) and the value given."""
+    base = full_params({"n_tasks": 3})
+    cases = [
+        ({"arrival": "sometimes"}, "numa model: parameter 'arrival' must be poisson, uniform or batch, not 'sometimes'"),
+        ({"demand_dist": "normal"},
+         "numa model: parameter 'demand_dist' must be exponential, uniform, constant or around-mean, not 'normal'"),
+        ({"creation_cpu": 8}, "numa model: parameter 'creation_cpu' must be random, round-robin or a CPU in 0..7, not 8"),
+        ({"creation_cpu": 9}, "numa model: parameter 'creation_cpu' must be random, round-robin or a CPU in 0..7, not 9"),
+    ]
+    for change, message in cases:
+        with pytest.raises(InputError) as err:
+            make_workload({**base, **change}, streams(), 8)
+        assert str(err.value) == message
+    assert {t.parent_cpu for t in make_workload({**base, "creation_cpu": 7}, streams(), 8)} == {7}
+
+
+def test_uniform_demands_and_parent_cpus_follow_their_parameters():
+    """demand_dist 'uniform' with demand_min = demand_max = 120 gives 120 ms to every task, and
+    otherwise the second draw of the 'demand' stream, U(demand_min, demand_max); creation_cpu
+    'round-robin' gives tasks 0..4 on 2 CPUs the parents 0, 1, 0, 1, 0, and a CPU number (2 of 8)
+    is every task's parent."""
+    base = full_params({"n_tasks": 5, "demand_dist": "uniform", "demand_min": 120.0, "demand_max": 120.0})
+    assert [t.demand for t in make_workload(base, streams(), 2)] == [120.0] * 5
+    ds = streams(1)["demand"]
+    ds.exponential(500.0, 5)
+    expected = ds.uniform(50.0, 400.0, 5).tolist()
+    spread = make_workload({**base, "demand_min": 50.0, "demand_max": 400.0}, streams(1), 2)
+    assert [t.demand for t in spread] == expected
+    assert [t.parent_cpu for t in make_workload({**base, "creation_cpu": "round-robin"}, streams(), 2)] == [0, 1, 0, 1, 0]
+    assert [t.parent_cpu for t in make_workload({**base, "creation_cpu": 2}, streams(), 8)] == [2] * 5
+
+
+def test_io_flags_and_burst_seeds_come_from_their_streams():
+    """Task i is I/O-bound iff u_i < io_task_fraction, u the 'io' stream's uniforms: with the
+    fraction set to the 7th smallest of the 12 draws (u_6 in replication 6), the 6 tasks with
+    smaller draws are I/O-bound and task 6 itself is not (u_6 < u_6 fails). The burst seeds are
+    the 'bursts' stream's integers in [0, 2**63 - 1)."""
+    n = 12
+    u = streams(6)["io"].random(n)
+    k = int(np.argsort(u)[6])
+    assert k == 6
+    params = full_params({"n_tasks": n, "io_task_fraction": float(u[k])})
+    work = make_workload(params, streams(6), 8)
+    assert [t.io_bound for t in work] == [bool(x < u[k]) for x in u]
+    assert work[k].io_bound is False and sum(t.io_bound for t in work) == 6
+    assert [t.seed for t in work] == streams(6)["bursts"].integers(0, 2**63 - 1, n).tolist()
+
+
+def _two_scripted_tasks():
+    """On one CPU, two CPU-bound nice-0 tasks: T0 created at 10 ms needing 50 ms runs 10-60,
+    T1 created at 100 ms needing 20 ms runs 100-120 (both shorter than the 100 ms slice)."""
+    from simcore.models.numa.task import TaskSpec
+
+    params = full_params({"topology": "x", "n_tasks": 2, "check_invariants": True})
+    work = [TaskSpec(0, 10.0, 0, 50.0, 0, False, 1), TaskSpec(1, 100.0, 0, 20.0, 0, False, 2)]
+    return params, work
+
+
+def test_measure_on_a_scripted_single_cpu_run():
+    """Turnarounds 50 and 20: mean 35 ms = 0.035 s; makespan 120 - 10 = 110 ms; nothing migrates,
+    so tasks_migrated and wasted_migrations are 0; all CPU time at level 0. A run not asked for
+    traces keeps none."""
+    params, work = _two_scripted_tasks()
+    res = simulate(params, work, "linux-2level", streams(), machine=ONE_CPU, domains_for=domains_for)
+    assert [t.finished for t in res.tasks] == pytest.approx([60.0, 120.0], abs=1e-9)
+    m = res.metrics
+    assert m["mean_turnaround"] == pytest.approx(35.0, abs=1e-9)
+    assert m["mean_turnaround_s"] == pytest.approx(0.035, rel=1e-12)
+    assert m["makespan"] == pytest.approx(110.0, abs=1e-9)
+    assert (m["migrations"], m["tasks_migrated"], m["wasted_migrations"], m["mean_migrations"]) == (0.0, 0.0, 0.0, 0.0)
+    assert (m["share_level_0"], m["task_share_level_0"]) == (1.0, 1.0)
+    assert all(t.trace is None for t in res.tasks)
+
+
+def test_measure_bins_tasks_by_their_majority_level_and_clamps_far_levels():
+    """measure on a hand-made finished system (levels 6 and beyond need a machine with seven
+    distances or more): CPU time A {0: 30, 1: 10}, B {0: 5, 2: 20}, C {5: 10}, D {7: 25} (100 ms in
+    all; level 7 goes to the last bin, 5). Shares per level: .35 .10 .20 0 0 .35, unused levels
+    +0.0; four levels give the zone 3, so share_far = share of levels 3.. = .35. Majority levels
+    0, 2, 5, 5: task shares 1/4, 0, 1/4, 0, 0, 2/4. Migrations 0, 1, 2, 0 (3 in all, 1 wasted):
+    tasks_migrated 2/4, wasted 1/3, 3/4 per task. Turnarounds 100, 50, 30, 20 from 0, 10, 20, 30."""
+    import math
+    from types import SimpleNamespace
+
+    from simcore.models.numa.model import measure
+    from simcore.models.numa.task import TaskSpec
+
+    rows = [({0: 30.0, 1: 10.0}, 0, 0.0, 100.0), ({0: 5.0, 2: 20.0}, 1, 10.0, 60.0),
+            ({5: 10.0}, 2, 20.0, 50.0), ({7: 25.0}, 0, 30.0, 50.0)]
+    tasks = [SimpleNamespace(spec=TaskSpec(i, created, 0, 1.0, 0, False, 0), level_time=lt, migrations=mig,
+                             finished=fin) for i, (lt, mig, created, fin) in enumerate(rows)]
+    system = SimpleNamespace(tasks=tasks, lb_attempts=7, lb_failed=4, lb_dead=2, migrations=3, active_pushes=1,
+                             wasted_migrations=1, levels=[10, 13, 16, 19])
+    m = measure(system, SimpleNamespace(events=11))
+    assert [m[f"share_level_{k}"] for k in range(6)] == pytest.approx([0.35, 0.10, 0.20, 0.0, 0.0, 0.35], abs=1e-15)
+    assert [math.copysign(1.0, m[f"share_level_{k}"]) for k in (3, 4)] == [1.0, 1.0]
+    assert m["share_far"] == pytest.approx(0.35, abs=1e-15)
+    assert [m[f"task_share_level_{k}"] for k in range(6)] == [0.25, 0.0, 0.25, 0.0, 0.0, 0.5]
+    assert [m[f"task_share_from_level_{k}"] for k in range(1, 6)] == [0.75, 0.75, 0.5, 0.5, 0.5]
+    assert (m["tasks_migrated"], m["wasted_migrations"], m["mean_migrations"]) == (0.5, 1 / 3, 0.75)
+    assert (m["lb_attempts"], m["lb_failed"], m["lb_attempts_live"], m["lb_failed_live"]) == (7.0, 4.0, 5.0, 2.0)
+    assert (m["mean_turnaround"], m["makespan"], m["events"]) == (50.0, 100.0, 11.0)
+
+
+def test_simulate_loads_the_topology_parameter_when_given_no_machine():
+    """Without machine=, simulate runs on params['topology'] (corr05-4x2: 8 CPUs)."""
+    params = full_params({"topology": "corr05-4x2", "n_tasks": 3, "arrival": "batch", "demand_dist": "constant",
+                          "mean_demand": 20.0, "io_task_fraction": 0.0})
+    res = simulate(params, make_workload(params, streams(), 8), "linux-2level", streams())
+    assert len(res.system.rqs) == 8 and all(t.finished > 0 for t in res.tasks)
+
+
+def test_simulate_reports_an_unknown_builder_and_an_unfinished_run(monkeypatch):
+    """A domains_for that knows no domains for the policy's builder (KeyError) is an InputError
+    naming the builder; tasks left unfinished at the end (check_invariants off) are a RuntimeError
+    naming their number and the policy."""
+    params, work = _two_scripted_tasks()
+    with pytest.raises(InputError) as err:
+        simulate(params, work, "linux-2level", streams(), machine=ONE_CPU, domains_for=lambda m, b: {}[b])
+    assert str(err.value) == "numa model: unknown sched-domain builder 'linux-2level'"
+    close = NumaSystem.close
+
+    def leave_two(self):
+        close(self)
+        self.unfinished = 2
+
+    monkeypatch.setattr(NumaSystem, "close", leave_two)
+    with pytest.raises(RuntimeError) as err:
+        simulate({**params, "check_invariants": False}, work, "linux-2level", streams(), machine=ONE_CPU,
+                 domains_for=domains_for)
+    assert str(err.value) == "numa model: 2 task(s) never finished under linux-2level"
+
+
+def test_check_invariants_checks_during_the_run(monkeypatch):
+    """check_invariants makes the system call invariants.check after its events, while tasks are
+    still unfinished, not only in the final check."""
+    from simcore.models.numa import invariants
+
+    unfinished = []
+    check = invariants.check
+
+    def spy(system):
+        unfinished.append(system.unfinished)
+        check(system)
+
+    monkeypatch.setattr(invariants, "check", spy)
+    params, work = _two_scripted_tasks()
+    simulate(params, work, "linux-2level", streams(), machine=ONE_CPU, domains_for=domains_for)
+    assert max(unfinished) == 1 and unfinished[-1] == 0
+
+
+def test_run_replication_builds_each_policys_domains_with_the_given_function():
+    """domains_for given to run_replication is what each policy's run builds its domains with."""
+    calls = []
+
+    def spy(machine, builder):
+        calls.append(builder)
+        return domains_for(machine, builder)
+
+    run_replication({"topology": "stand-in", "n_tasks": 2}, ["linux-2level", "multilevel"], streams(),
+                    machine=FOUR, domains_for=spy)
+    assert calls == ["linux-2level", "multilevel"]
+
+
+def test_trace_replication_bolds_segments_on_cpu_0_when_it_is_far():
+    """Four one-CPU nodes with FOUR's distances; four CPU-bound tasks created on CPU 3 stay there
+    (placement 'parent'), so every home is node 3. Four levels give the zone 3: only node 0 (distance
+    19) is far, so exactly the segments on P0 after the first are in **, and the balancer does
+    pull a task to CPU 0."""
+    from simcore.models.numa import trace_replication
+
+    quad = make_machine("test", "quad", [1, 1, 1, 1], [[10, 13, 16, 19], [13, 10, 19, 16], [16, 19, 10, 13], [19, 16, 13, 10]])
+    params = full_params({"topology": quad, "n_tasks": 4, "arrival": "batch", "io_task_fraction": 0.0,
+                          "demand_dist": "constant", "mean_demand": 300.0, "creation_cpu": 3, "placement": "parent"})
+    lines = trace_replication(params, "linux-2level", streams())
+    assert len(lines) == 4
+    bold_p0 = 0
+    for line in lines:
+        segments = line.split(": ", 1)[1].split(" - ")
+        assert segments[0].startswith("P3.")
+        for segment in segments[1:]:
+            on_p0 = segment.strip("*").startswith("P0.")
+            assert segment.startswith("**") == on_p0, line
+            bold_p0 += on_p0
+    assert bold_p0 > 0

@@ -221,3 +221,14 @@ def test_cli_topology(simcore_cli, tmp_path):
     bad = _write(tmp_path, {**GOOD, "distances": [[10, 20], [21, 10]]})
     proc = simcore_cli("topology", bad)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "'distances'" in proc.stderr
+
+
+def test_a_name_the_file_system_cannot_hold_is_refused(simcore_cli, tmp_path):
+    """A topology name of 300 characters makes the file system refuse the lookup (ENAMETOOLONG):
+    an input error in one line (exit 2), not an internal one, and nothing written."""
+    with pytest.raises(TopologyError, match="not a topology name or file"):
+        load_topology("x" * 300)
+    out = tmp_path / "x.parquet"
+    proc = simcore_cli("run", "corr05-fig9", "--cell", 0, "--reps", "0:1", "--scale", "smoke", "--out", out,
+                       "--set", "topology=" + "x" * 300)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and not out.exists()

@@ -47,6 +47,13 @@ def catalog(catalog_dir: str | Path = CATALOG) -> list[str]:
 
 
 def _path(name_or_path: str | Path, catalog_dir: str | Path) -> Path:
+    try:
+        return _find(name_or_path, catalog_dir)
+    except OSError as err:   # e.g. a name too long for the file system
+        raise TopologyError(f"{name_or_path!s:.80}: not a topology name or file ({err.strerror or err}).") from None
+
+
+def _find(name_or_path: str | Path, catalog_dir: str | Path) -> Path:
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml"):
         if not path.is_file():
