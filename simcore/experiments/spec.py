@@ -160,9 +160,14 @@ class Spec:
         changed = [n for n, v in cell.values.items() if v != first[n]]
         return changed[0] if changed else None
 
+    @property
+    def shares_seeds(self) -> bool:
+        """``seeds: shared``: every cell's replication r draws from cell 0's seed."""
+        return self.data.get("seeds") == "shared"
+
     def seed_cell(self, index: int) -> int:
-        """The cell whose seeds cell ``index`` draws from: itself, or cell 0 with ``seeds: shared``."""
-        return 0 if self.data.get("seeds") == "shared" else index
+        """The cell whose seeds cell ``index`` draws from: itself, or cell 0 with shared seeds."""
+        return 0 if self.shares_seeds else index
 
     def cells(self, scale: str) -> list[Cell]:
         """The cells run at ``scale`` (smoke may thin the grid; indices stay those of the full grid)."""

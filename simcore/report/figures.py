@@ -219,14 +219,14 @@ def _fit(spec, results_dir: Path, axes) -> None:
     """Left: each machine's level against the open quantity (log x), its published level dashed;
     right: the gain policy's ratio to the baseline, the published ratio dotted. The fitted value
     (from the first machine's published level) and its interval: the vertical line and band."""
-    from simcore.report.fit import curves, fit, gain_policy, level_of, ratio_of
+    from simcore.report.fit import curves, fit, level_of, published, ratio_of
 
     out = spec["output"]
     reps = _need(read_replications(spec, results_dir), "replications.csv", spec, results_dir)
     result = fit(spec, reps)
     level = spec.confidence
-    panels = [(axes[0], curves(spec, reps, level_of(spec)), lambda name: _fit_published(spec, name, None)),
-              (axes[1], curves(spec, reps, ratio_of(spec)), lambda name: _fit_published(spec, name, spec.baseline))]
+    panels = [(axes[0], curves(spec, reps, level_of(spec)), lambda name: published(spec, name)),
+              (axes[1], curves(spec, reps, ratio_of(spec)), lambda name: published(spec, name, spec.baseline))]
     names = [n for n in spec.grid[out["by"]] if n in panels[0][1]]
     for ax, per_machine, published in panels:
         for i, name in enumerate(names):
@@ -254,20 +254,6 @@ def _fit(spec, results_dir: Path, axes) -> None:
     axes[1].set_ylabel(f"{spec.label(gain_policy(spec))} / {spec.label(spec.baseline)}")
     axes[1].axhline(1.0, color="0.5", linewidth=0.6)
     axes[0].legend(loc="best")
-
-
-def _fit_published(spec, name, than):
-    """The published level (than None) or ratio over ``than`` of the fit's machine ``name``."""
-    from simcore.report.fit import gain_policy
-
-    out = spec["output"]
-    if than is None:
-        return published_for(spec, {out["by"]: name}, out["policy"], out["metric"])
-    for e in spec.data.get("published") or []:
-        if (e.get("than") == than and e["policy"] == gain_policy(spec) and e["metric"] == out["metric"]
-                and (e.get("where") or {}).get(out["by"]) == name):
-            return float(e["value"])
-    return None
 
 
 def _need(frame, what: str, spec, results_dir: Path):

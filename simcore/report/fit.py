@@ -61,10 +61,9 @@ def bracket(points: list, target: float) -> int | None:
     return None
 
 
-def _log_x(points, k, level):
-    """log x where the line through points k, k + 1 (log x, level) reaches ``level``."""
-    (x0, e0), (x1, e1) = points[k], points[k + 1]
-    return math.log(x0) + (level - e0) / (e1 - e0) * (math.log(x1) - math.log(x0))
+def _log_x(x0, x1, y0, y1, level):
+    """log x where the line through (log x0, y0) and (log x1, y1) reaches ``level``."""
+    return math.log(x0) + (level - y0) / (y1 - y0) * (math.log(x1) - math.log(x0))
 
 
 def _at(points, log_x):
@@ -99,24 +98,24 @@ def fit(spec, reps) -> dict:
     out, level = spec["output"], spec.confidence
     levels, ratios = curves(spec, reps, level_of(spec)), curves(spec, reps, ratio_of(spec))
     base = levels.get(out["fit_on"], [])
-    target = _published(spec, out["fit_on"])
+    target = published(spec, out["fit_on"])
     k = bracket(base, target) if target is not None else None
     nan = Interval(0, math.nan, math.nan, level, math.nan, math.nan)
     x_star = None
     if k is not None:
         pair = [base[k][1], base[k + 1][1]]
-        x_star = delta(lambda v: _log_x([(base[k][0], v[0]), (base[k + 1][0], v[1])], 0, target), pair)
+        x_star = delta(lambda v: _log_x(base[k][0], base[k + 1][0], v[0], v[1], target), pair)
     rows, stated = [], float(spec.grid[out["x"]][0])
     for name in (n for n in spec.grid[out["by"]] if n in levels):
-        published = _published(spec, name)
+        paper = published(spec, name)
         at_stated = next((e for x, e in levels[name] if x == stated), None)
-        row = {"by": name, "published": published, "stated": at_stated.interval(level) if at_stated else nan,
+        row = {"by": name, "published": paper, "stated": at_stated.interval(level) if at_stated else nan,
                "level": nan, "error": math.nan, "gain": nan}
         if x_star is not None:
             row["level"] = _predict(levels[name], x_star, base, k, target).interval(level)
             row["gain"] = _predict(ratios[name], x_star, base, k, target).interval(level)
-            if published:
-                row["error"] = (row["level"].mean - published) / published
+            if paper:
+                row["error"] = (row["level"].mean - paper) / paper
         rows.append(row)
     x_iv = Estimate(math.exp(x_star.value), x_star.influence * math.exp(x_star.value), "positive").interval(level) \
         if x_star is not None else nan
@@ -130,13 +129,21 @@ def _predict(points, x_star, base, k, target) -> Estimate:
     n = len(points)
 
     def at(v):
-        log_x = _log_x([(base[k][0], v[n]), (base[k + 1][0], v[n + 1])], 0, target)
+        log_x = _log_x(base[k][0], base[k + 1][0], v[n], v[n + 1], target)
         curve = [(x, float(value)) for (x, _), value in zip(points, v[:n])]
         return _at(curve, log_x)
 
     return delta(at, estimates)
 
 
-def _published(spec, name) -> float | None:
+def published(spec, name, than: str | None = None) -> float | None:
+    """The published level of machine ``name`` (``than`` None), or the gain policy's published
+    ratio over ``than`` there."""
     out = spec["output"]
-    return published_for(spec, {out["by"]: name}, out["policy"], out["metric"])
+    if than is None:
+        return published_for(spec, {out["by"]: name}, out["policy"], out["metric"])
+    for e in spec.data.get("published") or []:
+        if (e.get("than") == than and e["policy"] == gain_policy(spec) and e["metric"] == out["metric"]
+                and (e.get("where") or {}).get(out["by"]) == name):
+            return float(e["value"])
+    return None

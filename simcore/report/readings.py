@@ -39,7 +39,7 @@ def readings(spec, raw, claim: dict) -> list[dict]:
     cells = {c.index: c for c in spec.all_cells()}
     scale = analysis_scale(claim["kind"])
     base = stats.get(0)
-    paired = cell_estimates(spec, raw, claim) if spec.seed_cell(1) == 0 else {}
+    paired = cell_estimates(spec, raw, claim) if spec.shares_seeds else {}
     rows = []
     for index, iv in sorted(stats.items()):
         name = spec.varied(cells[index])

@@ -156,7 +156,7 @@ def _readings(spec, results_dir: Path) -> tuple[str, str]:
         where.append(f"\\texttt{{{tex_escape(c['id'])}}} under " + (", ".join(names) if names else "no reading"))
     note = ("Each reading changes one assumption from the default cell; the verdict is the one the statistic "
             "would get in that cell alone. Influence, the largest change of the statistic from the default reading"
-            + (" (with its paired interval: every reading sees the same workloads)" if spec.seed_cell(1) == 0 else "")
+            + (" (with its paired interval: every reading sees the same workloads)" if spec.shares_seeds else "")
             + ", most influential first: " + "; ".join(ranks) + ". Reproduced: " + "; ".join(where) + ".")
     return _tabular("l" + "r" * len(claims), header, rows), note
 
@@ -164,8 +164,7 @@ def _readings(spec, results_dir: Path) -> tuple[str, str]:
 def _fit(spec, results_dir: Path) -> tuple[str, str]:
     """One row per machine: published level, level at the stated reading, level predicted at the
     fitted value and its error, published and reproduced gain ratio there."""
-    from simcore.report.figures import _fit_published
-    from simcore.report.fit import fit, gain_policy
+    from simcore.report.fit import fit, gain_policy, published
 
     reps = read_replications(spec, results_dir)
     if reps is None:
@@ -178,7 +177,7 @@ def _fit(spec, results_dir: Path) -> tuple[str, str]:
         name = tex_escape(r["by"]) + (" (fitted)" if fitted_here else "")
         error = "fitted" if fitted_here else (fmt_percent_signed(r["error"]) if isnum(r["error"]) else "--")
         rows.append([name, fmt_published(r["published"]), fmt_ci(r["stated"].mean, r["stated"].low, r["stated"].high),
-                     fmt_ci(iv.mean, iv.low, iv.high), error, fmt_published(_fit_published(spec, r["by"], spec.baseline)),
+                     fmt_ci(iv.mean, iv.low, iv.high), error, fmt_published(published(spec, r["by"], spec.baseline)),
                      fmt_ci(gain.mean, gain.low, gain.high)])
     x_name, stated = tex_escape(out["x"]), spec.grid[out["x"]][0]
     ratio = f"{tex_escape(spec.label(gain_policy(spec)))} / {tex_escape(spec.label(spec.baseline))}"
