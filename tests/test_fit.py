@@ -131,3 +131,18 @@ def test_a_machine_the_scale_leaves_out_gets_not_run_macros(tmp_path):
     assert values["toy/fit/x"] == "50" and values["toy/B/level"] == "24"
     assert values["toy/B/error"] == "\\ensuremath{-}20.0\\,\\%"
     assert {values[f"toy/C/{part}"] for part in ("stated", "level", "error", "gain")} == {NOT_RUN}
+
+
+def test_the_fit_is_drawn_and_tabled(tmp_path):
+    """The figure (two panels) and the table of a fit build from replications.csv: the table
+    marks the fitted machine and gives B's error, -20.0%."""
+    from simcore.report.figures import make_figure
+    from simcore.report.tables import table_tex
+
+    spec = Spec(Path("toy.yaml"), {**toy_spec().data, "paper": "corr05", "title": "toy fit", "source": "Figure 1"})
+    (tmp_path / "toy").mkdir()
+    data(spec, BASE, RATIO).to_csv(tmp_path / "toy" / "replications.csv", index=False)
+    make_figure(spec, tmp_path, tmp_path / "toy.pdf")
+    assert (tmp_path / "toy.pdf").read_bytes().startswith(b"%PDF")
+    tex = table_tex(spec, tmp_path)
+    assert "A (fitted)" in tex and "\\ensuremath{-}20.0\\%" in tex

@@ -219,7 +219,7 @@ def _fit(spec, results_dir: Path, axes) -> None:
     """Left: each machine's level against the open quantity (log x), its published level dashed;
     right: the gain policy's ratio to the baseline, the published ratio dotted. The fitted value
     (from the first machine's published level) and its interval: the vertical line and band."""
-    from simcore.report.fit import curves, fit, level_of, published, ratio_of
+    from simcore.report.fit import curves, fit, gain_policy, level_of, published, ratio_of
 
     out = spec["output"]
     reps = _need(read_replications(spec, results_dir), "replications.csv", spec, results_dir)
@@ -228,7 +228,7 @@ def _fit(spec, results_dir: Path, axes) -> None:
     panels = [(axes[0], curves(spec, reps, level_of(spec)), lambda name: published(spec, name)),
               (axes[1], curves(spec, reps, ratio_of(spec)), lambda name: published(spec, name, spec.baseline))]
     names = [n for n in spec.grid[out["by"]] if n in panels[0][1]]
-    for ax, per_machine, published in panels:
+    for ax, per_machine, paper in panels:
         for i, name in enumerate(names):
             xs = np.array([x for x, _ in per_machine[name]])
             ivs = [e.interval(level) for _, e in per_machine[name]]
@@ -237,8 +237,8 @@ def _fit(spec, results_dir: Path, axes) -> None:
             colour = COLOURS[i % len(COLOURS)]
             ax.errorbar(xs, means, yerr=np.nan_to_num(err), color=colour, marker=MARKERS[i % len(MARKERS)],
                         capsize=1.5, label=str(name) + (" (fitted)" if name == out["fit_on"] else ""))
-            if published(name) is not None:
-                ax.axhline(published(name), color=colour, linestyle="--" if ax is axes[0] else ":", linewidth=0.8)
+            if paper(name) is not None:
+                ax.axhline(paper(name), color=colour, linestyle="--" if ax is axes[0] else ":", linewidth=0.8)
         x_iv = result["x"]
         if np.isfinite(x_iv.mean):
             ax.axvline(x_iv.mean, color="0.3", linewidth=0.8)
