@@ -670,3 +670,87 @@ def test_numa_load_machine_turns_loader_failures_into_input_errors(monkeypatch):
     with pytest.raises(InputError) as err:
         load_machine("m")
     assert str(err.value).startswith("numa model: cannot load topology 'm': simcore.topology unavailable (")
+
+
+# -- sched-domain flags and the balancer's construction errors ------------------------------------
+# The 2.6.12 flag bits, copied from docs/linux26-scheduler.md ("Domain flags", column "2.6.12 and
+# before"): each case below gives a domain's ``flags`` and the bit mask they denote by that table,
+# and the domain must hold exactly the flags whose bit is in the mask. Names are case-insensitive,
+# may carry the kernel's SD_ prefix, and the balancing flags have the aliases LB, NEWIDLE/NI and
+# EXEC/EX; strings are split at '|', ',' and white space; no flags at all (None) means every flag.
+DOC_FLAG_BITS = {"LOAD_BALANCE": 1, "BALANCE_NEWIDLE": 2, "BALANCE_EXEC": 4, "WAKE_IDLE": 8, "WAKE_AFFINE": 16,
+                 "WAKE_BALANCE": 32, "SHARE_CPUPOWER": 64}
+
+
+@pytest.mark.parametrize("flags, mask", [
+    (None, 127),                                   # no flags given: every flag
+    (0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (48, 48), (127, 127),  # int masks: the bits themselves
+    ("SD_LOAD_BALANCE|SD_BALANCE_NEWIDLE", 1 | 2),
+    ("LOAD_BALANCE,BALANCE_EXEC", 1 | 4),
+    ("lb, ni", 1 | 2),
+    ("LB|NI|EX", 1 | 2 | 4),
+    ("NEWIDLE,EXEC", 2 | 4),
+    ("sd_balance_newidle  exec", 2 | 4),
+    ("SD_WAKE_AFFINE|SD_WAKE_BALANCE", 16 | 32),  # names without aliases: known by their own name
+    ("wake_idle", 8),
+    ("SD_SHARE_CPUPOWER", 64),
+    ("LOAD_BALANCE_SD", 0),                       # SD_ is a prefix, not a suffix
+    ("", 0),
+    ({"SD_LOAD_BALANCE", "ni"}, 1 | 2),           # a set (unhashable) ...
+    (["ex", "Wake_Affine"], 4 | 16),              # ... a list ...
+    (frozenset({"LB"}), 1),                       # ... a frozenset ...
+    (("BALANCE_NEWIDLE",), 2),                    # ... a tuple: items are names ...
+    (["LB|NI"], 0),                               # ... not split
+])
+def test_a_domain_holds_the_flags_its_mask_sets_by_the_kernel_table(flags, mask):
+    from types import SimpleNamespace
+
+    from simcore.models.numa.balancer import has_flag
+
+    domain = SimpleNamespace(flags=flags)
+    held = {name for name in DOC_FLAG_BITS if has_flag(domain, name)}
+    assert held == {name for name, bit in DOC_FLAG_BITS.items() if mask & bit}
+
+
+def test_a_domain_without_a_flags_attribute_holds_every_flag():
+    from simcore.models.numa.balancer import has_flag
+
+    assert all(has_flag(object(), name) is True for name in DOC_FLAG_BITS)
+
+
+def test_a_float_is_no_flag_mask_even_after_the_equal_int_was_read():
+    """Answers are kept per (type, flags, name): the int 1 holds LOAD_BALANCE, and the float 1.0,
+    equal to it but no bit mask, is still refused (it is no collection of names either)."""
+    from types import SimpleNamespace
+
+    from simcore.models.numa.balancer import has_flag
+
+    assert has_flag(SimpleNamespace(flags=1), "LOAD_BALANCE") is True
+    with pytest.raises(TypeError):
+        has_flag(SimpleNamespace(flags=1.0), "LOAD_BALANCE")
+
+
+def test_the_balancer_refuses_a_domain_list_per_cpu_of_the_wrong_length():
+    """simulate's caller-supplied domains: three lists for a machine of two CPUs."""
+    from simcore.models.numa import full_params, simulate
+    from simcore.models.numa.task import TaskSpec
+    from simcore.topology.machine import make_machine
+
+    params = full_params({"topology": "scripted", "n_tasks": 1, "placement": "parent"})
+    with pytest.raises(ValueError, match=r"^numa model: 3 domain lists for 2 CPUs$"):
+        simulate(params, [TaskSpec(0, 0.0, 0, 10.0, 0, False, 0)], "linux-2level",
+                 Streams(replication_seed(1, "x", 0, 0)), machine=make_machine("test", "flat-2", [2], [[10]]),
+                 domains_for=lambda machine, builder: [[], [], []])
+
+
+def test_an_unnamed_domain_leaving_out_its_cpu_is_refused_as_level_k():
+    """A domain object without a ``name`` is called ``level<k>`` in the refusal; CPU 0 is in
+    neither group of this level-1 domain."""
+    from types import SimpleNamespace
+
+    from simcore.models.numa.balancer import Dom
+
+    d = SimpleNamespace(span={0, 1, 2, 3}, groups=[{2, 1}, {3}])
+    with pytest.raises(InputError, match=r"^sched domain 'level1' \(level 1\) of CPU 0: the CPU is in none of its "
+                                         r"groups \[\[1, 2\], \[3\]\]\.$"):
+        Dom(d, 1, 0, policy=None)

@@ -888,3 +888,129 @@ def test_trace_replication_bolds_segments_on_cpu_0_when_it_is_far():
             assert segment.startswith("**") == on_p0, line
             bold_p0 += on_p0
     assert bold_p0 > 0
+
+
+# -- the balancer driven by hand: run queues filled directly, the engine never run ----------------------
+def _lb_system(ncpus, domains, **params):
+    """One node of ``ncpus`` CPUs with the given per-CPU sched domains, at t = 0, the engine never
+    run: tasks are put on run queues by hand and the balancer is called directly. linux-2level (no
+    rule refuses a move), nothing cache-hot, loads instantaneous unless ``load_average`` says so."""
+    from simcore.core.engine import Engine
+    from simcore.models.numa.model import make_policy
+
+    params = full_params({"topology": "scripted", "load_average": "instant", "cache_hot_time_cpu": 0.0,
+                          "cache_hot_time_node": 0.0, "placement": "parent", **params})
+    machine = make_machine("test", f"flat-{ncpus}", [ncpus], [[10]])
+    policy = make_policy("linux-2level", params, streams())
+    policy.setup(machine, domains)
+    return NumaSystem(Engine(), machine, domains, policy, params)
+
+
+def _lb_dom(span, groups, flags):
+    """A sched domain over ``span`` with ``groups``; intervals of 10 s (the engine never runs anyway)."""
+    from simcore.topology.domains import Domain
+
+    return Domain(0, "cpu", frozenset(span), tuple(frozenset(g) for g in groups), 10000, 10000, 1, 125, 0.0, 1,
+                  frozenset(flags))
+
+
+def _lb_tasks(system, cpu, n, first_tid, dispatch=True):
+    """``n`` CPU-bound nice-0 tasks (1000 ms) on ``cpu``, ids from ``first_tid``: with ``dispatch``
+    through the scheduler (the first runs on an idle CPU, the rest queue), else only queued."""
+    from simcore.models.numa.task import Task, TaskSpec
+
+    params = full_params({"topology": "scripted"})
+    for tid in range(first_tid, first_tid + n):
+        task = Task(TaskSpec(tid, 0.0, 0, 1000.0, cpu, False, tid), params)
+        task.home = 0
+        if dispatch:
+            system.activate(task, cpu)
+        else:
+            system.rqs[cpu].enqueue(task)
+            system.nr_changed(system.rqs[cpu])
+
+
+def _lb_counts(system):
+    return system.lb_attempts, system.lb_failed, system.lb_dead
+
+
+def _queued(rq):
+    return [t.tid for t in rq.migration_candidates()]
+
+
+LB_, NI_ = "LOAD_BALANCE", "BALANCE_NEWIDLE"
+
+
+def test_a_small_imbalance_with_a_power_gain_moves_exactly_one_task():
+    """Two CPUs, one domain {0}|{1}, 2.6.11 load averages, 1 ms ticks. At t=0 three tasks arrive on
+    CPU 1 (one runs, two queue; cpu_load still 0); at t=1 ms (tick 1, the clock set by hand) CPU 1's
+    cpu_load is (0 + 1 + 384) // 2 = 192, so its source load is min(192, 384) = 192; idle CPU 0 has
+    target load 0. Busiest {1}: max 192, this 0, average 96, imbalance min(192 - 96, 96 - 0) = 96,
+    below one task (x n_all: 192 < 256); the gap 192 is below two tasks (256); the power test:
+    now min(128, 192) + min(128, 0) = 128, after a move min(128, 192 - 128) + min(128, 0 + 128) =
+    192 > 128: a gain, so the imbalance is ONE task (not two, though CPU 1 has two queued).
+    Newly idle, CPU 0 pulls exactly one task: the tail of CPU 1's queue, task 2."""
+    from simcore.models.numa.balancer import IDLE
+
+    d = _lb_dom({0, 1}, [{0}, {1}], (LB_, NI_))
+    system = _lb_system(2, [[d], [d]], load_average="tick", tick=1.0)
+    _lb_tasks(system, 1, 3, 0)
+    system.engine.now = 1.0
+    bal = system.balancer
+    assert bal.find_busiest_group(0, bal.doms[0][0], IDLE) == ((1,), 1)
+    bal.newidle(system.rqs[0])
+    assert _queued(system.rqs[0]) == [2]
+    assert (system.rqs[1].nr_running, system.migrations) == (2, 1)
+    assert _lb_counts(system) == (1, 0, 0)
+
+
+def test_newly_idle_balancing_skips_a_lower_domain_without_it_and_pulls_in_a_higher_one():
+    """Four CPUs of one node. CPU 0's lower domain {0}|{1} balances periodically only (no
+    BALANCE_NEWIDLE), its upper domain {0,1}|{2,3} newly idle too; the other CPUs have no domains.
+    CPU 2 runs task 0 with task 1 queued. CPU 0 goes newly idle: the lower domain is passed over
+    (no attempt) and the upper one is tried: this {0,1} = 0, busiest {2,3} = 256 over 2 CPUs,
+    average 256 / 4 = 64 per CPU; imbalance x n_all = min(256 x 4 - 256 x 2, 256 x 2 - 0) = 512 =
+    one task x 4 CPUs: one task, task 1, is pulled. One attempt, not failed, not dead."""
+    low = _lb_dom({0, 1}, [{0}, {1}], (LB_,))
+    high = _lb_dom(range(4), [{0, 1}, {2, 3}], (LB_, NI_))
+    system = _lb_system(4, [[low, high], [], [], []])
+    _lb_tasks(system, 2, 2, 0)
+    system.balancer.newidle(system.rqs[0])
+    assert _queued(system.rqs[0]) == [1]
+    assert _lb_counts(system) == (1, 0, 0)
+
+
+def test_newly_idle_attempts_with_nothing_queued_are_certain_failures():
+    """Four CPUs; CPU 0 has two newly-idle domains, {0}|{1} and {0,1}|{2,3}. CPUs 1 and 2 run one
+    task each, nothing is queued anywhere: each domain's attempt can pull nothing, so each counts
+    as an attempt, a failure and a certain ("dead") failure: (2, 2, 2); nothing moves."""
+    low = _lb_dom({0, 1}, [{0}, {1}], (LB_, NI_))
+    high = _lb_dom(range(4), [{0, 1}, {2, 3}], (LB_, NI_))
+    system = _lb_system(4, [[low, high], [], [], []])
+    _lb_tasks(system, 1, 1, 0)
+    _lb_tasks(system, 2, 1, 1)
+    system.balancer.newidle(system.rqs[0])
+    assert _lb_counts(system) == (2, 2, 2)
+    assert (system.rqs[0].nr_running, system.migrations) == (0, 0)
+
+
+def test_newly_idle_balancing_leaves_a_queue_of_one_task_even_when_it_waits():
+    """2.6.11 load_balance_newidle moves tasks only from a busiest queue with nr_running > 1.
+    Five CPUs, CPU 0's one domain has groups {0} | {2} | {1,3,4} (newly idle). CPU 1 runs task 0
+    with task 1 queued (something is movable in the span); CPU 2 holds task 2 queued but not yet
+    running (as a CPU does between a pull and its dispatch): nr_running 1. Loads: {2} 128 / 1 =
+    128, {1,3,4} 256 / 3 = 85: the busiest group is {2}; this 0, total 384 over 5 CPUs; imbalance
+    x 5 = min(128 x 5 - 384, 384 - 0) = 256 < 640, gap 128 < 256, power now min(128, 128) + 0 = 128,
+    after 0 + min(128, 0 + 128) = 128: no gain; newly idle, out_balanced still gives ({2}, 1). The
+    busiest queue, CPU 2, has one task: nothing is pulled, the attempt fails (not a certain one)."""
+    from simcore.models.numa.balancer import NEWLY_IDLE
+
+    d = _lb_dom(range(5), [{0}, {2}, {1, 3, 4}], (LB_, NI_))
+    system = _lb_system(5, [[d], [], [], [], []])
+    _lb_tasks(system, 1, 2, 0)
+    _lb_tasks(system, 2, 1, 2, dispatch=False)
+    bal = system.balancer
+    assert bal.find_busiest_group(0, bal.doms[0][0], NEWLY_IDLE) == ((2,), 1)
+    bal.newidle(system.rqs[0])
+    assert (system.rqs[0].nr_running, system.rqs[2].nr_running, system.migrations) == (0, 1, 0)
+    assert _lb_counts(system) == (1, 1, 0)

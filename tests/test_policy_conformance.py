@@ -221,3 +221,170 @@ def test_an_unknown_policy_is_bad_input_naming_the_known_ones(registry):
 def test_an_unknown_model_is_a_key_error():
     with pytest.raises(KeyError, match="'no-such-model'"):
         get_model("no-such-model")
+
+
+# -- how the numa balancer consults its policy and reads its domains ------------------------------
+# Scripted machines, sched domains and CPU-bound tasks as in test_numa_behaviour.py: loads are
+# instantaneous (nr_running x 128), new tasks stay on their parent's CPU, nothing is cache-hot.
+# A domain's first periodic attempt is due its interval after ``last``, which starts at minus
+# rebalance_tick's stagger, floor(HZ x cpu / ncpus) ticks with HZ = 1000 / tick, rounded up to a
+# tick (docs/linux26-scheduler.md, "Periodic balancing"); the machine's timers come before the
+# first task.
+def _sched_domain(span, groups, *, flags=("LOAD_BALANCE",), interval=(50, 50), imbalance_pct=125, name="cpu",
+                  **extra):
+    """A sched domain; ``interval`` is (min_interval, max_interval) in ms. ``extra`` fields (such as
+    the kernel's initial ``balance_interval``) make it an instance of a subclass carrying them."""
+    import dataclasses
+
+    from simcore.topology.domains import Domain
+
+    cls = Domain
+    if extra:
+        cls = dataclasses.make_dataclass("ExtraDomain", [(k, object, None) for k in extra], bases=(Domain,), frozen=True)
+    return cls(0, name, frozenset(span), tuple(frozenset(g) for g in groups), interval[0], interval[1], 1,
+               imbalance_pct, 0.0, 1, frozenset(flags), **extra)
+
+
+def _machine(*cpus_per_node):
+    from simcore.topology.machine import make_machine
+
+    n = len(cpus_per_node)
+    return make_machine("test", "scripted", list(cpus_per_node), [[10 if i == j else 20 for j in range(n)] for i in range(n)])
+
+
+@pytest.fixture
+def numa_run(monkeypatch):
+    """``numa_run(machine, domains, tasks, policy=None, **params) -> (result, pulls)``: tasks are
+    (created at ms, CPU, demand ms); ``policy``, an object to run instead of linux-2level;
+    ``pulls`` lists every migration as (time, from CPU, to CPU)."""
+    from simcore.models.numa import full_params, model, simulate
+    from simcore.models.numa.scheduler import NumaSystem
+    from simcore.models.numa.task import TaskSpec
+
+    pulls = []
+    pull = NumaSystem.pull
+
+    def spy_pull(self, task, src, dst):
+        pulls.append((self.now, src.cpu, dst.cpu))
+        pull(self, task, src, dst)
+
+    monkeypatch.setattr(NumaSystem, "pull", spy_pull)
+
+    def run(machine, domains, tasks, policy=None, **params):
+        if policy is not None:
+            monkeypatch.setattr(model, "make_policy", lambda name, params, streams: policy)
+        params = full_params({"topology": "scripted", "n_tasks": len(tasks), "memory_stall_fraction": 0.0,
+                              "placement": "parent", "load_average": "instant", "cache_hot_time_cpu": 0.0,
+                              "cache_hot_time_node": 0.0, "check_invariants": True, **params})
+        specs = [TaskSpec(i, float(at), 0, float(demand), cpu, False, i) for i, (at, cpu, demand) in enumerate(tasks)]
+        res = simulate(params, specs, "linux-2level", Streams(replication_seed(1, "scripted", 0, 0)),
+                       machine=machine, domains_for=lambda m, builder: domains)
+        return res, list(pulls)
+
+    return run
+
+
+def _recording_policy(periodic: bool = True):
+    """linux-2level that records every question: ("balances", cpu, level, kind),
+    ("imbalance_pct", cpu, level, default) and ("can_migrate", src, dst, level, kind); it answers
+    as linux-2level but says no to "periodic" when ``periodic`` is false."""
+    from simcore.models.numa.policies import Linux2Level
+
+    class Recording(Linux2Level):
+        def __init__(self):
+            super().__init__({"placement": "parent"}, rng())
+            self.calls = []
+
+        def balances(self, cpu, level, kind):
+            self.calls.append(("balances", cpu, level, kind))
+            return periodic or kind != "periodic"
+
+        def imbalance_pct(self, cpu, level, default):
+            self.calls.append(("imbalance_pct", cpu, level, default))
+            return default
+
+        def can_migrate(self, task, src, dst, level, kind, system):
+            self.calls.append(("can_migrate", src, dst, level, kind))
+            return True
+
+    return Recording()
+
+
+def test_numa_domains_ask_the_policy_about_their_own_cpu_level_and_kind(numa_run):
+    """Two nodes of two CPUs. CPU 0 has {0}|{1} (level 0, imbalance_pct 117) and {0,1}|{2,3}
+    (level 1, 125), both with newly-idle balancing; CPU 3 has {2}|{3} (level 0, 130) without it;
+    CPUs 1 and 2 have none. Building each domain, in CPU and level order, asks for its imbalance
+    threshold with its default, then whether it balances newly idle (only with BALANCE_NEWIDLE),
+    periodically while busy ("periodic": the policy says no) and so while idle ("idle")."""
+    low = _sched_domain({0, 1}, [{0}, {1}], flags=("LB", "NI"), imbalance_pct=117)
+    high = _sched_domain({0, 1, 2, 3}, [{0, 1}, {2, 3}], flags=("LB", "NI"), name="node")
+    other = _sched_domain({2, 3}, [{3}, {2}], imbalance_pct=130)
+    policy = _recording_policy(periodic=False)
+    numa_run(_machine(2, 2), [[low, high], [], [], [other]], [(0, 1, 10)], policy=policy)
+    asked = [c for c in policy.calls if c[0] != "can_migrate"]
+    assert asked == [("imbalance_pct", 0, 0, 117), ("balances", 0, 0, "newidle"), ("balances", 0, 0, "periodic"),
+                     ("balances", 0, 0, "idle"),
+                     ("imbalance_pct", 0, 1, 125), ("balances", 0, 1, "newidle"), ("balances", 0, 1, "periodic"),
+                     ("balances", 0, 1, "idle"),
+                     ("imbalance_pct", 3, 0, 130), ("balances", 3, 0, "periodic"), ("balances", 3, 0, "idle")]
+
+
+def test_numa_a_move_is_asked_of_the_policy_with_the_level_of_its_domain(numa_run):
+    """Two nodes of two CPUs; only CPU 2 balances: {2}|{3} (level 0, every 10 s) and {2,3}|{0,1}
+    (level 1, every 100 ms). Stagger: 4 CPUs, CPU 2 starts at last = -floor(1000 x 2 / 4) = -500,
+    so level 1 is overdue at t=0: it finds nothing (no task yet; its interval is at its maximum)
+    and sleeps. Two tasks start on CPU 0 at t=0; the second wakes the domain, next due at 100.
+    t=100: loads {2,3} 0 and {0,1} 256 over two CPUs each; the imbalance min(256 x 4 - 256 x 2,
+    256 x 2 - 0) / (128 x 4) is one task, and CPU 2, idle, pulls one from CPU 0. The policy is
+    asked once, for that move, with level 1 and kind "idle"."""
+    low = _sched_domain({2, 3}, [{2}, {3}], interval=(10000, 10000))
+    high = _sched_domain({0, 1, 2, 3}, [{2, 3}, {0, 1}], interval=(100, 100), name="node")
+    policy = _recording_policy()
+    _, pulls = numa_run(_machine(2, 2), [[], [], [low, high], []], [(0, 0, 1000), (0, 0, 1000)], policy=policy)
+    assert pulls == [(100.0, 0, 2)]
+    assert [c for c in policy.calls if c[0] == "can_migrate"] == [("can_migrate", 0, 2, 1, "idle")]
+
+
+@pytest.mark.parametrize("tick, cpus, cpu, interval, at", [
+    # HZ = 100: CPU 1 of 2 starts at -floor(100 x 1 / 2) = -50 ticks = -500 ms, due at 100
+    (10.0, 2, 1, 600, 100.0),
+    # HZ = 1000: CPU 2 of 3 starts at -floor(2000 / 3) = -666 ms, due at 34 (not 33)
+    (1.0, 3, 2, 700, 34.0),
+])
+def test_numa_each_cpus_first_attempt_is_staggered_by_whole_ticks(numa_run, tick, cpus, cpu, interval, at):
+    """One node; only CPU ``cpu`` balances, over one-CPU groups of the whole node with a fixed
+    interval. Two tasks start on CPU 0 at t=0 and CPU ``cpu``, idle, pulls one (0 against 256:
+    an imbalance of one task, or a gap of two tasks' load per CPU) at its first attempt."""
+    d = _sched_domain(range(cpus), [{c} for c in range(cpus)], interval=(interval, interval))
+    domains = [[d] if c == cpu else [] for c in range(cpus)]
+    _, pulls = numa_run(_machine(cpus), domains, [(0, 0, 1000), (0, 0, 1000)], tick=tick)
+    assert pulls[0] == (at, 0, cpu)
+
+
+def test_numa_a_domain_starts_at_its_initial_balance_interval(numa_run):
+    """A domain that carries the kernel's initial ``balance_interval`` (bi0) starts at it, not at
+    ``min_interval``: two CPUs, domain {0}|{1} of interval 10 to 1000 ms with bi0 = 600. CPU 1
+    (last -500) is first due at 100, where it pulls one of the two tasks started on CPU 0 at 0.
+    (From min_interval it would try at t=0, find nothing, and pull at 20.)"""
+    d = _sched_domain({0, 1}, [{0}, {1}], interval=(10, 1000), balance_interval=600)
+    _, pulls = numa_run(_machine(2), [[d], [d]], [(0, 0, 1000), (0, 0, 1000)])
+    assert pulls[0] == (100.0, 0, 1)
+
+
+def test_numa_a_domain_of_one_group_never_balances(numa_run):
+    """Both CPUs have the domain {0,1} with a single group {0,1} (load balancing and newly-idle
+    flags set): with no other group there is nothing to balance against (Linux drops such a
+    degenerate level), so no attempt of any kind is made in a run of three tasks on CPU 0."""
+    d = _sched_domain({0, 1}, [{0, 1}], flags=("LB", "NI"), interval=(10, 10))
+    res, pulls = numa_run(_machine(2), [[d], [d]], [(0, 0, 100), (0, 0, 100), (50, 0, 100)])
+    assert pulls == [] and res.metrics["lb_attempts"] == 0
+
+
+def test_numa_a_domain_without_balance_exec_is_not_used_for_placement(numa_run):
+    """Two nodes of one CPU, domain {0}|{1} with load balancing only (periodic balancing 10 s
+    away), placement by exec balancing. Task 0 starts alone on CPU 1, tasks 1-3 are created on
+    CPU 0: without an exec-balancing domain each stays on its parent's CPU, so tasks 1-3 get
+    node 0's memory. (With BALANCE_EXEC, task 3 would start on CPU 1: 128 x 112 < 384 x 100.)"""
+    d = _sched_domain({0, 1}, [{0}, {1}], interval=(10000, 10000), name="node")
+    res, _ = numa_run(_machine(1, 1), [[d], [d]], [(0, 1, 1000)] + [(0, 0, 1000)] * 3, placement="exec")
+    assert [t.home for t in res.tasks] == [1, 0, 0, 0]
