@@ -1,0 +1,11 @@
+"""Processor pool-based scheduling of fork-join parallel jobs on a NUMA multiprocessor (paper 003, Zhou and Brecht 1991).
+
+Modules: ``workload`` (the job stream: Poisson arrivals, bounded-geometric parallelism),
+``system`` (pools, round-robin run queues, overheads, the jobs' phases), ``policies`` (where a
+job's threads go and how many there are) and ``model`` (parameters, metrics, runs).
+"""
+
+from simcore.models.pools import policies  # noqa: F401  (registers the policies)
+from simcore.models.pools.model import CONSTRAINTS, METRICS, PARAMETERS, full_params, run_replication, simulate
+
+__all__ = ["CONSTRAINTS", "METRICS", "PARAMETERS", "full_params", "run_replication", "simulate"]

@@ -1,0 +1,410 @@
+"""The processor-pool model (zhou91): every decision rule on a scripted scenario derived by hand,
+the workload's distribution, the M/G/P limit, and the invariants of a run."""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+import pytest
+
+from simcore.core.engine import Engine
+from simcore.core.rng import Streams, replication_seed
+from simcore.errors import InputError
+from simcore.models.pools import full_params, model, simulate
+from simcore.models.pools import system as pool_system
+from simcore.models.pools.system import PoolSystem, Thread
+from simcore.models.pools.workload import (Job, JobStream, arrival_rate, expected_minimum_response, geometric_q,
+                                           parallelism_pmf, round_half_up, thread_demands, truncated_mean)
+from simcore.models.registry import get_policy
+from simcore.stats.warmup import mser_truncation
+
+NO_OVERHEADS = {"in_pool_factor": 0.0, "spanning_factor": 0.0, "contention_factor": 0.0, "cache_cost": 0.0}
+
+
+def make(policy: str = "limited-spanning", **params):
+    """A PoolSystem on a fresh engine (D = 2 unless given: placement tests hand d to the policy);
+    finished jobs collect in ``.finished_jobs``."""
+    full = full_params({"mean_parallelism": 2.0, **params})
+    done = []
+    system = PoolSystem(Engine(), full, get_policy("pools", policy)(full, np.random.default_rng(0)), done.append)
+    system.finished_jobs = done
+    return system
+
+
+def occupy(system, pool: int, n: int) -> None:
+    """Mark ``n`` processors of ``pool`` busy (taken from its idle heap) with running threads."""
+    for _ in range(n):
+        heapq.heappop(system.pools[pool].idle)
+        system.pools[pool].active += 1
+
+
+def job(index=0, arrival=0.0, d=1, u=None) -> Job:
+    return Job(index, arrival, d, np.zeros(d) if u is None else np.asarray(u, dtype=float))
+
+
+def run_jobs(system, jobs) -> None:
+    for j in jobs:
+        system.engine.call(j.arrival, system.arrive, j)
+    system.engine.run()
+
+
+# -- the workload ---------------------------------------------------------------------------------
+
+def test_the_arrival_rate_is_the_papers_0_0178():
+    """60 x 60% / (10 + 100 x 20 + 10) = 36 / 2020 = 0.017822 jobs per unit (section 2)."""
+    rate = arrival_rate(full_params({}))
+    assert rate == pytest.approx(36 / 2020, rel=1e-12)
+    assert round(rate, 4) == 0.0178
+
+
+def test_the_bounded_geometric_has_the_true_mean_and_the_papers_tail_shares():
+    """P = 60, D = 20: the truncated pmf has mean 20; 15.7% of jobs have d <= 4 (12.0% d < 4, the
+    paper's 'd < 4' is the d <= 4 share) and about 6% have d in 50..60."""
+    pmf = parallelism_pmf(20.0, 60)
+    k = np.arange(1, 61)
+    assert pmf.sum() == pytest.approx(1.0) and (k * pmf).sum() == pytest.approx(20.0, abs=1e-9)
+    assert round(pmf[:4].sum(), 3) == 0.157 and round(pmf[:3].sum(), 3) == 0.120
+    assert round(pmf[49:].sum(), 2) == 0.06
+
+
+def test_the_drawn_parallelism_matches_its_distribution_within_sampling_error():
+    """200 000 draws of the stream (redrawn above P): the mean and both tail shares lie within 4
+    standard errors of the exact values."""
+    stream = JobStream(full_params({}), Streams(replication_seed(3, "geo", 0, 0)))
+    d = np.array([stream._d() for _ in range(200_000)])
+    assert d.min() >= 1 and d.max() <= 60
+    n = len(d)
+    assert abs(d.mean() - 20.0) < 4 * d.std() / math.sqrt(n)
+    for share, exact in (((d <= 4).mean(), 0.15688), (((d >= 50) & (d <= 60)).mean(), parallelism_pmf(20.0, 60)[49:].sum())):
+        assert abs(share - exact) < 4 * math.sqrt(exact * (1 - exact) / n)
+
+
+def test_the_geometric_parameter_and_its_domain():
+    """D = 1 is the point mass (q = 1); the mean of a parallelism bounded by P stays below (P + 1) / 2."""
+    assert geometric_q(1.0, 60) == 1.0 and parallelism_pmf(1.0, 5).tolist() == [1, 0, 0, 0, 0]
+    assert truncated_mean(geometric_q(10.0, 60), 60) == pytest.approx(10.0, abs=1e-9)
+    for bad in (0.5, 30.5, 40.0):
+        with pytest.raises(InputError, match="mean_parallelism"):
+            geometric_q(bad, 60)
+    with pytest.raises(InputError, match="mean_parallelism < \\(processors \\+ 1\\) / 2"):
+        full_params({"processors": 20, "mean_parallelism": 20.0})
+    with pytest.raises(InputError, match="pool_size divides processors"):
+        full_params({"pool_size": 7})
+
+
+def test_thread_demands_split_the_para_work_over_the_actual_threads():
+    """d = 4 split over a = 2: base 100 x 4 / 2 = 200, each 200 + 10 u_i; the first a spreads are used."""
+    assert thread_demands(full_params({}), 4, 2, np.array([0.5, -1.0, 0.9, 0.9])) == [205.0, 190.0]
+
+
+def test_the_minimum_response_is_init_plus_the_expected_longest_thread_plus_final():
+    """With D = 1 every job has one U(90, 110) thread: 10 + 100 + 10 = 120. With D = 20 the
+    expected max of d uniforms, 90 + 20 d / (d + 1), averaged over d: 127.9 (the paper: about
+    127), which a Monte Carlo of the stream's own draws confirms within sampling error."""
+    assert expected_minimum_response(full_params({"mean_parallelism": 1.0})) == pytest.approx(120.0)
+    params = full_params({})
+    exact = expected_minimum_response(params)
+    assert 127.5 < exact < 128.5
+    stream = JobStream(params, Streams(replication_seed(5, "min", 0, 0)))
+    samples = []
+    for _ in range(20_000):
+        j = stream.next()
+        samples.append(20.0 + max(thread_demands(params, j.d, j.d, j.u)))
+    s = np.array(samples)
+    assert abs(s.mean() - exact) < 4 * s.std() / math.sqrt(len(s))
+
+
+def test_round_is_half_up():
+    assert [round_half_up(x) for x in (0.49, 0.5, 1.5, 2.5, 2.49)] == [0, 1, 2, 3, 2]
+
+
+# -- placement ---------------------------------------------------------------------------------------
+
+def test_the_papers_placement_example_3_and_7():
+    """Section 3.2: two 10-processor candidate pools with 2 and 6 idle processors, d = 20,
+    G = 0.5: a = min(20, max(8, 10, 1)) = 10; 8 threads take the idle processors, the other two
+    balance the loads (10 and 10, then one each): 3 and 7 threads, 11 active in each pool."""
+    system = make("limited-spanning", processors=20, pool_size=10)
+    occupy(system, 0, 8)
+    occupy(system, 1, 4)
+    # limited: x = round(0.8 x 20 / 10) = 2 pools
+    assert system.policy.place(20, 0, system) == (10, [(0, 3), (1, 7)])
+
+
+def test_candidates_start_at_home_then_follow_load_and_stop_once_idle_processors_suffice():
+    """Four pools of 5 with 3, 1, 4, 1 busy: home 2, then pools 1 and 3 (load 1, by index), then 0.
+    d = 5: pool 2 has 1 idle, pool 1 adds 4: 5 >= d, the walk stops there."""
+    system = make("unlimited-spanning", processors=20, pool_size=5)
+    for q, n in enumerate((3, 1, 4, 1)):
+        occupy(system, q, n)
+    assert system.policy.candidates(5, 2, system) == [2, 1]
+    assert system.policy.place(5, 2, system) == (5, [(2, 1), (1, 4)])
+    assert system.policy.candidates(9, 2, system) == [2, 1, 3]     # 1 + 4 + 4 = 9
+    assert system.policy.candidates(30, 2, system) == [2, 1, 3, 0]
+
+
+def test_no_spanning_keeps_every_thread_at_home():
+    """No spanning, unrestricted: d = 8 in a home pool of 5 with 2 idle: all 8 there (2 run, 6 queue)."""
+    system = make("no-spanning-unrestricted", processors=20, pool_size=5)
+    occupy(system, 1, 3)
+    assert system.policy.place(8, 1, system) == (8, [(1, 8)])
+
+
+@pytest.mark.parametrize("F, d, p, P, pools", [
+    (0.8, 20, 10, 60, 2),    # round(1.6) = 2
+    (0.8, 6, 10, 60, 1),     # round(0.48) = 0 < 1: one pool
+    (0.5, 10, 2, 60, 3),     # round(2.5) = 3, half up
+    (0.8, 60, 10, 60, 5),    # round(4.8) = 5
+    (2.0, 60, 10, 60, 6),    # 12 > P/p = 6: all pools
+    (0.0, 60, 5, 60, 1),     # F = 0 is no spanning
+])
+def test_limited_spanning_allows_round_F_d_over_p_pools(F, d, p, P, pools):
+    policy = get_policy("pools", "limited-spanning")({"spanning_control": F}, np.random.default_rng(0))
+    assert policy.allowed_pools(d, p, P // p) == pools
+
+
+def test_the_other_spannings_allow_one_pool_or_all():
+    rng = np.random.default_rng(0)
+    assert get_policy("pools", "no-spanning")({}, rng).allowed_pools(60, 5, 12) == 1
+    assert get_policy("pools", "unlimited-spanning")({}, rng).allowed_pools(1, 5, 12) == 12
+
+
+@pytest.mark.parametrize("G, d, idle, a", [
+    (0.5, 20, 3, 10),     # max(3, 10, 1)
+    (0.5, 20, 15, 15),    # the idle processors
+    (0.5, 20, 25, 20),    # never above d
+    (0.0, 20, 0, 1),      # at least one thread
+    (0.5, 5, 0, 3),       # ceil(2.5)
+    (1.0, 7, 0, 7),       # G = 1 is unrestricted
+])
+def test_restricted_parallelism(G, d, idle, a):
+    policy = get_policy("pools", "limited-spanning")({"parallelism_control": G}, np.random.default_rng(0))
+    assert policy.parallelism(d, idle) == a
+
+
+def test_unrestricted_parallelism_is_d():
+    policy = get_policy("pools", "limited-spanning-unrestricted")({}, np.random.default_rng(0))
+    assert policy.parallelism(20, 0) == 20
+
+
+# -- the machine -------------------------------------------------------------------------------------
+
+def test_the_home_pool_is_the_least_loaded_lowest_numbered():
+    system = make(processors=30, pool_size=10)
+    occupy(system, 0, 2)
+    state = system.arrive(job())
+    assert state.home == 1 and system.pools[1].active == 1
+
+
+def test_para_threads_are_inflated_by_in_pool_and_spanning_overheads():
+    """P = 60 in pools of 30 (> p0 = 10): w = 0.005 x 20 = 0.1. A d = 2 job at home in pool 0,
+    which has one idle processor, spans pools 0 and 1 (unlimited): s = 0.01 x (2 - 1) x 30 = 0.3.
+    Its threads, 100 + 10 x 0.5 and 100 - 10 x 0.5, need 105 x 1.4 = 147 and 95 x 1.4 = 133; the
+    master sleeps, so pool 0 counts 29 busy + 1 thread."""
+    system = make("unlimited-spanning", processors=60, pool_size=30)
+    occupy(system, 0, 29)
+    state = pool_system.JobState(job(d=2, u=[0.5, -0.5]))
+    state.home = 0
+    system.fork(state)
+    assert (state.a, state.k) == (2, 2)
+    lefts = sorted(t.left for t in system.on_cpu if t is not None)
+    assert lefts == pytest.approx([133.0, 147.0])
+    assert system.on_cpu[29].left == pytest.approx(147.0) and system.pools[0].active == 30
+    assert system.pools[1].active == 1
+
+
+def test_no_in_pool_overhead_up_to_p0():
+    """Pools of 10 = p0: w = 0; one pool used: s = 0; demand 100 x 1 / 1 + 0 = 100."""
+    system = make("no-spanning", processors=60, pool_size=10, spanning_factor=0.5)
+    state = pool_system.JobState(job(d=1))
+    state.home = 3
+    system.fork(state)
+    assert [t.left for t in system.on_cpu if t is not None] == [100.0]
+
+
+def test_switch_costs():
+    """Pools of 30, p0 = 10: contention 0.003 x 20 = 0.06. A fresh processor or another job's
+    thread: + c = 0.005; the same job's thread: + t c = 0.00125."""
+    system = make(processors=60, pool_size=30)
+    a, b = pool_system.JobState(job(0)), pool_system.JobState(job(1))
+    ta, tb = Thread(a, 1.0, 0, False), Thread(b, 1.0, 0, False)
+    assert system.switch_cost(0, ta) == pytest.approx(0.065)
+    system.last_job[0] = a
+    assert system.switch_cost(0, ta) == pytest.approx(0.06125)
+    assert system.switch_cost(0, tb) == pytest.approx(0.065)
+    small = make(processors=60, pool_size=10)
+    assert small.switch_cost(0, ta) == pytest.approx(0.005)
+
+
+def test_a_job_alone_runs_its_phases_back_to_back_with_switches_only_between_them():
+    """One processor, c = 1, t = 0.5, no contention (p <= p0). INIT on a fresh processor: switch 1,
+    work [1, 11); PARA (same job): 0.5, [11.5, 111.5), ten slices of 10 with nobody waiting, so no
+    switch; FINAL: 0.5, [112, 122). Response 122, three switches."""
+    system = make("no-spanning", processors=1, pool_size=1, mean_parallelism=1.0, cache_cost=1.0,
+                  cache_fraction=0.5, contention_factor=0.0)
+    run_jobs(system, [job()])
+    (state,) = system.finished_jobs
+    assert state.done_at == pytest.approx(122.0) and system.switches == 3
+
+
+def test_round_robin_of_two_jobs_on_one_processor():
+    """One processor, T = 10, no overheads; A arrives at 0, B at 5, both d = 1 (demands 10, 100, 10).
+    A's INIT [0, 10); B's INIT [10, 20) (the freed processor takes the queue's head before A's PARA
+    is queued); A's PARA from 20, then PARA slices alternate every 10 (B from 30), A's tenth slice
+    ends at 210, B's last 10 run [210, 220); FINALs: A [220, 230), B [230, 240). Responses 230 and
+    235; 2 + 19 + 3 = 24 switches."""
+    system = make("no-spanning", processors=1, pool_size=1, mean_parallelism=1.0, **NO_OVERHEADS)
+    run_jobs(system, [job(0, 0.0), job(1, 5.0)])
+    done = {s.job.index: s.done_at - s.job.arrival for s in system.finished_jobs}
+    assert done == pytest.approx({0: 230.0, 1: 235.0}) and system.switches == 24
+
+
+def test_threads_spread_over_pools_and_final_runs_at_home():
+    """Two pools of 2, no overheads, d = 4 (unlimited, restricted: a = min(4, max(4, 2, 1)) = 4).
+    INIT [0, 10) on CPU 0 (pool 0, home); the four threads take all four processors [10, 110);
+    FINAL runs in pool 0 [110, 120). Response 120, A = 4, two pools."""
+    system = make("unlimited-spanning", processors=4, pool_size=2, mean_parallelism=2.0, **NO_OVERHEADS)
+    cpus = []
+    original = system.dispatch
+
+    def dispatch(cpu, thread):
+        cpus.append((cpu, thread.master))
+        original(cpu, thread)
+
+    system.dispatch = dispatch
+    run_jobs(system, [job(d=4)])
+    (state,) = system.finished_jobs
+    assert state.done_at == pytest.approx(120.0) and (state.a, state.k) == (4, 2)
+    assert cpus[0] == (0, True) and sorted(cpus[1:5]) == [(0, False), (1, False), (2, False), (3, False)]
+    assert cpus[5][1] is True and cpus[5][0] in (0, 1)
+
+
+# -- a whole run ---------------------------------------------------------------------------------
+
+class CheckedSystem(PoolSystem):
+    """A PoolSystem that checks its invariants after every event and every job's completion."""
+
+    def _slice_end(self, cpu):
+        super()._slice_end(cpu)
+        check_invariants(self)
+
+    def enqueue(self, thread):
+        super().enqueue(thread)
+        check_invariants(self)
+
+
+def check_invariants(system) -> None:
+    """No processor runs two threads and no thread is in two places; loads count what runs and waits."""
+    running = [t for t in system.on_cpu if t is not None]
+    queued = [t for pool in system.pools for t in pool.queue]
+    assert len({id(t) for t in running + queued}) == len(running) + len(queued)
+    assert system.busy == len(running)
+    for pool in system.pools:
+        on = [c for c in pool.procs if system.on_cpu[c] is not None]
+        assert pool.active == len(on) + len(pool.queue)
+        assert sorted(pool.idle) == sorted(set(pool.procs) - set(on))
+        assert all(t.pool == pool.index for t in pool.queue)
+        assert not pool.queue or not pool.idle
+
+
+def test_invariants_hold_and_jobs_finish_after_all_their_threads(monkeypatch):
+    """A loaded run (small pools, spanning, overheads): after every event no processor holds two
+    threads, no thread is both queued and running, and a job ends only once all its a threads have."""
+    counts: dict[int, int] = {}
+
+    class Counting(CheckedSystem):
+        def finished(self, thread):
+            state = thread.job
+            if not thread.master:
+                counts[state.job.index] = counts.get(state.job.index, 0) + 1
+            elif state.phase != pool_system.INIT:
+                assert counts.get(state.job.index, 0) == state.a and state.running == 0
+            PoolSystem.finished(self, thread)
+
+    monkeypatch.setattr(model, "PoolSystem", Counting)
+    params = full_params({"processors": 20, "pool_size": 5, "mean_parallelism": 6.0, "load": 0.8, "jobs": 150,
+                          "time_slice": 5.0})
+    run = simulate(params, "limited-spanning", Streams(replication_seed(2, "inv", 0, 0)))
+    assert len(run.jobs) == 150 and all(s.done_at > s.job.arrival for s in run.jobs)
+    assert run.metrics["spanning_share"] > 0
+
+
+def test_lazy_slices_change_nothing():
+    """Not simulating slice ends while nobody waits gives the same run as simulating every one
+    (single-thread jobs: no two processors share a slice boundary, so no tie decides an order)."""
+    params = full_params({"processors": 4, "pool_size": 2, "mean_parallelism": 1.0, "time_slice": 3.0,
+                          "jobs": 400, "load": 0.7})
+    runs = []
+    for lazy in (True, False):
+        PoolSystem.lazy = lazy
+        try:
+            runs.append(simulate(params, "unlimited-spanning", Streams(replication_seed(1, "lazy", 0, 0))))
+        finally:
+            PoolSystem.lazy = True
+    (a, b) = runs
+    assert [s.done_at for s in a.jobs] == pytest.approx([s.done_at for s in b.jobs], rel=1e-12)
+    assert a.metrics["events"] < b.metrics["events"]
+
+
+def erlang_c_response(c: int, lam: float, mean_service: float) -> float:
+    """Mean response of M/M/c: E[S] + C(c, a) E[S] / (c (1 - rho)), C the Erlang C probability."""
+    a = lam * mean_service
+    rho = a / c
+    below = sum(a ** k / math.factorial(k) for k in range(c))
+    top = a ** c / math.factorial(c) / (1 - rho)
+    return mean_service + top / (below + top) * mean_service / (c * (1 - rho))
+
+
+def test_one_pool_without_overheads_and_d_1_is_the_m_g_p_processor_sharing_queue():
+    """D = 1, one pool of P = 2, no overheads, T = 1 against jobs of 120 units: each job is one
+    thread at a time, served round robin, close to processor sharing with at most P servers
+    busy, a symmetric queue, insensitive: its mean response is M/M/2's, 120 + C(2, 1.2) x 120 /
+    (2 x 0.4) = 187.5 (Erlang C). Eight replications of 4000 jobs agree within 4 standard errors
+    plus the round-robin quantum."""
+    params = full_params({"processors": 2, "pool_size": 2, "mean_parallelism": 1.0, "time_slice": 1.0,
+                          "jobs": 4000, **NO_OVERHEADS})
+    exact = erlang_c_response(2, arrival_rate(params), 120.0)
+    assert exact == pytest.approx(187.5)
+    means = np.array([simulate(params, "no-spanning", Streams(replication_seed(11, "mgp", 0, r))).metrics["mean_response"]
+                      for r in range(8)])
+    se = means.std(ddof=1) / math.sqrt(len(means))
+    assert abs(means.mean() - exact) < 4 * se + params["time_slice"]
+
+
+def test_without_overheads_the_utilisation_is_the_load():
+    """Work is conserved: with no overheads the busy share of the processors is L (0.6) within
+    sampling error over six replications."""
+    params = full_params({"processors": 20, "pool_size": 20, "mean_parallelism": 5.0, "jobs": 1500, **NO_OVERHEADS})
+    u = np.array([simulate(params, "no-spanning", Streams(replication_seed(4, "u", 0, r))).metrics["utilization"]
+                  for r in range(6)])
+    assert abs(u.mean() - 0.6) < 4 * u.std(ddof=1) / math.sqrt(len(u))
+
+
+def test_policies_see_the_same_jobs_and_runs_repeat():
+    params = full_params({"processors": 20, "pool_size": 5, "mean_parallelism": 4.0, "jobs": 100})
+    s = Streams(replication_seed(9, "crn", 0, 0))
+    a = simulate(params, "no-spanning", s)
+    b = simulate(params, "unlimited-spanning", s)
+    assert [x.job.d for x in a.jobs] == [x.job.d for x in b.jobs]
+    assert [x.job.arrival for x in a.jobs] == [x.job.arrival for x in b.jobs]
+    again = model.run_replication({"processors": 20, "pool_size": 5, "mean_parallelism": 4.0, "jobs": 100},
+                                  ["no-spanning"], Streams(replication_seed(9, "crn", 0, 0)))
+    assert again["no-spanning"] == a.metrics
+
+
+# -- the warm-up rule --------------------------------------------------------------------------------
+
+def test_mser_5_deletes_a_biased_start():
+    """Batches of 5: [100] then nine of 10. Keeping batch 1 gives a positive spread, deleting it
+    none: MSER(1) = 0 is the first minimum, 5 observations go."""
+    assert mser_truncation([100.0] * 5 + [10.0] * 45) == 5
+    assert mser_truncation([7.0] * 50) == 0
+
+
+def test_mser_5_stops_at_half_the_batches():
+    """A steadily falling series: MSER(d) = 25 (n^2 - 1) / (12 n) over the n = m - d batches
+    left grows with n, so the deepest allowed cut, m / 2 = 5 batches, 25 observations."""
+    assert mser_truncation(list(range(50, 0, -1))) == 25
+    assert mser_truncation([1.0, 2.0, 3.0]) == 0
