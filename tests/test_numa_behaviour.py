@@ -19,6 +19,7 @@ Timing facts the derivations use (docs/linux26-scheduler.md, "Periodic balancing
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import pytest
@@ -1216,6 +1217,179 @@ def test_sleeping_domains_woken_together_fire_in_cpu_order(scenario, monkeypatch
     domains = [[d] if c in (9, 17) else [] for c in range(18)]
     out = scenario(one_node(18), domains, [T(10, 2, 1000), T(20, 2, 30), T(140, 2, 1000)])
     assert out.pulls[:2] == [(100.0, 1, 2, 9), (200.0, 2, 2, 9)]
+
+
+# -- timing boundaries: a due tick that coincides with an event ------------------------------------
+@pytest.fixture
+def fire_limit(monkeypatch):
+    """``fire_limit(n)``: the balancing timers may fire at most ``n`` times in all (a CPU whose
+    timer re-arms at the instant it fired would otherwise loop for ever at one instant)."""
+    def limit(n: int) -> None:
+        fire, calls = Balancer.fire, [0]
+
+        def counted(self, cpu):
+            calls[0] += 1
+            if calls[0] > n:
+                raise RuntimeError(f"balancing timers fired more than {n} times")
+            fire(self, cpu)
+
+        monkeypatch.setattr(Balancer, "fire", counted)
+    return limit
+
+
+@pytest.mark.parametrize("sleeps", [True, False])
+def test_an_interval_far_below_a_tick_balances_once_a_tick(scenario, monkeypatch, fire_limit, sleeps):
+    """tick 1 ms; CPU 0 balances {0}|{1} with an interval of 1e-12 ms (any positive interval is
+    valid): rebalance_tick's interval is at least one tick, so CPU 0 tries once a tick, at 1, 2,
+    ..., 10 (its last balance starts at 0, the first attempt is due one tick later). Task 0 runs
+    on CPU 1 from 0 to 10: every attempt finds one task on a one-CPU group, balanced (and the
+    domain sure to be so): 10 attempts, all failed, none live. The timers fire at most 10 times.
+    The same with every attempt made for real."""
+    monkeypatch.setattr(Balancer, "sleeps", sleeps)
+    fire_limit(10)
+    d = dom({0, 1}, [{0}, {1}], interval=(1e-12, 1e-12))
+    out = scenario(one_node(2), [[d], []], [T(0, 1, 10)])
+    m = out.metrics
+    assert (m["lb_attempts"], m["lb_failed"], m["lb_attempts_live"]) == (10, 10, 0)
+
+
+@pytest.mark.parametrize("sleeps", [True, False])
+def test_an_overdue_attempt_due_at_the_instant_the_run_ends_is_counted(scenario, monkeypatch, sleeps):
+    """CPU 0 balances {0}|{1} every 10 ms idle, 100 x 10 = 1000 ms busy; task 0 (55 ms), the only
+    one, runs on CPU 0 from 0. t=10: CPU 0 busy, its busy attempt is not due until 1000. t=55:
+    task 0 ends, and with it the run; CPU 0 goes idle and its idle attempt (due at 10) is overdue:
+    the kernel makes it at the next tick, t=55 itself (a tick boundary), which is the end of the
+    run. The model's timer for it is set after the end, so it never fires: the run's close counts
+    the attempt (balanced: nothing runs anywhere): 1 attempt, failed, not live. The same with
+    every attempt made for real."""
+    monkeypatch.setattr(Balancer, "sleeps", sleeps)
+    d = dom({0, 1}, [{0}, {1}], interval=(10, 10), busy_factor=100)
+    out = scenario(one_node(2), [[d], []], [T(0, 0, 55)])
+    m = out.metrics
+    assert (m["lb_attempts"], m["lb_failed"], m["lb_attempts_live"]) == (1, 1, 0)
+
+
+@pytest.mark.parametrize("sleeps", [True, False])
+def test_an_awake_domain_of_a_cpu_idle_for_part_of_a_tick_keeps_its_busy_attempts(scenario, monkeypatch, sleeps):
+    """tick 10 ms, three CPUs; CPU 0 alone balances: low = {0}|{1} every 50 ms (busy factor 1),
+    high = {0}|{1,2} every 20 ms idle, 5 x 20 = 100 ms busy. Task 0 (200 ms) runs on CPU 2, task
+    1 runs on CPU 0 from 0 to 55, task 2 on CPU 0 from 57 to 137; the run ends at 200.
+    high is never sure to be balanced (CPU 2, in its other group of two CPUs, runs a task) and
+    each attempt finds it balanced: {1,2} at 128/2 = 64 against CPU 0's 128 (busy) or 0 (idle,
+    average 128/3: imbalance 42.7 and gap 64 below one task, no power gain (128 before and
+    after), busiest not above 128). low sleeps after its first attempt (nothing runs on CPU 1).
+    t=20: busy, nothing due (low 50, high 100). t=50: low tries (busy) and sleeps.
+    t=55: CPU 0 idle; high's idle attempt (due 20) is overdue: next tick, 60. t=57: busy again.
+    t=60: busy: high's busy attempt is due at 0 + 100 = 100, not now. t=100: high tries (busy).
+    t=137: idle: low's busy attempt at 100 is counted; high's idle attempt (due 120) is overdue:
+    next tick, 140. high then tries at 140, 160, 180 and, with CPU 2 just emptied, at 200 (sure to
+    be balanced: it sleeps); the run's close counts low's idle attempts at 150 and 200.
+    Attempts: low 50, 100, 150, 200 (certain failures), high 100, 140, 160, 180 (live), 200
+    (certain): 9, all failed, 4 live. (Moving high's last balance to 60 - 20 = 40 as CPU 0 went
+    idle at 55 would put its busy attempt at 140 instead of 100: 8 attempts, 3 live.) The same
+    with every attempt made for real."""
+    monkeypatch.setattr(Balancer, "sleeps", sleeps)
+    low = dom({0, 1}, [{0}, {1}], interval=(50, 50))
+    high = dom({0, 1, 2}, [{0}, {1, 2}], interval=(20, 20), busy_factor=5)
+    out = scenario(one_node(3), [[low, high], [], []], [T(0, 2, 200), T(0, 0, 55), T(57, 0, 80)], tick=10.0)
+    assert out.pulls == []
+    m = out.metrics
+    assert (m["lb_attempts"], m["lb_failed"], m["lb_attempts_live"]) == (9, 9, 4)
+
+
+# At 2e7 ms (5.6 hours) a double's resolution, 3.7e-9 ms, is coarser than the model's 1e-9 ms
+# rounding tolerance (t + 1e-9 == t): every comparison of tick times is then exact, and an
+# event that falls on a due tick must be ordered right without the tolerance's help.
+LATE = 20_000_000.0
+
+
+def test_an_attempt_due_as_a_sleeping_domain_wakes_late_in_a_run_was_made_before_the_wake(scenario, fire_limit):
+    """tick 1 ms; CPU 0 alone balances {0}|{1}, every 100 ms (busy factor 1); L = 2e7 ms.
+    t=100: CPU 0's first attempt finds nothing running: sure to be balanced, it sleeps.
+    L+150: task 0 (10 ms) starts on CPU 0: the sleeping attempts at 200, 300, ..., L+100 are
+    counted (L/100 = 200000), last balance L+100. L+160: task 0 ends; nothing is due.
+    L+170: task 1 (1000 ms) starts on CPU 1. L+200: task 2 (1000 ms) queues on CPU 1, which wakes
+    CPU 0's domain: its attempt due at L+200, now, was made before the wake (balanced: one task on
+    CPU 1) and is counted: 200002 attempts, all failed and certain. Next due at L+300.
+    L+270: task 1's 100 ms slice ends, it goes to the expired array, task 2 runs.
+    L+300: CPU 0 finds 0 against 256: one task, the expired task 1. (Waking without counting the
+    attempt at L+200 would make it after task 2's creation and pull task 2 at L+200.)
+    CPU 0's timer fires twice only, at 100 and L+300 (after the pull nothing can move: it sleeps)."""
+    fire_limit(100)
+    d = dom({0, 1}, [{0}, {1}], interval=(100, 100))
+    out = scenario(one_node(2), [[d], []], [T(LATE + 150, 0, 10), T(LATE + 170, 1, 1000), T(LATE + 200, 1, 1000)])
+    assert out.counts[-1] == (LATE + 200, 2, 200002, 200002, 200002)
+    assert out.pulls[0] == (LATE + 300, 1, 1, 0)
+
+
+def test_an_idle_attempt_due_as_the_cpu_turns_busy_late_in_a_run_is_made_idle(scenario):
+    """tick 1 ms; CPU 0 alone balances {0}|{1}, every 100 ms idle, 2 x 100 = 200 ms busy; L = 2e7 ms.
+    t=100: CPU 0's first attempt finds nothing running: sure to be balanced, it sleeps.
+    L+150: task 0 (10 ms) starts on CPU 0: its idle attempts at 200, ..., L+100 are counted
+    (200000), last balance L+100. L+160: idle again; nothing due (idle L+200, busy L+300).
+    L+200: task 1 (950 ms) starts on CPU 0: the idle attempt due now was made while CPU 0 was
+    still idle and is counted: 200002. CPU 0 is busy until L+1150: busy attempts at L+400, 600,
+    800, 1000 (counted as it goes idle); its idle attempt (due L+1100) is then overdue: made at
+    the next tick, L+1150, the end of the run, and counted by the close. 200007 attempts, all
+    failed and certain. (Not counting the idle attempt at L+200 would leave the busy attempts at
+    L+300, ..., L+1100 and the next idle one at L+1200, after the end: 200006.)"""
+    d = dom({0, 1}, [{0}, {1}], interval=(100, 100), busy_factor=2)
+    out = scenario(one_node(2), [[d], []], [T(LATE + 150, 0, 10), T(LATE + 200, 0, 950)])
+    assert out.counts[-1] == (LATE + 200, 1, 200002, 200002, 200002)
+    m = out.metrics
+    assert (m["lb_attempts"], m["lb_failed"], m["lb_attempts_live"]) == (200007, 200007, 0)
+
+
+@pytest.mark.parametrize("sleeps", [True, False])
+def test_a_timer_due_at_the_tick_it_would_be_rearmed_for_keeps_its_place(scenario, monkeypatch, fire_limit, sleeps):
+    """tick 1 ms; CPU 0 alone balances {0}|{1}, every 10 ms idle, 2000000 x 10 ms = L = 2e7 ms
+    busy; timeslices of 1e9 ms (no slice ends). Task 0 (L - 0.5 ms) runs on CPU 0 from 0; task 1
+    (L + 1000 ms) on CPU 1 from 20; task 2 (1000 ms) is created on CPU 1 at L (its creation
+    scheduled at 20, by task 1's).
+    t=10: CPU 0 busy, its attempt not due until L: the timer is set (at 10) for L.
+    L-0.5: task 0 ends: CPU 0's idle attempt (due at 10) is overdue, made at the next tick, L, for
+    which the timer is already set: it stays, ahead of task 2's creation.
+    L: CPU 0 (idle) finds CPU 1 with one task: balanced (imbalance 64, gap 128, no power gain,
+    the busiest not above 128), failed, certain. Task 2 then queues on CPU 1 (and wakes the
+    sleeping domain: nothing due before L+10).
+    L+10: 0 against 256: one task, task 2 (queued), which runs on CPU 0 until L+1010; task 1 ends
+    at L+1020. Attempts at L+1010 and L+1020 (the last just before the end) are certain failures:
+    4 attempts, 3 failed, 1 live. (Re-arming the timer for L at L-0.5 would put it behind task 2's
+    creation and pull task 2 at L.) The same with every attempt made for real."""
+    monkeypatch.setattr(Balancer, "sleeps", sleeps)
+    fire_limit(100)
+    d = dom({0, 1}, [{0}, {1}], interval=(10, 10), busy_factor=2_000_000)
+    out = scenario(one_node(2), [[d], []], [T(0, 0, LATE - 0.5), T(20, 1, LATE + 1000), T(LATE, 1, 1000)],
+                   def_timeslice=1e9)
+    assert out.pulls == [(LATE + 10, 2, 1, 0)]
+    m = out.metrics
+    assert (m["lb_attempts"], m["lb_failed"], m["lb_attempts_live"]) == (4, 3, 1)
+
+
+@pytest.mark.parametrize("sleeps", [True, False])
+def test_an_idle_attempt_due_as_the_cpu_goes_idle_is_made_on_its_own_tick(scenario, monkeypatch, sleeps):
+    """tick 0.1 ms, which a double does not hold exactly. CPU 0 balances {0}|{1}, interval
+    999.85 ms: 9999 ticks (999.9 ms) idle; busy factor 10: 99985 ticks busy. Its idle attempts
+    fall at 9999 k ticks; the 2521st, at X = 25207479 ticks = 2520747.9 ms (42 minutes), is the
+    double 25207479 * 0.1, and X / 0.1 is 25207479.000000004 in floating point: more than the
+    1e-9 tolerance above a whole number of ticks, so rounding X up to a tick boundary (as for an
+    overdue attempt) would give the next tick, X + 0.1.
+    Task 0 runs on CPU 0 from X - 5 to X; tasks 1 and 2 (1000 ms each, no slice ends) are created
+    on CPU 1 at X + 0.05. Every attempt up to X finds nothing or one task on a one-CPU group:
+    balanced (the domain sure to be so). At X CPU 0 goes idle just as its idle attempt falls due
+    (its last was at X - 999.9, its busy one would be 9998.5 ms later): not overdue, the attempt
+    is made at X. At X + 0.05 CPU 1 has two tasks: 2521 attempts so far, all failed and certain;
+    the next is due at X + 999.9, when CPU 0 (idle) pulls task 2, the one queued. (Treated as
+    overdue, the attempt would be moved to the next tick, X + 0.1, and pull task 2 then.) The same
+    with every attempt made for real."""
+    monkeypatch.setattr(Balancer, "sleeps", sleeps)
+    x = 25207479 * 0.1
+    assert math.ceil(x / 0.1 - 1e-9) == 25207480   # the premise: X is not a whole number of ticks in doubles
+    d = dom({0, 1}, [{0}, {1}], interval=(999.85, 999.85), busy_factor=10)
+    out = scenario(one_node(2), [[d], []], [T(x - 5, 0, 5), T(x + 0.05, 1, 1000), T(x + 0.05, 1, 1000)],
+                   tick=0.1, def_timeslice=1e9)
+    assert out.counts[-1] == (x + 0.05, 2, 2521, 2521, 2521)
+    assert out.pulls[0] == (pytest.approx(x + 999.9, abs=1e-6), 2, 1, 0)
 
 
 def test_a_task_whose_slice_ends_goes_to_the_expired_array(scenario):
