@@ -11,7 +11,7 @@ import time
 
 from pathlib import Path
 
-from baseline import bare_rate
+from baseline import print_rates
 
 from simcore.core.rng import Streams, replication_seed
 from simcore.experiments import load_spec
@@ -34,12 +34,8 @@ def model_rate(replications: int) -> tuple[int, float]:
 
 def main(replications: int = 20) -> None:
     events, wall = model_rate(replications)
-    bare = bare_rate(events)
-    model_eps, bare_eps = events / wall, events / bare
-    print(f"cluster model: {replications} replications x {len(POLICIES)} policies, {events} events "
-          f"in {wall:.2f} s ({wall / replications:.3f} s per replication): {model_eps:,.0f} events/s")
-    print(f"bare SimPy:    {events} timeouts in {bare:.2f} s: {bare_eps:,.0f} events/s")
-    print(f"ratio (model / bare): {model_eps / bare_eps:.3f}")
+    print_rates("cluster model", f"{replications} replications x {len(POLICIES)} policies "
+                f"({wall / replications:.3f} s per replication)", events, wall)
 
 
 if __name__ == "__main__":

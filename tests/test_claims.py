@@ -29,7 +29,7 @@ CLAIM = {"id": "faster", "text": "policy is 20% faster", "kind": "ratio-below", 
 
 
 def _spec(confidence=0.95):
-    return SimpleNamespace(id="toy", model=MODEL, metrics=[{"name": "t"}], baseline="base", confidence=confidence,
+    return SimpleNamespace(id="toy", shares_seeds=False, model=MODEL, metrics=[{"name": "t"}], baseline="base", confidence=confidence,
                            grid={"k": [1, 2]})
 
 
@@ -109,7 +109,7 @@ def test_required_replications_checked_against_a_direct_computation():
     Directly: the same differences repeated four times (n = 20) give an interval that excludes 0."""
     base = np.array([10.0, 10.0, 10.0, 10.0, 10.0])
     diffs = np.array([-1.0, 1.0, -3.0, 0.0, -2.0])
-    spec = SimpleNamespace(id="toy", model=SimpleNamespace(METRICS={"t": Metric("t", "real")}), metrics=[{"name": "t"}],
+    spec = SimpleNamespace(id="toy", shares_seeds=False, model=SimpleNamespace(METRICS={"t": Metric("t", "real")}), metrics=[{"name": "t"}],
                            baseline="base", confidence=0.95, grid={})
     claim = {"id": "c", "text": "t", "kind": "less", "metric": "t", "policy": "new"}
     row = evaluate_claim(spec, _raw((base + diffs, base)), claim)
@@ -134,7 +134,7 @@ def test_several_cells_need_every_cell_and_bonferroni_for_the_rest():
     +0.5, +1, +1.5 (mean 1, sd 0.5): at 90% h = 2.92 x 0.5 / sqrt 3 = 0.84 -> [0.16, 1.84],
     contradicted alone; over k = 2 cells the Bonferroni level 95% gives h = 4.30 x 0.5 / sqrt 3
     = 1.24 -> [-0.24, 2.24], so the cell and the claim are inconclusive."""
-    spec = SimpleNamespace(id="toy", model=SimpleNamespace(METRICS={"t": Metric("t", "real")}), metrics=[{"name": "t"}],
+    spec = SimpleNamespace(id="toy", shares_seeds=False, model=SimpleNamespace(METRICS={"t": Metric("t", "real")}), metrics=[{"name": "t"}],
                            baseline="base", confidence=0.9, grid={"k": [1, 2]})
     base = np.zeros(3)
     claim = {"id": "c", "text": "t", "kind": "less", "metric": "t", "policy": "new"}
@@ -157,7 +157,7 @@ def test_a_claim_across_cells_judges_the_mean_of_the_cell_effects(published, exp
     [0.367, 2.633]. Published -3: P = 3, m = 0.75, hi + m = 3.38 >= P: reproduced; published -4:
     P = 4, hi + m = 3.63 < P: smaller than published. Cell by cell, cell 2 alone would be
     inconclusive (its interval, -1 +- 2.48, holds 0)."""
-    spec = SimpleNamespace(id="toy", model=SimpleNamespace(METRICS={"t": Metric("t", "real")}), metrics=[{"name": "t"}],
+    spec = SimpleNamespace(id="toy", shares_seeds=False, model=SimpleNamespace(METRICS={"t": Metric("t", "real")}), metrics=[{"name": "t"}],
                            baseline="base", confidence=0.95, grid={"k": [1, 2]})
     base = np.zeros(3)
     raw = _raw((np.array([-1.0, -2.0, -3.0]), base), (np.array([0.0, -1.0, -2.0]), base))
@@ -177,7 +177,7 @@ def test_gain_grows_judges_the_relative_gain():
     """than = 1..5. policy = 0.8 than: the relative gain is 0.2 everywhere, slope exactly 0 (the
     absolute gain 0.2 than would have slope 0.2): the interval is [0, 0], not a growing gain.
     policy = than - 0.1 than^2: relative gain 0.1 than, slope exactly 0.1: reproduced."""
-    spec = SimpleNamespace(id="toy", model=SimpleNamespace(METRICS={"t": Metric("t", "positive")}),
+    spec = SimpleNamespace(id="toy", shares_seeds=False, model=SimpleNamespace(METRICS={"t": Metric("t", "positive")}),
                            metrics=[{"name": "t"}], baseline="base", confidence=0.95, grid={})
     than = np.arange(1.0, 6.0)
     claim = {"id": "g", "text": "t", "kind": "gain-grows", "metric": "t", "policy": "new"}
@@ -207,7 +207,7 @@ def test_a_value_claim_judges_each_cell_against_its_published_value():
     """The policy's own value: 0.5 +- 0.01 in both cells (interval about [0.489, 0.511]). Cell 1's
     published 0.5 lies inside: reproduced. Cell 2's published 0.9 (m = 0.225): hi + m = 0.736 <
     0.9, also at the Bonferroni level: smaller than published, which decides the claim."""
-    spec = SimpleNamespace(id="toy", model=SimpleNamespace(METRICS={"t": Metric("t", "share")}), metrics=[{"name": "t"}],
+    spec = SimpleNamespace(id="toy", shares_seeds=False, model=SimpleNamespace(METRICS={"t": Metric("t", "share")}), metrics=[{"name": "t"}],
                            baseline="base", confidence=0.95, grid={"k": [1, 2]},
                            data={"published": [{"policy": "new", "metric": "t", "value": 0.5, "where": {"k": 1}},
                                                {"policy": "new", "metric": "t", "value": 0.9, "where": {"k": 2}}]})
@@ -236,7 +236,7 @@ LESS = {"id": "less", "text": "Enhanced Mosix is faster", "kind": "less", "metri
      r"claims\.0\.published_effect': -0\.5 is not a positive finite number"),
     ({"calibrated": ""}, r"claims/0/calibrated|claims\.0\.calibrated"),
     ({"kind": "share-less", "threshold": 0.5, "across": "mean"},
-     r"claims\.0\.across': only difference, ratio and spread claims average over cells, not 'share-less'"),
+     r"claims\.0\.across': only value, difference, ratio and spread claims average over cells, not 'share-less'"),
 ])
 def test_a_published_effect_off_the_claimed_side_is_bad_input(tmp_path, change, message):
     """amir-table2's first claim, made a plain 'less' (a difference below 0), then changed."""
@@ -379,7 +379,7 @@ def test_an_undecided_claim_needs_every_cell_decided():
 
 
 def _toy(grid=None, published=None, confidence=0.95, range_="real"):
-    return SimpleNamespace(id="toy", model=SimpleNamespace(METRICS={"t": Metric("t", range_)}), metrics=[{"name": "t"}],
+    return SimpleNamespace(id="toy", shares_seeds=False, model=SimpleNamespace(METRICS={"t": Metric("t", range_)}), metrics=[{"name": "t"}],
                            baseline="base", confidence=confidence, grid=grid or {"k": [1, 2]},
                            data={"published": published or []})
 
@@ -547,3 +547,179 @@ def test_a_spread_claim_across_cells_is_the_mean_of_the_cells_spreads():
     pooled = evaluate_claim(_spec(), raw, {**SPREAD, "across": "mean"})
     assert (pooled["estimate"], pooled["verdict"]) == (pytest.approx(0.1), "reproduced")
     assert evaluate_claim(_spec(), raw, SPREAD)["verdict"] == "smaller than published"
+
+
+# -- claims across cells (than_cell) and means over cells that share seeds ---------------------------
+
+def _shared_spec(range_="positive"):
+    return SimpleNamespace(id="toy", shares_seeds=True, model=SimpleNamespace(METRICS={"t": Metric("t", range_)}),
+                           metrics=[{"name": "t"}], baseline="base", confidence=0.95, grid={"k": [1, 2]})
+
+
+def test_a_claim_across_cells_pairs_the_policy_with_itself_in_the_other_cell():
+    """base at k = 2 against base at k = 1 (rep by rep: [2, 4, 6] / [1, 2, 3]): the ratio is 2
+    exactly, with zero spread (every influence value (a - 2 b) / mean(b) is 0); the cell k = 1
+    would compare with itself and is left out, so one cell judges the claim."""
+    raw = _raw(([9, 9, 9], [1, 2, 3]), ([9, 9, 9], [2, 4, 6]))
+    claim = {"id": "c", "text": "t", "kind": "ratio-above", "metric": "t", "policy": "base", "than": "base",
+             "threshold": 1.0, "than_cell": {"k": 1}}
+    row = evaluate_claim(_shared_spec(), raw, claim)
+    assert (row["than"], row["cells"], row["deciding_cell"]) == ("base at k = 1", 1, 1)
+    assert row["estimate"] == pytest.approx(2.0) and row["ci_low"] == pytest.approx(2.0)
+    assert row["verdict"] == "reproduced"
+
+
+def test_a_claim_across_cells_skips_cells_whose_other_cell_was_not_run():
+    """With only the cell k = 2 in the raw table (a thinned scale), nothing pairs: no cell."""
+    raw = _raw(([9, 9, 9], [1, 2, 3]))
+    raw["cell"], raw["k"] = 1, 2
+    claim = {"id": "c", "text": "t", "kind": "ratio-above", "metric": "t", "policy": "base", "threshold": 1.0,
+             "than_cell": {"k": 1}}
+    assert evaluate_claim(_shared_spec(), raw, claim)["cells"] == 0
+
+
+def test_a_mean_over_cells_that_share_seeds_pairs_their_replications():
+    """Values (a real metric) of 'new' [1, 2, 3] in cell 1 and [3, 4, 5] in cell 2, replication by replication:
+    their mean per replication is [2, 3, 4], mean 3, sd 1, so the interval is
+    3 +- t(0.975, 2) / sqrt(3). Treated as independent cells it would be narrower:
+    sqrt(1/3 + 1/3) / 2 = 0.408 against 1 / sqrt(3) = 0.577."""
+    raw = _raw(([1, 2, 3], [5, 5, 5]), ([3, 4, 5], [5, 5, 5]))
+    claim = {"id": "v", "text": "t", "kind": "value", "metric": "t", "policy": "new", "across": "mean"}
+    half = float(stats.t.ppf(0.975, 2)) / math.sqrt(3)
+    row = evaluate_claim(_shared_spec("real"), raw, claim)
+    assert row["estimate"] == pytest.approx(3.0)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((3 - half, 3 + half))
+    spec = _shared_spec("real")
+    spec.shares_seeds = False
+    independent = evaluate_claim(spec, raw, claim)
+    assert independent["estimate"] == pytest.approx(3.0) and independent["ci_high"] - 3 < half
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"than_cell": {"k": 1}}, "comparing two cells needs 'seeds: shared'"),
+    ({"seeds": "shared", "than_cell": {"nope": 1}}, "than_cell.nope': 'nope' is not a grid parameter"),
+    ({"seeds": "shared", "than_cell": {"k": 7}}, r"than_cell.k': 7 is not in the grid"),
+    ({"seeds": "shared", "than_cell": {"k": 1}, "kind": "value"}, "a 'value' claim judges one policy's own value"),
+])
+def test_than_cell_is_checked_when_the_spec_loads(tmp_path, change, message):
+    """A toy grid k in [1, 2]; a claim comparing k = 2 with a bad other cell is refused."""
+    from simcore.experiments.spec import SpecError, _check_than_cell
+
+    data = {"seeds": change.pop("seeds", None), "grid": {"k": [1, 2]}}
+    claim = {"id": "c", "text": "t", "kind": "ratio-above", "metric": "t", "policy": "base", "threshold": 1.0, **change}
+    with pytest.raises(SpecError, match=message):
+        _check_than_cell(tmp_path / "x.yaml", 0, claim, data, data["grid"])
+
+
+# undecided_cells, cell_statistics and cell_estimates (precision mode and readings sweeps use them).
+# Differences new - base over five replications: DECIDED -5, -6, -7, -5, -7 (mean -6, deviations
+# 1, 0, -1, 1, -1: sd 1); UNDECIDED -1, 1, -3, 0, -2 (mean -1, sd sqrt 2.5; 20 replications to
+# decide at 95%, derived in test_required_replications_checked_against_a_direct_computation);
+# OPPOSED +5, +6, +7, +5, +7 (mean +6, sd 1).
+TEN = np.full(5, 10.0)
+DECIDED = np.array([-5.0, -6.0, -7.0, -5.0, -7.0])
+UNDECIDED = np.array([-1.0, 1.0, -3.0, 0.0, -2.0])
+OPPOSED = -DECIDED
+LESS_NEW = {"id": "l", "text": "t", "kind": "less", "metric": "t", "policy": "new"}
+
+
+def test_undecided_cells_are_the_inconclusive_cells_of_an_undecided_claim():
+    """'less' at 95% over k = 1, 2: cell 0 (DECIDED, -6 +- t(0.975, 4) / sqrt 5 = +-1.24) is
+    reproduced, cell 1 (UNDECIDED, -1 +- 2.776 x sqrt(2.5 / 5) = +-1.96, holds 0) is inconclusive
+    and needs ceil(5 x 1.963^2) = 20 replications: the claim is inconclusive, and only cell 1 needs
+    more, 20. Over k = 2, 3 the claim is decided: cell 2 (OPPOSED) is contradicted also at the
+    Bonferroni level 97.5% (6 -+ t(0.9875, 4) / sqrt 5 = 6 -+ 1.56 lies above 0), so no cell needs
+    more although cell 1 is still inconclusive on its own."""
+    from simcore.stats.claims import undecided_cells
+
+    spec = _toy(grid={"k": [1, 2, 3]})
+    raw = _raw((TEN + DECIDED, TEN), (TEN + UNDECIDED, TEN), (TEN + OPPOSED, TEN))
+    h = stats.t.ppf(0.975, 4) * math.sqrt(2.5 / 5)
+    assert undecided_cells(spec, raw, {**LESS_NEW, "where": {"k": [1, 2]}}) == {1: math.ceil(5 * h**2)} == {1: 20}
+    assert evaluate_claim(spec, raw, {**LESS_NEW, "where": {"k": [2, 3]}})["verdict"] == "contradicted"
+    assert undecided_cells(spec, raw, {**LESS_NEW, "where": {"k": [2, 3]}}) == {}
+    assert undecided_cells(spec, raw, {**LESS_NEW, "where": {"k": 1}}) == {}
+
+
+def test_undecided_cells_of_a_mean_claim_take_the_mean_s_count():
+    """'less' with ``across: mean`` over two UNDECIDED cells: each difference has variance of
+    its mean 2.5 / 5 = 0.5, so the mean -1 has standard error sqrt(0.5 + 0.5) / 2 = 0.5 and
+    Welch-Satterthwaite df 1^2 / (2 x 0.5^2 / 4) = 8: h = t(0.975, 8) x 0.5 = 1.153, the
+    interval [-2.153, 0.153] holds 0. Towards 'less' the centre is 1: decided after
+    ceil(5 x 1.153^2) = 7 replications, which both cells get (cell by cell each would need 20)."""
+    from simcore.stats.claims import undecided_cells
+
+    raw = _raw((TEN + UNDECIDED, TEN), (TEN + UNDECIDED, TEN))
+    h = stats.t.ppf(0.975, 8) * 0.5
+    assert undecided_cells(_toy(), raw, {**LESS_NEW, "across": "mean"}) == {0: math.ceil(5 * h**2), 1: 7}
+    assert undecided_cells(_toy(), raw, LESS_NEW) == {0: 20, 1: 20}
+
+
+def test_cell_statistics_give_each_cell_s_interval_at_the_spec_s_level():
+    """At 90%, no Bonferroni correction (the readings set cells side by side, they do not judge
+    the claim): cell 0 -6 +- t(0.95, 4) x 1 / sqrt 5, cell 1 -1 +- t(0.95, 4) x sqrt 2.5 / sqrt 5,
+    each with n = 5 and the sd of the per-replication differences. Only the cells ``where`` names."""
+    from simcore.stats.claims import cell_statistics
+
+    spec = _toy(confidence=0.9, grid={"k": [1, 2, 3]})
+    raw = _raw((TEN + DECIDED, TEN), (TEN + UNDECIDED, TEN), (TEN + OPPOSED, TEN))
+    got = cell_statistics(spec, raw, {**LESS_NEW, "where": {"k": [1, 2]}})
+    assert sorted(got) == [0, 1]
+    t = stats.t.ppf(0.95, 4)
+    for cell, mean, sd in ((0, -6.0, 1.0), (1, -1.0, math.sqrt(2.5))):
+        iv = got[cell]
+        assert (iv.n, iv.mean, iv.sd, iv.level, iv.low, iv.high) == \
+            pytest.approx((5, mean, sd, 0.9, mean - t * sd / math.sqrt(5), mean + t * sd / math.sqrt(5)))
+
+
+def test_cell_statistics_of_a_share_less_claim_are_clopper_pearson_at_the_spec_s_level():
+    """5 wins in 6 (the tie of test_share_less_is_a_clopper_pearson_interval_of_the_wins) at 90%:
+    [beta(0.05; 5, 2), beta(0.95; 6, 1)]; a share has no sd (NaN); the claim row states the level."""
+    from simcore.stats.claims import cell_statistics
+
+    claim = {"id": "s", "text": "t", "kind": "share-less", "metric": "t", "policy": "new", "threshold": 0.5}
+    new = BASE.copy()
+    new[:5] -= 1.0
+    raw = _raw((new, BASE))
+    iv = cell_statistics(_spec(0.9), raw, claim)[0]
+    assert (iv.n, iv.mean, iv.level) == (6, pytest.approx(5 / 6), 0.9) and math.isnan(iv.sd)
+    assert (iv.low, iv.high) == pytest.approx((stats.beta.ppf(0.05, 5, 2), stats.beta.ppf(0.95, 6, 1)))
+    row = evaluate_claim(_spec(0.9), raw, claim)
+    assert (row["level"], row["ci_low"]) == (0.9, pytest.approx(stats.beta.ppf(0.05, 5, 2)))
+
+
+def test_cell_estimates_carry_the_statistic_s_influence_values_and_replications():
+    """new 1, 2, 6 (mean 3, influence -2, -1, 3) against base 4, 4, 7 (mean 5, influence -1, -1,
+    2), the rows given in reverse: a value claim's estimate is new's own mean 3 with influence
+    -2, -1, 3; a difference claim's -2 with influence -1, 0, 1; both over replications (0, 1, 2)
+    in order. share-less and gain-grows have no influence values: nothing."""
+    from simcore.stats.claims import cell_estimates
+
+    raw = _raw((np.array([1.0, 2.0, 6.0]), np.array([4.0, 4.0, 7.0])))[::-1].reset_index(drop=True)
+    value = cell_estimates(_toy(), raw, {**LESS_NEW, "kind": "value"})
+    diff = cell_estimates(_toy(), raw, LESS_NEW)
+    assert list(value) == list(diff) == [0]
+    for got, mean, influence in ((value[0], 3.0, [-2.0, -1.0, 3.0]), (diff[0], -2.0, [-1.0, 0.0, 1.0])):
+        estimate, reps = got
+        assert (estimate.value, list(estimate.influence), reps) == (pytest.approx(mean), pytest.approx(influence),
+                                                                    (0, 1, 2))
+    for kind in ("share-less", "gain-grows"):
+        assert cell_estimates(_toy(), raw, {**LESS_NEW, "kind": kind}) == {}
+
+
+def test_a_claim_without_calibration_has_an_empty_calibrated_column():
+    """No ``calibrated`` key: the column is the empty string (claims.csv), the verdict the
+    statistical one (cell 0 of the undecided-cells test: reproduced)."""
+    row = evaluate_claim(_toy(), _raw((TEN + DECIDED, TEN)), LESS_NEW)
+    assert (row["calibrated"], row["verdict"], row["statistical_verdict"]) == ("", "reproduced", "reproduced")
+
+
+def test_a_published_effect_that_rounds_to_zero_is_not_exceeded_by_an_interval_from_zero():
+    """'ratio-above' a threshold of 3 with the published ratio one ulp above 3 (the loader
+    accepts it: strictly beyond the threshold): on the log scale log(3 + ulp) and log 3 round to
+    the same double, so P = 0 and m = 0. The ratio's interval [3, 3.6] gives effects
+    [0, log 1.2]. It holds P itself: not larger than published (lo - m = 0 is not > P = 0), not
+    reproduced (lo = 0 is not > 0), not absent (hi + m = 0.18 is not < 0): inconclusive."""
+    lo, hi, p = effect_interval("ratio-above", 3.0, 3.6, 3.0, float(np.nextafter(3.0, 4.0)))
+    assert (lo, hi, p) == (0.0, pytest.approx(math.log(1.2)), 0.0)
+    assert cell_verdict(lo, hi, p) == "inconclusive"

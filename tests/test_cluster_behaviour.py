@@ -145,6 +145,39 @@ def test_a_process_is_finishing_within_1e_9_of_its_machines_clock():
     assert [busy.finishing(placed(busy, 1, 5e-8)), busy.finishing(long)] == [True, False]
 
 
+def test_a_machine_exactly_full_does_not_count_as_thrashing():
+    """One speed-1 machine of 10 MB; A (10 MB, demand 10) from t=0 fills it exactly (10 is not above
+    10), B (no memory, demand 1) joins at 5: A has 5 left, both run at 1/2; B ends at 7, A (4 left)
+    alone at 11. Memory in use never exceeds the memory: 0 s thrashed, share 0."""
+    result = run([(1.0, 10.0)], [(0, 10, 10, 0), (5, 1, 0, 0)], "pvm")
+    assert completions(result) == pytest.approx({0: 11.0, 1: 7.0}, rel=1e-12)
+    assert [m.thrashed for m in result.cluster.machines] == [0.0]
+    assert result.metrics["thrashing_share"] == 0.0
+
+
+def test_thrashed_time_adds_up_over_every_change_of_the_machine():
+    """thrashing_factor 1 (thrashing counts but slows nothing). One speed-1 machine of 10 MB, A
+    (11 MB, demand 10) from t=0, so it thrashes throughout; B (no memory, demand 1) joins at 2 and
+    C (no memory, demand 1) at 3. A alone does 2 by t=2; with B at 1/2, at 3 A has 7.5 left and B
+    0.5; the three at 1/3: B ends at 3 + 1.5 = 4.5 (A 7, C 0.5 left); A and C at 1/2: C ends at
+    5.5, A (6.5 left) alone at 12. The machine is advanced at 2 and 3 (arrivals) and completes at
+    4.5, 5.5 and 12: thrashed 2 + 1 + 1.5 + 1 + 6.5 = 12 s, share 12 / 12 = 1."""
+    result = run([(1.0, 10.0)], [(0, 10, 11, 0), (2, 1, 0, 0), (3, 1, 0, 0)], "pvm", thrashing_factor=1.0)
+    assert completions(result) == pytest.approx({0: 12.0, 1: 4.5, 2: 5.5}, rel=1e-12)
+    assert [m.thrashed for m in result.cluster.machines] == pytest.approx([12.0], rel=1e-12)
+    assert result.metrics["thrashing_share"] == pytest.approx(1.0, rel=1e-12)
+
+
+def test_thrashing_share_of_a_run_shorter_than_a_second_and_of_none():
+    """thrashing_factor 1: A (11 MB, demand 0.5) alone on a 10 MB speed-1 machine thrashes until it
+    ends at 0.5: share 0.5 / 0.5 = 1. A run that ends at t=0 spent no machine-time: share 0 (not
+    0 / 0)."""
+    short = run([(1.0, 10.0)], [(0, 0.5, 11, 0)], "pvm", thrashing_factor=1.0)
+    assert completions(short) == {0: 0.5}
+    assert short.metrics["thrashing_share"] == pytest.approx(1.0, rel=1e-12)
+    assert model_mod.thrashing_share(bare_cluster(1.0, 1.0), 0.0) == 0.0
+
+
 # --- Mosix: when and what it moves ----------------------------------------------------------------
 
 TWO = [(1.0, BIG), (1.0, BIG)]
@@ -623,6 +656,42 @@ def test_cost_bound_of_an_empty_cluster():
     assert [costs.bound for costs in models] == [1.0, 4.0]
 
 
+def test_effective_cpu_load_at_the_edge_of_the_memory():
+    """cost_base 4, L = 1, a machine of speed 2 and 10 MB with load 1 (one more process adds 1/2).
+    'effective' with thrashing factor 10: 10 MB in use is exactly full, not thrashing, and adding
+    0 MB keeps it so: memory 4**1 - 4**1 = 0, CPU 4**1.5 - 4**1 = 4. Adding 5 MB to 5 MB fills it
+    exactly: memory 4**1 - 4**0.5 = 2, CPU 4 again: 6.
+    Factor 3, 12 MB in use (thrashing) and load 1/2, adding 1 MB: the load before is 0.5 x 3 = 1.5,
+    after (0.5 + 0.5) x 3 = 3: CPU 4**3 - 4**1.5 = 64 - 8 = 56, memory 4**1.3 - 4**1.2.
+    Without a thrashing factor the model takes 1, so 'effective' is 'processes': adding 5 MB to
+    8 MB (going over) at load 1 costs 4**1.3 - 4**0.8 + 4**1.5 - 4 (CPU 4, not 4**15 - 4)."""
+    hp = {"cost_base": 4.0, "cpu_bound": "running-max", "cost_cpu_load": "effective"}
+    m = Machine(0, "m", 2.0, 10.0)
+    tenfold = CostModel(hp, 2, 10.0)
+    assert tenfold.marginal(m, 10.0, 1.0, 0.0) == pytest.approx(4.0, rel=1e-12)
+    assert tenfold.marginal(m, 5.0, 1.0, 5.0) == pytest.approx(6.0, rel=1e-12)
+    assert CostModel(hp, 2, 3.0).marginal(m, 12.0, 0.5, 1.0) == pytest.approx(4**1.3 - 4**1.2 + 56, rel=1e-12)
+    assert CostModel(hp, 2).marginal(m, 8.0, 1.0, 5.0) == pytest.approx(4**1.3 - 4**0.8 + 4, rel=1e-12)
+
+
+def test_enhanced_mosix_costs_read_the_clusters_thrashing_factor():
+    """enhanced-mosix places as enhanced-pvm, with the cluster's thrashing factor (10 here) in its
+    'effective' CPU load: the case of test_effective_cpu_load_keeps_a_process_off_a_machine_it_would_make_thrash
+    gives machine 0 under 'processes' and machine 1 under 'effective' (CPU 2**(20/8) - 2**(1/8)
+    on machine 0, above machine 1's 0.58683)."""
+    chosen = {}
+    for reading in ("processes", "effective"):
+        policy = EnhancedMosix(full_params({"cost_base": 2.0, "cpu_bound": "current", "cost_cpu_load": reading}),
+                               ScriptedRng())
+        cluster = hand_cluster([(1.0, 10.0), (0.25, 1000.0)], policy)
+        cluster.place(proc(0, 9.0), 0)
+        cluster.place(proc(1), 1)
+        assert policy.costs.bound == 8.0
+        chosen[reading] = policy.assign(proc(2, 1.5), cluster)
+    assert chosen == {"processes": 0, "effective": 1}
+
+
+
 def greedy_moves(machines, procs, known):
     """The ``(pid, target)`` moves of enhanced-mosix (greedy rule, base 2, min_residency 0) right
     after ``procs`` are placed as listed (``(process, machine)``), the windows being ``known``."""
@@ -726,6 +795,16 @@ def test_optimal_counts_loads_within_a_relative_1e_12_as_equal():
     no more than the tolerance, so it stays and ends at 10 / s."""
     s = 1 - 1e-12
     assert_run(run([(1.0, BIG), (s, BIG)], [(0, 1, 0, 0), (0, 10, 0, 0)], "optimal"), {0: 1, 1: 10 / s}, 0)
+
+
+def test_optimal_moves_as_many_processes_as_even_the_counts():
+    """Two speed-1 machines; at t=0 processes 0-7 alternate (ties to machine 0): machine 0 holds
+    0, 2, 4, 6 (demand 10), machine 1 holds 1, 3, 5, 7 (demand 1). At 1/4 each, the four short ones
+    end together at 4, the long ones with 9 left. Counts 4 and 0: moving one gives 3 and 1, and
+    1 + 1 = 2 is still below 3, so a second moves: 2 and 2 (3 is not below 2, stop). Two pairs
+    at 1/2 with 9 left each: all four end at 4 + 18 = 22. Two migrations."""
+    procs = [(0, 10, 0, 0), (0, 1, 0, 0)] * 4
+    assert_run(run(TWO, procs, "optimal"), {0: 22, 2: 22, 4: 22, 6: 22, 1: 4, 3: 4, 5: 4, 7: 4}, 2)
 
 
 # --- workloads ------------------------------------------------------------------------------------
@@ -870,6 +949,14 @@ def test_poisson_times_draws_until_the_window_is_covered():
     window). A mean gap of 1e30 against a window of 1: no arrival, after a handful of draws."""
     assert wl.poisson_times(EighthGaps(), 1.0, 10.0).tolist() == [k / 8 for k in range(1, 80)]
     assert wl.poisson_times(np.random.default_rng(0), 1e30, 1.0).size == 0
+
+
+def test_an_unknown_workload_is_named_with_the_known_ones():
+    """A workload kind past the parameter check but unknown to generate is bad input, and the
+    message lists the three generators."""
+    params = {**full_params({}), "workload": "x"}
+    with pytest.raises(InputError, match=r"^parameter 'workload': unknown value 'x' \(use one of amir, batch, poisson\)\.$"):
+        wl.generate(params, streams(), 1)
 
 
 # --- bookkeeping of the cluster: fresh objects, migrate, drop, ties, measure ---------------------
@@ -1053,3 +1140,15 @@ def test_a_process_that_never_completes_is_reported(monkeypatch):
     monkeypatch.setattr(Workload, "arrival_groups", lambda self: [])
     with pytest.raises(RuntimeError, match=r"^cluster model: 1 process\(es\) never completed under pvm\.$"):
         run([(1.0, BIG)], [(0, 4, 0, 0)], "pvm")
+
+
+def test_knowledge_window_of_one_on_a_large_cluster():
+    """257 machines, window 1: each sender reaches the one machine of its smallest key. Keys
+    257 - r for recipient r (own key ignored): every sender s reaches machine 256, except
+    machine 256 itself, which reaches 255. (numpy selects within a row of at most 256 keys by
+    sorting it whole, so only a larger cluster tells a partition at the wrong rank from the
+    right one.)"""
+    n = 257
+    keys = [[float(n - r) for r in range(n)]] * n
+    knowledge = Knowledge(bare_cluster(*[1.0] * n), 1, 1.0, ScriptedRng(prefer=[keys]))
+    assert knowledge._recipients() == [[n - 1]] * (n - 1) + [[n - 2]]

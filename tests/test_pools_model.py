@@ -408,3 +408,10 @@ def test_mser_5_stops_at_half_the_batches():
     left grows with n, so the deepest allowed cut, m / 2 = 5 batches, 25 observations."""
     assert mser_truncation(list(range(50, 0, -1))) == 25
     assert mser_truncation([1.0, 2.0, 3.0]) == 0
+
+
+def test_pool_size_all_is_one_pool_of_every_processor():
+    system = make(processors=20, pool_size="all")
+    assert len(system.pools) == 1 and system.p == 20 and system.pools[0].procs == list(range(20))
+    with pytest.raises(InputError, match="pool_size = 'some' is not"):
+        full_params({"pool_size": "some"})

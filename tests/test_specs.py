@@ -159,3 +159,30 @@ def test_untested_results_are_listed_per_paper_with_their_reasons(tmp_path, root
     tex = untested_tex(load_untested(path))
     assert r"\item \emph{Table 2}: times of 1\_KB messages \emph{Not tested:} a 50\% overhead" in tex
     assert "Barak" in tex and load_untested(tmp_path / "absent.yaml") == {}
+
+
+def test_grid_together_pairs_values_and_crosses_them_with_the_rest(root):
+    """zhou91-fig4: (W, S) in three pairs crossed with six pool sizes is 18 cells, each pair
+    as written ((0.0025, 0.005), (0.005, 0.01), (0.01, 0.02)), pool size varying fastest."""
+    spec = load_spec(root / "config/experiments/zhou91-fig4.yaml")
+    cells = spec.all_cells()
+    assert len(cells) == 18
+    pairs = {(c.values["in_pool_factor"], c.values["spanning_factor"]) for c in cells}
+    assert pairs == {(0.0025, 0.005), (0.005, 0.01), (0.01, 0.02)}
+    assert [c.values["pool_size"] for c in cells[:6]] == [5, 10, 15, 20, 30, 60]
+    assert cells[6].values["in_pool_factor"] == 0.005
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda d: d["grid"].update(spanning_factor=[0.01, 0.02]), "grid_together': 'spanning_factor' is not a grid parameter with as many values"),
+    (lambda d: d.update(grid_together=["in_pool_factor", "load"]), "grid_together': 'load' is not a grid parameter"),
+    (lambda d: d["output"].update(series="pool_size"), "output.series': 'pool_size' is not a grid parameter other than output.x"),
+    (lambda d: d["output"].update(series="load"), "output.series': 'load' is not a grid parameter"),
+])
+def test_paired_grids_and_series_are_checked(spec_tree, edit, message):
+    path = spec_tree / "config/experiments/zhou91-fig4.yaml"
+    data = yaml.safe_load(path.read_text())
+    edit(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(SpecError, match=re.escape(message)):
+        load_spec(path)

@@ -1,6 +1,7 @@
 """Replication statistics against direct computations and known coverage."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -198,3 +199,81 @@ def test_positive_intervals_have_a_positive_lower_bound(x, level):
 def test_share_intervals_stay_in_the_unit_interval(x, level):
     iv = mean_interval(x, level, "share")
     assert 0 <= iv.low <= iv.mean <= iv.high <= 1
+
+
+# ------------------------------------------- the spread of replications, the mean of independent cells
+
+@pytest.mark.parametrize("c", [1.0, 0.5])
+def test_sd_estimate_and_its_influence_values_by_hand(c):
+    """x = c (1, 2, 4): mean 7c/3, deviations c (-4, -1, 5) / 3, squared c^2 (16, 1, 25) / 9, summing
+    to 14 c^2 / 3, so s = c sqrt(7/3) (ddof 1: 14/3 / 2 = 7/3) and the plug-in variance v = 14 c^2 / 9.
+    Influence ((x - m)^2 - v) / (2 s) = c^2 (2, -13, 11) / 9 / (2 c sqrt(7/3)) = c (2, -13, 11) /
+    (18 sqrt(7/3)). With c = 0.5, s = 0.764 lies below 1 and the influence values are still these
+    (only s = 0 gives zeros)."""
+    from simcore.stats.intervals import sd_estimate
+
+    est = sd_estimate([c * 1.0, c * 2.0, c * 4.0])
+    root = math.sqrt(7 / 3)
+    assert (est.value, est.range) == (pytest.approx(c * root, rel=1e-12), "nonnegative")
+    assert est.influence == pytest.approx(c * np.array([2.0, -13.0, 11.0]) / (18 * root), rel=1e-12)
+
+
+def test_sd_estimate_of_two_three_equal_and_one_replication():
+    """Two values 1, 3: s = sqrt 2 (ddof 1: (1 + 1) / 1 = 2); both squared deviations equal the
+    plug-in variance 1, so the influence values are 0 and the interval is the point [sqrt 2, sqrt 2].
+    Three equal values: s = 0 and the influence values are 0 (not 0 / 0), an interval of sd 0 at
+    [0, 0]. One value: s is NaN and the influence 0, quietly: numpy is not asked for a ddof-1 spread
+    of one value (which would warn; warnings are errors here)."""
+    from simcore.stats.intervals import sd_estimate
+
+    two = sd_estimate([1.0, 3.0])
+    assert two.value == pytest.approx(math.sqrt(2), rel=1e-12)
+    assert two.influence.tolist() == [0.0, 0.0]
+    iv = two.interval(0.95)
+    assert (iv.low, iv.high) == (pytest.approx(math.sqrt(2), rel=1e-12), pytest.approx(math.sqrt(2), rel=1e-12))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        flat = sd_estimate([2.0, 2.0, 2.0])
+        one = sd_estimate([3.0])
+    assert (flat.value, flat.influence.tolist()) == (0.0, [0.0, 0.0, 0.0])
+    iv = flat.interval(0.95)
+    assert (iv.sd, iv.low, iv.high) == (0.0, 0.0, 0.0)
+    assert math.isnan(one.value) and one.influence.tolist() == [0.0]
+
+
+def test_mean_of_independent_with_a_cell_of_one_replication_has_no_interval():
+    """Cells [5] and [1, 2, 3]: mean (5 + 2) / 2 = 3.5, n the fewer replications (1), level as asked
+    (0.9); sd, low and high NaN."""
+    from simcore.stats.intervals import mean_of_independent
+
+    iv = mean_of_independent([mean_estimate([5.0]), mean_estimate([1.0, 2.0, 3.0])], 0.9)
+    assert (iv.n, iv.mean, iv.level) == (1, 3.5, 0.9)
+    assert math.isnan(iv.sd) and math.isnan(iv.low) and math.isnan(iv.high)
+
+
+def test_mean_of_independent_cells_of_different_ranges_is_symmetric():
+    """A 'share' cell [0.1, 0.2, 0.3] (mean 0.2, variance 0.01) and a 'positive' one [0.2, 0.4, 0.6]
+    (mean 0.4, variance 0.04): no common range, so the interval is the real one, symmetric about
+    m = 0.3. Squared standard errors 0.01/3 and 0.04/3: se = sqrt(0.05/3) / 2; Welch-Satterthwaite
+    df = (0.05/3)^2 / ((0.01/3)^2 / 2 + (0.04/3)^2 / 2) = 0.0025 / 0.00085 = 50/17. Taken on the
+    logit or the log scale it would not be symmetric."""
+    from simcore.stats.intervals import mean_of_independent
+
+    cells = [mean_estimate([0.1, 0.2, 0.3], "share"), mean_estimate([0.2, 0.4, 0.6], "positive")]
+    half = stats.t.ppf(0.975, 50 / 17) * math.sqrt(0.05 / 3) / 2
+    iv = mean_of_independent(cells, 0.95)
+    assert (iv.mean, iv.low, iv.high) == pytest.approx((0.3, 0.3 - half, 0.3 + half), rel=1e-9)
+
+
+def test_mean_of_independent_does_not_depend_on_the_unit():
+    """Cells [1, 2, 3] and [2, 3, 4] (variances 1 and 1, Welch df (2/3)^2 / (2 (1/3)^2 / 2) = 4)
+    give the interval 2.5 +- t_{0.975, 4} sqrt(2/3) / 2; in units 1e100 times smaller the same
+    interval, scaled: the degrees of freedom cannot change with the unit (the squares of the
+    squared standard errors, 1e-401, would underflow to 0 if taken unscaled)."""
+    from simcore.stats.intervals import mean_of_independent
+
+    half = stats.t.ppf(0.975, 4) * math.sqrt(2 / 3) / 2
+    for unit in (1.0, 1e-100):
+        cells = [mean_estimate([1 * unit, 2 * unit, 3 * unit]), mean_estimate([2 * unit, 3 * unit, 4 * unit])]
+        iv = mean_of_independent(cells)
+        assert (iv.low, iv.high) == pytest.approx(((2.5 - half) * unit, (2.5 + half) * unit), rel=1e-9, abs=0)

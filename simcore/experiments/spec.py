@@ -151,6 +151,13 @@ class Spec:
             base = {n: self.grid[n][0] for n in names}
             combos = [base] + [{**base, n: v} for n in names for v in self.grid[n][1:]]
             return [Cell(i, values) for i, values in enumerate(combos)]
+        together = self.data.get("grid_together") or []
+        if together:   # the zipped parameters make one axis, at the place of the first of them
+            axes = [n for n in names if n not in together[1:]]
+            options = [[dict(zip(together, vs)) for vs in zip(*(self.grid[t] for t in together))] if n == together[0]
+                       else [{n: v} for v in self.grid[n]] for n in axes]
+            return [Cell(i, {k: v for part in combo for k, v in part.items()})
+                    for i, combo in enumerate(itertools.product(*options))]
         combos = itertools.product(*(self.grid[n] for n in names)) if names else [()]
         return [Cell(i, dict(zip(names, combo))) for i, combo in enumerate(combos)]
 
@@ -310,20 +317,51 @@ def _check_semantics(path: Path, data: dict) -> None:
         if claim["kind"] == "value" and "than" in claim:
             raise SpecError(f"{path}: key 'claims.{i}.than': a 'value' claim judges one policy's own value, "
                             "it has no 'than'.")
-        if claim.get("across") and claim["kind"] not in ("less", "greater", "ratio-above", "ratio-below", "spread"):
-            raise SpecError(f"{path}: key 'claims.{i}.across': only difference, ratio and spread claims average over cells, "
-                            f"not '{claim['kind']}'.")
+        if claim.get("across") and claim["kind"] not in ("value", "less", "greater", "ratio-above", "ratio-below", "spread"):
+            raise SpecError(f"{path}: key 'claims.{i}.across': only value, difference, ratio and spread claims average over "
+                            f"cells, not '{claim['kind']}'.")
+        _check_than_cell(path, i, claim, data, grid)
     for i, stat in enumerate(data["output"].get("statistics") or []):
         _check_statistic(path, "output.statistics", i, stat, data, grid, metric_names)
     if data["output"]["kind"] == "map":
         _check_map(path, data["output"], grid)
     if data["output"]["kind"] == "fit":
         _check_fit(path, data, grid, metric_names)
+    series = data["output"].get("series")
+    if series is not None and (series not in grid or series == data["output"].get("x")):
+        raise SpecError(f"{path}: key 'output.series': '{series}' is not a grid parameter other than output.x.")
+    together = data.get("grid_together") or []
+    for name in together:
+        if name not in grid or len(grid[name]) != len(grid[together[0]]):
+            raise SpecError(f"{path}: key 'grid_together': '{name}' is not a grid parameter with as many values as "
+                            f"'{together[0]}'.")
+    if together and data.get("grid_design") == "one-at-a-time":
+        raise SpecError(f"{path}: key 'grid_together': a one-at-a-time grid varies one parameter at a time.")
     if data.get("grid_design") == "one-at-a-time":
         for name, values in grid.items():
             if len(set(map(repr, values))) != len(values):
                 raise SpecError(f"{path}: key 'grid.{name}': a one-at-a-time grid lists each value once.")
     _check_published_judged(path, data)
+
+
+def _check_than_cell(path, i: int, claim: dict, data: dict, grid: dict) -> None:
+    """``than_cell`` substitutes grid values the grid holds, in a spec whose cells share seeds,
+    for a claim that compares two sides with a published number rather than a table."""
+    other = claim.get("than_cell")
+    if other is None:
+        return
+    key = f"{path}: key 'claims.{i}.than_cell'"
+    if claim["kind"] == "value":
+        raise SpecError(f"{key}: a 'value' claim judges one policy's own value, it has no other side.")
+    if data.get("seeds") != "shared":
+        raise SpecError(f"{key}: comparing two cells needs 'seeds: shared' (their replications must pair).")
+    if claim.get("published_effect") == "table":
+        raise SpecError(f"{key}: a claim across cells states its published effect as a number, not 'table'.")
+    for name, value in other.items():
+        if name not in grid:
+            raise SpecError(f"{path}: key 'claims.{i}.than_cell.{name}': '{name}' is not a grid parameter.")
+        if value not in grid[name]:
+            raise SpecError(f"{path}: key 'claims.{i}.than_cell.{name}': {value!r} is not in the grid.")
 
 
 def _check_map(path, output: dict, grid: dict) -> None:

@@ -23,6 +23,7 @@ from simcore.models.domains import Domain, show
 MODELS = {
     "cluster": "simcore.models.cluster",
     "numa": "simcore.models.numa",
+    "pools": "simcore.models.pools",
 }
 
 

@@ -262,6 +262,23 @@ def _need(frame, what: str, spec, results_dir: Path):
     return frame
 
 
+def _line_series(spec, summary):
+    """(policy, legend label, summary rows) of each line: one per policy, or with ``series``
+    one per policy and value of that grid parameter (the policy named only if there are several)."""
+    series = spec["output"].get("series")
+    if not series:
+        return [(p, spec.label(p), summary[summary.policy == p]) for p in spec.policies]
+    text = spec["output"].get("series_label", f"{series.replace('_', ' ')} = {{}}")
+    out = []
+    for p in spec.policies:
+        for value in spec.grid[series]:
+            label = text.format(f"{value:g}" if isinstance(value, float) else value)
+            if len(spec.policies) > 1:
+                label = f"{spec.label(p)}, {label}"
+            out.append((p, label, summary[(summary.policy == p) & (summary[series] == value)]))
+    return out
+
+
 def _lines(spec, results_dir: Path, ax) -> None:
     out = spec["output"]
     x, metric = out["x"], out.get("metric", spec.metrics[0]["name"])
@@ -269,8 +286,8 @@ def _lines(spec, results_dir: Path, ax) -> None:
     summary = summary[summary.metric == metric]
     handles = []
     any_published = False
-    for i, policy in enumerate(spec.policies):
-        rows = summary[summary.policy == policy].sort_values(x)
+    for i, (policy, label, rows) in enumerate(_line_series(spec, summary)):
+        rows = rows.sort_values(x)
         if rows.empty:
             continue
         colour, marker = COLOURS[i % len(COLOURS)], MARKERS[i % len(MARKERS)]
@@ -278,7 +295,7 @@ def _lines(spec, results_dir: Path, ax) -> None:
         mean = rows["mean"].to_numpy(float)
         low, high = rows["ci_low"].to_numpy(float), rows["ci_high"].to_numpy(float)
         ok = np.isfinite(low) & np.isfinite(high)
-        (line,) = ax.plot(xs, mean, color=colour, marker=marker, markersize=2.5, label=spec.label(policy), zorder=3)
+        (line,) = ax.plot(xs, mean, color=colour, marker=marker, markersize=2.5, label=label, zorder=3)
         handles.append(line)
         if ok.any():
             ax.fill_between(xs[ok], low[ok], high[ok], color=colour, alpha=0.2, linewidth=0, zorder=2)

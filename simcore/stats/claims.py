@@ -48,7 +48,7 @@ from scipy import stats
 
 from simcore.experiments.papers import grid_values
 from simcore.experiments.spec import where_matches
-from simcore.stats.intervals import Interval, mean_of_independent, sd_estimate
+from simcore.stats.intervals import Interval, mean_of_independent, mean_of_paired, sd_estimate
 from simcore.stats.summary import metric_estimate
 
 STATISTIC = {"value": "value", "less": "difference", "greater": "difference", "ratio-above": "ratio", "ratio-below": "ratio",
@@ -135,8 +135,10 @@ def _gain_slope(a, b, level: float) -> Interval:
 
 
 def _cell_estimate(spec, rows, claim, metric, than):
-    """The paired difference or ratio policy vs than in one cell, or the spread of the ratio (an
-    Estimate)."""
+    """The policy's value, the paired difference or ratio policy vs than in one cell, or the
+    spread of the ratio (an Estimate)."""
+    if claim["kind"] == "value":
+        return metric_estimate(spec.model, rows[rows.policy == claim["policy"]], metric)
     if claim["kind"] == "spread":
         a, b = _paired_values(rows, claim["policy"], than, metric["name"])
         return sd_estimate(a / b)
@@ -147,8 +149,6 @@ def _cell_estimate(spec, rows, claim, metric, than):
 
 def _cell_interval(spec, rows, claim, metric, than, level: float) -> Interval:
     kind = claim["kind"]
-    if kind == "value":
-        return metric_estimate(spec.model, rows[rows.policy == claim["policy"]], metric).interval(level)
     if kind in ("share-less", "gain-grows"):
         a, b = _paired_values(rows, claim["policy"], than, metric.get("name"))
         return (_share_less if kind == "share-less" else _gain_slope)(a, b, level)
@@ -201,20 +201,49 @@ def _cell_published(spec, claim, rows, than):
     return published_in_cell(spec.data.get("published") or [], {**claim, "than": than}, values)
 
 
+def than_label(claim: dict, than: str) -> str:
+    """The name of the other side: the policy, or with ``than_cell`` the policy in that cell."""
+    other = claim.get("than_cell")
+    if not other:
+        return than
+    return f"{than} at " + ", ".join(f"{k} = {v}" for k, v in other.items())
+
+
 def _chosen(spec, raw, claim) -> list[tuple]:
-    """(cell index, rows) of every cell the claim names."""
+    """(cell index, rows) of every cell the claim names. With ``than_cell``, each cell's rows
+    also hold the other side: the rows of ``than`` in the cell whose grid values are this cell's
+    with ``than_cell``'s substituted, renamed ``than_label`` (replication r of both cells shares
+    its seed: the spec shares seeds, so they pair). A cell whose other cell was not run, or is
+    the cell itself, is left out."""
     where = claim.get("where")
-    return [(i, rows) for i, rows in raw.groupby("cell", sort=True) if where_matches(where, _grid_values(spec, rows))]
+    cells = [(i, rows) for i, rows in raw.groupby("cell", sort=True) if where_matches(where, _grid_values(spec, rows))]
+    other = claim.get("than_cell")
+    if not other:
+        return cells
+    by_values = {tuple(sorted(_grid_values(spec, rows).items())): rows for _, rows in raw.groupby("cell", sort=True)}
+    than = claim.get("than", spec.baseline)
+    out = []
+    for i, rows in cells:
+        own = _grid_values(spec, rows)
+        values = {**own, **other}
+        match = by_values.get(tuple(sorted(values.items())))
+        if match is None or values == own:
+            continue
+        out.append((i, pd.concat([rows, match[match.policy == than].assign(policy=than_label(claim, than))])))
+    return out
 
 
 def _pooled(spec, raw, claim, metric, than, threshold) -> list[tuple]:
     """``across: mean``: one (None, interval, verdict, replications, published effect) for the
-    mean over the cells (with ``table``, the published effect is the mean of the cells' too)."""
+    mean over the cells (with ``table``, the published effect is the mean of the cells' too).
+    Cells with seeds of their own are independent; cells sharing seeds pair replication by
+    replication, so the mean's influence values are the mean of theirs."""
     chosen = _chosen(spec, raw, claim)
     if not chosen:
         return []
-    iv = mean_of_independent([_cell_estimate(spec, rows, claim, metric, than) for _, rows in chosen],
-                             spec.confidence)
+    estimates = [_cell_estimate(spec, rows, claim, metric, than) for _, rows in chosen]
+    iv = (mean_of_paired(estimates).interval(spec.confidence) if spec.shares_seeds
+          else mean_of_independent(estimates, spec.confidence))
     each = [_cell_published(spec, claim, rows, than) for _, rows in chosen]
     published = None if any(p is None for p in each) else sum(each) / len(each)
     return [(None, iv, *_judge(claim["kind"], iv, threshold, published), published)]
@@ -242,7 +271,7 @@ def _cells(spec, raw, claim, metric, than, threshold) -> list[tuple]:
 def _terms(spec, claim: dict) -> tuple[dict, str, str, float]:
     """The claim's metric (its spec entry), other policy, statistic and threshold."""
     metric = next(m for m in spec.metrics if m["name"] == claim["metric"])
-    than = "" if claim["kind"] == "value" else claim.get("than", spec.baseline)
+    than = "" if claim["kind"] == "value" else than_label(claim, claim.get("than", spec.baseline))
     statistic = STATISTIC[claim["kind"]]
     return metric, than, statistic, float(claim.get("threshold", NULL[statistic]))
 
@@ -302,12 +331,8 @@ def cell_estimates(spec, raw: pd.DataFrame, claim: dict) -> dict[int, tuple]:
     if claim["kind"] in ("share-less", "gain-grows"):
         return {}
     metric, than, _, _ = _terms(spec, claim)
-    out = {}
-    for i, rows in _chosen(spec, raw, claim):
-        estimate = (metric_estimate(spec.model, rows[rows.policy == claim["policy"]], metric) if claim["kind"] == "value"
-                    else _cell_estimate(spec, rows, claim, metric, than))
-        out[int(i)] = (estimate, tuple(sorted(rows.rep.unique())))
-    return out
+    return {int(i): (_cell_estimate(spec, rows, claim, metric, than), tuple(sorted(rows.rep.unique())))
+            for i, rows in _chosen(spec, raw, claim)}
 
 
 def evaluate_claims(spec, raw: pd.DataFrame) -> pd.DataFrame:

@@ -153,6 +153,16 @@ def ratio_of_means(values, baseline, level: float = 0.95) -> Interval:
     return (mean_estimate(values, "positive") / mean_estimate(baseline, "positive")).interval(level)
 
 
+def mean_of_paired(estimates) -> Estimate:
+    """The mean of k estimates over the same replications (cells sharing seeds: replication r of
+    each drew the same random numbers): its influence values are the mean of theirs, so the
+    interval counts their correlation. The range is their common one (else real)."""
+    ranges = {e.range for e in estimates}
+    influence = np.mean([e.influence for e in estimates], axis=0)
+    return Estimate(sum(e.value for e in estimates) / len(estimates), influence,
+                    ranges.pop() if len(ranges) == 1 else "real")
+
+
 def mean_of_independent(estimates, level: float = 0.95) -> Interval:
     """Interval for the mean of k independent estimates (one per grid cell, each from its own
     replications): standard error sqrt(sum of se_c^2) / k with Welch-Satterthwaite degrees of
@@ -165,8 +175,10 @@ def mean_of_independent(estimates, level: float = 0.95) -> Interval:
         return Interval(min(ns), m, math.nan, level, math.nan, math.nan)
     var = [float(e.influence.var(ddof=1)) / n for e, n in zip(estimates, ns)]
     se = math.sqrt(sum(var)) / k
-    denom = sum(v * v / (n - 1) for v, n in zip(var, ns))
-    df = sum(var) ** 2 / denom if denom > 0 else min(ns) - 1
+    top = max(var)
+    w = [v / top for v in var] if top > 0 else var   # scaled, so that tiny variances cannot underflow
+    denom = sum(v * v / (n - 1) for v, n in zip(w, ns))
+    df = sum(w) ** 2 / denom if denom > 0 else min(ns) - 1
     half = float(stats.t.ppf(0.5 + level / 2, df)) * se
     ranges = {e.range for e in estimates}
     range_ = ranges.pop() if len(ranges) == 1 else "real"

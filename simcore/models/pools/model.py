@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from simcore.core.engine import Engine
 from simcore.models import Constraint, Metric, Parameter, with_defaults
-from simcore.models.domains import COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, Choice, Integer, Real
+from simcore.models.domains import COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, AnyOf, Choice, Integer, Real
 from simcore.models.pools.system import JobState, PoolSystem
 from simcore.models.pools.workload import JobStream, largest_mean
 from simcore.models.registry import get_policy, with_hyperparameters
@@ -22,7 +22,8 @@ from simcore.stats.warmup import mser_truncation
 
 PARAMETERS: dict[str, Parameter] = with_hyperparameters("pools", {
     "processors": Parameter(60, "P, processors of the machine (Table 2).", COUNT),
-    "pool_size": Parameter(10, "p, processors per pool; P/p equal pools, so p divides P.", COUNT),
+    "pool_size": Parameter(10, "p, processors per pool; P/p equal pools, so p divides P; 'all': one pool of all P.",
+                           AnyOf(Choice("all"), COUNT)),
     "load": Parameter(0.6, "L, utilisation without overheads; sets the arrival rate P L / mean job demand (Table 2).", Real(gt=0, lt=1)),
     "mean_parallelism": Parameter(20.0, "D, true mean of the bounded-geometric desired parallelism d <= P (Table 2).", Real(ge=1)),
     "time_slice": Parameter(10.0, "T, the round-robin time slice, time units (Table 2).", POSITIVE),
@@ -42,7 +43,7 @@ PARAMETERS: dict[str, Parameter] = with_hyperparameters("pools", {
 
 CONSTRAINTS = (
     Constraint(("processors", "pool_size"), "pool_size divides processors (equal pools)",
-               lambda p: p["pool_size"] <= p["processors"] and p["processors"] % p["pool_size"] == 0),
+               lambda p: p["pool_size"] == "all" or (p["pool_size"] <= p["processors"] and p["processors"] % p["pool_size"] == 0)),
     Constraint(("mean_parallelism", "processors"), "mean_parallelism < (processors + 1) / 2 "
                "(the largest mean of a parallelism bounded by P), or mean_parallelism = 1",
                lambda p: p["mean_parallelism"] == 1 or p["mean_parallelism"] < largest_mean(p["processors"])),

@@ -91,7 +91,8 @@ class PoolSystem:
         self.params = params
         self.policy = policy
         self.on_done = on_done
-        P, p = params["processors"], params["pool_size"]
+        P = params["processors"]
+        p = P if params["pool_size"] == "all" else params["pool_size"]
         self.p = p
         self.pools = [Pool(i, list(range(i * p, (i + 1) * p))) for i in range(P // p)]
         self.pool_of = [q for q in range(P // p) for _ in range(p)]
