@@ -357,6 +357,7 @@ def erlang_c_response(c: int, lam: float, mean_service: float) -> float:
     return mean_service + top / (below + top) * mean_service / (c * (1 - rho))
 
 
+@pytest.mark.slow
 def test_one_pool_without_overheads_and_d_1_is_the_m_g_p_processor_sharing_queue():
     """D = 1, one pool of P = 2, no overheads, T = 1 against jobs of 120 units: each job is one
     thread at a time, served round robin, close to processor sharing with at most P servers
