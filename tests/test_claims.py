@@ -723,3 +723,31 @@ def test_a_published_effect_that_rounds_to_zero_is_not_exceeded_by_an_interval_f
     lo, hi, p = effect_interval("ratio-above", 3.0, 3.6, 3.0, float(np.nextafter(3.0, 4.0)))
     assert (lo, hi, p) == (0.0, pytest.approx(math.log(1.2)), 0.0)
     assert cell_verdict(lo, hi, p) == "inconclusive"
+
+
+def test_than_cell_compares_with_the_baseline_unless_the_claim_names_another_policy():
+    """Cells k = 1: new [4, 8, 12], base [1, 2, 3]; k = 2: new [2, 4, 6], base [5, 5, 5].
+    Without ``than`` the other side is the baseline at k = 1: new at k = 2 over base at k = 1 is
+    [2, 4, 6] / [1, 2, 3] = 2 exactly, every influence value (a - 2 b) / mean(b) = 0, so the
+    interval is the point [2, 2], above 1. With ``than: new`` it is new at k = 2 over new at
+    k = 1: [2, 4, 6] / [4, 8, 12] = 0.5 exactly, the point [0.5, 0.5], below 1. (Any other pairing,
+    e.g. base at k = 2, would give neither number; no rows of the named side would give no estimate.)"""
+    raw = _raw(([4, 8, 12], [1, 2, 3]), ([2, 4, 6], [5, 5, 5]))
+    base = {"id": "c", "text": "t", "kind": "ratio-above", "metric": "t", "policy": "new", "threshold": 1.0,
+            "than_cell": {"k": 1}}
+    row = evaluate_claim(_shared_spec(), raw, base)
+    assert (row["than"], row["cells"], row["deciding_cell"], row["verdict"]) == ("base at k = 1", 1, 1, "reproduced")
+    assert (row["estimate"], row["ci_low"], row["ci_high"]) == pytest.approx((2.0, 2.0, 2.0))
+    own = evaluate_claim(_shared_spec(), raw, {**base, "kind": "ratio-below", "than": "new"})
+    assert (own["than"], own["cells"], own["deciding_cell"], own["verdict"]) == ("new at k = 1", 1, 1, "reproduced")
+    assert (own["estimate"], own["ci_low"], own["ci_high"]) == pytest.approx((0.5, 0.5, 0.5))
+
+
+def test_than_label_names_every_substituted_grid_value():
+    """The other side is the policy at each ``than_cell`` value, written 'name = value' and
+    separated by a comma and a space, in the order given; without ``than_cell`` the policy alone."""
+    from simcore.stats.claims import than_label
+
+    assert than_label({"than_cell": {"k": 1, "nodes": 4}}, "base") == "base at k = 1, nodes = 4"
+    assert than_label({"than_cell": {"k": 1}}, "new") == "new at k = 1"
+    assert than_label({}, "base") == "base"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import re
 
 import numpy as np
 import pytest
@@ -12,7 +13,8 @@ import pytest
 from simcore.core.engine import Engine
 from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
-from simcore.models.pools import full_params, model, simulate
+from simcore.models import registry
+from simcore.models.pools import full_params, model, policies, simulate
 from simcore.models.pools import system as pool_system
 from simcore.models.pools.system import PoolSystem, Thread
 from simcore.models.pools.workload import (Job, JobStream, arrival_rate, expected_minimum_response, geometric_q,
@@ -416,3 +418,191 @@ def test_pool_size_all_is_one_pool_of_every_processor():
     assert len(system.pools) == 1 and system.p == 20 and system.pools[0].procs == list(range(20))
     with pytest.raises(InputError, match="pool_size = 'some' is not"):
         full_params({"pool_size": "some"})
+
+
+# -- mutation tests by hand: the policy factory, placement, the machine's timeline ---------------
+
+@pytest.mark.parametrize("name, spanning, restricted, class_name, hyper, doc", [
+    ("no-spanning", "none", True, "NoSpanning", {"parallelism_control"}, "No spanning, restricted parallelism."),
+    ("limited-spanning", "limited", True, "LimitedSpanning", {"spanning_control", "parallelism_control"},
+     "Limited spanning, restricted parallelism."),
+    ("unlimited-spanning", "unlimited", True, "UnlimitedSpanning", {"parallelism_control"},
+     "Unlimited spanning, restricted parallelism."),
+    ("no-spanning-unrestricted", "none", False, "NoSpanningUnrestricted", set(),
+     "No spanning, unrestricted parallelism."),
+    ("limited-spanning-unrestricted", "limited", False, "LimitedSpanningUnrestricted", {"spanning_control"},
+     "Limited spanning, unrestricted parallelism."),
+    ("unlimited-spanning-unrestricted", "unlimited", False, "UnlimitedSpanningUnrestricted", set(),
+     "Unlimited spanning, unrestricted parallelism."),
+])
+def test_the_policy_factory_builds_and_registers_each_of_the_six_classes(monkeypatch, name, spanning, restricted,
+                                                                         class_name, hyper, doc):
+    """Each name is a PoolPolicy subclass named after it in CamelCase, with its spanning and
+    restricted flags, F among its hyperparameters exactly when spanning is limited and G exactly
+    when parallelism is restricted, a docstring saying both, registered under ('pools', name).
+    The registered class is checked, and a class the factory builds afresh (on a copy of the
+    registry, so the real one stays as it was)."""
+    registered = get_policy("pools", name)
+    monkeypatch.setattr(registry, "_POLICIES", dict(registry._POLICIES))
+    monkeypatch.setattr(registry, "_PARAMETERS", {m: dict(p) for m, p in registry._PARAMETERS.items()})
+    fresh = policies._policy(name, spanning, restricted)
+    assert get_policy("pools", name) is fresh
+    for cls in (registered, fresh):
+        assert issubclass(cls, policies.PoolPolicy) and cls is not policies.PoolPolicy
+        assert cls.__name__ == class_name and cls.__module__ == "simcore.models.pools.policies"
+        assert (cls.name, cls.spanning, cls.restricted) == (name, spanning, restricted)
+        assert set(cls.HYPERPARAMETERS) == hyper and cls.__doc__ == doc
+        assert all(cls.HYPERPARAMETERS[k] is {**policies.SPANNING_F, **policies.PARALLELISM_G}[k] for k in hyper)
+
+
+def test_threads_beyond_the_idle_processors_balance_the_loads_one_at_a_time():
+    """Two pools of 2, both busy, pool 1 with a thread waiting too (active 2 and 3); unlimited
+    spanning, unrestricted, d = 2 at home 0: both pools are candidates, none idle, a = 2.
+    Thread 1 to pool 0 (2 < 3), loads 3 and 3; thread 2 to pool 0 (tie, first): 2 and 0."""
+    system = make("unlimited-spanning-unrestricted", processors=4, pool_size=2)
+    occupy(system, 0, 2)
+    occupy(system, 1, 2)
+    system.pools[1].active += 1
+    assert system.policy.place(2, 0, system) == (2, [(0, 2), (1, 0)])
+
+
+def test_a_candidate_pool_given_no_thread_is_not_a_pool_the_job_uses():
+    """Two pools of 2, home pool 0 full, unlimited spanning, d = 2: candidates 0 (no idle) and 1
+    (2 idle), a = min(2, max(2, 1, 1)) = 2, placed 0 and 2: the job uses one pool, k = 1, s = 0,
+    w = 0 (p <= p0), so both threads need 100 x 2 / 2 = 100 on pool 1's CPUs 2 and 3."""
+    system = make("unlimited-spanning", processors=4, pool_size=2)
+    occupy(system, 0, 2)
+    state = pool_system.JobState(job(d=2))
+    state.home = 0
+    system.fork(state)
+    assert (state.a, state.k, state.running) == (2, 1, 2)
+    assert [t.left if t else None for t in system.on_cpu] == [None, None, 100.0, 100.0]
+
+
+def test_each_para_thread_gets_its_own_spread_in_placement_order():
+    """One pool of 3 idle CPUs, no spanning, d = 3, u = (0.5, -0.5, 0.1): thread i takes the
+    i-th lowest idle CPU and 100 + 10 u_i: CPU 0 105, CPU 1 95, CPU 2 101."""
+    system = make("no-spanning", processors=3, pool_size=3, mean_parallelism=1.0)
+    state = pool_system.JobState(job(d=3, u=[0.5, -0.5, 0.1]))
+    state.home = 0
+    system.fork(state)
+    assert [t.left for t in system.on_cpu] == pytest.approx([105.0, 95.0, 101.0])
+
+
+@pytest.mark.parametrize("a, counts", [(2, [(0, 1)]), (0, [])])
+def test_a_placement_that_does_not_add_up_to_a_is_refused(a, counts):
+    """A policy must place exactly its a >= 1 threads: 1 placed for a = 2, or a = 0, is a bug."""
+
+    class Broken:
+        name = "broken"
+
+        def place(self, d, home, system):
+            return a, counts
+
+    system = make("no-spanning", processors=2, pool_size=2, mean_parallelism=1.0)
+    system.policy = Broken()
+    state = pool_system.JobState(job(d=2))
+    state.home = 0
+    with pytest.raises(RuntimeError, match=re.escape(f"pools policy 'broken' placed {counts} for a = {a}")):
+        system.fork(state)
+
+
+def test_a_lone_job_goes_through_init_para_final_and_its_processor_is_busy_throughout():
+    """One processor, no overheads, d = 1: INIT [0, 10) in phase INIT, PARA [10, 110) in phase
+    PARA, FINAL [110, 120) in phase FINAL; the busy-processor integral is 120."""
+    system = make("no-spanning", processors=1, pool_size=1, mean_parallelism=1.0, **NO_OVERHEADS)
+    seen = []
+    original = system.dispatch
+
+    def dispatch(cpu, thread):
+        seen.append((system.engine.now, thread.master, thread.job.phase))
+        original(cpu, thread)
+
+    system.dispatch = dispatch
+    run_jobs(system, [job()])
+    assert seen == [(0.0, True, pool_system.INIT), (10.0, False, pool_system.PARA), (110.0, True, pool_system.FINAL)]
+    assert system.finished_jobs[0].done_at == 120.0 and system.area() == 120.0
+
+
+def final_thread(state_or_index, left: float, pool: int = 0) -> Thread:
+    """A master thread in its job's FINAL phase: when its work ends the job is done (no next phase)."""
+    state = state_or_index
+    if not isinstance(state, pool_system.JobState):
+        state = pool_system.JobState(job(state_or_index))
+        state.phase = pool_system.FINAL
+    return Thread(state, left, pool, True)
+
+
+def timeline(system, threads) -> dict:
+    """Enqueue ``{name: (time, thread)}`` (in that order at equal times), run; {name: (cpu, start, end)}."""
+    names = {id(t): n for n, (_, t) in threads.items()}
+    out = {}
+    dispatch, finished = system.dispatch, system.finished
+
+    def on_dispatch(cpu, thread):
+        dispatch(cpu, thread)
+        out.setdefault(names[id(thread)], [cpu, system.work_start[cpu], None])
+
+    def on_finished(thread):
+        out[names[id(thread)]][2] = system.engine.now
+        finished(thread)
+
+    system.dispatch, system.finished = on_dispatch, on_finished
+    for at, thread in threads.values():
+        system.engine.call(at, system.enqueue, thread)
+    system.engine.run()
+    return {n: tuple(v) for n, v in out.items()}
+
+
+@pytest.mark.parametrize("lazy", [True, False])
+def test_a_thread_arriving_exactly_at_a_slice_end_is_served_at_once(lazy):
+    """One processor, T = 10, no overheads: A (25 units) from 0; B (5) arrives at 10, when A's
+    first slice ends: B waits, so A goes to the tail and B runs [10, 15), then A [15, 30).
+    Lazy (the slice end is found when B arrives) and the reference (every slice end fired) agree.
+    Busy throughout: the integral is 30, three switches."""
+    system = make("no-spanning", processors=1, pool_size=1, mean_parallelism=1.0, time_slice=10.0, **NO_OVERHEADS)
+    system.lazy = lazy
+    runs = timeline(system, {"A": (0.0, final_thread(0, 25.0)), "B": (10.0, final_thread(1, 5.0))})
+    assert runs == {"A": (0, 0.0, 30.0), "B": (0, 10.0, 15.0)}
+    assert system.area() == 30.0 and system.switches == 3
+
+
+@pytest.mark.parametrize("lazy", [True, False])
+def test_processors_finishing_together_take_the_queue_in_the_order_their_timers_were_set(lazy):
+    """Two CPUs in one pool, T = 100, c = 1, t = 0.5, no contention (p <= p0). At 0: W (job A,
+    2 units) on CPU 0, work [1, 3); Y (job B, 10) on CPU 1, work [1, 11); X (job C, 7) waits.
+    At 3 CPU 0 takes X: another job, c, work [4, 11). At 5 Z (job C, 5) waits. Both CPUs end at
+    11; CPU 1's timer was set first (at 0, CPU 0's at 3) and callbacks due together fire in the
+    order they were set, so CPU 1 takes Z: last ran job B, c, work [12, 17) (on CPU 0, after X of
+    the same job, t c would start it at 11.5). Re-arming the CPUs when Z queues moves neither
+    timer; lazy and the reference agree. Busy: CPU 0 [0, 11), CPU 1 [0, 17): 28."""
+    system = make("no-spanning", processors=2, pool_size=2, mean_parallelism=1.0, time_slice=100.0, cache_cost=1.0,
+                  cache_fraction=0.5, contention_factor=0.0, in_pool_factor=0.0)
+    system.lazy = lazy
+    c = pool_system.JobState(job(2))
+    c.phase = pool_system.FINAL
+    runs = timeline(system, {"W": (0.0, final_thread(0, 2.0)), "Y": (0.0, final_thread(1, 10.0)),
+                             "X": (0.0, final_thread(c, 7.0)), "Z": (5.0, final_thread(c, 5.0))})
+    assert runs == {"W": (0, 1.0, 3.0), "Y": (1, 1.0, 11.0), "X": (0, 4.0, 11.0), "Z": (1, 12.0, 17.0)}
+    assert system.switches == 4 and system.area() == 28.0
+
+
+@pytest.mark.parametrize("lazy", [True, False])
+def test_a_rounding_remainder_at_a_slice_end_is_done_not_a_new_turn(lazy):
+    """One processor, T = 10, no overheads; X (5 units), V (10 + 1e-9) and Q (3) queue at 0. X runs
+    [0, 5); V from 5 while Q waits, so its slice ends at 15 with 1e-9 left: that is EPS (to the last
+    bit, 10.000000001 - 1e-9 == 10.0), a rounding remainder, so V is done at 15 and Q runs [15, 18)
+    (V does not go behind Q for a turn of 1e-9). Lazy and the reference agree."""
+    assert (10 + 1e-9) - pool_system.EPS == 10.0
+    system = make("no-spanning", processors=1, pool_size=1, mean_parallelism=1.0, time_slice=10.0, **NO_OVERHEADS)
+    system.lazy = lazy
+    runs = timeline(system, {"X": (0.0, final_thread(0, 5.0)), "V": (0.0, final_thread(1, 10 + 1e-9)),
+                             "Q": (0.0, final_thread(2, 3.0))})
+    assert runs == {"X": (0, 0.0, 5.0), "V": (0, 5.0, 15.0), "Q": (0, 15.0, 18.0)} and system.switches == 3
+
+
+def test_a_policy_keeps_the_generator_it_is_built_with():
+    """The generator handed to a policy (its own stream in a run) is the one it draws from."""
+    rng = np.random.default_rng(7)
+    for name in ("no-spanning", "limited-spanning-unrestricted"):
+        assert get_policy("pools", name)({}, rng).rng is rng

@@ -277,3 +277,25 @@ def test_mean_of_independent_does_not_depend_on_the_unit():
         cells = [mean_estimate([1 * unit, 2 * unit, 3 * unit]), mean_estimate([2 * unit, 3 * unit, 4 * unit])]
         iv = mean_of_independent(cells)
         assert (iv.low, iv.high) == pytest.approx(((2.5 - half) * unit, (2.5 + half) * unit), rel=1e-9, abs=0)
+
+def test_mean_of_paired_keeps_the_common_range_and_is_real_for_mixed_ranges():
+    """Two 'positive' cells [1, 2, 3] and [3, 4, 5] over the same replications: mean 3, influence
+    the mean of (-1, 0, 1) and (-1, 0, 1) = (-1, 0, 1), sd 1, range 'positive': the interval is
+    taken on the log scale, 3 exp(+- h / 3) with h = t(0.975, 2) / sqrt 3 (not symmetric). A 'share'
+    cell [0.1, 0.2, 0.3] with a 'positive' one [0.2, 0.4, 0.6]: no common range, so 'real'; mean
+    0.3, influence the mean of (-0.1, 0, 0.1) and (-0.2, 0, 0.2) = (-0.15, 0, 0.15), sd 0.15, the
+    symmetric interval 0.3 +- t(0.975, 2) x 0.15 / sqrt 3."""
+    from simcore.stats.intervals import mean_of_paired
+
+    t = stats.t.ppf(0.975, 2)
+    same = mean_of_paired([mean_estimate([1.0, 2.0, 3.0], "positive"), mean_estimate([3.0, 4.0, 5.0], "positive")])
+    assert (same.value, same.range, same.influence.tolist()) == (3.0, "positive", [-1.0, 0.0, 1.0])
+    h = t / math.sqrt(3)
+    iv = same.interval(0.95)
+    assert (iv.low, iv.high) == pytest.approx((3 * math.exp(-h / 3), 3 * math.exp(h / 3)), rel=1e-12)
+    mixed = mean_of_paired([mean_estimate([0.1, 0.2, 0.3], "share"), mean_estimate([0.2, 0.4, 0.6], "positive")])
+    assert (mixed.value, mixed.range) == (pytest.approx(0.3), "real")
+    assert mixed.influence == pytest.approx([-0.15, 0.0, 0.15])
+    h = t * 0.15 / math.sqrt(3)
+    iv = mixed.interval(0.95)
+    assert (iv.low, iv.high) == pytest.approx((0.3 - h, 0.3 + h), rel=1e-12)

@@ -91,7 +91,7 @@ class PoolPolicy:
 
 def _policy(name: str, spanning: str, restricted: bool) -> type:
     hyper = {**(SPANNING_F if spanning == "limited" else {}), **(PARALLELISM_G if restricted else {})}
-    doc = f"{spanning.capitalize()} spanning, {'restricted' if restricted else 'unrestricted'} parallelism."
+    doc = f"{'No' if spanning == 'none' else spanning.capitalize()} spanning, {'restricted' if restricted else 'unrestricted'} parallelism."
     cls = type(name.title().replace("-", ""), (PoolPolicy,),
                {"spanning": spanning, "restricted": restricted, "HYPERPARAMETERS": hyper, "__doc__": doc,
                 "__module__": __name__})
