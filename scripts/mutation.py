@@ -126,6 +126,11 @@ def save_state() -> list[str]:
                 codes = functions[name]["exit"]
                 codes.extend([None] * (number - len(codes)))
                 codes[number - 1] = code
+        kept = state.get(path, {})
+        for name, entry in functions.items():   # not run here (e.g. the test selection changed): keep the old codes
+            old = kept.get(name)
+            if old and old["sha"] == entry["sha"] and all(c is None for c in entry["exit"]):
+                entry["exit"] = old["exit"]
         state[path] = dict(sorted(functions.items()))
         written.append(path)
     STATE.write_text(json.dumps(dict(sorted(state.items())), indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
