@@ -151,8 +151,10 @@ def cmd_trace(args) -> int:
     from simcore.core.rng import Streams, replication_seed
 
     spec = _spec(args)
+    if args.monitor is not None:
+        return _monitor(args, spec)
     if not hasattr(spec.model, "trace_replication"):
-        raise SpecError(f"{spec.path}: key 'model': model '{spec['model']}' has no per-task trace.")
+        raise SpecError(f"{spec.path}: key 'model': model '{spec['model']}' has no per-task trace (try --monitor).")
     wanted = spec["output"].get("traces", {})
     policies = [args.policy] if args.policy else wanted.get("policies", spec.policies)
     for policy in policies:
@@ -172,6 +174,37 @@ def cmd_trace(args) -> int:
             out.append(f"# {policy}: cell {cell.index}, replication {rep}")
         out += lines[:tasks] if tasks else lines
     text = "\n".join(out) + "\n"
+    if args.out:
+        write_text(args.out, text)
+    else:
+        print(text, end="")
+    return 0
+
+
+def _monitor(args, spec) -> int:
+    """``trace --monitor PERIOD:TIME``: the model's queues sampled during one replication, as CSV."""
+    from simcore.core.monitor import parse_monitor
+    from simcore.core.output import write_text
+    from simcore.core.rng import Streams, replication_seed
+
+    if not hasattr(spec.model, "monitor_replication"):
+        raise SpecError(f"{spec.path}: key 'model': model '{spec['model']}' has no queue monitor.")
+    period, duration = parse_monitor(args.monitor)
+    policies = [args.policy] if args.policy else spec.policies
+    for policy in policies:
+        if policy not in spec.policies:
+            raise SpecError(f"--policy '{policy}': not one of {spec.path}'s policies ({', '.join(spec.policies)}).")
+    cell = spec.cell(args.cell if args.cell is not None else 0)
+    rep = args.rep if args.rep is not None else 0
+    params = spec.params({**cell.values, **spec.parse_overrides(args.set)})
+    seed = args.seed if args.seed is not None else load_config(args.config)["seed"]
+    frames = []
+    for policy in policies:
+        streams = Streams(replication_seed(seed, spec.id, spec.seed_cell(cell.index), rep))
+        frames.append(spec.model.monitor_replication(params, policy, streams, period, duration).assign(policy=policy))
+    import pandas as pd
+
+    text = pd.concat(frames)[["policy", "time", "queue", "value"]].to_csv(index=False)
     if args.out:
         write_text(args.out, text)
     else:
@@ -365,13 +398,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sysfs", default="/sys/devices/system/node", help=argparse.SUPPRESS)
     p.add_argument("--builder", choices=("linux-2level", "multilevel"), help="only this builder")
     p.add_argument("--catalog", default="config/topologies", metavar="DIR", help="folder of catalog machines")
-    p = add("trace", cmd_trace, "one replication's per-task event trace (mehta style), for models that have one")
+    p = add("trace", cmd_trace, "one replication's per-task event trace (mehta style), or its queues over time (--monitor)")
     p.add_argument("experiment", metavar="ID", help=ID_HELP)
     p.add_argument("--cell", type=INDEX, metavar="K", help="grid cell (default: the spec's output.traces, else 0)")
     p.add_argument("--rep", type=INDEX, metavar="R", help="replication index (same seeds as `run`; default 0)")
     p.add_argument("--policy", help="one policy (default: the spec's output.traces policies, else all)")
     p.add_argument("--tasks", type=COUNT, metavar="N", help="only the first N tasks")
     p.add_argument("--migrated-only", action="store_true", help="only tasks the balancer moved")
+    p.add_argument("--monitor", metavar="PERIOD:TIME", help="instead of task traces, sample the model's queues "
+                   "every PERIOD time units for TIME (like Netmon's -d and -t); CSV: policy, time, queue, value")
     p.add_argument("--out", metavar="FILE", help="write here (atomically) instead of standard output")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a model parameter")
     p.add_argument("--seed", type=INDEX, help="root seed (default: config/config.yaml)")

@@ -1,5 +1,7 @@
 """The simcore command's read-only verbs."""
 
+import pytest
+
 
 def test_list_shows_every_experiment(simcore_cli, root):
     proc = simcore_cli("list", "--scale", "smoke")
@@ -117,3 +119,22 @@ def test_an_internal_error_is_one_line_unless_debug_asks_for_the_traceback(monke
     monkeypatch.setenv("SIMCORE_DEBUG", "1")
     with pytest.raises(RuntimeError, match="boom"):
         cli.main(["list"])
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["trace", "amir-table2", "--monitor", "5:10"], "model 'cluster' has no queue monitor"),
+    (["trace", "zhou91-fig3", "--monitor", "5"], "--monitor '5': give PERIOD:TIME"),
+])
+def test_a_monitor_that_cannot_run_is_one_sentence(simcore_cli, args, fragment):
+    proc = simcore_cli(*args)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and fragment in proc.stderr
+
+
+def test_trace_monitor_writes_the_queue_series(simcore_cli, tmp_path):
+    """zhou91-fig3, cell 0, one policy, every 100 units for 200: three sampling times x the 12 pools
+    of 5 x two probes = 72 rows, with the CSV header."""
+    out = tmp_path / "series.csv"
+    proc = simcore_cli("trace", "zhou91-fig3", "--monitor", "100:200", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    lines = out.read_text().splitlines()
+    assert lines[0] == "policy,time,queue,value" and len(lines) == 1 + 3 * 12 * 2

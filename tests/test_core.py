@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import pytest
 
 from simcore.core.engine import Engine
 from simcore.core.rng import Streams, replication_seed, stable_hash
+from simcore.errors import InputError
 
 
 # -- engine -------------------------------------------------------------------------------------
@@ -178,3 +180,71 @@ def test_stable_hash_does_not_depend_on_the_python_process():
     assert outs[0][0] == outs[1][0] == str(stable_hash("arrivals"))
     assert outs[0][1] != outs[1][1]                 # the built-in hash does vary
     assert 0 <= stable_hash("arrivals") < 2**32
+
+
+# -- the queue monitor ------------------------------------------------------------------------------
+
+def _counter_run(period, duration, stop_at=None):
+    """A counter that goes +1 at 1.5, +1 at 3 and -1 at 3 (both at the same instant), +1 at 3.5."""
+    from simcore.core.monitor import Monitor
+
+    engine = Engine()
+    state = {"n": 0}
+
+    def add(k):
+        state["n"] += k
+
+    for at, k in ((1.5, 1), (3.0, 1), (3.0, -1), (3.5, 1)):
+        engine.call(at, add, k)
+    if stop_at is not None:
+        engine.schedule(stop_at, engine.stop)
+    monitor = Monitor(engine, {"n": lambda: state["n"], "twice": lambda: 2 * state["n"]}, period, duration)
+    monitor.start()
+    engine.run()
+    return monitor.frame()
+
+
+def test_the_monitor_samples_every_period_up_to_the_monitoring_time():
+    """Period 1 for 4: samples at 0, 1, 2, 3, 4 read 0, 0, 1, 1, 2; at 3 both changes of that
+    instant have happened (+1 - 1), so the sample reads 1, not 2."""
+    frame = _counter_run(1.0, 4.0)
+    n = frame[frame.queue == "n"]
+    assert n.time.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert n.value.tolist() == [0.0, 0.0, 1.0, 1.0, 2.0]
+    assert frame[frame.queue == "twice"].value.tolist() == [0.0, 0.0, 2.0, 2.0, 4.0]
+
+
+def test_the_monitor_stops_at_the_last_period_within_the_time_or_with_the_run():
+    """Period 1.5 for 4: samples at 0, 1.5 (after the +1 due then), 3.0 (1 + 1 - 1 = 1); 4.5 is
+    past the time. A run stopped at 2.2 ends the series after 0, 1, 2."""
+    frame = _counter_run(1.5, 4.0)
+    assert frame[frame.queue == "n"][["time", "value"]].values.tolist() == [[0.0, 0.0], [1.5, 1.0], [3.0, 1.0]]
+    assert _counter_run(1.0, 10.0, stop_at=2.2)[lambda f: f.queue == "n"].time.tolist() == [0.0, 1.0, 2.0]
+
+
+@pytest.mark.parametrize("period, duration, probes, message", [
+    (0.0, 10.0, {"q": lambda: 0}, "sampling period 0.0 is not a positive number"),
+    (1.0, -1.0, {"q": lambda: 0}, "monitoring time -1.0 is not a non-negative number"),
+    (math.nan, 1.0, {"q": lambda: 0}, "sampling period nan"),
+    (1.0, 1.0, {}, "no queue to sample"),
+])
+def test_the_monitor_refuses_bad_settings(period, duration, probes, message):
+    from simcore.core.monitor import Monitor
+
+    with pytest.raises(InputError, match=message):
+        Monitor(Engine(), probes, period, duration)
+
+
+@pytest.mark.parametrize("text, expected", [("10:5000", (10.0, 5000.0)), ("0.5:0", (0.5, 0.0))])
+def test_monitor_settings_parse(text, expected):
+    from simcore.core.monitor import parse_monitor
+
+    assert parse_monitor(text) == expected
+
+
+@pytest.mark.parametrize("text", ["10", "a:b", "0:10", "5:-1", "1:2:3", "inf:4"])
+def test_bad_monitor_settings_are_one_sentence(text):
+    from simcore.core.monitor import parse_monitor
+
+    with pytest.raises(InputError, match="--monitor"):
+        parse_monitor(text)

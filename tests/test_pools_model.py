@@ -606,3 +606,26 @@ def test_a_policy_keeps_the_generator_it_is_built_with():
     rng = np.random.default_rng(7)
     for name in ("no-spanning", "limited-spanning-unrestricted"):
         assert get_policy("pools", name)({}, rng).rng is rng
+
+
+# -- queue monitoring -------------------------------------------------------------------------------
+
+def test_queue_probes_read_each_pools_waiting_and_active_threads():
+    """Two pools of 2; three threads queued into pool 0: two run, one waits (queue 1, active 3);
+    pool 1 is empty."""
+    system = make(processors=4, pool_size=2)
+    state = pool_system.JobState(job())
+    for _ in range(3):
+        system.enqueue(Thread(state, 5.0, 0, False))
+    readings = {name: probe() for name, probe in model.queue_probes(system).items()}
+    assert readings == {"pool0.queue": 1, "pool0.active": 3, "pool1.queue": 0, "pool1.active": 0}
+
+
+def test_a_monitored_replication_samples_every_queue_at_every_period():
+    """Period 100 for 300 on a run of about 1800 units: times 0, 100, 200, 300 for each of the four
+    probes; at 0 nothing has arrived yet."""
+    params = {"processors": 4, "pool_size": 2, "mean_parallelism": 2.0, "jobs": 20}
+    frame = model.monitor_replication(params, "limited-spanning", Streams(replication_seed(1, "mon", 0, 0)), 100.0, 300.0)
+    assert sorted(frame.time.unique()) == [0.0, 100.0, 200.0, 300.0]
+    assert sorted(frame.queue.unique()) == ["pool0.active", "pool0.queue", "pool1.active", "pool1.queue"]
+    assert (frame[frame.time == 0.0].value == 0).all() and (frame.value >= 0).all()

@@ -6,6 +6,8 @@ job's threads go and how many there are) and ``model`` (parameters, metrics, run
 """
 
 from simcore.models.pools import policies  # noqa: F401  (registers the policies)
-from simcore.models.pools.model import CONSTRAINTS, METRICS, PARAMETERS, full_params, run_replication, simulate
+from simcore.models.pools.model import (CONSTRAINTS, METRICS, PARAMETERS, full_params, monitor_replication, queue_probes,
+                                        run_replication, simulate)
 
-__all__ = ["CONSTRAINTS", "METRICS", "PARAMETERS", "full_params", "run_replication", "simulate"]
+__all__ = ["CONSTRAINTS", "METRICS", "PARAMETERS", "full_params", "monitor_replication", "queue_probes", "run_replication",
+           "simulate"]

@@ -75,8 +75,9 @@ def full_params(params: dict) -> dict:
     return with_defaults("pools", PARAMETERS, params, CONSTRAINTS)
 
 
-def simulate(params: dict, policy: str, streams) -> Run:
-    """Run ``policy`` on the replication's job stream until the sampled jobs have all finished."""
+def simulate(params: dict, policy: str, streams, attach=None) -> Run:
+    """Run ``policy`` on the replication's job stream until the sampled jobs have all finished.
+    ``attach(engine, system)``, if given, is called before the run starts (e.g. a monitor)."""
     engine = Engine()
     impl = get_policy("pools", policy)(params, streams.fresh(f"policy:{policy}"))
     n = params["jobs"]
@@ -103,6 +104,8 @@ def simulate(params: dict, policy: str, streams) -> Run:
 
     first = stream.next()
     engine.call(first.arrival, arrive, first)
+    if attach is not None:
+        attach(engine, system)
     engine.run()
     if left[0]:
         raise RuntimeError(f"pools model: {left[0]} sampled job(s) never finished under {policy}.")
@@ -134,3 +137,27 @@ def run_replication(params: dict, policies: list[str], streams) -> dict[str, dic
         get_policy("pools", name)(params, streams.fresh(f"policy:{name}"))
     return {name: simulate(params, name, streams).metrics for name in policies}
 
+
+def queue_probes(system: PoolSystem) -> dict:
+    """The queues a monitor samples: each pool's run queue (threads waiting) and active threads."""
+    probes = {}
+    for pool in system.pools:
+        probes[f"pool{pool.index}.queue"] = pool.queue.__len__
+        probes[f"pool{pool.index}.active"] = (lambda q: lambda: q.active)(pool)
+    return probes
+
+
+def monitor_replication(params: dict, policy: str, streams, period: float, duration: float):
+    """One replication of ``policy`` with its queues sampled every ``period`` for ``duration``
+    time units (a table time, queue, value; see simcore.core.monitor)."""
+    from simcore.core.monitor import Monitor
+
+    params = full_params(params)
+    monitors = []
+
+    def attach(engine, system):
+        monitors.append(Monitor(engine, queue_probes(system), period, duration))
+        monitors[0].start()
+
+    simulate(params, policy, streams, attach=attach)
+    return monitors[0].frame()
