@@ -122,8 +122,9 @@ def test_an_internal_error_is_one_line_unless_debug_asks_for_the_traceback(monke
 
 
 @pytest.mark.parametrize("args, fragment", [
-    (["trace", "amir-table2", "--monitor", "5:10"], "model 'cluster' has no queue monitor"),
     (["trace", "zhou91-fig3", "--monitor", "5"], "--monitor '5': give PERIOD:TIME"),
+    (["trace", "amir-table2", "--monitor", "0:10"], "--monitor '0:10': the period must be positive"),
+    (["trace", "zhou91-fig3", "--monitor", "5:10", "--policy", "nope"], "--policy 'nope': not one of"),
 ])
 def test_a_monitor_that_cannot_run_is_one_sentence(simcore_cli, args, fragment):
     proc = simcore_cli(*args)

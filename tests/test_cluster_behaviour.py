@@ -1152,3 +1152,19 @@ def test_knowledge_window_of_one_on_a_large_cluster():
     keys = [[float(n - r) for r in range(n)]] * n
     knowledge = Knowledge(bare_cluster(*[1.0] * n), 1, 1.0, ScriptedRng(prefer=[keys]))
     assert knowledge._recipients() == [[n - 1]] * (n - 1) + [[n - 2]]
+
+
+def test_a_monitored_cluster_replication_counts_each_machines_processes():
+    """Two speed-1 machines, four processes of 10 s at t = 0 under PVM's round robin: two per
+    machine, each at half speed, so all end at 20 s. Sampled every 5 s for 30 s: 2 and 2 at 0, 5,
+    10 and 15 (the arrivals at 0 come first), 0 and 0 at 25 and 30."""
+    from simcore.core.rng import Streams, replication_seed
+    from simcore.models.cluster import monitor_replication
+
+    params = {"workload": "batch", "n_procs": 4, "demand_kind": "constant", "demand_value": 10.0,
+              "machines": [{"name": "m", "count": 2, "speed": 1.0, "memory_mb": 1000.0}]}
+    frame = monitor_replication(params, "pvm", Streams(replication_seed(1, "mon", 0, 0)), 5.0, 30.0)
+    assert sorted(frame.queue.unique()) == ["machine0.procs", "machine1.procs"]
+    values = frame.pivot_table(index="time", columns="queue", values="value")
+    assert values.loc[[0.0, 5.0, 10.0, 15.0]].to_numpy().tolist() == [[2.0, 2.0]] * 4
+    assert values.loc[[25.0, 30.0]].to_numpy().tolist() == [[0.0, 0.0]] * 2

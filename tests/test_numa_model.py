@@ -1014,3 +1014,26 @@ def test_newly_idle_balancing_leaves_a_queue_of_one_task_even_when_it_waits():
     bal.newidle(system.rqs[0])
     assert (system.rqs[0].nr_running, system.rqs[2].nr_running, system.migrations) == (0, 1, 0)
     assert _lb_counts(system) == (1, 1, 0)
+
+
+def test_queue_probes_read_each_cpus_queued_and_running_tasks():
+    """Two CPUs: three tasks dispatched on CPU 0 (one runs, two queue: 3), one queued only on
+    CPU 1 (nothing runs there: 1)."""
+    from simcore.models.numa.model import queue_probes
+
+    system = _lb_system(2, [[_lb_dom({0, 1}, [{0}, {1}], {"LOAD_BALANCE"})]] * 2)
+    _lb_tasks(system, 0, 3, 0)
+    _lb_tasks(system, 1, 1, 3, dispatch=False)
+    assert {name: probe() for name, probe in queue_probes(system).items()} == {"cpu0.runqueue": 3, "cpu1.runqueue": 1}
+
+
+def test_a_monitored_numa_replication_samples_every_cpu():
+    """corr05-4x1, 8 tasks: every 200 ms for 600 ms, four CPUs at 0, 200, 400, 600 ms; no task
+    exists before the first creation, so the first sample reads 0, and no CPU ever holds more
+    than the 8 tasks."""
+    from simcore.models.numa.model import monitor_replication
+
+    frame = monitor_replication({"topology": "corr05-4x1", "n_tasks": 8}, "linux-2level", streams(), 200.0, 600.0)
+    assert sorted(frame.time.unique()) == [0.0, 200.0, 400.0, 600.0]
+    assert sorted(frame.queue.unique()) == [f"cpu{c}.runqueue" for c in range(4)]
+    assert (frame[frame.time == 0.0].value == 0).all() and frame.groupby("time").value.sum().max() <= 8

@@ -88,8 +88,9 @@ def full_params(params: dict) -> dict:
     return with_defaults("cluster", PARAMETERS, params, CONSTRAINTS)
 
 
-def simulate(params: dict, workload: wl.Workload, policy: str, streams: Streams) -> Result:
-    """Run ``policy`` on ``workload`` until every foreground process has completed."""
+def simulate(params: dict, workload: wl.Workload, policy: str, streams: Streams, attach=None) -> Result:
+    """Run ``policy`` on ``workload`` until every foreground process has completed.
+    ``attach(engine, cluster)``, if given, is called before the run starts (e.g. a monitor)."""
     engine = Engine()
     machines = expand_machines(params["machines"])
     impl = get_policy("cluster", policy)(params, streams.fresh(f"policy:{policy}"))
@@ -111,6 +112,8 @@ def simulate(params: dict, workload: wl.Workload, policy: str, streams: Streams)
 
     if groups:
         engine.schedule(groups[0][0], lambda: arrive(0))
+    if attach is not None:
+        attach(engine, cluster)
     engine.run()
     if cluster.unfinished:
         raise RuntimeError(f"cluster model: {cluster.unfinished} process(es) never completed under {policy}.")
@@ -164,3 +167,25 @@ def run_replication(params: dict, policies: list[str], streams: Streams) -> dict
         get_policy("cluster", name)(params, streams.fresh(f"policy:{name}"))
     workload = make_workload(params, streams)
     return {name: simulate(params, workload, name, streams).metrics for name in policies}
+
+
+def queue_probes(cluster: Cluster) -> dict:
+    """The queues a monitor samples: each machine's processes (foreground and background)."""
+    return {f"machine{i}.procs": (lambda m: lambda: len(m.procs))(m) for i, m in enumerate(cluster.machines)}
+
+
+def monitor_replication(params: dict, policy: str, streams: Streams, period: float, duration: float):
+    """One replication of ``policy`` with every machine's process count sampled every ``period``
+    seconds for ``duration`` (a table time, queue, value; see simcore.core.monitor). The monitor's
+    own events keep the run going to ``duration`` at least, so its metrics are not reported."""
+    from simcore.core.monitor import Monitor
+
+    params = full_params(params)
+    monitors = []
+
+    def attach(engine, cluster):
+        monitors.append(Monitor(engine, queue_probes(cluster), period, duration))
+        monitors[0].start()
+
+    simulate(params, make_workload(params, streams), policy, streams, attach=attach)
+    return monitors[0].frame()

@@ -8,8 +8,8 @@ migration), ``balancer`` (periodic, newly idle and active balancing over sched d
 """
 
 from simcore.models.numa.model import (CONSTRAINTS, MAX_LEVELS, METRICS, PARAMETERS, full_params, make_workload,
-                                       run_replication, simulate, trace_replication)
+                                       monitor_replication, queue_probes, run_replication, simulate, trace_replication)
 from simcore.models.numa.trace import format_trace
 
-__all__ = ["CONSTRAINTS", "MAX_LEVELS", "METRICS", "PARAMETERS", "format_trace", "full_params", "make_workload", "run_replication",
-           "simulate", "trace_replication"]
+__all__ = ["CONSTRAINTS", "MAX_LEVELS", "METRICS", "PARAMETERS", "format_trace", "full_params", "make_workload",
+           "monitor_replication", "queue_probes", "run_replication", "simulate", "trace_replication"]

@@ -252,9 +252,10 @@ def make_policy(name: str, params: dict, streams: Streams):
 
 
 def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Streams, *, machine=None,
-             domains_for=None, trace: bool = False, draws: dict | None = None) -> Result:
+             domains_for=None, trace: bool = False, draws: dict | None = None, attach=None) -> Result:
     """Run ``policy`` on ``workload`` until every task has finished. ``draws``: a dict shared by
-    the runs of one workload, where the tasks keep their burst/I-O draws (see ``task.Draws``)."""
+    the runs of one workload, where the tasks keep their burst/I-O draws (see ``task.Draws``).
+    ``attach(engine, system)``, if given, is called before the run starts (e.g. a monitor)."""
     machine = load_machine(params["topology"] if machine is None else machine)
     impl = make_policy(policy, params, streams)
     try:
@@ -280,6 +281,8 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
             engine.schedule(tasks[order[j + 1]].spec.created - engine.now, lambda: arrive(j + 1))
 
     engine.schedule(tasks[order[0]].spec.created, lambda: arrive(0))
+    if attach is not None:
+        attach(engine, system)
     engine.run()
     system.close()
     if params["check_invariants"]:
@@ -357,3 +360,26 @@ def trace_replication(params: dict, policy: str, streams: Streams, *, migrated_o
     order = sorted(range(len(tasks)), key=lambda i: (tasks[i].spec.created, i))
     return [format_trace(tasks[i], f"T{k} nice {tasks[i].spec.nice}", far=lambda c, t=tasks[i]: far(t, c))
             for k, i in enumerate(order) if tasks[i].migrations or not migrated_only]
+
+
+def queue_probes(system) -> dict:
+    """The queues a monitor samples: each CPU's runnable tasks (queued plus the running one)."""
+    return {f"cpu{rq.cpu}.runqueue": (lambda q: lambda: q.n_queued + (q.curr is not None))(rq) for rq in system.rqs}
+
+
+def monitor_replication(params: dict, policy: str, streams: Streams, period: float, duration: float):
+    """One replication of ``policy`` with every CPU's run queue sampled every ``period`` ms for
+    ``duration`` ms (a table time, queue, value; see simcore.core.monitor). The monitor's own
+    events keep the run going to ``duration`` at least, so its metrics are not reported."""
+    from simcore.core.monitor import Monitor
+
+    params = full_params(params)
+    machine = load_machine(params["topology"])
+    monitors = []
+
+    def attach(engine, system):
+        monitors.append(Monitor(engine, queue_probes(system), period, duration))
+        monitors[0].start()
+
+    simulate(params, make_workload(params, streams, int(machine.cpus)), policy, streams, machine=machine, attach=attach)
+    return monitors[0].frame()
