@@ -22,6 +22,7 @@ TINY = {  # a scenario each model runs in well under a second
                 "parallel_procs_max": 4, "single_cpu_cap": 50.0, "parallel_cpu_cap": 100.0, "migration_cost": 0.1},
     "numa": {"topology": "corr05-4x1", "n_tasks": 12, "creation_rate": 100.0, "mean_demand": 50.0, "mean_io": 20.0},
     "pools": {"processors": 20, "pool_size": 5, "mean_parallelism": 4.0, "jobs": 30},
+    "cosched": {"nst": 200, "pdt": 0.5, "mit": 1.5},
 }
 HOSTILE = [math.nan, math.inf, -1, 0, 0.5, 10**9, True, "no-such-value", None, [1], {"a": 1}]
 

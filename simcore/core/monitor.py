@@ -64,6 +64,20 @@ class Monitor:
         return pd.DataFrame(self.samples, columns=["time", "queue", "value"])
 
 
+def monitored(run: Callable[[Callable], object], probes: Callable[[object], dict], period: float,
+              duration: float) -> pd.DataFrame:
+    """Call ``run(attach)`` (a model's simulate) with a Monitor of ``probes(system)`` attached
+    when the run starts; the sampled table."""
+    monitors: list[Monitor] = []
+
+    def attach(engine: Engine, system) -> None:
+        monitors.append(Monitor(engine, probes(system), period, duration))
+        monitors[0].start()
+
+    run(attach)
+    return monitors[0].frame()
+
+
 def parse_monitor(text: str) -> tuple[float, float]:
     """'PERIOD:TIME' (e.g. '10:5000') -> (period, duration); bad text is an InputError."""
     try:

@@ -22,6 +22,7 @@ from simcore.models.domains import Domain, show
 
 MODELS = {
     "cluster": "simcore.models.cluster",
+    "cosched": "simcore.models.cosched",
     "numa": "simcore.models.numa",
     "pools": "simcore.models.pools",
 }

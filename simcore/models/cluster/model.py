@@ -178,14 +178,8 @@ def monitor_replication(params: dict, policy: str, streams: Streams, period: flo
     """One replication of ``policy`` with every machine's process count sampled every ``period``
     seconds for ``duration`` (a table time, queue, value; see simcore.core.monitor). The monitor's
     own events keep the run going to ``duration`` at least, so its metrics are not reported."""
-    from simcore.core.monitor import Monitor
+    from simcore.core.monitor import monitored
 
     params = full_params(params)
-    monitors = []
-
-    def attach(engine, cluster):
-        monitors.append(Monitor(engine, queue_probes(cluster), period, duration))
-        monitors[0].start()
-
-    simulate(params, make_workload(params, streams), policy, streams, attach=attach)
-    return monitors[0].frame()
+    return monitored(lambda attach: simulate(params, make_workload(params, streams), policy, streams, attach=attach),
+                     queue_probes, period, duration)

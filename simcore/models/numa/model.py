@@ -371,15 +371,10 @@ def monitor_replication(params: dict, policy: str, streams: Streams, period: flo
     """One replication of ``policy`` with every CPU's run queue sampled every ``period`` ms for
     ``duration`` ms (a table time, queue, value; see simcore.core.monitor). The monitor's own
     events keep the run going to ``duration`` at least, so its metrics are not reported."""
-    from simcore.core.monitor import Monitor
+    from simcore.core.monitor import monitored
 
     params = full_params(params)
     machine = load_machine(params["topology"])
-    monitors = []
-
-    def attach(engine, system):
-        monitors.append(Monitor(engine, queue_probes(system), period, duration))
-        monitors[0].start()
-
-    simulate(params, make_workload(params, streams, int(machine.cpus)), policy, streams, machine=machine, attach=attach)
-    return monitors[0].frame()
+    workload = make_workload(params, streams, int(machine.cpus))
+    return monitored(lambda attach: simulate(params, workload, policy, streams, machine=machine, attach=attach),
+                     queue_probes, period, duration)

@@ -150,14 +150,7 @@ def queue_probes(system: PoolSystem) -> dict:
 def monitor_replication(params: dict, policy: str, streams, period: float, duration: float):
     """One replication of ``policy`` with its queues sampled every ``period`` for ``duration``
     time units (a table time, queue, value; see simcore.core.monitor)."""
-    from simcore.core.monitor import Monitor
+    from simcore.core.monitor import monitored
 
     params = full_params(params)
-    monitors = []
-
-    def attach(engine, system):
-        monitors.append(Monitor(engine, queue_probes(system), period, duration))
-        monitors[0].start()
-
-    simulate(params, policy, streams, attach=attach)
-    return monitors[0].frame()
+    return monitored(lambda attach: simulate(params, policy, streams, attach=attach), queue_probes, period, duration)

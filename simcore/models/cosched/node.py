@@ -1,0 +1,213 @@
+"""One mono-processor DCNDC node: a round-robin ready queue, blocking receives, a message buffer per task.
+
+The local scheduler is the paper's Algorithm 1: the head of the ready queue (RQ) runs for at
+most one ``quantum``; a task that leaves the CPU for any reason other than ending or blocking
+(its slice expired, or a coscheduling decision took the CPU from it) goes to the bottom of the
+RQ. A task that reaches the point where it reads message j (``Task.points``) takes it from its
+message buffer queue (MBQ) if it has arrived; otherwise it waits for it (the policy says how:
+block at once, or spin first) and leaves the RQ. When a message arrives for a task that is not
+running, the task joins the bottom of the RQ if it was blocked (Algorithm 2, line 3) and the
+policy may then reorder the RQ or give it the CPU (``Policy.on_message``).
+
+NodeCoDe counts, over every message that arrives, those whose receiver holds the CPU once the
+arrival has been handled: it was running (or spinning for it), or it was given the CPU because
+of the message (docs/cosched-model.md).
+"""
+
+from __future__ import annotations
+
+from simcore.models.cosched.workload import Task
+
+READY, RUNNING, SPINNING, BLOCKED, DONE = "ready", "running", "spinning", "blocked", "done"
+
+
+class TaskState:
+    """A task's progress on the node."""
+
+    __slots__ = ("task", "state", "executed", "consumed", "arrived", "overtaken", "ready_since", "waited",
+                 "done_at", "spun")
+
+    def __init__(self, task: Task):
+        self.task = task
+        self.state = READY
+        self.executed = 0.0       # CPU time of program progress (spinning excluded)
+        self.consumed = 0         # messages read
+        self.arrived = 0          # messages arrived (pending in the MBQ: arrived - consumed)
+        self.overtaken = 0        # times another task overtook it in the RQ (SDCA's cap)
+        self.ready_since = task.arrival
+        self.waited = 0.0         # time spent ready in the RQ
+        self.done_at = float("nan")
+        self.spun = 0.0           # CPU time spent spinning
+
+    @property
+    def pending(self) -> int:
+        """Messages in the MBQ."""
+        return self.arrived - self.consumed
+
+
+class Node:
+    """The node's CPU, RQ and counters; ``policy`` decides on waits and message arrivals."""
+
+    def __init__(self, engine, params: dict, policy, done):
+        self.engine, self.policy, self.done = engine, policy, done
+        self.quantum = params["quantum"]
+        self.rq: list[TaskState] = []
+        self.blocked = 0
+        self.running: TaskState | None = None
+        self.timer = None
+        self.start = 0.0          # when the running task's current stretch began
+        self.slice_end = 0.0
+        self.messages = self.coscheduled = self.switches = 0
+        self.busy = 0.0           # CPU time of progress and spinning, up to the last stretch that ended
+        self.spun = 0.0           # of which spinning
+
+    # -- arrivals -------------------------------------------------------------------------------
+    def arrive(self, task: Task) -> TaskState:
+        """A new task joins the bottom of the RQ; its messages are scheduled to arrive."""
+        state = TaskState(task)
+        for at in task.sends:
+            self.engine.call(at - self.engine.now, self.message, state)
+        self.rq.append(state)
+        if self.running is None:
+            self.dispatch_head()
+        return state
+
+    def message(self, t: TaskState) -> None:
+        """A message arrives for ``t``: buffered; a spinning receiver takes it; otherwise the policy acts."""
+        t.arrived += 1
+        self.messages += 1
+        if t.state == SPINNING:
+            self._stop_spin(t)
+            t.consumed += 1
+            t.state = RUNNING
+            self._go()
+        elif t.state in (READY, BLOCKED):
+            if t.state == BLOCKED:
+                self.blocked -= 1
+                self._to_bottom(t)
+            if self.running is None:
+                self.dispatch_head()
+            else:
+                self.policy.on_message(self, t)
+        if self.running is t:
+            self.coscheduled += 1
+
+    # -- the CPU --------------------------------------------------------------------------------
+    def dispatch_head(self) -> None:
+        """Give the idle CPU to the head of the RQ, if any."""
+        if self.rq:
+            self.dispatch(self.rq.pop(0))
+
+    def dispatch(self, t: TaskState) -> None:
+        """Give the idle CPU to ``t`` (already out of the RQ) for a new slice."""
+        now = self.engine.now
+        t.waited += now - t.ready_since
+        t.state = RUNNING
+        self.running, self.slice_end = t, now + self.quantum
+        self._go()
+
+    def executed_now(self, t: TaskState) -> float:
+        """``t``'s executed CPU time at this instant (its current stretch included)."""
+        if t is self.running and t.state == RUNNING:
+            return t.executed + (self.engine.now - self.start)
+        return t.executed
+
+    def preempt_for(self, t: TaskState) -> None:
+        """A coscheduling decision: the running task goes to the bottom of the RQ and ``t`` (in the RQ) runs."""
+        out = self.running
+        if out.state == SPINNING:
+            self._stop_spin(out)
+        else:
+            self.timer.cancel()
+            self._settle(out)
+        self._to_bottom(out)
+        self.rq.remove(t)
+        self.running = None
+        self.switches += 1
+        self.dispatch(t)
+
+    def _go(self) -> None:
+        """The running task reads what has arrived, then runs to its next read, its end or the slice end."""
+        t, now = self.running, self.engine.now
+        points = t.task.points
+        while t.consumed < len(points) and points[t.consumed] <= t.executed:
+            if not t.pending:
+                self._wait(t)
+                return
+            t.consumed += 1
+        if t.executed >= t.task.service:
+            self._finish(t)
+            return
+        target = points[t.consumed] if t.consumed < len(points) else t.task.service
+        need, left = target - t.executed, self.slice_end - now
+        if left <= 0.0:
+            self._expire(t)
+            return
+        self.start, self.target, self.reaches = now, target, need <= left
+        self.timer = self.engine.schedule(need if need <= left else left, self._stretch_end)
+
+    def _stretch_end(self) -> None:
+        t = self.running
+        if self.reaches:
+            self.busy += self.target - t.executed
+            t.executed = self.target
+            self._go()
+        else:
+            self._settle(t)
+            self._expire(t)
+
+    def _settle(self, t: TaskState) -> None:
+        """Add the running stretch to ``t``'s executed time (never past its target)."""
+        ran = min(self.engine.now - self.start, self.target - t.executed)
+        t.executed += ran
+        self.busy += ran
+
+    def _expire(self, t: TaskState) -> None:
+        self._to_bottom(t)
+        self.running = None
+        self.dispatch_head()
+
+    def _wait(self, t: TaskState) -> None:
+        """``t`` needs a message that has not arrived: spin (if the policy says so) or block."""
+        spin = min(self.policy.spin, self.slice_end - self.engine.now)
+        if spin > 0.0:
+            t.state, self.start = SPINNING, self.engine.now
+            self.timer = self.engine.schedule(spin, self._spin_over)
+        else:
+            self._block(t)
+
+    def _stop_spin(self, t: TaskState) -> None:
+        self.timer.cancel()
+        self._account_spin(t)
+
+    def _spin_over(self) -> None:
+        t = self.running
+        self._account_spin(t)
+        self._block(t)
+
+    def _account_spin(self, t: TaskState) -> None:
+        spun = self.engine.now - self.start
+        t.spun += spun
+        self.spun += spun
+        self.busy += spun
+
+    def _block(self, t: TaskState) -> None:
+        t.state = BLOCKED
+        self.blocked += 1
+        self.running = None
+        self.dispatch_head()
+
+    def _finish(self, t: TaskState) -> None:
+        t.state, t.done_at = DONE, self.engine.now
+        self.running = None
+        self.done(t)
+        self.dispatch_head()
+
+    def _to_bottom(self, t: TaskState) -> None:
+        t.state, t.ready_since = READY, self.engine.now
+        self.rq.append(t)
+
+    def pending_messages(self) -> int:
+        """Messages in every MBQ of the node (a monitor probe)."""
+        tasks = self.rq + ([self.running] if self.running else [])
+        return sum(t.pending for t in tasks)

@@ -1,0 +1,252 @@
+"""The DCNDC coscheduling model (solsona): every decision rule on a scripted node derived by hand,
+round robin's M/M/1 limit, the policies' agreement without distributed tasks, NodeCoDe's range.
+
+Times in the scripted scenarios are dyadic fractions, so every sum below is exact."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from simcore.core.monitor import Monitor
+from simcore.core.rng import Streams, replication_seed
+from simcore.errors import InputError
+from simcore.models.cosched import full_params, queue_probes, run_replication, simulate
+from simcore.models.cosched.workload import Task, TaskStream
+
+POLICIES = ["rr", "sdca", "dynamic", "implicit"]
+
+
+def streams(rep: int = 0) -> Streams:
+    return Streams(replication_seed(11, "cosched-test", 0, rep))
+
+
+def script(policy: str, tasks: list[Task], attach=None, **params):
+    """Run ``policy`` on scripted tasks until all of them are served: (metrics, {index: TaskState})."""
+    full = full_params({"nst": len(tasks), **params})
+    run = simulate(full, policy, streams(), attach=attach, tasks=tasks)
+    return run.metrics, {s.task.index: s for s in run.served}
+
+
+def local(index: int, arrival: float, service: float) -> Task:
+    return Task(index, arrival, service, False)
+
+
+def dist(index: int, arrival: float, service: float, points: tuple, sends: tuple) -> Task:
+    return Task(index, arrival, service, True, points, sends)
+
+
+# -- the local scheduler (Algorithm 1) ------------------------------------------------------------
+def test_round_robin_slices_and_waits():
+    # quantum 1/4: A 0-.25, B .25-.5, A .5-.75, B .75-.875 (done), A .875-1 (done)
+    m, s = script("rr", [local(0, 0.0, 0.625), local(1, 0.0, 0.375)], quantum=0.25)
+    assert (s[0].done_at, s[1].done_at) == (1.0, 0.875)
+    assert (s[0].waited, s[1].waited) == (0.375, 0.5)
+    assert m["local_wait"] == (0.375 + 0.5) / 2
+    assert m["utilization"] == 1.0 and m["messages"] == 0 and math.isnan(m["node_code"])
+
+
+def test_blocked_receiver_waits_for_its_message_then_takes_the_idle_cpu():
+    # D reads at 0.5 a message due at 2: blocks; L runs .5-1.5; idle; D woken at 2 onto an idle CPU
+    tasks = [dist(0, 0.0, 1.0, (0.5,), (2.0,)), local(1, 0.0, 1.0)]
+    for policy in POLICIES:
+        m, s = script(policy, tasks, quantum=10.0, spin=2 ** -7)
+        assert s[1].done_at == 1.5 + (2 ** -7 if policy == "implicit" else 0.0)   # after IMPLICIT's spin
+        assert s[0].done_at == 2.5
+        assert m["node_code"] == 1.0   # it holds the CPU once the arrival is handled
+
+
+def test_early_message_is_buffered_and_read_without_waiting():
+    # the message arrives at .25, before D reaches its point (.5): D never stops
+    m, s = script("rr", [dist(0, 0.0, 1.0, (0.5,), (0.25,)), local(1, 0.0, 1.0)], quantum=10.0)
+    assert (s[0].done_at, s[1].done_at) == (1.0, 2.0)
+    assert m["node_code"] == 1.0 and m["utilization"] == 1.0
+
+
+def late_message(share=None, **params):
+    """D blocks at .5; L (service 2) runs from .5; D's message arrives at 1.5 (L has executed 1)."""
+    tasks = [dist(0, 0.0, 1.0, (0.5,), (1.5,)), local(1, 0.0, 2.0)]
+    extra = {} if share is None else {"share": share}
+    return tasks, {"quantum": 10.0, **extra, **params}
+
+
+def test_round_robin_leaves_a_woken_receiver_at_the_bottom():
+    tasks, params = late_message()
+    m, s = script("rr", tasks, **params)
+    assert (s[1].done_at, s[0].done_at) == (2.5, 3.0)
+    assert m["node_code"] == 0.0 and m["cosched_switches"] == 0
+
+
+# -- DYNAMIC: executed(l) + share < executed(e) ---------------------------------------------------
+@pytest.mark.parametrize("share, preempts", [(0.25, True), (0.5, False), (0.75, False)])
+def test_dynamic_preempts_only_when_the_receiver_executed_share_less(share, preempts):
+    # executed(D) = .5, executed(L) = 1 at 1.5: .5 + share < 1 holds for share .25, not for .5 (strict)
+    tasks, params = late_message(share=share)
+    m, s = script("dynamic", tasks, **params)
+    if preempts:   # D 1.5-2 (done), L back at the bottom and alone: 2-3
+        assert (s[0].done_at, s[1].done_at) == (2.0, 3.0)
+        assert m["node_code"] == 1.0 and m["cosched_switches"] == 1 / 2
+    else:
+        assert (s[1].done_at, s[0].done_at) == (2.5, 3.0)
+        assert m["node_code"] == 0.0
+
+
+def test_dynamic_reads_the_running_task_executed_time_at_the_instant():
+    # L (service 4) runs from 0, preempted by nobody; D arrives at .5, waits; its message (point 0)
+    # arrives at 1: executed(D) = 0, executed(L) = 1 -> 0 + .1 < 1: D runs 1-1.5, then L 1.5-4.5
+    tasks = [local(0, 0.0, 4.0), dist(1, 0.5, 0.5, (0.0,), (1.0,))]
+    m, s = script("dynamic", tasks, quantum=10.0)
+    assert (s[1].done_at, s[0].done_at) == (1.5, 4.5)
+    assert s[1].waited == 0.5 and s[0].waited == 0.5
+
+
+# -- SDCA: overtake by pending messages, the overtaking cap, dispatch at the top --------------------
+def sdca_tasks(second_message_for_d1: bool = False):
+    """L1 (4) runs 0-4 with quantum 10; RQ = [L2 (4), D1 (1), D2 (1)]; D1's message (its point 0)
+    arrives at 1, D2's at 1.5; optionally D1 gets a second one at 1.25 for its point .875."""
+    d1 = (dist(2, 0.0, 1.0, (0.0, 0.875), (1.0, 1.25)) if second_message_for_d1
+          else dist(2, 0.0, 1.0, (0.0,), (1.0,)))
+    return [local(0, 0.0, 4.0), local(1, 0.0, 4.0), d1, dist(3, 0.0, 1.0, (0.0,), (1.5,))]
+
+
+def test_round_robin_reference_for_the_sdca_scenario():
+    m, s = script("rr", sdca_tasks(), quantum=10.0)
+    assert [s[i].done_at for i in range(4)] == [4.0, 8.0, 9.0, 10.0]
+    assert m["node_code"] == 0.0
+
+
+def test_sdca_receiver_overtakes_and_takes_the_cpu_when_it_passes_the_running_task():
+    # cap 2. t=1: D1 (1 pending) passes L2 and the running L1 (0 pending): L1 to the bottom,
+    # RQ [L2, D2, L1]. t=1.5: D2 passes L2 (its 2nd overtaking) and the running D1 (0 pending):
+    # D1 (executed .5) to the bottom, RQ [L2, L1, D1]. D2 1.5-2.5, L2 2.5-6.5, L1 6.5-9.5, D1 9.5-10
+    m, s = script("sdca", sdca_tasks(), quantum=10.0, overtake_cap=2)
+    assert [s[i].done_at for i in range(4)] == [9.5, 6.5, 10.0, 2.5]
+    assert [s[i].overtaken for i in range(4)] == [1, 2, 1, 0]
+    assert m["node_code"] == 1.0 and m["cosched_switches"] == 2 / 4
+
+
+def test_sdca_cannot_overtake_a_task_overtaken_cap_times():
+    # cap 1: at 1.5 L2 has been overtaken once already, so D2 stays behind it: no dispatch.
+    # D1 1-2 (done), L2 2-6, D2 6-7, L1 7-10
+    m, s = script("sdca", sdca_tasks(), quantum=10.0, overtake_cap=1)
+    assert [s[i].done_at for i in range(4)] == [10.0, 6.0, 2.0, 7.0]
+    assert m["node_code"] == 1 / 2
+
+
+def test_sdca_needs_strictly_more_pending_messages_than_the_task_it_overtakes():
+    # D1's second message (1.25) waits in its MBQ until D1 reaches .875 at 1.875: at 1.5 D2 (1
+    # pending) passes L2 (0) but not the running D1 (1 pending). D1 done at 2, then D2 2-3,
+    # L2 3-7, L1 7-10. Messages: D1's two (running: both count), D2's one (not): 2/3
+    m, s = script("sdca", sdca_tasks(second_message_for_d1=True), quantum=10.0, overtake_cap=2)
+    assert [s[i].done_at for i in range(4)] == [10.0, 7.0, 2.0, 3.0]
+    assert m["node_code"] == 2 / 3
+
+
+# -- IMPLICIT: spin, then block --------------------------------------------------------------------
+SPIN_TASKS = [dist(0, 0.0, 1.0, (0.5,), (0.5 + 2 ** -8,)), local(1, 0.0, 1.0)]
+
+
+def test_implicit_spinning_receiver_takes_a_message_that_arrives_within_the_spin():
+    # D spins .5 to .5 + 2^-8 (spin 2^-7), takes the message and runs on: done at 1 + 2^-8
+    m, s = script("implicit", SPIN_TASKS, quantum=10.0, spin=2 ** -7)
+    assert (s[0].done_at, s[1].done_at) == (1.0 + 2 ** -8, 2.0 + 2 ** -8)
+    assert s[0].spun == 2 ** -8 and m["node_code"] == 1.0
+    assert m["spin_share"] == 2 ** -8 / (2.0 + 2 ** -8) and m["utilization"] == 1.0
+
+
+def test_implicit_blocks_when_the_spin_ends_first():
+    # spin 2^-9 ends at .5 + 2^-9: D blocks, L runs from there, D (woken at .5 + 2^-8) waits for L
+    m, s = script("implicit", SPIN_TASKS, quantum=10.0, spin=2 ** -9)
+    assert (s[1].done_at, s[0].done_at) == (1.5 + 2 ** -9, 2.0 + 2 ** -9)
+    assert s[0].spun == 2 ** -9 and m["node_code"] == 0.0
+
+
+def test_implicit_spin_stops_at_the_end_of_the_slice():
+    # the slice ends at .5 + 2^-10, before the message: D blocks there, as with a short spin
+    m, s = script("implicit", SPIN_TASKS, quantum=0.5 + 2 ** -10, spin=2 ** -7)
+    assert s[0].spun == 2 ** -10 and m["node_code"] == 0.0
+
+
+def test_round_robin_never_spins():
+    m, s = script("rr", SPIN_TASKS, quantum=10.0)
+    assert (s[1].done_at, s[0].done_at) == (1.5, 2.0)
+    assert m["spin_share"] == 0.0 and m["node_code"] == 0.0
+
+
+# -- queue monitoring ------------------------------------------------------------------------------
+def test_monitor_samples_ready_blocked_and_buffered_queues():
+    # D blocks at .5 (L runs .5-1.5, then idle); D woken at 2 onto the idle CPU, done 2.5. D2 runs
+    # from 3; its message comes at 3 + 1/16 and waits in its MBQ until D2 reaches .375 at 3.375
+    tasks = [dist(0, 0.0, 1.0, (0.5,), (2.0,)), local(1, 0.0, 1.0), dist(2, 3.0, 0.5, (0.375,), (3.0625,))]
+    monitors = []
+
+    def attach(engine, node):
+        monitors.append(Monitor(engine, queue_probes(node), 0.25, 3.5))
+        monitors[0].start()
+
+    script("rr", tasks, attach=attach, quantum=10.0)
+    frame = monitors[0].frame().pivot(index="time", columns="queue", values="value")
+    assert list(frame.index) == [k * 0.25 for k in range(15)]
+    assert list(frame["rq"]) == [1, 1] + [0] * 13
+    assert list(frame["blocked"]) == [0, 0] + [1] * 6 + [0] * 7
+    assert list(frame["mbq"]) == [0] * 13 + [1, 0]
+
+
+# -- the workload and the model as a whole ---------------------------------------------------------
+def test_without_distributed_tasks_every_policy_is_round_robin():
+    result = run_replication({"pdt": 0.0, "nst": 2000, "mit": 1.25}, POLICIES, streams())
+    for name in POLICIES[1:]:
+        assert result[name] == pytest.approx(result["rr"], nan_ok=True, rel=0, abs=0)
+    with_messages = run_replication({"pdt": 0.5, "nst": 2000, "mit": 1.25}, POLICIES, streams())
+    assert with_messages["sdca"]["node_code"] != with_messages["rr"]["node_code"]
+
+
+def test_round_robin_mean_response_is_the_mm1_value():
+    # exponential service: any work-conserving, size-blind discipline has E[T] = mst / (1 - rho)
+    mit, mst, n = 2.0, 0.9, 20000
+    expected = mst / (1 - mst / mit)
+    means = [run_replication({"pdt": 0.0, "nst": n, "mit": mit}, ["rr"], streams(r))["rr"]["mean_response"]
+             for r in range(8)]
+    half = stats.t.ppf(0.995, len(means) - 1) * np.std(means, ddof=1) / math.sqrt(len(means))
+    assert abs(np.mean(means) - expected) < half < 0.05 * expected
+
+
+def test_node_code_is_a_share_and_messages_follow_the_workload():
+    for pdt in (0.25, 1.0):
+        result = run_replication({"pdt": pdt, "nst": 1500, "mit": 1.2}, POLICIES, streams(pdt == 1.0))
+        for metrics in result.values():
+            assert 0.0 <= metrics["node_code"] <= 1.0
+            assert 0.0 <= metrics["utilization"] <= 1.0
+        # about nst x pdt x mm / 2 messages: binomial-uniform counts, far from 0 and from nst x mm
+        assert 0.5 * 1500 * pdt * 2.5 < result["rr"]["messages"] < 1.5 * 1500 * pdt * 2.5
+
+
+def test_task_stream_ties_messages_to_read_points():
+    params = full_params({"pdt": 1.0, "mit": 1.8})
+    stream = TaskStream(params, streams())
+    tasks = [stream.next() for _ in range(300)]
+    stretch = 1 / (1 - 0.9 / 1.8)
+    assert all(t.distributed and len(t.points) <= 5 for t in tasks)
+    assert {len(t.points) for t in tasks} == set(range(6))
+    for t in tasks:
+        assert list(t.points) == sorted(t.points) and all(0 <= x <= t.service for x in t.points)
+        assert t.sends == pytest.approx([t.arrival + x * stretch for x in t.points])
+    again = TaskStream(params, streams())
+    assert [again.next() for _ in range(300)] == tasks
+
+
+@pytest.mark.parametrize("params, key", [
+    ({"mit": 0.9}, "mst < mit"), ({"pdt": 1.5}, "pdt"), ({"mm": -1}, "mm"), ({"quantum": 0}, "quantum"),
+    ({"overtake_cap": 0}, "overtake_cap"), ({"share": -0.1}, "share"), ({"spin": 0}, "spin"), ({"nst": 0}, "nst"),
+])
+def test_bad_parameters_are_refused(params, key):
+    with pytest.raises(InputError, match=key):
+        run_replication(params, POLICIES, streams())
+
+
+def test_unknown_policy_is_refused():
+    with pytest.raises(InputError, match="unknown policy 'gang'"):
+        run_replication({}, ["rr", "gang"], streams())
