@@ -112,9 +112,9 @@ def cmd_precision(args) -> int:
 
 
 def cmd_figure(args) -> int:
-    from simcore.report.figures import make_figure
+    from simcore.report.figures import make_figure, make_monitor_figure
 
-    make_figure(_spec(args), Path(args.results), Path(args.out))
+    (make_monitor_figure if args.monitor else make_figure)(_spec(args), Path(args.results), Path(args.out))
     return 0
 
 
@@ -189,13 +189,19 @@ def _monitor(args, spec) -> int:
 
     if not hasattr(spec.model, "monitor_replication"):
         raise SpecError(f"{spec.path}: key 'model': model '{spec['model']}' has no queue monitor.")
-    period, duration = parse_monitor(args.monitor)
-    policies = [args.policy] if args.policy else spec.policies
+    wanted = spec["output"].get("monitor") or {}
+    if args.monitor:
+        period, duration = parse_monitor(args.monitor)
+    elif wanted:
+        period, duration = float(wanted["period"]), float(wanted["time"])
+    else:
+        raise SpecError(f"--monitor: give PERIOD:TIME; {spec.path} has no output.monitor to take them from.")
+    policies = [args.policy] if args.policy else wanted.get("policies", spec.policies)
     for policy in policies:
         if policy not in spec.policies:
             raise SpecError(f"--policy '{policy}': not one of {spec.path}'s policies ({', '.join(spec.policies)}).")
-    cell = spec.cell(args.cell if args.cell is not None else 0)
-    rep = args.rep if args.rep is not None else 0
+    cell = spec.cell(args.cell if args.cell is not None else wanted.get("cell", 0))
+    rep = args.rep if args.rep is not None else wanted.get("rep", 0)
     params = spec.params({**cell.values, **spec.parse_overrides(args.set)})
     seed = args.seed if args.seed is not None else load_config(args.config)["seed"]
     frames = []
@@ -387,6 +393,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("experiment", metavar="ID", help=ID_HELP)
         p.add_argument("--results", default="results", metavar="DIR", help=RESULTS_HELP)
         p.add_argument("--out", required=True, metavar="FILE", help="output file, written atomically")
+        if name == "figure":
+            p.add_argument("--monitor", action="store_true",
+                           help="the queue-occupancy figure of output.monitor (from results/ID/monitor.csv) instead")
     p = add("report-macros", cmd_report_macros, "numbers.tex macros, scorecard and provenance for the report")
     p.add_argument("--results", default="results", metavar="DIR", help=RESULTS_HELP)
     p.add_argument("--out", required=True, metavar="DIR", help="paper/generated")
@@ -405,8 +414,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", help="one policy (default: the spec's output.traces policies, else all)")
     p.add_argument("--tasks", type=COUNT, metavar="N", help="only the first N tasks")
     p.add_argument("--migrated-only", action="store_true", help="only tasks the balancer moved")
-    p.add_argument("--monitor", metavar="PERIOD:TIME", help="instead of task traces, sample the model's queues "
-                   "every PERIOD time units for TIME (like Netmon's -d and -t); CSV: policy, time, queue, value")
+    p.add_argument("--monitor", metavar="PERIOD:TIME", nargs="?", const="",
+                   help="instead of task traces, sample the model's queues every PERIOD time units for TIME (like "
+                        "Netmon's -d and -t); CSV: policy, time, queue, value. Without a value: the spec's "
+                        "output.monitor (its period, time, cell, replication and policies)")
     p.add_argument("--out", metavar="FILE", help="write here (atomically) instead of standard output")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a model parameter")
     p.add_argument("--seed", type=INDEX, help="root seed (default: config/config.yaml)")

@@ -1,6 +1,7 @@
 """The simcore command's read-only verbs."""
 
 import pytest
+import pandas as pd
 
 
 def test_list_shows_every_experiment(simcore_cli, root):
@@ -132,10 +133,32 @@ def test_a_monitor_that_cannot_run_is_one_sentence(simcore_cli, args, fragment):
 
 
 def test_trace_monitor_writes_the_queue_series(simcore_cli, tmp_path):
-    """zhou91-fig3, cell 0, one policy, every 100 units for 200: three sampling times x the 12 pools
-    of 5 x two probes = 72 rows, with the CSV header."""
+    """zhou91-fig3, cell 0 (not its output.monitor's cell), one policy, every 100 units for 200: three
+    sampling times x the 12 pools of 5 x two probes = 72 rows, with the CSV header."""
     out = tmp_path / "series.csv"
-    proc = simcore_cli("trace", "zhou91-fig3", "--monitor", "100:200", "--out", out)
+    proc = simcore_cli("trace", "zhou91-fig3", "--monitor", "100:200", "--cell", "0", "--out", out)
     assert proc.returncode == 0, proc.stderr
     lines = out.read_text().splitlines()
     assert lines[0] == "policy,time,queue,value" and len(lines) == 1 + 3 * 12 * 2
+
+
+def test_trace_monitor_without_a_value_takes_the_spec_monitor(simcore_cli, tmp_path):
+    """solsona-fig6's output.monitor: every 0.25 for 60 (241 samples), cell 7, three policies, three
+    queues each: 3 x 241 x 3 rows; the run (10 000 tasks at mit = 1) lasts far beyond 60."""
+    out = tmp_path / "node.csv"
+    proc = simcore_cli("trace", "solsona-fig6", "--monitor", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    frame = pd.read_csv(out)
+    assert list(frame.policy.unique()) == ["sdca", "dynamic", "rr"]
+    assert sorted(frame.queue.unique()) == ["blocked", "mbq", "rq"]
+    assert len(frame) == 3 * 241 * 3 and frame.time.max() == 60.0
+    proc = simcore_cli("trace", "amir-table2", "--monitor")
+    assert proc.returncode == 2 and "has no output.monitor to take them from" in proc.stderr
+
+
+def test_monitor_figure_needs_its_samples(simcore_cli, tmp_path):
+    out = tmp_path / "m.pdf"
+    proc = simcore_cli("figure", "solsona-fig6", "--monitor", "--results", tmp_path, "--out", out)
+    assert proc.returncode == 2 and "no queue samples" in proc.stderr and not out.exists()
+    proc = simcore_cli("figure", "amir-table2", "--monitor", "--results", tmp_path, "--out", out)
+    assert proc.returncode == 2 and "output.monitor': not given" in proc.stderr

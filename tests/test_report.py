@@ -444,3 +444,23 @@ def test_a_san_figures_claim_is_scored_with_the_papers_claims(tmp_path, specs, r
     write_report_inputs(list(specs.values()), tmp_path / "results", tmp_path / "generated", san_dir=ROOT / "config/san")
     scorecard = (tmp_path / "generated/scorecard.tex").read_text()
     assert r"\hyperref[tab:corr05-fig8]" in scorecard and "has finished with a higher probability" in scorecard
+
+
+def test_few_queues_are_lines_and_many_their_mean_and_band():
+    """Two queues: one step line each. Five queues sampled at 0 and 1 with (0, 1, 2, 3, 4) and
+    (5, 5, 5, 5, 10): the mean line (2, 6) and a band from 0 to 10."""
+    import matplotlib.pyplot as plt
+
+    from simcore.report.figures import _queues_panel
+
+    fig, (few, many) = plt.subplots(1, 2)
+    try:
+        _queues_panel(few, pd.DataFrame({"time": [0, 0, 1, 1], "queue": ["a", "b"] * 2, "value": [1, 2, 3, 4]}))
+        assert [list(line.get_ydata()) for line in few.lines] == [[1, 3], [2, 4]] and not few.collections
+        _queues_panel(many, pd.DataFrame({"time": [0] * 5 + [1] * 5, "queue": [f"q{i}" for i in range(5)] * 2,
+                                          "value": [0, 1, 2, 3, 4, 5, 5, 5, 5, 10]}))
+        assert len(many.lines) == 1 and list(many.lines[0].get_ydata()) == [2.0, 6.0]
+        ys = many.collections[0].get_paths()[0].vertices[:, 1]
+        assert (ys.min(), ys.max()) == (0.0, 10.0)
+    finally:
+        plt.close(fig)

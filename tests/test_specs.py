@@ -186,3 +186,18 @@ def test_paired_grids_and_series_are_checked(spec_tree, edit, message):
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     with pytest.raises(SpecError, match=re.escape(message)):
         load_spec(path)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda d: d["output"]["monitor"].update(cell=21), "output.monitor.cell': 21 is not a cell (the grid has 21)"),
+    (lambda d: d["output"]["monitor"].update(policies=["sdca", "gang"]), "output.monitor.policies': 'gang' is not one"),
+    (lambda d: d["output"]["monitor"].pop("why"), "output.monitor"),
+    (lambda d: d["output"]["monitor"].update(period=0), "output.monitor.period"),
+])
+def test_a_queue_monitor_must_name_a_cell_and_policies_of_its_spec(spec_tree, edit, message):
+    path = spec_tree / "config/experiments/solsona-fig6.yaml"
+    data = yaml.safe_load(path.read_text())
+    edit(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(SpecError, match=re.escape(message)):
+        load_spec(path)

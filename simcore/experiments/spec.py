@@ -479,7 +479,23 @@ def load_spec(path: str | Path) -> Spec:
     spec = Spec(path, data)
     for cell in spec.all_cells():
         spec.params(cell.values)
+    _check_monitor(spec)
     return spec
+
+
+def _check_monitor(spec: "Spec") -> None:
+    """output.monitor names a cell of the grid, the spec's policies, and a model with a queue monitor."""
+    monitor = spec["output"].get("monitor")
+    if not monitor:
+        return
+    if not hasattr(spec.model, "monitor_replication"):
+        raise SpecError(f"{spec.path}: key 'output.monitor': model '{spec['model']}' has no queue monitor.")
+    n = len(spec.all_cells())
+    if monitor.get("cell", 0) >= n:
+        raise SpecError(f"{spec.path}: key 'output.monitor.cell': {monitor['cell']} is not a cell (the grid has {n}).")
+    for policy in monitor.get("policies") or []:
+        if policy not in spec.policies:
+            raise SpecError(f"{spec.path}: key 'output.monitor.policies': '{policy}' is not one of the spec's policies.")
 
 
 def find_spec(name: str, specs_dir: str | Path = "config/experiments") -> Path:

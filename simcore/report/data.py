@@ -167,8 +167,11 @@ def published_values(spec) -> list[dict]:
 
 
 def has_gain_panel(spec) -> bool:
-    """Line figures of experiments with a baseline and another policy show the paired gain too."""
-    return spec["output"]["kind"] == "lines" and any(p != spec.baseline for p in spec.policies)
+    """Line figures of experiments with a baseline and another policy show the paired gain too,
+    unless the spec says ``gain: false`` or draws a ``series`` (one gain line per policy would mix its values)."""
+    out = spec["output"]
+    return (out["kind"] == "lines" and out.get("gain", True) and not out.get("series")
+            and any(p != spec.baseline for p in spec.policies))
 
 
 def published_ratios(spec) -> list[dict]:

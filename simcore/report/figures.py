@@ -31,6 +31,7 @@ STYLE = {
 }
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X"]
+DASHES = ["-", "--", ":", "-."]
 PDF_METADATA = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": "simcore"}
 
 
@@ -263,20 +264,35 @@ def _need(frame, what: str, spec, results_dir: Path):
 
 
 def _line_series(spec, summary):
-    """(policy, legend label, summary rows) of each line: one per policy, or with ``series``
-    one per policy and value of that grid parameter (the policy named only if there are several)."""
+    """(policy, legend label, summary rows, (colour, marker, dash indices)) of each line: one per
+    policy, or with ``series`` one per policy and value of that grid parameter (the policy named
+    only if there are several, then coloured by policy and styled by value)."""
     series = spec["output"].get("series")
     if not series:
-        return [(p, spec.label(p), summary[summary.policy == p]) for p in spec.policies]
+        return [(p, spec.label(p), summary[summary.policy == p], (i, i, 0)) for i, p in enumerate(spec.policies)]
     text = spec["output"].get("series_label", f"{series.replace('_', ' ')} = {{}}")
+    several = len(spec.policies) > 1
     out = []
-    for p in spec.policies:
-        for value in spec.grid[series]:
+    for i, p in enumerate(spec.policies):
+        for j, value in enumerate(spec.grid[series]):
             label = text.format(f"{value:g}" if isinstance(value, float) else value)
-            if len(spec.policies) > 1:
+            if several:
                 label = f"{spec.label(p)}, {label}"
-            out.append((p, label, summary[(summary.policy == p) & (summary[series] == value)]))
+            style = (i, j, j) if several else (len(out), len(out), 0)
+            out.append((p, label, summary[(summary.policy == p) & (summary[series] == value)], style))
     return out
+
+
+def _log_ticks(ax, values: list[float]) -> None:
+    """Ticks at the grid's values on a log x axis, labelled where they do not crowd (a factor 1.3 apart)."""
+    ax.set_xticks(values)
+    labelled, last = [], None
+    for v in values:
+        show = last is None or v >= 1.3 * last
+        labelled.append(f"{v:g}" if show else "")
+        last = v if show else last
+    ax.set_xticklabels(labelled)
+    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def _lines(spec, results_dir: Path, ax) -> None:
@@ -286,16 +302,17 @@ def _lines(spec, results_dir: Path, ax) -> None:
     summary = summary[summary.metric == metric]
     handles = []
     any_published = False
-    for i, (policy, label, rows) in enumerate(_line_series(spec, summary)):
+    for policy, label, rows, (c, m, d) in _line_series(spec, summary):
         rows = rows.sort_values(x)
         if rows.empty:
             continue
-        colour, marker = COLOURS[i % len(COLOURS)], MARKERS[i % len(MARKERS)]
+        colour, marker, dashes = COLOURS[c % len(COLOURS)], MARKERS[m % len(MARKERS)], DASHES[d % len(DASHES)]
         xs = rows[x].to_numpy(float)
         mean = rows["mean"].to_numpy(float)
         low, high = rows["ci_low"].to_numpy(float), rows["ci_high"].to_numpy(float)
         ok = np.isfinite(low) & np.isfinite(high)
-        (line,) = ax.plot(xs, mean, color=colour, marker=marker, markersize=2.5, label=label, zorder=3)
+        (line,) = ax.plot(xs, mean, color=colour, marker=marker, linestyle=dashes, markersize=2.5, label=label,
+                          zorder=3)
         handles.append(line)
         if ok.any():
             ax.fill_between(xs[ok], low[ok], high[ok], color=colour, alpha=0.2, linewidth=0, zorder=2)
@@ -317,8 +334,13 @@ def _lines(spec, results_dir: Path, ax) -> None:
     ax.set_ylabel(out.get("ylabel", metric_label(spec, metric)))
     if out.get("logy"):
         ax.set_yscale("log")
+    if out.get("logx"):
+        ax.set_xscale("log")
+        _log_ticks(ax, sorted(summary[x].astype(float).unique()))
     ax.grid(True, linewidth=0.3, alpha=0.5)
-    ax.legend(handles=handles, loc="best", handlelength=1.6)
+    many = len(handles) > 6   # beside the axes: a long legend would hide the curves
+    ax.legend(handles=handles, handlelength=2.2 if many else 1.6,
+              **({"loc": "center left", "bbox_to_anchor": (1.02, 0.5)} if many else {"loc": "best"}))
 
 
 def _scatter(spec, results_dir: Path, ax) -> None:
@@ -362,3 +384,60 @@ def _scatter(spec, results_dir: Path, ax) -> None:
     ax.set_title(metric_label(spec, metric), pad=3)
     ax.grid(True, linewidth=0.3, alpha=0.5)
     ax.legend(loc="upper left", handlelength=1.6, markerscale=2)
+
+
+def make_monitor_figure(spec, results_dir: Path, out: Path) -> None:
+    """The queues of ``output.monitor`` over time (``results_dir/<id>/monitor.csv``, written by
+    ``simcore trace ID --monitor``), one panel per policy, into the PDF ``out`` (atomically)."""
+    from fnmatch import fnmatch
+
+    import pandas as pd
+
+    from simcore.errors import InputError
+    from simcore.experiments.spec import SpecError
+
+    monitor = spec["output"].get("monitor")
+    if not monitor:
+        raise SpecError(f"{spec.path}: key 'output.monitor': not given, so experiment '{spec.id}' has no queue figure.")
+    path = Path(results_dir) / spec.id / "monitor.csv"
+    if not path.exists():
+        raise InputError(f"{path}: no queue samples (run `simcore trace {spec.id} --monitor --out {path}` first).")
+    frame = pd.read_csv(path)
+    patterns = monitor.get("queues") or ["*"]
+    frame = frame[frame.queue.map(lambda q: any(fnmatch(q, p) for p in patterns))]
+    policies = monitor.get("policies") or spec.policies
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(len(policies), 1, sharex=True, sharey=True, squeeze=False,
+                                 figsize=(SIZE[0] * 1.9, 0.4 + 1.25 * len(policies)))
+        try:
+            for ax, policy in zip(axes[:, 0], policies):
+                _queues_panel(ax, frame[frame.policy == policy])
+                ax.set_title(spec.label(policy), loc="left")
+                ax.set_ylabel("length")
+                ax.grid(True, linewidth=0.3, alpha=0.5)
+            axes[0][0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), handlelength=1.6, borderaxespad=0.0)
+            axes[-1][0].set_xlabel(f"time (sampled every {monitor['period']:g})")
+            fig.tight_layout(pad=0.3)
+            with atomic_path(out) as tmp:
+                fig.savefig(tmp, format="pdf", metadata=PDF_METADATA)
+        finally:
+            plt.close(fig)
+
+
+MAX_QUEUE_LINES = 4   # more queues than this are drawn as their mean and min-max band
+
+
+def _queues_panel(ax, rows) -> None:
+    """Each queue as a step line, or (many queues) their mean and their min-max band at each sample."""
+    queues = list(dict.fromkeys(rows.queue))
+    if len(queues) <= MAX_QUEUE_LINES:
+        for i, queue in enumerate(queues):
+            series = rows[rows.queue == queue]
+            ax.step(series.time, series.value, where="post", color=COLOURS[i % len(COLOURS)], linewidth=0.8,
+                    label=queue)
+        return
+    wide = rows.pivot_table(index="time", columns="queue", values="value", sort=True)
+    t = wide.index.to_numpy(float)
+    ax.fill_between(t, wide.min(axis=1), wide.max(axis=1), step="post", color=COLOURS[0], alpha=0.25, linewidth=0,
+                    label=f"min to max of {len(queues)} queues")
+    ax.step(t, wide.mean(axis=1), where="post", color=COLOURS[0], linewidth=0.8, label="mean")

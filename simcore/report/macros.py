@@ -696,7 +696,28 @@ def _figure_tex(spec) -> str:
     return (f"\\IfFileExists{{figures/{eid}.pdf}}{{\\begin{{figure}}[htbp]\\centering"
             f"\\includegraphics[width={0.98 if has_gain_panel(spec) or out['kind'] in ('readings', 'fit') else 0.62}\\linewidth]{{{eid}.pdf}}"
             f"\\caption{{{caption}}}\\label{{fig:{eid}}}\\end{{figure}}}}"
-            f"{{\\par\\emph{{(Figure {tex_escape(eid)} not built.)}}\\par}}")
+            f"{{\\par\\emph{{(Figure {tex_escape(eid)} not built.)}}\\par}}") + _monitor_tex(spec)
+
+
+def _monitor_tex(spec) -> str:
+    """The queue-occupancy figure of ``output.monitor``, if the spec asks for one."""
+    from simcore.report.figures import MAX_QUEUE_LINES
+
+    monitor = spec["output"].get("monitor")
+    if not monitor:
+        return ""
+    eid = spec.id
+    cell = spec.cell(monitor.get("cell", 0))
+    where = ", ".join(f"{tex_escape(k)} = {tex_escape(str(v))}" for k, v in cell.values.items())
+    caption = (f"Queues over time, {tex_escape(spec['title'])}: {tex_escape(monitor['why'])} One replication "
+               f"(cell {cell.index}: {where}; replication {monitor.get('rep', 0)}) sampled every "
+               f"{monitor['period']:g} for {monitor['time']:g} time units, as \\texttt{{simcore trace {tex_escape(eid)} "
+               f"--monitor}} writes them; more than {MAX_QUEUE_LINES} queues are drawn as their mean and the band "
+               "from the shortest to the longest.")
+    return (f"\\IfFileExists{{figures/{eid}-monitor.pdf}}{{\\begin{{figure}}[htbp]\\centering"
+            f"\\includegraphics[width=0.9\\linewidth]{{{eid}-monitor.pdf}}"
+            f"\\caption{{{caption}}}\\label{{fig:{eid}-monitor}}\\end{{figure}}}}"
+            f"{{\\par\\emph{{(Figure {tex_escape(eid)}-monitor not built.)}}\\par}}")
 
 
 def experiments_tex(papers: list[str]) -> str:

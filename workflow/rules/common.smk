@@ -122,6 +122,10 @@ def sync_fingerprints():
 sync_fingerprints()
 
 
+MONITORED = [i for i, s in SPECS.items() if s["output"].get("monitor")]   # a queue-occupancy figure too
+MONITORED_IDS = "|".join(re.escape(i) for i in MONITORED) or "(?!)"
+
+
 def trace_files(exp):
     """The sample traces a table shows, for specs whose output asks for them."""
     return [f"results/{exp}/traces.txt"] if SPECS[exp]["output"].get("traces") else []

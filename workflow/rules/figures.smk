@@ -49,3 +49,36 @@ rule trace:
         "../envs/simcore.yaml"
     shell:
         "simcore trace {wildcards.exp:q} --out {output:q} 2> {log:q}"
+
+
+rule monitor:
+    wildcard_constraints:
+        exp=MONITORED_IDS,
+    input:
+        spec=lambda w: spec_files(w.exp),
+        fingerprint=lambda w: fingerprint_file(SPECS[w.exp].source_id),
+    output:
+        "results/{exp}/monitor.csv",
+    log:
+        "logs/monitor/{exp}.log",
+    conda:
+        "../envs/simcore.yaml"
+    shell:
+        "simcore trace {wildcards.exp:q} --monitor --out {output:q} 2> {log:q}"
+
+
+rule monitor_figure:
+    wildcard_constraints:
+        exp=MONITORED_IDS,
+    input:
+        samples="results/{exp}/monitor.csv",
+        spec=lambda w: spec_files(w.exp),
+        code=ANALYSIS_CODE,
+    output:
+        "paper/figures/{exp}-monitor.pdf",
+    log:
+        "logs/figure/{exp}-monitor.log",
+    conda:
+        "../envs/simcore.yaml"
+    shell:
+        "simcore figure {wildcards.exp:q} --monitor --results results --out {output:q} 2> {log:q}"

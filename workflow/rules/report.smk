@@ -33,6 +33,7 @@ rule report:
         GENERATED,
         tables=expand("paper/tables/{exp}.tex", exp=SPECS),
         figures=expand("paper/figures/{exp}.pdf", exp=FIGURES),
+        monitors=expand("paper/figures/{exp}-monitor.pdf", exp=MONITORED),
         san="paper/generated/san.tex",
         san_published=[f"paper/{d}/{f}.{e}" for f in SAN_FIGURES for d, e in (("generated", "tex"), ("figures", "pdf"))],
         san_figures=expand("paper/figures/san-{model}.pdf", model=SAN_MODELS),
