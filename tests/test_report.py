@@ -464,3 +464,14 @@ def test_few_queues_are_lines_and_many_their_mean_and_band():
         assert (ys.min(), ys.max()) == (0.0, 10.0)
     finally:
         plt.close(fig)
+
+
+def test_a_percent_sign_in_a_title_is_escaped_once(tmp_path):
+    """solsona-readings' title says '80% load': the caption must read 80\\% (one backslash), or
+    LaTeX takes the rest of the caption for a comment."""
+    from simcore.report.tables import make_table
+
+    out = tmp_path / "t.tex"
+    make_table(load_spec("config/experiments/solsona-readings.yaml"), tmp_path, out)
+    text = out.read_text()
+    assert "at 80\\% load" in text and "80\\\\%" not in text

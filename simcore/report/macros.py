@@ -666,28 +666,29 @@ def paper_tex(paper: str, specs, results_dir: Path) -> str:
 
 def _figure_tex(spec) -> str:
     eid, out = spec.id, spec["output"]
+    level = f"{spec.confidence:.0%}".replace("%", r"\%")
     if out["kind"] == "readings":
         what = (f"Each statistic under the default reading (top) and under each reading that changes one "
-                f"assumption, with its {spec.confidence:.0%} confidence interval; readings in order of influence; "
-                "dashed: no effect; line and band: the published effect and its equivalence margin.").replace("%", r"\%")
+                f"assumption, with its {level} confidence interval; readings in order of influence; "
+                "dashed: no effect; line and band: the published effect and its equivalence margin.")
     elif out["kind"] == "map":
         what = (f"The statistic and the verdict it would get in each combination of "
                 f"{tex_escape(out['x'].replace('_', ' '))} and {tex_escape(out['y'].replace('_', ' '))}; white: the "
                 "published effect, the colour's depth: the distance from it on the analysis scale (four margins: full).")
     elif out["kind"] == "fit":
         what = (f"Left: {tex_escape(spec.label(out['policy']))}'s {tex_escape(out['metric'].replace('_', ' '))} on each "
-                f"machine against {tex_escape(out['x'].replace('_', ' '))}, with {spec.confidence:.0%} confidence "
+                f"machine against {tex_escape(out['x'].replace('_', ' '))}, with {level} confidence "
                 "intervals; dashed: the published level in the machine's colour. Right: the ratio of the two policies, "
                 "dotted: the published ratio. Vertical line and band: the value fitted on "
-                f"{tex_escape(out['fit_on'])} and its interval.").replace("%", r"\%")
+                f"{tex_escape(out['fit_on'])} and its interval.")
     elif out["kind"] == "scatter":
         what = (f"One point per execution: {tex_escape(spec.label(out['x']))} on x, "
                 f"{tex_escape(spec.label(out['y']))} on y, with the line x = y"
                 + (f"; the first {out['first']} executions" if out.get("first") else "") + ".")
     else:
         what = (f"Reproduced {tex_escape(metric_label(spec, out.get('metric', spec.metrics[0]['name'])))} "
-                f"with {spec.confidence:.0%} confidence intervals (lines, bands); published values as "
-                f"open markers in the same colour.").replace("%", r"\%")
+                f"with {level} confidence intervals (lines, bands); published values as "
+                f"open markers in the same colour.")
         if has_gain_panel(spec):
             what += (f" Right: gain over {tex_escape(spec.label(spec.baseline))}, "
                      r"100\,(1 $-$ policy/baseline)\,\%, with its paired interval (common random numbers); "

@@ -63,9 +63,10 @@ def _traces(spec, results_dir: Path, width: int = 118) -> str:
 def _wrap(spec, summary, body: str, note: str) -> str:
     n = int(summary["n"].max()) if summary is not None and len(summary) and isnum(summary["n"].max()) else None
     paper = PAPER_TITLES.get(spec["paper"], spec["paper"])
+    level = f"{spec.confidence:.0%}".replace("%", r"\%")   # the escaped parts are not escaped twice
     caption = (f"{tex_escape(spec['title'])}. Reproduction of {tex_escape(spec['source'])} of "
                f"{tex_escape(paper)}. Published values beside the reproduced mean and its "
-               f"{spec.confidence:.0%} confidence interval [low, high]".replace("%", r"\%"))
+               f"{level} confidence interval [low, high]")
     caption += f" over {n} replications." if n else "."
     if note:
         caption += " " + note
