@@ -23,6 +23,7 @@ TINY = {  # a scenario each model runs in well under a second
     "numa": {"topology": "corr05-4x1", "n_tasks": 12, "creation_rate": 100.0, "mean_demand": 50.0, "mean_io": 20.0},
     "pools": {"processors": 20, "pool_size": 5, "mean_parallelism": 4.0, "jobs": 30},
     "cosched": {"nst": 200, "pdt": 0.5, "mit": 1.5},
+    "pvm": {"iterations": 50, "local_tasks": 1},
 }
 HOSTILE = [math.nan, math.inf, -1, 0, 0.5, 10**9, True, "no-such-value", None, [1], {"a": 1}]
 

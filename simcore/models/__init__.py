@@ -25,6 +25,7 @@ MODELS = {
     "cosched": "simcore.models.cosched",
     "numa": "simcore.models.numa",
     "pools": "simcore.models.pools",
+    "pvm": "simcore.models.pvm",
 }
 
 

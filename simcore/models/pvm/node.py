@@ -1,0 +1,221 @@
+"""One PC of the cluster: a single CPU scheduled as Linux 2.2 schedules it (docs/pvm-model.md).
+
+A process holds a *counter* of clock ticks left in its slice and a static *priority* (20 ticks).
+Every tick (``tick`` µs) takes one from the running process's counter; at zero the CPU is
+rescheduled. ``schedule`` picks the runnable process of greatest goodness: counter + priority
+while the counter is positive, 0 once it is spent, 1000 + rt_priority for a real-time process;
+the process that was running wins a tie, then the one that became ready first (a simplification of
+the kernel's run-queue order). When every
+runnable ordinary process has a spent counter, every process's counter becomes counter / 2 +
+priority (integer halving), so a process that sleeps a lot gathers up to twice its priority. A
+process that wakes up takes the CPU at once if it is real-time or its counter exceeds the running
+process's by more than 3 (Linux 2.2's reschedule_idle); otherwise it waits in the ready list.
+
+A process is a sequence of *steps*: ``run(p, need, then)`` says that p needs ``need`` µs of CPU
+and then calls ``then()``. A context switch costs ``switch_cost`` µs for the process leaving the
+CPU and as much for the one taking it (the paper's W_s and W_w), added to the incoming step.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+READY, RUNNING, BLOCKED = "ready", "running", "blocked"
+
+
+class Proc:
+    """A process: its scheduling state, its current step and its CPU accounts (µs)."""
+
+    __slots__ = ("name", "counter", "priority", "rt", "state", "stopped", "need", "then", "cpu", "overhead", "owed",
+                 "waiting", "spinning", "spun", "blocks")
+
+    def __init__(self, name: str, priority: int, rt: int = 0):
+        self.name, self.priority, self.rt = name, priority, rt
+        self.counter = priority
+        self.state = BLOCKED
+        self.stopped = False      # EXPLICIT: held by a STOP signal until CONTINUE
+        self.need = 0.0           # CPU left in the current step
+        self.then: Callable[[], None] | None = None
+        self.cpu = 0.0            # CPU received (steps and switch costs)
+        self.overhead = 0.0       # of which context-switch costs
+        self.owed = 0.0           # switch cost still to run before the step itself
+        self.waiting = None       # what it waits for (the application's business)
+        self.spinning = False
+        self.spun = 0.0
+        self.blocks = 0
+
+    def goodness(self) -> int:
+        if self.rt:
+            return 1000 + self.rt
+        return self.counter + self.priority if self.counter > 0 else 0
+
+
+class Node:
+    """A CPU, its processes and its ready list."""
+
+    def __init__(self, engine, index: int, params: dict, tick_phase: float):
+        self.engine, self.index = engine, index
+        self.tick, self.switch_cost = params["tick"], params["switch_cost"]
+        self.procs: list[Proc] = []
+        self.ready: list[Proc] = []
+        self.current: Proc | None = None
+        self.start = 0.0          # when the current process's stretch began
+        self.timer = None
+        self.switches = 0
+        engine.schedule(tick_phase, self._tick)
+
+    def add(self, p: Proc) -> Proc:
+        self.procs.append(p)
+        return p
+
+    # -- the running process's steps -------------------------------------------------------------
+    def run(self, p: Proc, need: float, then: Callable[[], None]) -> None:
+        """p's next step: ``need`` µs of CPU, then ``then()`` (p keeps the CPU if it has it)."""
+        if p is self.current:
+            self._settle()
+            if self.timer is not None:
+                self.timer.cancel()
+        p.need += need
+        p.then = then
+        if p is self.current:
+            self._arm()
+
+    def _arm(self) -> None:
+        p = self.current
+        self.start = self.engine.now
+        self.timer = self.engine.schedule(p.need, self._step_done) if math.isfinite(p.need) else None
+
+    def _settle(self) -> None:
+        """Charge the running stretch to the current process."""
+        p, ran = self.current, self.engine.now - self.start
+        if math.isfinite(p.need):
+            ran = min(ran, p.need)
+            p.need -= ran
+        p.cpu += ran
+        paid = min(ran, p.owed)
+        p.owed -= paid
+        if p.spinning:
+            p.spun += ran - paid
+        self.start = self.engine.now
+
+    def drop_step(self, p: Proc) -> None:
+        """Abandon p's current step (a spin whose message came): what ran of it stays charged."""
+        if p is self.current:
+            self._settle()
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+        p.need, p.then = 0.0, None
+
+    def _step_done(self) -> None:
+        p = self.current
+        self.timer = None
+        self._settle()
+        p.need = 0.0
+        then, p.then = p.then, None
+        then()
+
+    # -- leaving and joining the CPU -------------------------------------------------------------
+    def block(self, p: Proc) -> None:
+        """p sleeps (waits for something); if it had the CPU, the CPU goes to another."""
+        p.state = BLOCKED
+        p.blocks += 1
+        if p is self.current:
+            self.schedule()
+        elif p in self.ready:
+            self.ready.remove(p)
+
+    def exit(self, p: Proc) -> None:
+        """p has finished its program and leaves the CPU for good."""
+        p.state = BLOCKED
+        if p is self.current:
+            self.schedule()
+
+    def wake(self, p: Proc) -> None:
+        """p becomes runnable; it preempts the running process as Linux 2.2 decides."""
+        p.state = READY
+        if p.stopped:
+            return
+        self._enqueue(p)
+        cur = self.current
+        if cur is None or p.rt > cur.rt or (not p.rt and not cur.rt and p.counter > cur.counter + 3):
+            self.schedule()
+
+    def stop(self, p: Proc) -> None:
+        """STOP signal: p cannot run until ``cont``."""
+        p.stopped = True
+        if p is self.current:
+            self.schedule()
+        elif p in self.ready:
+            self.ready.remove(p)
+
+    def cont(self, p: Proc) -> None:
+        """CONTINUE signal: p runs again if it is not waiting for something."""
+        p.stopped = False
+        if p.state != BLOCKED:
+            self.wake(p)
+
+    def _enqueue(self, p: Proc) -> None:
+        if p not in self.ready:
+            self.ready.append(p)
+
+    def schedule(self) -> None:
+        """Give the CPU to the runnable process of greatest goodness (Linux 2.2's schedule())."""
+        prev = self.current
+        if prev is not None:
+            self._settle()
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+            if prev.state == RUNNING:
+                prev.state = READY
+        keep = prev is not None and prev.state == READY and not prev.stopped
+        candidates = ([prev] if keep else []) + [p for p in self.ready if p is not prev]
+        nxt = self._pick(candidates)
+        if keep and nxt is not prev:
+            self._enqueue(prev)
+        if nxt is not None:
+            if nxt in self.ready:
+                self.ready.remove(nxt)
+            nxt.state = RUNNING
+        self.current = nxt
+        if nxt is not prev:
+            self._switch(prev, nxt)
+        if nxt is not None:
+            self._arm()
+
+    def _pick(self, candidates: list[Proc]) -> Proc | None:
+        if not candidates:
+            return None
+        if all(p.goodness() == 0 for p in candidates):
+            for p in self.procs:   # every counter spent: recalculate all, sleepers included
+                p.counter = p.counter // 2 + p.priority
+        best = candidates[0]
+        for p in candidates[1:]:   # strictly greater: the running one, then the longest ready, win ties
+            if p.goodness() > best.goodness():
+                best = p
+        return best
+
+    def _switch(self, prev: Proc | None, nxt: Proc | None) -> None:
+        """Charge the switch: W for the process leaving the CPU, W for the one taking it (to the incoming step)."""
+        cost = self.switch_cost * ((prev is not None) + (nxt is not None))
+        self.switches += 1
+        if nxt is not None:
+            nxt.need += cost
+            nxt.overhead += cost
+            nxt.owed += cost
+
+    # -- the clock -------------------------------------------------------------------------------
+    def _tick(self) -> None:
+        p = self.current
+        if p is not None and not p.rt:
+            p.counter -= 1
+            if p.counter <= 0:
+                p.counter = 0
+                self.schedule()
+        self.engine.schedule(self.tick, self._tick)
+
+    def runnable(self) -> int:
+        """Processes ready or running (a monitor probe)."""
+        return len(self.ready) + (self.current is not None)
