@@ -426,7 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("experiment", metavar="ID", help="experiment id, san-MODEL, or a SAN figure id")
     p.add_argument("--san", default="config/san", metavar="DIR", help="folder of SAN model files")
     p = add("params", cmd_params, "a model's parameters (default, type and domain, meaning), or its metrics")
-    p.add_argument("model", metavar="MODEL", help="numa or cluster")
+    p.add_argument("model", metavar="MODEL", help="numa, cluster, pools, cosched or pvm")
     p.add_argument("--metrics", action="store_true", help="list the metrics instead")
     p = add("san", cmd_san, "solve a SAN model (transient by uniformization or Krylov, steady state) into a CSV")
     p.add_argument("model", metavar="MODEL.yaml", help=SAN_MODEL_HELP)
