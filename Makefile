@@ -58,6 +58,7 @@ bench: env  ## performance benchmarks (events/s against bare SimPy)
 	$(BIN)/python bench/bench_numa.py
 	$(BIN)/python bench/bench_pools.py
 	$(BIN)/python bench/bench_cosched.py
+	$(BIN)/python bench/bench_pvm.py
 	$(BIN)/python bench/bench_san.py
 	$(BIN)/python bench/bench_san.py --corr05 corr05-4x2
 	$(BIN)/python bench/bench_san_sim.py
