@@ -11,10 +11,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from simcore.core.engine import Engine
 from simcore.core.monitor import Monitor
 from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
-from simcore.models.cosched import full_params, queue_probes, run_replication, simulate
+from simcore.models.cosched import full_params, monitor_replication, queue_probes, run_replication, simulate
+from simcore.models.cosched.node import Node
+from simcore.models.cosched.policies import Dynamic
 from simcore.models.cosched.workload import Task, TaskStream
 
 POLICIES = ["rr", "sdca", "dynamic", "implicit"]
@@ -66,6 +69,44 @@ def test_early_message_is_buffered_and_read_without_waiting():
     assert m["node_code"] == 1.0 and m["utilization"] == 1.0
 
 
+def test_slice_that_ends_at_a_read_point_reads_the_message_and_expires_there():
+    # quantum 1/4. D runs 0-.25, its message (.125) is buffered; at .25 it reads it with its slice
+    # used up: to the bottom. L (which ends exactly at its slice end) .25-.5, D .5-.75. Events:
+    # 2 arrivals, the message, and the stretch ends at .25, .5, .75: 6
+    m, s = script("rr", [dist(0, 0.0, 0.5, (0.25,), (0.125,)), local(1, 0.0, 0.25)], quantum=0.25)
+    assert (s[1].done_at, s[0].done_at) == (0.5, 0.75)
+    assert (s[1].waited, s[0].waited) == (0.25, 0.25)
+    assert m["events"] == 6 and m["node_code"] == 1.0
+
+
+def test_round_robin_blocks_at_once_and_implicit_spin_end_is_one_more_event():
+    # the blocked-receiver scenario: 2 arrivals, D's stretch end at .5 (it blocks), L's end at 1.5,
+    # the message at 2, D's end at 2.5: 6 events; IMPLICIT adds the end of D's spin: 7
+    tasks = [dist(0, 0.0, 1.0, (0.5,), (2.0,)), local(1, 0.0, 1.0)]
+    assert script("rr", tasks, quantum=10.0)[0]["events"] == 6
+    assert script("implicit", tasks, quantum=10.0, spin=2 ** -7)[0]["events"] == 7
+
+
+def test_a_run_stops_at_nst_served_tasks_and_leaves_the_rest_unfinished():
+    # nst 1: A is done at .25 and the run stops there, with B just dispatched and unfinished
+    run = simulate(full_params({"nst": 1, "quantum": 10.0}), "rr", streams(),
+                   tasks=[local(0, 0.0, 0.25), local(1, 0.0, 1.0)])
+    assert [t.task.index for t in run.served] == [0] and run.served[0].done_at == 0.25
+    assert run.node.running.task.index == 1 and run.node.rq == [] and math.isnan(run.node.running.done_at)
+    assert run.metrics["mean_response"] == 0.25 and run.metrics["utilization"] == 1.0
+
+
+def test_rates_are_undefined_for_a_run_of_no_length_and_defined_below_one_time_unit():
+    # no task at all: the run ends at 0 with nothing served, so every mean and rate is NaN
+    m = simulate(full_params({"nst": 1}), "rr", streams(), tasks=[]).metrics
+    assert all(math.isnan(m[k]) for k in ("node_code", "local_wait", "distributed_wait", "mean_response",
+                                          "spin_share", "utilization", "cosched_switches"))
+    assert (m["messages"], m["events"]) == (0.0, 0.0)
+    # one task of .5: the run lasts .5, busy all along, never spinning, no switch
+    m, _ = script("rr", [local(0, 0.0, 0.5)], quantum=10.0)
+    assert (m["spin_share"], m["utilization"], m["cosched_switches"]) == (0.0, 1.0, 0.0)
+
+
 def late_message(share=None, **params):
     """D blocks at .5; L (service 2) runs from .5; D's message arrives at 1.5 (L has executed 1)."""
     tasks = [dist(0, 0.0, 1.0, (0.5,), (1.5,)), local(1, 0.0, 2.0)]
@@ -101,6 +142,21 @@ def test_dynamic_reads_the_running_task_executed_time_at_the_instant():
     m, s = script("dynamic", tasks, quantum=10.0)
     assert (s[1].done_at, s[0].done_at) == (1.5, 4.5)
     assert s[1].waited == 0.5 and s[0].waited == 0.5
+
+
+def test_a_stretch_cut_at_the_instant_it_reaches_its_target_credits_no_more_than_the_target():
+    # D blocks at 0 (its point 0); L arrives at .6, reads at .25 (message already there) and starts
+    # its last .25 at .6 + .25; D's message comes at the instant that stretch ends, before it
+    # (scheduled first): .1 < executed(L), L preempted. In binary floating point that instant minus
+    # the stretch's start exceeds .25 by one ulp; L is credited its target: executed == service.
+    # D runs from there .25, then L (nothing left) ends at once
+    start = 0.6 + 0.25
+    end = start + 0.25
+    assert end - start > 0.25
+    tasks = [dist(0, 0.0, 0.25, (0.0,), (end,)), dist(1, 0.6, 0.5, (0.25,), (0.6,))]
+    m, s = script("dynamic", tasks, quantum=10.0)
+    assert m["cosched_switches"] == 1 / 2 and s[0].done_at == s[1].done_at == end + 0.25
+    assert (s[0].executed, s[1].executed) == (0.25, 0.5)
 
 
 # -- SDCA: overtake by pending messages, the overtaking cap, dispatch at the top --------------------
@@ -145,6 +201,19 @@ def test_sdca_needs_strictly_more_pending_messages_than_the_task_it_overtakes():
     assert m["node_code"] == 2 / 3
 
 
+def test_sdca_receiver_last_in_the_rq_overtakes_and_the_running_task_counts_every_overtaking():
+    # R (2) runs from 0, RQ [Z (1), T (1)]. t=1: T's message; T passes Z and the running R (R
+    # executed 1, to the bottom): RQ [Z, R], T 1-2. U (.5) arrives at 1.5. Z 2-3, R 3-3.5; t=3.5:
+    # U's message; U, alone in the RQ, passes the running R (its 2nd overtaking; R executed 1.5):
+    # U 3.5-4, R 4-4.5
+    tasks = [local(0, 0.0, 2.0), local(1, 0.0, 1.0), dist(2, 0.0, 1.0, (0.0,), (1.0,)),
+             dist(3, 1.5, 0.5, (0.0,), (3.5,))]
+    m, s = script("sdca", tasks, quantum=10.0)
+    assert [s[i].done_at for i in range(4)] == [4.5, 3.0, 2.0, 4.0]
+    assert [s[i].overtaken for i in range(4)] == [2, 1, 0, 0]
+    assert m["node_code"] == 1.0 and m["cosched_switches"] == 2 / 4
+
+
 # -- IMPLICIT: spin, then block --------------------------------------------------------------------
 SPIN_TASKS = [dist(0, 0.0, 1.0, (0.5,), (0.5 + 2 ** -8,)), local(1, 0.0, 1.0)]
 
@@ -170,6 +239,54 @@ def test_implicit_spin_stops_at_the_end_of_the_slice():
     assert s[0].spun == 2 ** -10 and m["node_code"] == 0.0
 
 
+def test_implicit_spins_add_up_and_a_caught_message_is_read_once():
+    # D alone, spin 2^-5: spins .25 to .25 + 2^-8 (message 1), runs to .5 + 2^-8, spins to
+    # .5 + 2^-6 (message 2: 3 x 2^-8), runs to .75 + 2^-6, reads message 3 (come at .625), done 1 + 2^-6
+    tasks = [dist(0, 0.0, 1.0, (0.25, 0.5, 0.75), (0.25 + 2 ** -8, 0.5 + 2 ** -6, 0.625))]
+    m, s = script("implicit", tasks, quantum=10.0, spin=2 ** -5)
+    assert s[0].done_at == 1.0 + 2 ** -6 and s[0].spun == 2 ** -8 + 3 * 2 ** -8
+    assert m["spin_share"] == 2 ** -6 / (1.0 + 2 ** -6) and m["utilization"] == 1.0 and m["node_code"] == 1.0
+
+
+class SpinningDynamic(Dynamic):
+    """DYNAMIC's rule with a spin: no policy of the paper both spins and preempts, but the node's
+    rules for a preempted spinning task and for executed time (spinning excluded) are its own."""
+
+    spin = 2 ** -5
+
+
+def node_run(policy, tasks: list[Task], quantum: float = 10.0):
+    """Scripted tasks on a bare Node under ``policy`` until nothing is left: {index: TaskState}, node."""
+    engine, served = Engine(), []
+    node = Node(engine, {"quantum": quantum}, policy, served.append)
+    for task in tasks:
+        engine.call(task.arrival, node.arrive, task)
+    engine.run()
+    return {t.task.index: t for t in served}, node
+
+
+@pytest.mark.parametrize("share, preempts", [(0.0, True), (0.25, False)])
+def test_a_spinning_task_preempted_goes_to_the_bottom_still_waiting(share, preempts):
+    # D1 (.5) spins from .25 for its message (due .5); D2's message comes at .25 + 2^-8:
+    # executed(D2) + share = share < executed(D1) = .25 (its spin excluded) for share 0, not .25.
+    # Preempted: D1 (spun 2^-8) to the bottom, D2 .25 + 2^-8 to .5 + 2^-8; D1's message at .5 does
+    # not preempt (.25 < .25 - 2^-8 fails); D1 reads it and runs to .75 + 2^-8. Not preempted: D1
+    # blocks at .25 + 2^-5, D2 runs to .5 + 2^-5, D1 then to .75 + 2^-5
+    tasks = [dist(0, 0.0, 0.5, (0.25,), (0.5,)), dist(1, 0.0, 0.25, (0.0,), (0.25 + 2 ** -8,))]
+    s, node = node_run(SpinningDynamic({"share": share}, None), tasks)
+    spun = 2 ** -8 if preempts else 2 ** -5
+    assert (s[1].done_at, s[0].done_at) == (0.5 + spun, 0.75 + spun) and s[0].spun == spun
+    assert node.switches == (1 if preempts else 0) and node.blocked == 0
+
+
+def test_a_task_that_caught_its_message_runs_a_stretch_that_counts_as_executed():
+    # D1 (1) spins from .25 and takes its message at .25 + 2^-8, runs on; D2's message at .5:
+    # 0 + .25 < executed(D1) = .25 + (.5 - .25 - 2^-8) = .5 - 2^-8: D2 .5-.75, D1 to 1.25 + 2^-8
+    tasks = [dist(0, 0.0, 1.0, (0.25,), (0.25 + 2 ** -8,)), dist(1, 0.0, 0.25, (0.0,), (0.5,))]
+    s, node = node_run(SpinningDynamic({"share": 0.25}, None), tasks)
+    assert (s[1].done_at, s[0].done_at) == (0.75, 1.25 + 2 ** -8) and node.switches == 1
+
+
 def test_round_robin_never_spins():
     m, s = script("rr", SPIN_TASKS, quantum=10.0)
     assert (s[1].done_at, s[0].done_at) == (1.5, 2.0)
@@ -193,6 +310,38 @@ def test_monitor_samples_ready_blocked_and_buffered_queues():
     assert list(frame["rq"]) == [1, 1] + [0] * 13
     assert list(frame["blocked"]) == [0, 0] + [1] * 6 + [0] * 7
     assert list(frame["mbq"]) == [0] * 13 + [1, 0]
+
+
+def test_monitor_counts_every_blocked_receiver():
+    # A blocks at .125, B at .1875 (both messages due later); A woken at 1 (done 1.125), B at 1.5
+    tasks = [dist(0, 0.0, 0.25, (0.125,), (1.0,)), dist(1, 0.0, 0.25, (0.0625,), (1.5,))]
+    monitors, nodes = [], []
+
+    def attach(engine, node):
+        nodes.append(node)
+        monitors.append(Monitor(engine, queue_probes(node), 0.25, 1.5))
+        monitors[0].start()
+
+    script("rr", tasks, attach=attach, quantum=10.0)
+    frame = monitors[0].frame()
+    assert list(frame[frame.queue == "blocked"].value) == [0, 2, 2, 2, 1, 1, 0]
+    assert nodes[0].blocked == 0
+
+
+def test_monitor_replication_is_the_run_with_a_monitor_attached():
+    params, period, duration = {"pdt": 1.0, "mit": 1.25, "nst": 200}, 0.5, 4.0
+    table = monitor_replication(params, "sdca", streams(), period, duration)
+    monitors = []
+
+    def attach(engine, node):
+        monitors.append(Monitor(engine, queue_probes(node), period, duration))
+        monitors[0].start()
+
+    simulate(full_params(params), "sdca", streams(), attach=attach)
+    assert table.equals(monitors[0].frame())
+    # samples at 0, .5, ..., 4 (the run lasts past 4: 200 tasks), each of the three queues in turn
+    assert list(table.time) == [k * period for k in range(9) for _ in range(3)]
+    assert list(table.queue) == ["rq", "blocked", "mbq"] * 9
 
 
 # -- the workload and the model as a whole ---------------------------------------------------------
@@ -238,6 +387,28 @@ def test_task_stream_ties_messages_to_read_points():
     assert [again.next() for _ in range(300)] == tasks
 
 
+def test_task_stream_draws_each_quantity_from_its_named_stream():
+    # gaps from "arrivals", services from "service", the kind from "kind" (distributed iff the draw
+    # is below pdt, strictly: pdt is set to the first draw, so task 0 is local), k and the read
+    # points from "messages"; indices 0, 1, 2, ... and the clock from 0
+    pdt = float(streams().fresh("kind").random())
+    params = full_params({"pdt": pdt, "mit": 1.8})
+    stream = TaskStream(params, streams())
+    ref = {name: streams().fresh(name) for name in ("arrivals", "service", "kind", "messages")}
+    stretch, clock = 1 / (1 - 0.9 / 1.8), 0.0
+    for i in range(200):
+        clock += float(ref["arrivals"].exponential(1.8))
+        service = float(ref["service"].exponential(0.9))
+        distributed = bool(ref["kind"].random() < pdt)
+        points = ()
+        if distributed:
+            k = int(ref["messages"].integers(0, 6))
+            points = tuple(sorted(float(u) * service for u in ref["messages"].random(k)))
+        expected = Task(i, clock, service, distributed, points, tuple(clock + x * stretch for x in points))
+        assert stream.next() == expected
+        assert i > 0 or not expected.distributed
+
+
 @pytest.mark.parametrize("params, key", [
     ({"mit": 0.9}, "mst < mit"), ({"pdt": 1.5}, "pdt"), ({"mm": -1}, "mm"), ({"quantum": 0}, "quantum"),
     ({"overtake_cap": 0}, "overtake_cap"), ({"share": -0.1}, "share"), ({"spin": 0}, "spin"), ({"nst": 0}, "nst"),
@@ -245,6 +416,13 @@ def test_task_stream_ties_messages_to_read_points():
 def test_bad_parameters_are_refused(params, key):
     with pytest.raises(InputError, match=key):
         run_replication(params, POLICIES, streams())
+
+
+def test_bad_parameters_name_the_model():
+    with pytest.raises(InputError, match=r"unknown parameter\(s\) of model 'cosched': quantm"):
+        full_params({"quantm": 1.0})
+    with pytest.raises(InputError, match="model 'cosched': parameter pdt"):
+        full_params({"pdt": 2.0})
 
 
 def test_unknown_policy_is_refused():
