@@ -205,3 +205,271 @@ def test_queue_probes_count_runnable_processes():
 def test_bad_parameters_are_refused(params, key):
     with pytest.raises(InputError, match=key):
         run_replication(params, MODES, streams())
+
+
+def test_monitor_replication_samples_each_pc_as_a_monitor_attached_by_hand():
+    """The same replication sampled every 5000 us for 20000 us: times 0, 5000, ..., 20000 (five),
+    one row per PC each, equal to a Monitor attached to simulate on the same streams."""
+    from simcore.core.monitor import Monitor
+    from simcore.models.pvm import monitor_replication
+
+    params = {"iterations": 200, "local_tasks": 2}
+    frame = monitor_replication(params, "spin", streams(), 5000.0, 20000.0)
+    monitors = []
+
+    def attach(engine, nodes):
+        monitors.append(Monitor(engine, queue_probes(nodes), 5000.0, 20000.0))
+        monitors[0].start()
+
+    simulate(full_params(params), "spin", streams(), attach=attach)
+    assert sorted(frame.time.unique()) == [0.0, 5000.0, 10000.0, 15000.0, 20000.0] and len(frame) == 5 * 4
+    assert frame.equals(monitors[0].frame())
+
+
+# -- more of the node's rules and accounts, the daemons, the random streams and the metrics --------------
+def test_a_process_with_one_tick_left_is_not_spent():
+    # A (counter 1, goodness 21) runs without a recalculation while B (counter 0) is spent; at the
+    # tick at 10 A is spent too: both become 0 // 2 + 20 = 20 and A, running, wins the tie
+    engine, n = node(tick=10.0)
+    a, b = hog(n, "A", counter=1), hog(n, "B", counter=0)
+    n.wake(a)
+    n.wake(b)
+    engine.run(until=5.0)
+    assert n.current is a and (a.counter, b.counter) == (1, 0)
+    engine.run(until=15.0)
+    assert n.current is a and (a.counter, b.counter) == (20, 20)
+
+
+def test_the_node_counts_its_context_switches():
+    # as in the switch-cost scenario: A dispatched (1), D preempts A (2), D blocks and A comes back (3)
+    engine, n = node(switch_cost=1.0)
+    a = hog(n, "A")
+    n.wake(a)
+    d = n.add(Proc("D", 20, rt=1))
+    n.run(d, 5.0, lambda: n.block(d))
+    engine.call(10.0, lambda _: n.wake(d), None)
+    engine.run(until=30.0)
+    assert n.switches == 3
+
+
+def test_a_switch_charged_before_the_step_is_given_is_still_paid():
+    # W = 1: d dispatched on the idle CPU owes 1; its 5 us step, given at the same instant, ends at 6
+    engine, n = node(switch_cost=1.0)
+    d = n.add(Proc("d", 20))
+    done = []
+    n.wake(d)
+    n.run(d, 5.0, lambda: (done.append(engine.now), n.block(d)))
+    engine.run(until=20.0)
+    assert done == [6.0] and d.cpu == 6.0 and d.overhead == 1.0
+
+
+def test_spin_time_counts_the_spin_and_never_the_switches_across_preemptions():
+    # W = 3, a 10 us spin: s dispatched at 0 owes 3; r (real-time, 5 us) preempts at 1 (s paid 1 of
+    # its 3, spun 0) and runs 1-12 (5 + 6); s comes back owing 2 + 6 = 8, runs 12-25 (8 owed, 5 spun);
+    # r again 25-36; s owes 6, runs 36-47 (6 owed, 5 spun): done at 47, spun 5 + 5 = 10
+    engine, n = node(switch_cost=3.0)
+    s = n.add(Proc("s", 20))
+    s.spinning = True                # the application's flag: this step is a spin
+    done = []
+    n.run(s, 10.0, lambda: (done.append(engine.now), n.block(s)))
+    n.wake(s)
+    r = n.add(Proc("r", 20, rt=1))
+
+    def burst(_):
+        n.run(r, 5.0, lambda: n.block(r))
+        n.wake(r)
+
+    engine.call(1.0, burst, None)
+    engine.call(25.0, burst, None)
+    engine.run(until=100.0)
+    assert done == [47.0] and s.spun == 10.0 and s.overhead == 3.0 + 6.0 + 6.0 and s.cpu == 25.0
+
+
+def test_a_ready_process_that_blocks_leaves_the_ready_list():
+    engine, n = node()
+    local = hog(n, "local")
+    n.wake(local)
+    d = n.add(Proc("d", 20))
+    n.run(d, 5.0, lambda: n.block(d))
+    n.wake(d)                        # counter 20, not above 20 + 3: it waits in the ready list
+    n.block(d)                       # and goes to sleep before it ran
+    n.block(local)                   # the CPU has nobody left to run
+    engine.run(until=10.0)
+    assert n.current is None and n.runnable() == 0 and d.cpu == 0.0
+
+
+def test_a_new_process_sleeps_through_a_continue():
+    # given a step but never woken: a STOP and a CONTINUE leave it asleep
+    engine, n = node()
+    d = n.add(Proc("d", 20, rt=1))
+    n.run(d, 5.0, lambda: n.block(d))
+    n.stop(d)
+    n.cont(d)
+    engine.run(until=10.0)
+    assert n.current is None and d.state == BLOCKED and d.cpu == 0.0
+
+
+def test_an_endless_step_can_be_dropped_for_a_new_one():
+    # the hog ran 0-10 (charged); its new 5 us step ends at 15
+    engine, n = node()
+    local = hog(n, "local")
+    n.wake(local)
+    done = []
+
+    def replace(_):
+        n.drop_step(local)
+        n.run(local, 5.0, lambda: done.append(engine.now))
+
+    engine.call(10.0, replace, None)
+    engine.run(until=20.0)
+    assert done == [15.0] and local.cpu == 15.0
+
+
+def test_a_process_that_exits_leaves_the_cpu_to_a_ready_one():
+    # d (real-time) preempts the local task at 0 and exits at 5: the local task runs again
+    engine, n = node()
+    local = hog(n, "local")
+    n.wake(local)
+    d = n.add(Proc("d", 20, rt=1))
+    n.run(d, 5.0, lambda: n.exit(d))
+    n.wake(d)
+    engine.run(until=10.0)
+    assert n.current is local and d.state == BLOCKED and d.cpu == 5.0 and n.runnable() == 1
+
+
+def test_a_dts_daemon_is_a_process_of_the_nodes_priority():
+    # no signal before 10^6; the local task spends its 20 ticks (of 10 us) by 200, 400, ..., 1000:
+    # five recalculations, which take the sleepers (the daemon and d) 20 -> 30 -> 35 -> 37 -> 38 -> 39
+    from simcore.models.pvm.modes import Explicit
+
+    engine, n = node(tick=10.0)
+    local = hog(n, "local")
+    d = n.add(Proc("dist0", 20, rt=1))
+    Explicit({"explicit_run": 1e6}, None).attach(engine, [n], [d], {"priority": 20})
+    n.wake(local)
+    engine.run(until=1000.5)
+    daemon = n.procs[-1]
+    assert daemon.name == "dts0" and daemon.counter == d.counter == 39 and local.counter == 20
+
+
+def test_explicit_stops_a_distributed_process_in_the_middle_of_its_computation():
+    # no costs, no gap, computations of 90; STOP at 70, 170, 270, ..., CONTINUE 30 later, on both nodes.
+    # root: computes 0-70, stopped, 100-120, sends 120-130. child: message at 220 (running since
+    # 200), reads 220-225-230, computes 230-270, stopped, 300-350, replies 350-360. root: message at
+    # 450 (running since 400), reads 450-455-460
+    m = scripted("explicit", compute=90.0, switch_cost=0.0, fragment_gap=0.0, latency=90.0, explicit_run=70.0,
+                 explicit_stop=30.0, signal_cost=0.0)
+    assert m["exec_time"] == pytest.approx(460e-6, rel=1e-12)
+
+
+def test_pvm_over_two_iterations_pays_its_switches_per_iteration():
+    # iteration 1 as in the late-body scenario (done at 276); iteration 2: the root sends 276-286,
+    # the child (blocked since 149) is woken at 386 (+2), reads 388-393, blocks, woken at 406 (+2),
+    # reads 408-413, replies 413-423; the root is woken at 523 (+2) and at 543 (+2): done at 550.
+    # Switches: root 2 + 2 + 2 + 2 + 2, child 2 + 2 + 2 + 2 = 18 us, 9 per iteration. Blocks: the
+    # root 2 + 2 (head, body), the child 2 + 2 (start or head, body): 8, 2 per iteration and process
+    m = scripted("pvm", iterations=2)
+    assert m["exec_time"] == pytest.approx(550e-6, rel=1e-12)
+    assert m["switch_time"] == 18.0 / 2 and m["blocks"] == 8 / (2 * 2)
+
+
+def test_a_spin_of_one_microsecond_still_spins():
+    # as the spin that runs out, with spin 1: the child spins 119-120, the root 256-257
+    m = scripted("spin", spin=1.0)
+    assert m["exec_time"] == pytest.approx(276e-6, rel=1e-12)
+    assert m["spin_time"] == 1.0 and m["blocks"] == 4 / 2
+
+
+def test_mxi_blocks_without_spinning():
+    # the child blocks at the start, the root after its send; each is woken (+2) when its message is
+    # whole (132, 269): one read 132-139, reply 139-149; the root 269-276
+    m = scripted("mxi")
+    assert m["exec_time"] == pytest.approx(276e-6, rel=1e-12)
+    assert m["spin_time"] == 0.0 and m["blocks"] == 2 / 2
+
+
+def test_simulate_returns_the_application_with_its_processes():
+    # the late-body scenario: the root blocks for the head and the body, the child at the start and
+    # for the body
+    run = simulate(full_params(SCRIPT), "pvm", streams())
+    assert [(p.name, p.blocks) for p in run.app.dps] == [("dist0", 2), ("dist1", 2)]
+
+
+def test_delays_are_drawn_from_each_process_and_each_link_stream():
+    # exponential delays, no jitter (mean 0: no draw), no read or switch cost: the root computes C0
+    # and sends (10); the child's head comes 100 later and its body G1 after it; it computes C1 and
+    # replies (10); the root's body comes 100 + G2 later. exec = C0 + C1 + G1 + G2 + 2 (10 + 100)
+    params = {**SCRIPT, "delays": "exponential", "compute": 1.0, "read_cost": 0.0, "switch_cost": 0.0}
+    m = run_replication(params, ["pvm"], streams())["pvm"]
+    s = streams()
+    c0, c1 = s.fresh("compute:0").exponential(1.0), s.fresh("compute:1").exponential(1.0)
+    g1, g2 = s.fresh("link:0:1").exponential(20.0), s.fresh("link:1:0").exponential(20.0)
+    assert m["exec_time"] == pytest.approx((c0 + c1 + g1 + g2 + 2 * (10.0 + 100.0)) * 1e-6, rel=1e-12)
+
+
+def test_the_first_clock_tick_of_each_node_comes_at_its_phase_from_the_ticks_stream():
+    # the children wait for a message that comes after 20 000 us, so the local task of nodes 1-3 runs
+    # from 0 with its counter of 20 until the node's first tick, at its phase (uniform in [0, tick))
+    params = full_params({"iterations": 1, "local_tasks": 1, "latency": 20000.0, "delays": "fixed"})
+    phases = streams().fresh("ticks").uniform(0.0, params["tick"], params["nodes"])
+    seen = []
+
+    def attach(engine, nodes):
+        for i in range(1, params["nodes"]):
+            local = nodes[i].procs[1]
+            for at in (phases[i] - 1e-6, phases[i] + 1e-6):
+                engine.call(at, lambda lp: seen.append(lp.counter), local)
+
+    simulate(params, "pvm", streams(), attach=attach)
+    assert seen == [20, 19] * (params["nodes"] - 1)
+
+
+def test_bad_parameters_name_the_model():
+    for params in ({"nodes": 1}, {"nodez": 4}):
+        with pytest.raises(InputError, match="model 'pvm'"):
+            full_params(params)
+
+
+@pytest.mark.parametrize("work, stretch", [((20.0, 40.0), 120.0 * 2 / 60.0), ((0.5, 40.0), 120.0 * 2 / 40.5),
+                                           ((0.0, 40.0), math.nan)])
+def test_metrics_are_read_from_the_processes_accounts(work, stretch):
+    # two local tasks given 10 us of switches each besides their work, a span of 120 us, 2 iterations:
+    # stretch = span x 2 / (total work), undefined if a task got no work; blocks (3 + 5) / (2 x 2);
+    # spin (4 + 8) / (2 x 2); switches (2 + 6 + 10 + 10) / 2
+    from types import SimpleNamespace
+
+    from simcore.models.pvm.model import measure
+
+    dist = [Proc("dist0", 20), Proc("dist1", 20)]
+    for p, blocks, spun, overhead in zip(dist, (3, 5), (4.0, 8.0), (2.0, 6.0)):
+        p.blocks, p.spun, p.overhead = blocks, spun, overhead
+    local = [Proc("local0.0", 20), Proc("local1.0", 20)]
+    for p, w in zip(local, work):
+        p.cpu, p.overhead = w + 10.0, 10.0
+    nodes = [SimpleNamespace(procs=[dist[i], local[i]], close=lambda: None) for i in range(2)]   # nothing running
+    m = measure({"iterations": 2}, nodes, SimpleNamespace(dps=dist), SimpleNamespace(now=120.0, events=7))
+    assert m == pytest.approx({"exec_time": 120e-6, "local_stretch": stretch, "blocks": 2.0, "spin_time": 3.0,
+                               "switch_time": 14.0, "events": 7.0}, rel=1e-15, nan_ok=True)
+
+
+# -- found by the mutation review ---------------------------------------------------------------------
+def test_priorities_stay_in_linux_range_so_real_time_always_wins():
+    # an ordinary goodness is at most counter + priority <= 2 x 40 + 40 = 120 < 1000 + rt
+    with pytest.raises(InputError, match="priority = 41 is not an integer in"):
+        run_replication({"priority": 41}, ["prio"], streams())
+
+
+def test_explicit_signals_may_not_overlap():
+    # a signal takes signal_cost + 2 W of CPU: 20 + 2 x 5 = 30 >= the 10 us stop
+    with pytest.raises(InputError, match="explicit_run and explicit_stop each exceed signal_cost"):
+        run_replication({"explicit_stop": 10.0, "signal_cost": 20.0}, ["explicit"], streams())
+
+
+@pytest.mark.parametrize("mode", ["prio", "pvm"])
+def test_a_busy_node_accounts_for_every_microsecond_of_the_run(mode):
+    # a CPU-bound local task keeps every CPU busy from 0 to the end, so the CPU time of a node's
+    # processes (switch costs included) adds up to the run's length, the last stretch included
+    run = simulate(full_params({"iterations": 20, "local_tasks": 1}), mode, streams())
+    span = run.metrics["exec_time"] * 1e6
+    for node in run.nodes:
+        assert math.fsum(p.cpu for p in node.procs) == pytest.approx(span, rel=1e-12)

@@ -12,7 +12,7 @@ import math
 from typing import NamedTuple
 
 from simcore.core.engine import Engine
-from simcore.models import Metric, Parameter, with_defaults
+from simcore.models import Constraint, Metric, Parameter, with_defaults
 from simcore.models.domains import COUNT, NONNEGATIVE, POSITIVE, Choice, Integer
 from simcore.models.pvm.node import Node, Proc
 from simcore.models.pvm.sintree import Sintree
@@ -37,8 +37,17 @@ PARAMETERS: dict[str, Parameter] = with_hyperparameters(MODEL, {
                              NONNEGATIVE),
     "spin": Parameter(10.0, "sp, µs a spinning read waits before it blocks (section 5.2: 10).", POSITIVE),
     "tick": Parameter(10000.0, "µs between clock ticks (Linux 2.2 on x86: HZ = 100).", POSITIVE),
-    "priority": Parameter(20, "Ticks of a process's static priority (Linux 2.2: DEF_PRIORITY = 20).", COUNT),
+    "priority": Parameter(20, "Ticks of a process's static priority (Linux 2.2: DEF_PRIORITY = 20; nice values give "
+                                  "1 to 40, so an ordinary goodness stays far below a real-time one's 1000).",
+                          Integer(ge=1, le=40)),
 })  # then the modes' own hyperparameters (EXPLICIT's periods and signal cost)
+
+CONSTRAINTS = (
+    Constraint(("explicit_run", "explicit_stop", "signal_cost", "switch_cost"),
+               "explicit_run and explicit_stop each exceed signal_cost + 2 switch_cost (a daemon's signal ends "
+               "before its next one)",
+               lambda p: min(p["explicit_run"], p["explicit_stop"]) > p["signal_cost"] + 2 * p["switch_cost"]),
+)
 
 METRICS: dict[str, Metric] = {
     "exec_time": Metric("Execution time of the sintree application (the root's last iteration), s.", "positive"),
@@ -59,7 +68,7 @@ class Run(NamedTuple):
 
 def full_params(params: dict) -> dict:
     """Defaults overridden by ``params``; unknown names and values outside domains are errors."""
-    return with_defaults(MODEL, PARAMETERS, params)
+    return with_defaults(MODEL, PARAMETERS, params, CONSTRAINTS)
 
 
 def simulate(params: dict, mode: str, streams, attach=None) -> Run:
@@ -88,8 +97,10 @@ def simulate(params: dict, mode: str, streams, attach=None) -> Run:
 def measure(params: dict, nodes: list[Node], app: Sintree, engine: Engine) -> dict[str, float]:
     """The METRICS of one run."""
     n, span = params["iterations"], engine.now
+    for node in nodes:
+        node.close()
     locals_ = [p for node in nodes for p in node.procs if p.name.startswith("local")]
-    work = [p.cpu - p.overhead for p in locals_]
+    work = [p.cpu - (p.overhead - p.owed) for p in locals_]   # switch costs not yet run are not work either
     return {
         "exec_time": span / 1e6,
         "local_stretch": span * len(work) / math.fsum(work) if work and all(w > 0 for w in work) else math.nan,

@@ -216,6 +216,11 @@ class Node:
                 self.schedule()
         self.engine.schedule(self.tick, self._tick)
 
+    def close(self) -> None:
+        """The run ends: charge the running process's stretch so far (its accounts are then complete)."""
+        if self.current is not None:
+            self._settle()
+
     def runnable(self) -> int:
         """Processes ready or running (a monitor probe)."""
         return len(self.ready) + (self.current is not None)
