@@ -473,3 +473,17 @@ def test_a_busy_node_accounts_for_every_microsecond_of_the_run(mode):
     span = run.metrics["exec_time"] * 1e6
     for node in run.nodes:
         assert math.fsum(p.cpu for p in node.procs) == pytest.approx(span, rel=1e-12)
+
+
+def test_switch_costs_still_owed_at_the_end_are_not_local_work():
+    # a local task dispatched 6 us before the end with a 10 us switch cost: it ran 6 us, all of it
+    # switch cost, 4 us still owed; with 40 us of work before, its work is 40 and the span 120: 3
+    from types import SimpleNamespace
+
+    from simcore.models.pvm.model import measure
+
+    local = Proc("local0.0", 20)
+    local.cpu, local.overhead, local.owed = 40.0 + 6.0, 10.0, 4.0
+    nodes = [SimpleNamespace(procs=[local], close=lambda: None)]
+    m = measure({"iterations": 1}, nodes, SimpleNamespace(dps=[Proc("dist0", 20)]), SimpleNamespace(now=120.0, events=0))
+    assert m["local_stretch"] == 120.0 / 40.0
