@@ -9,6 +9,9 @@ import yaml
 
 from simcore.errors import InputError
 
+# libyaml's parser where PyYAML was built with it (the wheels are): the same documents, ten times faster
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 def read_yaml(path: str | Path, error: type[InputError] = InputError) -> Any:
     """The YAML document in ``path``; a file that cannot be read, is not UTF-8 text or is not
@@ -21,7 +24,7 @@ def read_yaml(path: str | Path, error: type[InputError] = InputError) -> Any:
     except UnicodeDecodeError as err:
         raise error(f"{path}: is not UTF-8 text (byte {err.start} is {err.object[err.start]:#04x}).") from None
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=LOADER)
     except yaml.YAMLError as err:
         raise error(f"{path}: is not valid YAML ({str(err).splitlines()[0]}).") from None
     except RecursionError:

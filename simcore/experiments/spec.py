@@ -5,6 +5,7 @@ Every problem is reported as one :class:`SpecError` sentence naming the file and
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -32,9 +33,11 @@ def _read_yaml(path: Path) -> Any:
     return read_yaml(path, SpecError)
 
 
-def _schema() -> dict:
+@functools.lru_cache(maxsize=1)
+def _validator() -> jsonschema.Draft202012Validator:
+    """The spec schema's validator, parsed once per process (a workflow parse checks about 110 files)."""
     text = files("simcore.experiments").joinpath("experiment.schema.yaml").read_text()
-    return yaml.safe_load(text)
+    return jsonschema.Draft202012Validator(yaml.safe_load(text))
 
 
 def _key(path) -> str:
@@ -44,8 +47,7 @@ def _key(path) -> str:
 def _check_schema(path: Path, data: Any) -> None:
     if not isinstance(data, dict):
         raise SpecError(f"{path}: must be a mapping of keys to values, not {type(data).__name__}.")
-    validator = jsonschema.Draft202012Validator(_schema())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
     if error is None:
         return
     if error.validator == "required":
