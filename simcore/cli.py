@@ -156,16 +156,9 @@ def cmd_trace(args) -> int:
     if not hasattr(spec.model, "trace_replication"):
         raise SpecError(f"{spec.path}: key 'model': model '{spec['model']}' has no per-task trace (try --monitor).")
     wanted = spec["output"].get("traces", {})
-    policies = [args.policy] if args.policy else wanted.get("policies", spec.policies)
-    for policy in policies:
-        if policy not in spec.policies:
-            raise SpecError(f"--policy '{policy}': not one of {spec.path}'s policies ({', '.join(spec.policies)}).")
-    cell = spec.cell(args.cell if args.cell is not None else wanted.get("cell", 0))
-    rep = args.rep if args.rep is not None else wanted.get("rep", 0)
+    policies, cell, rep, params, seed = _traced_run(args, spec, wanted)
     tasks = args.tasks or wanted.get("tasks")
     migrated = args.migrated_only or wanted.get("migrated_only", False)
-    params = spec.params({**cell.values, **spec.parse_overrides(args.set)})
-    seed = args.seed if args.seed is not None else load_config(args.config)["seed"]
     out = []
     for policy in policies:
         streams = Streams(replication_seed(seed, spec.id, spec.seed_cell(cell.index), rep))
@@ -179,6 +172,20 @@ def cmd_trace(args) -> int:
     else:
         print(text, end="")
     return 0
+
+
+def _traced_run(args, spec, wanted: dict):
+    """The policies, cell, replication, parameters and root seed of one traced or monitored run: the
+    command line's, else the spec's ``wanted`` section (output.traces or output.monitor), else defaults."""
+    policies = [args.policy] if args.policy else wanted.get("policies", spec.policies)
+    for policy in policies:
+        if policy not in spec.policies:
+            raise SpecError(f"--policy '{policy}': not one of {spec.path}'s policies ({', '.join(spec.policies)}).")
+    cell = spec.cell(args.cell if args.cell is not None else wanted.get("cell", 0))
+    rep = args.rep if args.rep is not None else wanted.get("rep", 0)
+    params = spec.params({**cell.values, **spec.parse_overrides(args.set)})
+    seed = args.seed if args.seed is not None else load_config(args.config)["seed"]
+    return policies, cell, rep, params, seed
 
 
 def _monitor(args, spec) -> int:
@@ -196,14 +203,7 @@ def _monitor(args, spec) -> int:
         period, duration = float(wanted["period"]), float(wanted["time"])
     else:
         raise SpecError(f"--monitor: give PERIOD:TIME; {spec.path} has no output.monitor to take them from.")
-    policies = [args.policy] if args.policy else wanted.get("policies", spec.policies)
-    for policy in policies:
-        if policy not in spec.policies:
-            raise SpecError(f"--policy '{policy}': not one of {spec.path}'s policies ({', '.join(spec.policies)}).")
-    cell = spec.cell(args.cell if args.cell is not None else wanted.get("cell", 0))
-    rep = args.rep if args.rep is not None else wanted.get("rep", 0)
-    params = spec.params({**cell.values, **spec.parse_overrides(args.set)})
-    seed = args.seed if args.seed is not None else load_config(args.config)["seed"]
+    policies, cell, rep, params, seed = _traced_run(args, spec, wanted)
     frames = []
     for policy in policies:
         streams = Streams(replication_seed(seed, spec.id, spec.seed_cell(cell.index), rep))
