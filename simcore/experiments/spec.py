@@ -606,7 +606,7 @@ def _check_published_table(path, i: int, claim: dict, data: dict) -> None:
     """``published_effect: table`` needs a published value in every grid cell the claim names."""
     if claim.get("published_effect") != "table":
         return
-    from simcore.stats.claims import published_in_cell
+    from simcore.stats.kinds import published_in_cell
 
     grid = data.get("grid") or {}
     names = list(grid)
@@ -627,7 +627,7 @@ def _check_published_effect(path, i: int, claim: dict, section: str = "claims") 
     """A published effect is a value, a ratio or a difference on the side the claim states."""
     if "published_effect" not in claim:
         return
-    from simcore.stats.claims import STATISTIC
+    from simcore.stats.kinds import STATISTIC
 
     kind, value = claim["kind"], claim["published_effect"]
     statistic = STATISTIC[kind]
@@ -640,7 +640,7 @@ def _check_published_effect(path, i: int, claim: dict, section: str = "claims") 
 
 def _check_side(key: str, claim: dict, value: float, where: str = "") -> None:
     """A published effect lies strictly on the side the claim states, beyond its threshold."""
-    from simcore.stats.claims import NULL, SIDE, STATISTIC
+    from simcore.stats.kinds import NULL, SIDE, STATISTIC
 
     kind = claim["kind"]
     statistic = STATISTIC[kind]

@@ -49,13 +49,9 @@ from scipy import stats
 from simcore.experiments.papers import grid_values
 from simcore.experiments.spec import where_matches
 from simcore.stats.intervals import Interval, mean_of_independent, mean_of_paired, sd_estimate
+from simcore.stats.kinds import NULL, SIDE, STATISTIC, published_in_cell  # noqa: F401 (re-exported)
 from simcore.stats.summary import metric_estimate
 
-STATISTIC = {"value": "value", "less": "difference", "greater": "difference", "ratio-above": "ratio", "ratio-below": "ratio",
-             "share-less": "share", "gain-grows": "slope", "spread": "spread"}
-NULL = {"value": 0.0, "difference": 0.0, "ratio": 1.0, "share": 0.5, "slope": 0.0, "spread": 0.0}
-SIDE = {"value": 1, "less": -1, "ratio-below": -1, "greater": 1, "ratio-above": 1, "share-less": 1, "gain-grows": 1,
-        "spread": 1}
 MARGIN = 0.25  # equivalence margin: a quarter of the published effect, on the analysis scale
 VERDICT_ORDER = ("contradicted", "absent", "smaller than published", "larger than published", "inconclusive",
                  "reproduced")
@@ -161,30 +157,6 @@ def _judge(kind: str, iv: Interval, threshold: float, published: float | None) -
     verdict = cell_verdict(lo, hi, effect) if math.isfinite(lo) and math.isfinite(hi) else "inconclusive"
     needed = replications_to_decide(iv.n, lo, hi, effect) if verdict == "inconclusive" else math.nan
     return verdict, needed
-
-
-def published_in_cell(published: list, claim: dict, values: dict) -> float | None:
-    """The paper's effect for ``claim`` in the cell with grid ``values``, from a spec's
-    ``published`` list (``published_effect: table``); None where the list gives none."""
-    def find(policy, than=None):
-        for e in published:
-            if (e.get("policy") == policy and e.get("than") == than and e["metric"] == claim["metric"]
-                    and where_matches(e.get("where"), values)):
-                return float(e["value"])
-        return None
-
-    policy, kind = claim["policy"], claim["kind"]
-    if kind == "value":
-        return find(policy)
-    than = claim.get("than")
-    ratio = kind.startswith("ratio")
-    direct = find(policy, than) if ratio else None
-    if direct is not None:
-        return direct
-    a, b = find(policy), find(than)
-    if a is None or b is None:
-        return None
-    return a / b if ratio else a - b
 
 
 def _grid_values(spec, rows: pd.DataFrame) -> dict:

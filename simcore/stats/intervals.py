@@ -30,7 +30,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
 
 from simcore.models import RANGES
 
@@ -64,6 +63,8 @@ def _bounds(m: float, half: float, range_: str) -> tuple[float, float]:
     if half == 0 or m in (0.0, top):  # all replications equal, or all at a bound (up to rounding)
         return m, m
     if range_ == "share":
+        from scipy import special   # imported here: scipy costs a second, and spec checks import this module
+
         h = half / (m * (1 - m))
         return float(special.expit(special.logit(m) - h)), float(special.expit(special.logit(m) + h))
     h = half / m
@@ -86,6 +87,8 @@ class Estimate:
         n = self.influence.size
         if n < 2:
             return Interval(n, self.value, math.nan, level, math.nan, math.nan)
+        from scipy import stats
+
         sd = float(self.influence.std(ddof=1))
         half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
         return Interval(n, self.value, sd, level, *_bounds(self.value, half, self.range))
@@ -179,6 +182,8 @@ def mean_of_independent(estimates, level: float = 0.95) -> Interval:
     w = [v / top for v in var] if top > 0 else var   # scaled, so that tiny variances cannot underflow
     denom = sum(v * v / (n - 1) for v, n in zip(w, ns))
     df = sum(w) ** 2 / denom if denom > 0 else min(ns) - 1
+    from scipy import stats
+
     half = float(stats.t.ppf(0.5 + level / 2, df)) * se
     ranges = {e.range for e in estimates}
     range_ = ranges.pop() if len(ranges) == 1 else "real"
@@ -187,6 +192,8 @@ def mean_of_independent(estimates, level: float = 0.95) -> Interval:
 
 def required_replications(values, rel_half_width: float, level: float = 0.95) -> int:
     """Replications needed for a relative half-width target, from a pilot sample."""
+    from scipy import stats
+
     iv = mean_interval(values, level)
     if iv.n < 2 or iv.mean == 0 or not math.isfinite(iv.sd):
         return iv.n
