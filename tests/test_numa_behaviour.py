@@ -11,8 +11,9 @@ Timing facts the derivations use (docs/linux26-scheduler.md, "Periodic balancing
   ``-floor(1000 * cpu / ncpus)`` (the kernel's stagger): on two CPUs CPU 0 starts at 0 and CPU 1
   at -500, so CPU 1's first attempt happens at t = 0, before any task exists;
 - while the CPU runs a task the interval is multiplied by ``busy_factor``;
-- simultaneous events fire in the order they were scheduled, and the balancing timers set up
-  with the machine come before the first task's creation.
+- at one instant, the ends of bursts and slices come first (by CPU number), then the other
+  events in the order they were scheduled; the balancing timers set up with the machine come
+  before the first task's creation.
 
 ``pulls`` lists every migration as (time, task, from CPU, to CPU).
 """
@@ -87,16 +88,29 @@ def scenario(monkeypatch):
     monkeypatch.setattr(NumaSystem, "pull", spy_pull)
     monkeypatch.setattr(NumaSystem, "create", spy_create)
 
-    def run(machine, domains, tasks, policy="linux-2level", draws=None, **params):
+    def once(machine, domains, tasks, policy, draws, params, look_ahead):
         pulls.clear()
         counts.clear()
-        params = full_params({"topology": "scripted", "n_tasks": len(tasks), "memory_stall_fraction": 0.0,
-                              "placement": "parent", "load_average": "instant", "cache_hot_time_cpu": 0.0,
-                              "cache_hot_time_node": 0.0, "check_invariants": True, **params})
+        monkeypatch.setattr(NumaSystem, "look_ahead", look_ahead)
         specs = [TaskSpec(i, float(t.at), t.nice, float(t.demand), t.cpu, t.io, i) for i, t in enumerate(tasks)]
         res = simulate(params, specs, policy, Streams(replication_seed(1, "scripted", 0, 0)), machine=machine,
                        domains_for=lambda m, builder: domains, trace=True, draws=draws)
         return Outcome(res.tasks, res.metrics, list(pulls), list(counts))
+
+    def run(machine, domains, tasks, policy="linux-2level", draws=None, **params):
+        """The scenario with an event at every end of burst or slice (the reference), then with the
+        timers of lone tasks looking ahead (the model's way): the two must agree in everything
+        but the number of events."""
+        params = full_params({"topology": "scripted", "n_tasks": len(tasks), "memory_stall_fraction": 0.0,
+                              "placement": "parent", "load_average": "instant", "cache_hot_time_cpu": 0.0,
+                              "cache_hot_time_node": 0.0, "check_invariants": True, **params})
+        ref = once(machine, domains, tasks, policy, draws, params, False)
+        out = once(machine, domains, tasks, policy, draws, params, True)
+        assert [(t.finished, t.trace) for t in out.tasks] == [(t.finished, t.trace) for t in ref.tasks]
+        assert (out.pulls, out.counts) == (ref.pulls, ref.counts)
+        assert {k: v for k, v in out.metrics.items() if k != "events"} == \
+            {k: v for k, v in ref.metrics.items() if k != "events"}
+        return out
 
     return run
 
@@ -430,22 +444,24 @@ def test_an_imbalance_just_below_one_task_is_a_small_imbalance(scenario):
 
 
 def test_an_idle_cpu_moves_one_task_for_an_imbalance_just_below_one(scenario):
-    """CPU 0 idle; CPU 1 runs task 0, and task 1 from t=93: source load 255 at t=100. CPU 0
-    balances at t=100: average 127.5, imbalance 127.5, below one task (rounded down it would be
-    none); the power test gains: now 128, after the move 127 + 128 = 255: one task, task 1."""
+    """CPU 0 idle; CPU 1 runs task 0, and task 1 from t=93: source load 255 at t=100. At t=100
+    task 0's slice ends first (it waits in the expired array, task 1 runs); then CPU 0 balances:
+    average 127.5, imbalance 127.5, below one task (rounded down it would be none); the power
+    test gains: now 128, after the move 127 + 128 = 255: one task, the expired one, task 0."""
     d = dom({0, 1}, [{0}, {1}], interval=(100, 100))
     out = scenario(one_node(2), [[d], [d]], [T(0, 1, 1000), T(93, 1, 1000)], load_average="tick")
-    assert [p for p in out.pulls if p[0] <= 100] == [(100.0, 1, 1, 0)]
+    assert [p for p in out.pulls if p[0] <= 100] == [(100.0, 0, 1, 0)]
 
 
 def test_the_imbalance_in_tasks_rounds_down(scenario):
-    """CPU 0 idle; CPU 1 has tasks 0-2, and task 3 from t=93: source load 511 at t=100. CPU 0
-    balances at t=100: average 255.5, imbalance min(511 - 255.5, 255.5) = 255.5 = 1.996 tasks:
-    one task moves (the tail of CPU 1's queue, task 3), not two."""
+    """CPU 0 idle; CPU 1 has tasks 0-2, and task 3 from t=93: source load 511 at t=100. At t=100
+    task 0's slice ends first (expired array; task 1 runs). CPU 0 balances: average 255.5,
+    imbalance min(511 - 255.5, 255.5) = 255.5 = 1.996 tasks: one task moves (the expired array
+    comes first: task 0), not two."""
     d = dom({0, 1}, [{0}, {1}], interval=(100, 100))
     tasks = [T(0, 1, 1000)] * 3 + [T(93, 1, 1000)]
     out = scenario(one_node(2), [[d], [d]], tasks, load_average="tick")
-    assert [p for p in out.pulls if p[0] <= 100] == [(100.0, 3, 1, 0)]
+    assert [p for p in out.pulls if p[0] <= 100] == [(100.0, 0, 1, 0)]
 
 
 def test_an_idle_cpu_takes_one_task_from_a_busy_group_even_when_balanced(scenario):
@@ -547,15 +563,16 @@ def test_an_attempt_that_moves_nothing_leaves_the_cpu_idle_for_its_higher_domain
     (first of two equal), only runs its task: nothing moves, a failure. Either way CPU 0 is
     still idle for the upper domain, due at 50 too: {0..3} = 128/4 = 32 (or 256/4 = 64) against
     {4} = 256, average 384/5 (or 512/5); imbalance min(256 - 76.8, (76.8 - 32) x 4) = 179.2 (or
-    min(256 - 102.4, (102.4 - 64) x 4) = 153.6): one task. CPU 4's timer for the slice ending at
-    50 was set after CPU 0's: task 1 still runs, and task 0 (ran 40-45) waits in the expired
-    array, hot, which an idle CPU takes: task 0 moves. (Were CPU 0 taken for busy after the
+    min(256 - 102.4, (102.4 - 64) x 4) = 153.6): one task. On CPU 4 the slices alternate (task 0
+    runs 40-45, task 1 45-50), and task 1's slice ending at 50 comes before the balancing: it
+    expires, the arrays swap and task 0 runs, so the queue holds task 1 (ran 45-50) in the active
+    array, hot, which an idle CPU takes: task 1 moves. (Were CPU 0 taken for busy after the
     lower attempt, the upper attempt, due at 50 either way, would refuse the hot task.)"""
     low = dom(range(4), [{0, 1}, {2, 3}])
     high = dom(range(5), [{0, 1, 2, 3}, {4}])
     tasks = [T(0, 4, 1000, nice=19)] * 2 + [T(0, 2, 1000)] + [T(0, 3, 1000)] * cpu3_tasks
     out = scenario(one_node(5), [[low, high], [], [], [], []], tasks, cache_hot_time_cpu=1000.0)
-    assert [p for p in out.pulls if p[0] == 50.0] == [(50.0, 0, 4, 0)]
+    assert [p for p in out.pulls if p[0] == 50.0] == [(50.0, 1, 4, 0)]
 
 
 # -- timing of periodic balancing -------------------------------------------------------------------
@@ -570,10 +587,11 @@ def test_busy_factor_stretches_a_busy_cpus_interval(scenario):
 
 def test_the_stagger_offsets_each_cpus_first_balance(scenario):
     """Two CPUs, interval 600 ms: CPU 0's first attempt is due at 600, CPU 1's (last balance
-    -500) at 100. Tasks 0 and 1 start on CPU 0; CPU 1, idle, pulls task 1 at t=100."""
+    -500) at 100. Tasks 0 and 1 start on CPU 0; at t=100 task 0's slice ends first (expired
+    array; task 1 runs), then CPU 1, idle, pulls the expired task 0."""
     d = dom({0, 1}, [{0}, {1}], interval=(600, 600))
     out = scenario(one_node(2), [[d], [d]], [T(0, 0, 1000)] * 2)
-    assert out.pulls[0] == (100.0, 1, 0, 1)
+    assert out.pulls[0] == (100.0, 0, 0, 1)
 
 
 def test_a_successful_pull_resets_the_interval_to_its_minimum(scenario):
@@ -1222,14 +1240,14 @@ def test_sleeping_domains_woken_together_fire_in_cpu_order(scenario, monkeypatch
 # -- timing boundaries: a due tick that coincides with an event ------------------------------------
 @pytest.fixture
 def fire_limit(monkeypatch):
-    """``fire_limit(n)``: the balancing timers may fire at most ``n`` times in all (a CPU whose
-    timer re-arms at the instant it fired would otherwise loop for ever at one instant)."""
+    """``fire_limit(n)``: the balancing timers of one run may fire at most ``n`` times in all (a
+    CPU whose timer re-arms at the instant it fired would otherwise loop for ever at one instant)."""
     def limit(n: int) -> None:
-        fire, calls = Balancer.fire, [0]
+        fire = Balancer.fire
 
         def counted(self, cpu):
-            calls[0] += 1
-            if calls[0] > n:
+            self.fired_in_test = getattr(self, "fired_in_test", 0) + 1
+            if self.fired_in_test > n:
                 raise RuntimeError(f"balancing timers fired more than {n} times")
             fire(self, cpu)
 
@@ -1796,3 +1814,56 @@ def test_a_task_preempted_with_exactly_eps_of_its_slice_left_expires(scenario):
                    def_timeslice=1e-9, min_timeslice=1e-9)
     assert out.tasks[0].slice == 1e-9
     assert [t.finished for t in out.tasks] == pytest.approx([5e-9, 2e-9, 1e-9], rel=1e-9, abs=0)
+
+
+# -- the run timer of a task alone on its CPU (scheduler._look_ahead) --------------------------------
+def test_a_task_alone_is_woken_only_where_something_is_decided(scenario):
+    """One CPU, no balancing. Task 0 (350 ms) runs alone: its slices end at 100, 200 and 300 with
+    nobody waiting, so it keeps the CPU, and it ends at 350. Its timer is set at once for 350:
+    two events in all (its creation and its end) instead of five, with the same trace."""
+    out = scenario(one_node(1), [[]], [T(0, 0, 350)])
+    assert out.tasks[0].finished == 350.0
+    assert runs(out.tasks[0]) == [(0, 0, 100), (0, 100, 200), (0, 200, 300), (0, 300, 350)]
+    assert out.metrics["events"] == 2
+
+
+def test_a_lone_task_looks_at_most_64_ends_ahead(scenario):
+    """Task 0 (7000 ms) alone: 70 slice ends. Its first timer is set 64 ends ahead, at the 65th
+    (6500); from there the next one at its end, 7000: three events (creation, 6500, 7000)."""
+    out = scenario(one_node(1), [[]], [T(0, 0, 7000)])
+    assert out.tasks[0].finished == 7000.0
+    assert out.metrics["events"] == 3
+
+
+def test_a_task_created_beside_a_lone_one_waits_for_the_slice_end(scenario):
+    """One CPU. Task 0 (350 ms) starts alone at 0, its timer set for 350; task 1 (100 ms) is
+    created at 150: the end at 100 is replayed, and task 0's timer goes back to its slice end at
+    200, where it expires and task 1 runs 200-300; then task 0 runs 300-400 and 400-450. Events:
+    two creations, the ends at 200 and 300, and 450 (400 passes alone): five."""
+    out = scenario(one_node(1), [[]], [T(0, 0, 350), T(150, 0, 100)])
+    assert [t.finished for t in out.tasks] == [450.0, 300.0]
+    assert runs(out.tasks[0]) == [(0, 0, 100), (0, 100, 200), (0, 300, 400), (0, 400, 450)]
+    assert out.metrics["events"] == 5
+
+
+def test_a_task_pulled_beside_a_lone_one_waits_for_the_slice_end(scenario):
+    """CPU 1 balances {0}|{1} every 150 ms (its first attempt, at 0, finds nothing and sleeps;
+    the second task on CPU 0 wakes it, due at 150). Task 0 (350 ms) runs alone on CPU 1; tasks
+    1-3 (1000 ms) share CPU 0, where task 1 expires at 100 and task 2 runs. t=150: 384 against
+    128, one task: CPU 1 pulls the expired task 1; task 0's end at 100 is replayed and its timer
+    goes back to 200. Then CPU 1 alternates: task 1 200-300, task 0 300-400, task 1 400-500, task
+    0 500-550, its end (the attempts at 300 and 450 find 256 against 256)."""
+    d = dom({0, 1}, [{0}, {1}], interval=(150, 150))
+    out = scenario(one_node(2), [[], [d]], [T(0, 1, 350)] + [T(0, 0, 1000)] * 3)
+    assert [p for p in out.pulls if p[0] < 550] == [(150.0, 1, 0, 1)]
+    assert runs(out.tasks[0]) == [(1, 0, 100), (1, 100, 200), (1, 300, 400), (1, 500, 550)]
+    assert out.tasks[0].finished == 550.0
+
+
+def test_a_task_created_at_the_instant_of_a_lone_tasks_slice_end_comes_after_it(scenario):
+    """One CPU. Task 0 (350 ms) alone; task 1 (100 ms) is created at 100, the instant task 0's
+    first slice ends. The end comes first: nobody waits yet, so task 0 gets a new slice and keeps
+    the CPU (100-200); task 1 runs 200-300, task 0 300-400 and 400-450."""
+    out = scenario(one_node(1), [[]], [T(0, 0, 350), T(100, 0, 100)])
+    assert [t.finished for t in out.tasks] == [450.0, 300.0]
+    assert runs(out.tasks[1]) == [(0, 200, 300)]

@@ -9,6 +9,7 @@ stays on the queue but has no callback left: SimPy pops it and does nothing.
 
 from __future__ import annotations
 
+from heapq import heappush
 from typing import Any, Callable
 
 import simpy
@@ -75,6 +76,22 @@ class Engine:
         timer.callback = callback
         timer.arg = arg
         self.env.schedule(timer, NORMAL, delay)
+        return timer
+
+    def call_at(self, at: float, callback: Callable[[Any], None], arg: Any, priority: int = NORMAL) -> Timer:
+        """Call ``callback(arg)`` at simulated time ``at`` (>= now) unless the returned timer is
+        cancelled. ``at`` is used as given: ``call(at - now, ...)`` would put the timer at
+        ``now + (at - now)``, which may differ from ``at`` in the last bit. The timer goes on
+        SimPy's queue as ``env.schedule`` puts one (time, priority, insertion number): at equal
+        times a lower ``priority`` fires first (``call`` and ``schedule`` use SimPy's NORMAL, 1)."""
+        env = self.env
+        if at < env._now:
+            raise ValueError(f"Time {at} is before now ({env._now})")
+        timer = _new_timer(Timer)
+        timer.callbacks = self._fire1
+        timer.callback = callback
+        timer.arg = arg
+        heappush(env._queue, (at, priority, next(env._eid), timer))
         return timer
 
     def _call0(self, timer: Timer) -> None:

@@ -129,7 +129,7 @@ METRICS: dict[str, Metric] = {
     **{f"share_level_{k}": Metric(f"Share of CPU time executed at distance level {k} from the task's home node (0 = own node; levels are the machine's sorted distinct SLIT distances; the last bin holds all farther ones).", "share") for k in range(MAX_LEVELS)},
     **{f"task_share_level_{k}": Metric(f"Share of tasks that received most of their CPU time at distance level {k} from home (mehta Table 2 counts tasks per level).", "share") for k in range(MAX_LEVELS)},
     **{f"task_share_from_level_{k}": Metric(f"Share of tasks that received most of their CPU time at distance level {k} or farther from home (mehta: 'far' nodes are levels IV-VI, level 3 on).", "share") for k in range(1, MAX_LEVELS)},
-    "events": Metric("Simulation events fired (engine callbacks) in this policy's run.", "nonnegative"),
+    "events": Metric("Simulation events fired (engine callbacks) in this policy's run; a lone task's timer skips the ends of bursts and slices that decide nothing (docs/linux26-scheduler.md, 'The run timer').", "nonnegative"),
 }
 
 

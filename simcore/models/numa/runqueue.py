@@ -34,7 +34,7 @@ class RunQueue:
     """Queued tasks of one CPU, its current task and its load history."""
 
     __slots__ = ("cpu", "node", "arrays", "bitmaps", "n_queued", "curr", "load_avg", "load_tick",
-                 "tick", "instant", "timer", "run_start", "run_factor", "np_avg", "np_tick", "mirror",
+                 "tick", "instant", "timer", "run_start", "run_factor", "seg_end", "pending", "end_order", "np_avg", "np_tick", "mirror",
                  "frow", "lrow")
 
     def __init__(self, cpu: int, node: int, tick: float, instant_load: bool):
@@ -52,6 +52,9 @@ class RunQueue:
         self.timer = None
         self.run_start = 0.0
         self.run_factor = 1.0
+        self.seg_end = 0.0      # when the current task's burst or slice ends (its timer, unless ends are pending)
+        self.pending = 0        # ends of the current task passed over by its timer (scheduler._look_ahead)
+        self.end_order = 1      # SimPy priority of this CPU's run-end timers (set by the system)
         self.np_avg = None   # machine-wide mirrors (numpy) of load_avg / load_tick, set by the system
         self.np_tick = None
         self.mirror = None   # the system: told (np_dirty) when the mirrors change

@@ -4,6 +4,20 @@ Everything is an event: a running task's end of burst or of timeslice is one tim
 (cancelled on preemption), an I/O completion is one timer per blocked task, balancing timers
 live in :mod:`balancer`. No scheduler tick is simulated; the tick-driven load average is
 computed lazily by each run queue.
+
+A task alone on its CPU crosses ends of bursts that do not block and ends of slices that give
+the CPU straight back to it: nothing anyone can see changes there. Its timer is set at the
+first end that decides something (a block, the task's end; at most ``LOOKAHEAD`` ends ahead),
+and the ends before it are *pending*: they are replayed in order, with the arithmetic they
+would have had as events, when the timer fires or when anything touches the CPU first (a task
+queued on it, a preemption by active balancing); see ``_look_ahead`` and ``_catch_up``. The
+results are those of an event at every end (``NumaSystem.look_ahead = False``, the reference
+the tests compare with). This holds because events of the same instant fire in a fixed order:
+the ends of bursts and slices first, by CPU number (their timers' SimPy priority is below
+NORMAL), then the others in the order they were scheduled; so an end due at the instant of
+another event always comes before it, whether it is pending or not, and no end of one CPU
+touches another CPU whose task is alone. (2.6.11's ``scheduler_tick`` likewise charges the
+running task's slice, and requeues it when the slice is over, before ``rebalance_tick``.)
 """
 
 from __future__ import annotations
@@ -17,10 +31,13 @@ from simcore.models.numa.runqueue import SCHED_LOAD_SCALE, RunQueue
 from simcore.models.numa.task import BLOCKED, DONE, RUNNING, Task
 
 EPS = 1e-9
+LOOKAHEAD = 64   # most pending ends of one dispatch (a long CPU-bound task re-arms every 64 slices)
 
 
 class NumaSystem:
     """Run queues of all CPUs, the tasks, the balancer and the counters of one run."""
+
+    look_ahead = True   # timers skip the ends that decide nothing (module docstring); False: an event at each
 
     def __init__(self, engine: Engine, machine, domains, policy, params: dict):
         self.engine = engine
@@ -64,6 +81,7 @@ class NumaSystem:
         self._run_end = self.run_end          # bound once: timers call it with their run queue
         self._wake = self.wake
         for rq in self.rqs:
+            rq.end_order = rq.cpu - self.ncpus   # run ends first at equal times, in CPU order (module docstring)
             rq.frow = self.factor[rq.node]
             rq.lrow = self.level_of[rq.node]
         from simcore.models.numa.balancer import Balancer
@@ -122,6 +140,8 @@ class NumaSystem:
     def activate(self, task: Task, cpu: int, expired: bool = False) -> None:
         rq = self.rqs[cpu]
         now = self.engine.now
+        if rq.pending:
+            self._catch_up(rq, now)
         rq.settle_load(now)
         rq.enqueue(task, expired)
         task.seg_start = now
@@ -169,6 +189,17 @@ class NumaSystem:
         task.moved_unrun = False
         task.state = RUNNING
         task.cpu = cpu
+        rq.run_start = now
+        self._segment(rq, task)
+        if self.look_ahead and not rq.n_queued:
+            self._look_ahead(rq, task)
+        else:
+            rq.timer = self.engine.call_at(rq.seg_end, self._run_end, rq, rq.end_order)
+
+    @staticmethod
+    def _segment(rq: RunQueue, task: Task) -> None:
+        """From ``rq.run_start``: whether the burst or the slice ends first (sign of ``run_factor``:
+        negative, the burst) and when (``seg_end``), at this CPU's speed for the task's memory."""
         f = rq.frow[task.home]
         wall_burst = task.burst_left * f
         if wall_burst <= task.slice_left + EPS:   # equal up to rounding: the burst ends (no 0-ms leftover)
@@ -177,8 +208,70 @@ class NumaSystem:
         else:
             rq.run_factor = f
             length = task.slice_left
-        rq.run_start = now
-        rq.timer = self.engine.call(length, self._run_end, rq)
+        rq.seg_end = rq.run_start + length
+
+    def _look_ahead(self, rq: RunQueue, task: Task) -> None:
+        """Set the timer of a task alone on its CPU at the first end of burst or slice that decides
+        something, counting the ends before it as pending (``rq.pending``). The ends are
+        followed on copies of the task's state with the arithmetic of ``_account``, ``run_end``
+        and ``_segment``, and its coming bursts from its own draws (``Task.upcoming``)."""
+        f = rq.run_factor
+        ends_burst, f = f < 0, abs(f)
+        start, at = rq.run_start, rq.seg_end
+        slice_left, burst_left, io, demand = task.slice_left, task.burst_left, task.burst_io, task.demand_left
+        bursts = None
+        n = 0
+        while n < LOOKAHEAD:
+            elapsed = at - start
+            slice_left -= elapsed
+            burst_left -= elapsed / f
+            if ends_burst:
+                if demand <= 0.0 or io:      # the task ends or blocks: decided
+                    break
+                if bursts is None:
+                    bursts = task.upcoming()
+                burst_left, io, demand = next(bursts)
+                if slice_left <= EPS:        # the slice ended with the burst: a new one
+                    slice_left = task.slice
+            else:
+                slice_left = task.slice
+            wall_burst = burst_left * f
+            ends_burst = wall_burst <= slice_left + EPS
+            start, at = at, at + (max(wall_burst, 0.0) if ends_burst else slice_left)
+            n += 1
+        rq.pending = n
+        rq.timer = self.engine.call_at(at, self._run_end, rq, rq.end_order)
+
+    def _pass_end(self, rq: RunQueue, task: Task) -> None:
+        """Replay the pending end at ``rq.seg_end`` as ``run_end`` makes it, the CPU's queue being
+        empty: a burst over with the slice left goes on with the next burst, a slice over is
+        refilled and the task, queued alone, is picked again at once."""
+        t = rq.seg_end
+        self._account(rq, task, t)
+        rq.pending -= 1
+        if rq.run_factor < 0:
+            task.burst_left = 0.0
+            task.next_burst()
+            if task.slice_left > EPS:
+                self._segment(rq, task)
+                return
+        if task.trace is not None:       # expired, requeued and dispatched again (a 0-ms wait)
+            task.trace.append(("run", rq.cpu, t - task.seg_start))
+            task.trace.append(("wait", rq.cpu, 0.0))
+        task.seg_start = t
+        task.slice_left = task.slice
+        self._segment(rq, task)
+
+    def _catch_up(self, rq: RunQueue, now: float) -> None:
+        """Something touches a CPU whose task has pending ends: replay those up to ``now`` (ends of
+        bursts and slices come before any other event of the same instant) and put the timer back
+        at the end of the current segment (the queue may not stay empty)."""
+        task = rq.curr
+        while rq.pending and rq.seg_end <= now:
+            self._pass_end(rq, task)
+        rq.pending = 0
+        rq.timer.cancel()
+        rq.timer = self.engine.call_at(rq.seg_end, self._run_end, rq, rq.end_order)
 
     def _account(self, rq: RunQueue, task: Task, now: float) -> None:
         """Charge the time since dispatch to ``task``: slice (wall) and burst (work at this speed)."""
@@ -205,8 +298,10 @@ class NumaSystem:
         """Stop the current task and queue it (no dispatch here): at the head of its active list,
         or at the tail of the expired array with a new slice if its slice is used up."""
         task = rq.curr
-        rq.timer.cancel()
         now = self.engine.now
+        if rq.pending:
+            self._catch_up(rq, now)
+        rq.timer.cancel()
         self._account(rq, task, now)
         if task.trace is not None:
             task.trace.append(("run", rq.cpu, now - task.seg_start))
@@ -219,8 +314,10 @@ class NumaSystem:
             rq.enqueue(task, head=True)
 
     def run_end(self, rq: RunQueue) -> None:
-        """The current task's burst or timeslice is over."""
+        """The current task's burst or timeslice is over (after the pending ends before it)."""
         task = rq.curr
+        while rq.pending:
+            self._pass_end(rq, task)
         now = self.engine.now
         self._account(rq, task, now)
         if rq.run_factor < 0:      # the burst is over (see run)
@@ -285,13 +382,15 @@ class NumaSystem:
 
     def close(self) -> None:
         """At the end of the run: count the attempts still owed to sleeping domains (see
-        ``Balancer.close``)."""
+        ``Balancer.close``). No end is pending then: the run ends with the last task."""
         self.balancer.close(self.engine.now)
 
     # -- migration -----------------------------------------------------------------------------
     def pull(self, task: Task, src: RunQueue, dst: RunQueue) -> None:
         """Move a queued task from ``src`` to the same array of ``dst`` (no dispatch here)."""
         now = self.engine.now
+        if dst.pending:
+            self._catch_up(dst, now)
         src.settle_load(now)
         dst.settle_load(now)
         src.dequeue(task)

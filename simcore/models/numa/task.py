@@ -119,15 +119,40 @@ class Task:
                 self._draws = self._src.batch(self._b)
                 i = 0
             self._i = i + 1
-            b = self.mean_burst * self._draws[i]
-            io = b < self.slice
-            b = min(b, self.slice)
+            b, io = self._shape(self._draws[i])
         else:
             b, io = self.demand_left, False
         if b >= self.demand_left:
             b, io = self.demand_left, False
         self.burst_left, self.burst_io = b, io
         self.demand_left -= b  # demand beyond the current burst (exactly 0.0 after the last one)
+
+    def _shape(self, x: float) -> tuple[float, bool]:
+        """The burst of a standard exponential draw ``x``: min(mean_burst x, slice), and whether it
+        ends in I/O (shorter than the slice)."""
+        b = self.mean_burst * x
+        return (b, True) if b < self.slice else (self.slice, False)
+
+    def upcoming(self):
+        """The bursts that ``next_burst`` will draw from here on, as (burst, ends in I/O, demand
+        left after it), computed from the same draws without taking them (the I/O waits that
+        would come between are not skipped over: stop at the first burst that ends in I/O)."""
+        demand, i, j, draws = self.demand_left, self._i, self._b, self._draws
+        io_bound = self.spec.io_bound
+        while True:
+            if io_bound:
+                if i >= len(draws):
+                    j += 1
+                    draws = self._src.batch(j)
+                    i = 0
+                b, io = self._shape(draws[i])
+                i += 1
+            else:
+                b, io = demand, False
+            if b >= demand:
+                b, io = demand, False
+            demand -= b
+            yield b, io, demand
 
     def draw_io(self) -> float:
         """Length of the I/O wait that follows the burst just ended, ms: an exponential draw, or
