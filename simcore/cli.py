@@ -263,7 +263,8 @@ def cmd_san_fit(args) -> int:
     from simcore.san.fit import fit_to_csv
 
     with _progress(args, f"simcore san-fit {Path(args.model).stem}") as progress:
-        summary = fit_to_csv(args.model, args.parameter, args.bounds, args.out, args.scale, progress)
+        summary = fit_to_csv(args.model, args.parameter, args.bounds, args.out, args.scale, progress,
+                             args.cache, args.record)
     print(summary, file=sys.stderr)
     return 0
 
@@ -457,7 +458,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bounds", required=True, metavar="LOW:HIGH", help="search interval (log scale)")
     p.add_argument("--scale", choices=("smoke", "quick", "full"),
                    help="for model files that give generator arguments per scale")
-    p.add_argument("--out", required=True, metavar="FILE", help="CSV: parameter, value, rmse, evaluations, low, high")
+    p.add_argument("--out", required=True, metavar="FILE",
+                   help="CSV: parameter, value, rmse, evaluations, low, high, computed (date of a recorded fit)")
+    p.add_argument("--cache", metavar="RECORD.yaml",
+                   help="take the fit from this record if one was made with the same SAN code, model, "
+                        "parameter, bounds and scale (e.g. config/san/fits.yaml)")
+    p.add_argument("--record", metavar="RECORD.yaml", help="store a fit made now in this record")
     _add_progress(p)
     p = add("san-compare", cmd_san_compare,
             "SAN models beside their published curves: a figure and a LaTeX table with macros")

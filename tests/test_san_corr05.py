@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from simcore.errors import InputError
 from simcore.san import Descriptor, SanError, load_san, reward_vector, transient
 from simcore.san.corr05 import CPU_STATES, PARAMETERS, build, other_run
 from simcore.san.fit import fit
@@ -109,6 +110,43 @@ def test_fit_recovers_a_known_parameter(exponential_fit_model):
     """A two-state model whose 'published' curve is 1 - exp(-0.7 t): the fit finds 0.7."""
     result = fit(exponential_fit_model, "lam", 0.1, 5.0)
     assert result.value == pytest.approx(0.7, rel=2e-3) and result.rmse < 1e-3
+
+
+def test_a_recorded_fit_is_taken_only_for_the_same_code_model_and_bounds(exponential_fit_model, tmp_path, monkeypatch):
+    """--record stores the fit under a key of what it depends on; --cache takes it back without
+    solving (the CSV names the date it was made); other bounds or an edited model file change the
+    key and the fit is made again."""
+    import pandas as pd
+
+    from simcore.san import fit as fitting
+
+    record, out = tmp_path / "fits.yaml", tmp_path / "fit.csv"
+    fitting.fit_to_csv(exponential_fit_model, "lam", "0.1:5", out, record=record)
+    made = pd.read_csv(out).iloc[0]
+    assert made.value == pytest.approx(0.7, rel=2e-3) and pd.isna(made.computed)
+    solved = []
+    real_fit = fitting.fit
+    monkeypatch.setattr(fitting, "fit", lambda *a, **k: solved.append(a) or real_fit(*a, **k))
+    summary = fitting.fit_to_csv(exponential_fit_model, "lam", "0.1:5", out, cache=record)
+    taken = pd.read_csv(out).iloc[0]
+    assert solved == [] and "recorded in" in summary
+    assert (taken.value, taken.rmse, taken.evaluations) == (made.value, made.rmse, made.evaluations)
+    assert isinstance(taken.computed, str) and len(taken.computed) == 10   # an ISO date
+    fitting.fit_to_csv(exponential_fit_model, "lam", "0.2:5", out, cache=record)
+    assert len(solved) == 1
+    exponential_fit_model.write_text(exponential_fit_model.read_text().replace("lam: 0.2", "lam: 0.3"))
+    fitting.fit_to_csv(exponential_fit_model, "lam", "0.1:5", out, cache=record)
+    assert len(solved) == 2
+
+
+def test_a_record_that_is_not_a_list_of_fits_is_one_sentence(exponential_fit_model, tmp_path):
+    from simcore.san.fit import fit_to_csv
+
+    bad = tmp_path / "fits.yaml"
+    bad.write_text("key: 1\n")
+    with pytest.raises(InputError, match=r"fits.yaml: expected a list of recorded fits, each with a 'key'"):
+        fit_to_csv(exponential_fit_model, "lam", "0.1:5", tmp_path / "fit.csv", cache=bad)
+    assert not (tmp_path / "fit.csv").exists()
 
 
 BAD = {

@@ -116,7 +116,8 @@ def tex(data: list[dict], scale: str | None) -> str:
             f = d["fit"]
             used = d["about"].get("parameters", {}).get(str(f.parameter), float("nan"))
             lines += [_macro("FitParam", tex_escape(str(f.parameter))), _macro("FitValue", f"{f.value:.3g}"),
-                      _macro("FitRmse", f"{f.rmse:.3f}"), _macro("FitUsed", f"{used:.3g}")]
+                      _macro("FitRmse", f"{f.rmse:.3f}"), _macro("FitUsed", f"{used:.3g}"),
+                      _macro("FitSource", tex_escape(_fit_source(f)))]
     if len(data) > 1:
         (pa, sa), (pb, sb) = rows[data[0]["label"]], rows[data[-1]["label"]]
         pub, sol = pb[-1] - pa[-1], sb[-1] - sa[-1]
@@ -128,6 +129,15 @@ def tex(data: list[dict], scale: str | None) -> str:
     lines.append(_macro("Scale", tex_escape(scale or "")))
     lines += _size(data[0]["san"]) + _table(data, rows) + _parameters(data[0]["about"])
     return "\n".join(lines) + "\n"
+
+
+def _fit_source(fit) -> str:
+    """Where the fit row comes from: this run, or the record of fits (``simcore san-fit --cache``)."""
+    computed = fit.get("computed")
+    if computed is None or pd.isna(computed) or not str(computed).strip():
+        return "fitted in this run"
+    return (f"the fit recorded on {computed} for this SAN code, model file and bounds (config/san/fits.yaml); "
+            "the workflow fits again whenever one of them changes")
 
 
 def verdict(published: float, reproduced: float) -> str:

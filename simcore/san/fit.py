@@ -4,10 +4,21 @@ The model file's ``published`` section gives ``measure``, ``time`` and ``value``
 minimises the root-mean-square difference between the solved measure and those values over a
 parameter searched on a log scale within bounds (scipy's bounded Brent method). Each evaluation
 is one transient solution with the file's ``solve`` options, so fit on a small instance.
+
+A fit takes minutes to an hour (corr05's 8-CPU model: about seven solutions of six minutes), so
+fits are kept in a record (``config/san/fits.yaml``) under a key of everything they depend on:
+the SAN code and topology catalog (the fingerprint of the ``san`` results), the model file's
+text, the parameter, the bounds and the scale. ``simcore san-fit --record FILE`` stores a fit
+there; ``--cache FILE`` takes the stored fit whose key matches instead of solving again, and the
+CSV says so (``computed``: when the stored fit was made). Any change of code, model or bounds
+changes the key, and the fit is made again.
 """
 
 from __future__ import annotations
 
+import datetime
+import hashlib
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,13 +96,70 @@ def fit(model: str | Path, parameter: str, low: float, high: float, scale: str |
     return Fit(parameter, math.exp(res.x), float(res.fun), len(calls), low, high)
 
 
-def fit_to_csv(model, parameter: str, bounds: str, out, scale: str | None = None, progress=None) -> str:
-    """Run :func:`fit` and write one CSV row; returns a summary line."""
+def fit_key(model, parameter: str, low: float, high: float, scale: str | None) -> str:
+    """The key a fit is recorded under: a hash of what its result depends on (module docstring)."""
+    from simcore.experiments.fingerprint import code_fingerprint
+
+    what = {"code": code_fingerprint("san"), "model": Path(model).read_text(), "parameter": parameter,
+            "bounds": [low, high], "scale": scale}
+    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _record_entries(path: Path) -> list[dict]:
+    from simcore.inputs import read_yaml
+
+    if not path.exists():
+        return []
+    entries = read_yaml(path) or []
+    if not isinstance(entries, list) or not all(isinstance(e, dict) and "key" in e for e in entries):
+        raise InputError(f"{path}: expected a list of recorded fits, each with a 'key'.")
+    return entries
+
+
+def recorded_fit(path: Path, key: str) -> dict | None:
+    """The fit recorded under ``key`` in the record file ``path`` (None: none, or no file)."""
+    return next((e for e in _record_entries(path) if e["key"] == key), None)
+
+
+def record_fit(path: Path, key: str, model, result: Fit, scale: str | None) -> None:
+    """Store ``result`` in the record file under ``key`` (replacing an entry of the same model,
+    parameter and scale)."""
+    import yaml
+
+    entry = {"key": key, "model": Path(model).stem, "scale": scale, "parameter": result.parameter,
+             "value": float(f"{result.value:.6g}"), "rmse": float(f"{result.rmse:.6g}"),
+             "evaluations": result.evaluations, "low": result.low, "high": result.high,
+             "computed": datetime.date.today().isoformat()}
+    same = (entry["model"], scale, result.parameter)
+    kept = [e for e in _record_entries(path) if (e.get("model"), e.get("scale"), e.get("parameter")) != same]
+    header = ("# Recorded SAN fits (simcore san-fit --record): the workflow takes an entry whose key matches\n"
+              "# (SAN code, model file, parameter, bounds, scale) instead of fitting again; see simcore/san/fit.py.\n")
+    write_text(path, header + yaml.safe_dump(kept + [entry], sort_keys=False))
+
+
+def fit_to_csv(model, parameter: str, bounds: str, out, scale: str | None = None, progress=None,
+               cache: str | Path | None = None, record: str | Path | None = None) -> str:
+    """Run :func:`fit`, or take it from the record ``cache`` where its key matches, and write one
+    CSV row (``computed``: the date of a recorded fit, empty when fitted now); ``record``: store
+    a fit made now in that record file. Returns a summary line."""
     try:
         low, high = (float(x) for x in bounds.split(":"))
     except ValueError:
         raise InputError(f"--bounds '{bounds}': expected LOW:HIGH.") from None
-    result = fit(model, parameter, low, high, scale, progress)
-    write_text(out, "parameter,value,rmse,evaluations,low,high\n"
-                    f"{result.parameter},{result.value:.6g},{result.rmse:.6g},{result.evaluations},{low:g},{high:g}\n")
-    return f"{model}: {parameter} = {result.value:.4g} (RMSE {result.rmse:.4g}, {result.evaluations} solutions)"
+    if not 0 < low < high or not math.isfinite(high):
+        raise InputError(f"--bounds {low}:{high}: need 0 < LOW < HIGH.")
+    key = fit_key(model, parameter, low, high, scale) if cache or record else None
+    stored = recorded_fit(Path(cache), key) if cache else None
+    if stored is not None:
+        result = Fit(parameter, float(stored["value"]), float(stored["rmse"]), int(stored["evaluations"]), low, high)
+        computed, how = str(stored["computed"]), f"recorded in {cache} on {stored['computed']}, key {key}"
+    else:
+        result = fit(model, parameter, low, high, scale, progress)
+        computed, how = "", f"{result.evaluations} solutions"
+        if record:
+            record_fit(Path(record), key, model, result, scale)
+            how += f"; recorded in {record}, key {key}"
+    write_text(out, "parameter,value,rmse,evaluations,low,high,computed\n"
+                    f"{result.parameter},{result.value:.6g},{result.rmse:.6g},{result.evaluations},{low:g},{high:g},"
+                    f"{computed}\n")
+    return f"{model}: {parameter} = {result.value:.4g} (RMSE {result.rmse:.4g}, {how})"

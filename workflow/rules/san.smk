@@ -46,6 +46,7 @@ rule san_fit:
     input:
         model="config/san/{model}.yaml",
         fingerprint=san_fingerprint_file,
+        record=lambda w: [p for p in [config["san"]["fit_record"]] if Path(p).exists()],
     output:
         "results/san/{model}/fit.csv",
     log:
@@ -55,11 +56,13 @@ rule san_fit:
     params:
         fit=lambda wc: san_file(wc.model)["fit"],
         scale=SCALE,
+        record=config["san"]["fit_record"],
+    priority: 50
     message:
-        "SAN fit of {params.fit[parameter]} in {wildcards.model} at scale {params.scale} (one solution per step; progress: tail -f {log})"
+        "SAN fit of {params.fit[parameter]} in {wildcards.model} at scale {params.scale} (a recorded fit of the same code, model and bounds is taken as it is; else one solution per step; progress: tail -f {log})"
     shell:
         "simcore san-fit {input.model:q} --parameter {params.fit[parameter]:q} --bounds {params.fit[bounds]:q} "
-        "--scale {params.scale:q} --out {output:q} 2> {log:q}"
+        "--scale {params.scale:q} --cache {params.record:q} --out {output:q} 2> {log:q}"
 
 
 rule san_figure:
