@@ -3,18 +3,24 @@ against a bare SimPy loop firing the same number of timeouts in the same run.
 
 Run: ``python bench/bench_numa.py [replications] [topology]``. Prints the model's events and rate,
 the bare rate, their ratio, and the wall time of one corr05-fig13-like replication (400 tasks,
-linux-2level and multilevel).
+linux-2level and multilevel), with the balancer's compiled search and with the pure-Python one;
+then what the compiled search costs a batch job: importing numba and the kernel with its cache
+on disk, and compiling it without one (each in a fresh process).
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+import tempfile
 import time
 
 from baseline import bare_rate
 
 from simcore.core.rng import Streams, replication_seed
 from simcore.models.numa import run_replication
+from simcore.models.numa.balancer import Balancer
 
 POLICIES = ["linux-2level", "multilevel", "conservative-hard", "conservative-soft"]
 
@@ -30,19 +36,46 @@ def model_rate(replications: int, topology: str) -> tuple[int, float]:
 
 
 def main(replications: int = 3, topology: str = "superdome-16x4") -> None:
+    run_replication({"topology": topology, "n_tasks": 20}, POLICIES[:1], Streams(replication_seed(1, "warm-up", 0, 0)))
     events, wall = model_rate(replications, topology)
     bare = bare_rate(events)
     model_eps, bare_eps = events / wall, events / bare
-    start = time.perf_counter()
-    run_replication({"topology": topology, "n_tasks": 400}, ["linux-2level", "multilevel"],
-                    Streams(replication_seed(2024, "bench-numa-fig13", 0, 0)))
-    fig13 = time.perf_counter() - start
+    fig13 = {}
+    for compiled in (True, False):
+        Balancer.compiled = compiled
+        start = time.perf_counter()
+        run_replication({"topology": topology, "n_tasks": 400}, ["linux-2level", "multilevel"],
+                        Streams(replication_seed(2024, "bench-numa-fig13", 0, 0)))
+        fig13[compiled] = time.perf_counter() - start
+    Balancer.compiled = True
     print(f"machine: {topology}")
     print(f"numa model: {replications} replications x {len(POLICIES)} policies x 400 tasks, {events} events "
           f"in {wall:.2f} s: {model_eps:,.0f} events/s")
     print(f"bare SimPy: {events} timeouts in {bare:.2f} s: {bare_eps:,.0f} events/s")
     print(f"ratio (model / bare): {model_eps / bare_eps:.3f}")
-    print(f"one corr05-fig13-like replication (400 tasks, linux-2level + multilevel): {fig13:.2f} s")
+    print(f"one corr05-fig13-like replication (400 tasks, linux-2level + multilevel): {fig13[True]:.2f} s "
+          f"({fig13[False]:.2f} s with the pure-Python search)")
+    warm, cold = kernel_start(None), kernel_start(tempfile.mkdtemp())
+    print(f"compiled search per job: {warm:.2f} s to import and call it with its cache, {cold:.2f} s to compile it")
+
+
+KERNEL_CALL = """
+import time
+start = time.perf_counter()
+import numpy as np
+from simcore.models.numa.kernels import busiest_group
+g = np.zeros(4, dtype=np.int64)
+busiest_group(g, np.array([4], dtype=np.int64), 0, 4, np.zeros(4), np.zeros(4), np.zeros(4), 1.0, False, 125, 1)
+print(time.perf_counter() - start)
+"""
+
+
+def kernel_start(cache_dir: str | None) -> float:
+    """Seconds a fresh process takes to import the kernel and make its first call; ``cache_dir``:
+    an empty numba cache (the compilation is measured), None: the cache next to the source."""
+    env = dict(os.environ, **({"NUMBA_CACHE_DIR": cache_dir} if cache_dir else {}))
+    out = subprocess.run([sys.executable, "-c", KERNEL_CALL], env=env, check=True, capture_output=True, text=True)
+    return float(out.stdout.split()[-1])
 
 
 if __name__ == "__main__":

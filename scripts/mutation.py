@@ -64,12 +64,14 @@ def sync_package_data() -> None:
 
 
 def scope() -> list[str]:
-    """The files mutmut mutates (pyproject's only_mutate), relative to the root."""
+    """The files mutmut mutates (pyproject's only_mutate less do_not_mutate), relative to the root."""
     import tomllib
 
-    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]["only_mutate"]
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]
+    patterns, excluded = config["only_mutate"], config.get("do_not_mutate", [])
     files = (str(p.relative_to(ROOT)) for p in (ROOT / "simcore").rglob("*.py"))
-    return sorted(f for f in files if any(fnmatch.fnmatch(f, pat) for pat in patterns))
+    return sorted(f for f in files if any(fnmatch.fnmatch(f, pat) for pat in patterns)
+                  and not any(fnmatch.fnmatch(f, pat) for pat in excluded))
 
 
 def source_hash(path: str) -> str:

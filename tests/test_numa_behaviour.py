@@ -88,18 +88,20 @@ def scenario(monkeypatch):
     monkeypatch.setattr(NumaSystem, "pull", spy_pull)
     monkeypatch.setattr(NumaSystem, "create", spy_create)
 
-    def once(machine, domains, tasks, policy, draws, params, look_ahead):
+    def once(machine, domains, tasks, policy, draws, params, fast):
         pulls.clear()
         counts.clear()
-        monkeypatch.setattr(NumaSystem, "look_ahead", look_ahead)
+        monkeypatch.setattr(NumaSystem, "look_ahead", fast)
+        monkeypatch.setattr(Balancer, "compiled", fast)
         specs = [TaskSpec(i, float(t.at), t.nice, float(t.demand), t.cpu, t.io, i) for i, t in enumerate(tasks)]
         res = simulate(params, specs, policy, Streams(replication_seed(1, "scripted", 0, 0)), machine=machine,
                        domains_for=lambda m, builder: domains, trace=True, draws=draws)
         return Outcome(res.tasks, res.metrics, list(pulls), list(counts))
 
     def run(machine, domains, tasks, policy="linux-2level", draws=None, **params):
-        """The scenario with an event at every end of burst or slice (the reference), then with the
-        timers of lone tasks looking ahead (the model's way): the two must agree in everything
+        """The scenario with an event at every end of burst or slice and the pure-Python search
+        for the busiest group (the reference), then as the model runs by default, with the timers
+        of lone tasks looking ahead and the compiled search: the two must agree in everything
         but the number of events."""
         params = full_params({"topology": "scripted", "n_tasks": len(tasks), "memory_stall_fraction": 0.0,
                               "placement": "parent", "load_average": "instant", "cache_hot_time_cpu": 0.0,

@@ -1,6 +1,8 @@
 # SAN models (config/san/*.yaml): the numerical solution, a SimPy simulation of the same model
 # as its cross-check, a figure setting the two side by side; for models with a `fit` section the
 # fit of their free parameter to the published curve; corr05 Figure 8 from its two models.
+# Solutions, simulations and fits are the longest single jobs at full scale (minutes each): their
+# priority starts them first, so no core waits for one of them at the end of the run.
 
 
 rule san_solve:
@@ -11,10 +13,13 @@ rule san_solve:
         "results/san/{model}/solution.csv",
     log:
         "logs/san/{model}-solve.log",
+    benchmark:
+        "logs/benchmarks/san/{model}-solve.tsv"
     conda:
         "../envs/simcore.yaml"
     params:
         scale=SCALE,
+    priority: 50
     message:
         "SAN solve {wildcards.model} at scale {params.scale} (minutes at full scale; progress: tail -f {log})"
     shell:
@@ -29,12 +34,15 @@ rule san_simulate:
         "results/san/{model}/simulation.csv",
     log:
         "logs/san/{model}-simulate.log",
+    benchmark:
+        "logs/benchmarks/san/{model}-simulate.tsv"
     conda:
         "../envs/simcore.yaml"
     params:
         reps=lambda w: san_reps(w.model),
         seed=config["seed"],
         scale=SCALE,
+    priority: 40
     message:
         "SAN simulation {wildcards.model}: {params.reps} trajectories (progress: tail -f {log})"
     shell:
@@ -51,6 +59,8 @@ rule san_fit:
         "results/san/{model}/fit.csv",
     log:
         "logs/san/{model}-fit.log",
+    benchmark:
+        "logs/benchmarks/san/{model}-fit.tsv"
     conda:
         "../envs/simcore.yaml"
     params:

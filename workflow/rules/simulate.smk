@@ -8,6 +8,8 @@ rule simulate:
         "results/raw/{exp}/{scale}/c{cell}/r{a}-{b}.parquet",
     log:
         "logs/simulate/{exp}/{scale}/c{cell}/r{a}-{b}.log",
+    benchmark:
+        "logs/benchmarks/simulate/{exp}/{scale}/c{cell}/r{a}-{b}.tsv"
     conda:
         "../envs/simcore.yaml"
     wildcard_constraints:
