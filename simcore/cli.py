@@ -1,4 +1,4 @@
-"""The simcore command: list, validate, run, aggregate, precision, figure, table, report-macros, topology, trace, targets, params, san, san-fit, san-compare.
+"""The simcore command: list, validate, run, aggregate, precision, figure, table, report-macros, topology, trace, targets, params, san, san-fit, san-compare, run-profile.
 
 Errors are one sentence on stderr naming the file and key at fault; exit code 2 for bad input,
 1 for an internal failure. Heavy libraries are imported only by the subcommands that use them.
@@ -284,6 +284,14 @@ def cmd_san_figure(args) -> int:
     return 0
 
 
+def cmd_run_profile(args) -> int:
+    from simcore.report.run_profile import write_profile
+
+    print(write_profile(Path(args.benchmarks), args.scale, Path(args.figure), Path(args.tex), args.cores),
+          file=sys.stderr)
+    return 0
+
+
 def cmd_san_report(args) -> int:
     from simcore.report.san import write_report
 
@@ -480,6 +488,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("san-report", cmd_san_report, "the report's SAN appendix (LaTeX) from results/san/")
     p.add_argument("--results", default="results/san", metavar="DIR", help=SAN_RESULTS_HELP)
     p.add_argument("--out", required=True, metavar="FILE", help="output file, written atomically")
+    p = add("run-profile", cmd_run_profile,
+            "the cores the run used over time and its CPU time per paper, from the workflow's benchmark files")
+    p.add_argument("--benchmarks", default="logs/benchmarks", metavar="DIR", help="Snakemake's benchmark files")
+    p.add_argument("--scale", choices=("smoke", "quick", "full"), default="full", help="the run's scale")
+    p.add_argument("--figure", required=True, metavar="FILE.pdf", help="the figure (PDF), written atomically")
+    p.add_argument("--tex", required=True, metavar="FILE.tex", help="LaTeX macros, written atomically")
+    p.add_argument("--cores", type=COUNT, help="the cores of the machine (default: this machine's)")
     return parser
 
 

@@ -475,3 +475,37 @@ def test_a_percent_sign_in_a_title_is_escaped_once(tmp_path):
     make_table(load_spec("config/experiments/solsona-readings.yaml"), tmp_path, out)
     text = out.read_text()
     assert "at 80\\% load" in text and "80\\\\%" not in text
+
+
+def test_the_run_profile_counts_each_job_for_its_cpu_over_its_wall_time(tmp_path):
+    """Two simulation jobs of the smoke scale and one SAN job: A runs 0-60 s on one core (60 CPU
+    s), B 30-90 s at half a core (30 CPU s), the SAN solve 60-90 s (30 CPU s); a quick-scale file
+    is left out. In 30 s bins: 1, 1.5 and 1.5 cores busy. The span is 1.5 min, the CPU 2 min,
+    2 / (1.5 x 2 cores) = 67 % of the machine."""
+    import os
+
+    from simcore.report.run_profile import busy_cores, load_jobs, write_profile
+
+    bench = tmp_path / "benchmarks"
+    t0 = 1.7e9
+
+    def job(rel, wall, cpu, end):
+        path = bench / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"s\th:m:s\tmax_rss\tcpu_time\n{wall}\t0:00:{int(wall)}\t10\t{cpu}\n")
+        os.utime(path, (t0 + end, t0 + end))
+
+    job("simulate/amir-table2/smoke/c000/r00000-00004.tsv", 60, 60, 60)
+    job("simulate/corr05-fig9/smoke/c000/r00000-00003.tsv", 60, 30, 90)
+    job("simulate/corr05-fig9/quick/c000/r00000-00020.tsv", 600, 600, 900)
+    job("san/corr05-fig8-2sched-solve.tsv", 30, 30, 90)
+    jobs = load_jobs(bench, "smoke")
+    assert sorted(jobs.name) == ["amir-table2", "corr05-fig8-2sched", "corr05-fig9"]
+    minutes, busy = busy_cores(jobs, 30.0)
+    assert minutes.tolist() == [0.0, 0.5, 1.0] and busy.tolist() == [1.0, 1.5, 1.5]
+    write_profile(bench, "smoke", tmp_path / "profile.pdf", tmp_path / "profile.tex", cores=2)
+    tex = (tmp_path / "profile.tex").read_text()
+    for name, value in (("Jobs", "3"), ("Span", "1.5"), ("Cpu", "2.0"), ("Use", "67"), ("Cores", "2"),
+                        ("Papers", "amir 1.0, corr05 1.0")):
+        assert f"\\newcommand{{\\RunProfile{name}}}{{{value}}}" in tex
+    assert (tmp_path / "profile.pdf").stat().st_size > 1000

@@ -28,6 +28,24 @@ rule report_inputs:
         "simcore report-macros --results results --out paper/generated 2> {log:q}"
 
 
+rule run_profile:
+    input:
+        summaries=expand("results/{exp}/summary.csv", exp=SPECS),
+        san=[f"paper/generated/{f}.tex" for f in SAN_FIGURES] + ["paper/generated/san.tex"],
+    output:
+        figure="paper/figures/run-profile.pdf",
+        tex="paper/generated/run-profile.tex",
+    log:
+        "logs/run_profile.log",
+    conda:
+        "../envs/simcore.yaml"
+    params:
+        scale=SCALE,
+    shell:
+        "simcore run-profile --benchmarks logs/benchmarks --scale {params.scale:q} --figure {output.figure:q} "
+        "--tex {output.tex:q} 2> {log:q}"
+
+
 rule report:
     input:
         GENERATED,
@@ -37,6 +55,7 @@ rule report:
         san="paper/generated/san.tex",
         san_published=[f"paper/{d}/{f}.{e}" for f in SAN_FIGURES for d, e in (("generated", "tex"), ("figures", "pdf"))],
         san_figures=expand("paper/figures/san-{model}.pdf", model=SAN_MODELS),
+        profile=["paper/figures/run-profile.pdf", "paper/generated/run-profile.tex"],
         tex=["paper/report.tex", *sorted(str(p) for p in Path("paper/sections").glob("*.tex"))],
     output:
         "paper/build/report.pdf",
