@@ -53,7 +53,7 @@ dag: env  ## dry-run the full DAG
 lint: env  ## snakemake --lint
 	$(BIN)/snakemake --lint
 
-bench: env  ## performance benchmarks (events/s against bare SimPy)
+bench: env  ## performance benchmarks (events/s against bare SimPy, the full scale's CPU time projected)
 	$(BIN)/python bench/bench_cluster.py
 	$(BIN)/python bench/bench_numa.py
 	$(BIN)/python bench/bench_pools.py
@@ -62,6 +62,7 @@ bench: env  ## performance benchmarks (events/s against bare SimPy)
 	$(BIN)/python bench/bench_san.py
 	$(BIN)/python bench/bench_san.py --corr05 corr05-4x2
 	$(BIN)/python bench/bench_san_sim.py
+	$(BIN)/python bench/bench_full.py
 
 mutation: env  ## mutation score of simcore/models and simcore/stats (mutmut, fast tests; hours; PART=simcore/models/numa for one part)
 	$(BIN)/python scripts/mutation.py --record $(if $(PART),--part '$(PART)')
