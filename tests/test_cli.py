@@ -162,3 +162,16 @@ def test_monitor_figure_needs_its_samples(simcore_cli, tmp_path):
     assert proc.returncode == 2 and "no queue samples" in proc.stderr and not out.exists()
     proc = simcore_cli("figure", "amir-table2", "--monitor", "--results", tmp_path, "--out", out)
     assert proc.returncode == 2 and "output.monitor': not given" in proc.stderr
+
+
+def test_a_batch_job_does_not_load_scipy_stats(root, tmp_path):
+    """`simcore run` checks its spec and simulates without scipy.stats (a second of start-up per
+    batch job; the intervals import it only when they compute one)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from simcore.cli import main; "
+            f"main(['run', 'amir-table2', '--cell', '0', '--reps', '0:1', '--out', {str(tmp_path / 'r.parquet')!r}, "
+            "'--scale', 'smoke', '--progress', 'off']); print('scipy.stats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-1] == "False" and (tmp_path / "r.parquet").exists()
