@@ -1696,16 +1696,15 @@ def test_a_busy_cpu_that_pulls_an_expired_task_keeps_running_its_own(scenario):
     assert runs(out.tasks[1])[:2] == [(1, 0, 100), (0, 200, 300)]
 
 
-def test_a_task_preempted_exactly_at_its_slice_end_expires(scenario):
+def test_a_slice_that_ends_at_the_instant_of_a_creation_ends_first(scenario):
     """One CPU. Task 0 (10 ms) runs 0-10; task 1 (nice 0, 300 ms) arrives at t=5 and task 2 (nice
-    5, 50 ms) at t=6; task 3 (nice -5, 50 ms) at t=110. Each creation is scheduled when the
-    previous task arrives, so task 3's (scheduled at t=6) fires at t=110 before the end of task
-    1's slice, whose timer was set at t=10, when task 1 started (priority 120 before task 2's
-    125): it runs 10-110. Task 3 preempts task 1 with no slice left (100 - 100 = 0): task 1 gets a
-    new slice and goes to the expired array.
-    Task 3 runs 110-160; task 2 (active, priority 125) 160-210; the arrays swap; task 1 runs its
-    last 200 ms, 210-310 (expires) and 310-410. Put back into the active array, task 1 would run
-    160-260 before task 2 (260-310)."""
+    5, 50 ms) at t=6; task 3 (nice -5, 50 ms) at t=110. Task 1 (priority 120 before task 2's 125)
+    runs 10-110. At t=110 its slice ends before task 3's creation (ends of slices come first at
+    an instant): task 1 gets a new slice in the expired array and task 2 starts; task 3 then
+    preempts task 2, which goes back to the head of the active array. Task 3 runs 110-160; task 2
+    160-210; the arrays swap; task 1 runs its last 200 ms, 210-310 (expires) and 310-410. Had the
+    creation come first, task 1 would have been preempted with no slice left and expired all the
+    same; put back into the active array instead, it would run 160-260 before task 2 (260-310)."""
     out = scenario(one_node(1), [[]], [T(0, 0, 10), T(5, 0, 300), T(6, 0, 50, nice=5), T(110, 0, 50, nice=-5)])
     assert [t.finished for t in out.tasks] == [10.0, 410.0, 210.0, 160.0]
     assert runs(out.tasks[1]) == [(0, 10, 110), (0, 210, 310), (0, 310, 410)]
@@ -1815,6 +1814,19 @@ def test_a_task_preempted_with_exactly_eps_of_its_slice_left_expires(scenario):
     out = scenario(one_node(1), [[]], [T(0, 0, 3e-9), T(0, 0, 1e-9), T(0, 0, 1e-9, nice=-1)],
                    def_timeslice=1e-9, min_timeslice=1e-9)
     assert out.tasks[0].slice == 1e-9
+    assert [t.finished for t in out.tasks] == pytest.approx([5e-9, 2e-9, 1e-9], rel=1e-9, abs=0)
+
+
+def test_a_preempted_task_with_eps_of_its_slice_left_waits_behind_lower_priorities(scenario):
+    """As above (slices of 1e-9 ms, so EPS is a whole slice's rounding), but task 1 has nice 5
+    (priority 125, slice 1e-9 ms): task 2 (nice -1) preempts task 0 at t=0 with EPS of its slice
+    left, so task 0 expires. Task 2 runs to 1e-9; task 1, the only active task, to 2e-9; the
+    arrays swap and task 0 runs 2e-9-3e-9 (its slice) and its last 2e-9 ms, to 5e-9. Put at the
+    tail of the active array instead, task 0 (priority 120) would run before task 1, whose end
+    would move to 3e-9."""
+    out = scenario(one_node(1), [[]], [T(0, 0, 3e-9), T(0, 0, 1e-9, nice=5), T(0, 0, 1e-9, nice=-1)],
+                   def_timeslice=1e-9, min_timeslice=1e-9)
+    assert out.tasks[1].slice == 1e-9
     assert [t.finished for t in out.tasks] == pytest.approx([5e-9, 2e-9, 1e-9], rel=1e-9, abs=0)
 
 
