@@ -41,3 +41,12 @@ def test_every_argument_of_every_command_is_described(simcore_cli):
     assert bare == []
     top = simcore_cli("--help").stdout
     assert "examples:" in top and "simcore run amir-table2" in top
+
+
+def test_the_record_of_san_fits_is_not_a_san_model(root):
+    """config/san/fits.yaml (simcore san-fit --record) sits beside the model files and is not one."""
+    from simcore.experiments.targets import san_model_files
+
+    names = [p.name for p in san_model_files(root / "config/san")]
+    assert (root / "config/san/fits.yaml").exists() and "fits.yaml" not in names
+    assert {"corr05-fig8-2sched.yaml", "corr05-fig8-4sched.yaml", "example.yaml"} <= set(names)

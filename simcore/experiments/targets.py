@@ -11,10 +11,19 @@ import yaml
 from simcore.errors import InputError
 
 
+#: the record of SAN fits (simcore san-fit --record) lives beside the models and is not one
+FIT_RECORD = "fits.yaml"
+
+
+def san_model_files(san_dir: str | Path = "config/san") -> list[Path]:
+    """The SAN model files of ``san_dir``: its YAML files but the record of fits."""
+    return sorted(p for p in Path(san_dir).glob("*.yaml") if p.name != FIT_RECORD)
+
+
 def san_figures(san_dir: str | Path = "config/san") -> dict[str, list[str]]:
     """Published SAN figure id -> the model files (stems) whose ``published.figure`` names it."""
     out: dict[str, list[str]] = {}
-    for path in sorted(Path(san_dir).glob("*.yaml")):
+    for path in san_model_files(san_dir):
         try:
             data = yaml.safe_load(path.read_text()) or {}
         except (OSError, UnicodeDecodeError, yaml.YAMLError):
@@ -30,7 +39,7 @@ def targets(name: str, specs_dir: str | Path = "config/experiments", san_dir: st
     from simcore.experiments.spec import find_spec, load_spec
 
     specs = {p.stem: p for p in Path(specs_dir).glob("*.yaml")}
-    models = {p.stem for p in Path(san_dir).glob("*.yaml")}
+    models = {p.stem for p in san_model_files(san_dir)}
     figures = san_figures(san_dir)
     if name in specs:
         spec = load_spec(find_spec(name, specs_dir))

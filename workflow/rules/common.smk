@@ -10,7 +10,7 @@ import yaml
 from simcore.experiments import SpecError, load_spec
 from simcore.experiments.fingerprint import code_fingerprint, simulation_fingerprint, sync_fingerprint_file
 from simcore.experiments.spec import SCALES
-from simcore.experiments.targets import san_figures
+from simcore.experiments.targets import san_figures, san_model_files
 
 SCALE = config["scale"]
 # Rules call `simcore`: the one beside the interpreter running Snakemake comes first on PATH, so
@@ -132,7 +132,7 @@ def trace_files(exp):
 
 
 # -- SAN models (config/san/*.yaml) --------------------------------------------------------------
-SAN_MODELS = sorted(p.stem for p in Path("config/san").glob("*.yaml"))
+SAN_MODELS = [p.stem for p in san_model_files("config/san")]   # config/san/fits.yaml is the record of fits
 
 
 wildcard_constraints:
