@@ -1881,3 +1881,22 @@ def test_a_task_created_at_the_instant_of_a_lone_tasks_slice_end_comes_after_it(
     out = scenario(one_node(1), [[]], [T(0, 0, 350), T(100, 0, 100)])
     assert [t.finished for t in out.tasks] == [450.0, 300.0]
     assert runs(out.tasks[1]) == [(0, 200, 300)]
+
+
+def test_a_slice_that_ends_in_the_middle_of_a_pending_burst_is_replayed_as_a_slice_end(scenario):
+    """The near-5 node of the test above (work runs at 0.75 ms of wall time per ms), one I/O-bound
+    nice-0 task with 300 ms of work, alone; its draws: bursts 1.0, 1.0 and 0.1 of the 100 ms mean,
+    then (on blocking) 1.0 and an I/O wait of 0.02 x 1000 ms. Burst 0: 100 ms of work (a slice's
+    worth: no I/O), 0-75. Burst 1: 100 ms of work from 75; the slice ends at 100 after 33.3 ms of
+    it, and the task, alone, goes on with a new slice: the rest, 66.7 ms, runs 100-150. Burst 2:
+    10 ms, 150-157.5, ends in I/O. Burst 3 is cut to the 90 ms left; the task wakes at 177.5 with
+    42.5 ms of its slice, which ends at 220; its last 33.3 ms run 220-245. The ends at 75, 100 and
+    150 pass while the task is alone: its timer is set for 157.5 and they are replayed there, the
+    one at 100 as the end of a slice (a burst's end would draw burst 2 too early)."""
+    draws = {0: Draws(0)}
+    draws[0].batches = [[1.0, 1.0, 0.1, 1.0, 0.02] + [1.0] * 27]
+    machine = make_machine("test", "near-5", [1], [[5]])
+    out = scenario(machine, [[]], [T(0, 0, 300, io=True)], draws=draws, memory_stall_fraction=0.5)
+    task = out.tasks[0]
+    assert [s for s in segments(task) if s[0] == "io"] == [("io", -1, pytest.approx(157.5), pytest.approx(177.5))]
+    assert task.finished == pytest.approx(245.0)

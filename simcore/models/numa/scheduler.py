@@ -137,13 +137,14 @@ class NumaSystem:
         if self.check is not None:
             self.check(self)
 
-    def activate(self, task: Task, cpu: int, expired: bool = False) -> None:
+    def activate(self, task: Task, cpu: int) -> None:
+        """Queue ``task`` on ``cpu`` (in the active array) and let it preempt or start there."""
         rq = self.rqs[cpu]
         now = self.engine.now
         if rq.pending:
             self._catch_up(rq, now)
         rq.settle_load(now)
-        rq.enqueue(task, expired)
+        rq.enqueue(task)
         task.seg_start = now
         self.nr_changed(rq)
         self.resched(rq)
@@ -249,8 +250,7 @@ class NumaSystem:
         t = rq.seg_end
         self._account(rq, task, t)
         rq.pending -= 1
-        if rq.run_factor < 0:
-            task.burst_left = 0.0
+        if rq.run_factor < 0:            # the burst is over (next_burst replaces what is left of it)
             task.next_burst()
             if task.slice_left > EPS:
                 self._segment(rq, task)

@@ -135,22 +135,19 @@ class Task:
 
     def upcoming(self):
         """The bursts that ``next_burst`` will draw from here on, as (burst, ends in I/O, demand
-        left after it), computed from the same draws without taking them (the I/O waits that
-        would come between are not skipped over: stop at the first burst that ends in I/O)."""
+        left after it), computed from the same draws without taking them. Only for I/O-bound tasks
+        (a CPU-bound task's one burst is its whole demand); the I/O waits that would come between
+        are not skipped over, so a caller stops at the first burst that ends in I/O, or at the
+        last one (cut to the demand left, after which nothing follows)."""
         demand, i, j, draws = self.demand_left, self._i, self._b, self._draws
-        io_bound = self.spec.io_bound
         while True:
-            if io_bound:
-                if i >= len(draws):
-                    j += 1
-                    draws = self._src.batch(j)
-                    i = 0
-                b, io = self._shape(draws[i])
-                i += 1
-            else:
-                b, io = demand, False
-            if b >= demand:
-                b, io = demand, False
+            if i >= len(draws):
+                j += 1
+                draws = self._src.batch(j)
+                i = 0
+            b, io = self._shape(draws[i])
+            i += 1
+            b = min(b, demand)
             demand -= b
             yield b, io, demand
 
