@@ -13,18 +13,26 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum
 export PATH := $(abspath $(BIN)):$(PATH)
 SNAKEMAKE := $(BIN)/snakemake --cores $(CORES) --config scale=$(SCALE)
 
-.PHONY: help env tex reproduce test figure dag lint bench mutation clean distclean
+.PHONY: help env tex lock reproduce test figure dag lint bench mutation clean distclean
 
 help:  ## list the verbs
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements.lock
+	@$(BIN)/python -m pip check --disable-pip-version-check || { echo 'requirements.lock is not closed under its requirements: run make lock'; exit 2; }
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@rm -f $(VENV)/.installed-* && touch $@
 
 env: $(STAMP)  ## create the virtualenv from the lock file
+
+# uv (pinned in the lock's `lock` group) resolves pyproject.toml's pins, extras and groups for
+# Python 3.11 on this platform and keeps every other pin already in the lock; UPGRADE=1 lets
+# the unpinned part of the closure move to the newest versions the index has.
+lock: env  ## regenerate requirements.lock from pyproject.toml with uv (UPGRADE=1 to refresh the closure)
+	$(BIN)/uv pip compile pyproject.toml --extra workflow --extra test --group build --group lock \
+	    --python-version 3.11 --quiet $(if $(UPGRADE),--upgrade) -o requirements.lock
 
 tex:  ## make sure latexmk and pdflatex are present (apt-get, or a pointer to `nix develop`)
 	@scripts/ensure-tex.sh
