@@ -30,9 +30,10 @@ env: $(STAMP)  ## create the virtualenv from the lock file
 # uv (pinned in the lock's `lock` group) resolves pyproject.toml's pins, extras and groups for
 # Python 3.11 on this platform and keeps every other pin already in the lock; UPGRADE=1 lets
 # the unpinned part of the closure move to the newest versions the index has.
-lock: env  ## regenerate requirements.lock from pyproject.toml with uv (UPGRADE=1 to refresh the closure)
+lock: env  ## regenerate requirements.lock from pyproject.toml with uv (UPGRADE=1 to refresh the closure), and the conda env file from it
 	$(BIN)/uv pip compile pyproject.toml --extra workflow --extra test --group build --group lock \
 	    --python-version 3.11 --quiet $(if $(UPGRADE),--upgrade) -o requirements.lock
+	$(BIN)/python scripts/conda_env.py
 
 tex:  ## make sure latexmk and pdflatex are present (apt-get, or a pointer to `nix develop`)
 	@scripts/ensure-tex.sh

@@ -8,6 +8,9 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 envvars:
     "PATH",  # common.smk puts this interpreter's bin/ first, so rules find `simcore` without an activated venv
 

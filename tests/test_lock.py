@@ -1,16 +1,21 @@
 """requirements.lock is the single source of Python versions: pyproject.toml's pins agree with
 it, it is closed under the installed packages' requirements, the virtualenv holds exactly its
-versions, and `make lock` (uv) regenerates it unchanged."""
+versions, and `make lock` (uv) regenerates it unchanged; the conda environment of the workflow's
+rules is the lock rendered, with no path relative to the env file."""
 from __future__ import annotations
 
 import importlib.metadata as md
+import importlib.util
+import re
 import shlex
 import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -97,3 +102,41 @@ def test_make_lock_regenerates_the_committed_lock(tmp_path):
     done = subprocess.run([str(uv), *command[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "requirements.lock").read_text() == LOCK.read_text(), "requirements.lock is stale: run make lock"
+
+
+def _conda_env_module():
+    spec = importlib.util.spec_from_file_location("conda_env", ROOT / "scripts/conda_env.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_conda_env_file_is_the_lock_rendered():
+    """workflow/envs/simcore.yaml holds the lock's pins (so a new lock rebuilds the environment)."""
+    conda_env = _conda_env_module()
+    committed = conda_env.ENV_FILE.read_text(encoding="utf-8")
+    assert committed == conda_env.render(LOCK.read_text(encoding="utf-8")), "workflow/envs/simcore.yaml is stale: run make lock"
+    data = yaml.safe_load(committed)
+    (pip,) = [d["pip"] for d in data["dependencies"] if isinstance(d, dict)]
+    assert lock_pins("\n".join(p for p in pip if not p.startswith("-e"))) == lock_pins(LOCK.read_text(encoding="utf-8"))
+
+
+def test_env_files_name_no_path_relative_to_themselves_and_pin_their_packages():
+    """Snakemake copies an env file before conda reads it: a path relative to the file breaks."""
+    for path in sorted((ROOT / "workflow/envs").glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        assert "../" not in text and "./" not in text, f"{path.name}: relative path"
+        conda = [d for d in yaml.safe_load(text)["dependencies"] if isinstance(d, str) and d != "pip"]
+        assert conda and all(re.fullmatch(r"[a-z0-9-]+=[\w.]+", d) for d in conda), f"{path.name}: unpinned {conda}"
+
+
+def test_pip_expands_the_project_root_the_env_file_installs_from(tmp_path, monkeypatch):
+    """The env file's last line, as conda hands it to pip, installs this project."""
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text(yaml.safe_load(_conda_env_module().ENV_FILE.read_text())["dependencies"][-1]["pip"][-1] + "\n")
+    monkeypatch.setenv("NUMA_LB_REPRO_ROOT", str(ROOT))
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-build-isolation",
+                           "--no-index", "--disable-pip-version-check", "-r", str(requirements)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "Would install simcore-" in done.stdout, done.stdout + done.stderr
+

@@ -499,6 +499,9 @@ def test_the_run_profile_counts_each_job_for_its_cpu_over_its_wall_time(tmp_path
     job("simulate/corr05-fig9/smoke/c000/r00000-00003.tsv", 60, 30, 90)
     job("simulate/corr05-fig9/quick/c000/r00000-00020.tsv", 600, 600, 900)
     job("san/corr05-fig8-2sched-solve.tsv", 30, 30, 90)
+    job("aggregate/quick/corr05-fig9.tsv", 5, 5, 905)         # another scale
+    job("figure/smoke/corr05-fig9.tsv", 5, 5, 95)             # drawn after the profile
+    job("report/smoke/report.tsv", 5, 5, 100)
     jobs = load_jobs(bench, "smoke")
     assert sorted(jobs.name) == ["amir-table2", "corr05-fig8-2sched", "corr05-fig9"]
     minutes, busy = busy_cores(jobs, 30.0)
@@ -509,3 +512,6 @@ def test_the_run_profile_counts_each_job_for_its_cpu_over_its_wall_time(tmp_path
                         ("Papers", "amir 1.0, corr05 1.0")):
         assert f"\\newcommand{{\\RunProfile{name}}}{{{value}}}" in tex
     assert (tmp_path / "profile.pdf").stat().st_size > 1000
+    job("aggregate/smoke/amir-table2.tsv", 30, 30, 90)       # an aggregation of this scale counts
+    jobs = load_jobs(bench, "smoke")
+    assert sorted(jobs.rule) == ["aggregate", "san", "simulate", "simulate"]

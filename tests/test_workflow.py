@@ -92,6 +92,21 @@ def test_smoke_workflow_builds_report_with_scorecard(workdir):
         amir = pd.read_csv(workdir / f"results/{exp}/claims.csv")
         assert set(amir["level"]) == {0.975} and set(amir["n"]) == {12}, exp
     assert summary.groupby(["cell", "policy"]).size().eq(1).all()
+    _snakemake_report_holds_the_figures_with_their_captions(workdir)
+    # the benchmark files of the simulations, SAN jobs, aggregations and the report feed the appendix
+    for rule in ("simulate", "san", "aggregate/smoke", "figure/smoke", "table/smoke", "report/smoke"):
+        assert list((workdir / "logs/benchmarks" / rule).rglob("*.tsv")), rule
+
+
+def _snakemake_report_holds_the_figures_with_their_captions(workdir):
+    """`snakemake --report` lists every figure under its paper with the caption's words filled in."""
+    proc = _snakemake(workdir, "--profile", "workflow/profiles/ci", "--report", "report.html")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    html = (workdir / "report.html").read_text(encoding="utf-8")
+    spec = load_spec(workdir / "config/experiments/zhou91-fig1.yaml")
+    for text in ("ID=zhou91-fig1", spec["title"], "ID=san-example", "corr05-fig8",
+                 "The LaTeX report", "numa-lb-repro at scale"):
+        assert text in html, text
 
 
 def _clean_env():

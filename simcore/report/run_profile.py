@@ -1,11 +1,12 @@
 """How the run used the machine, from the workflow's benchmark files (``simcore run-profile``).
 
-Snakemake writes one benchmark file per simulation and SAN job (``logs/benchmarks/``): its wall
+Snakemake writes one benchmark file per job of most rules (``logs/benchmarks/``): its wall
 time ``s`` and its CPU time. A file is written when its job ends, so its modification time is
 the job's end and ``end - s`` its start. From them: the CPU cores in use over the run (each job
 counts for its CPU time over its wall time while it runs), CPU time per paper, and the run's
-span; as a figure and LaTeX macros for the report's appendix. Jobs of an earlier scale are left
-out (the scale is in a simulation's path); SAN jobs count at any scale.
+span; as a figure and LaTeX macros for the report's appendix. The profile counts the simulation,
+aggregation and SAN jobs, the ones that finish before it is drawn; jobs of another scale are left
+out (the scale is in a simulation's and an aggregation's path); SAN jobs count at any scale.
 """
 
 from __future__ import annotations
@@ -26,12 +27,18 @@ def load_jobs(benchmarks: Path, scale: str) -> pd.DataFrame:
     rows = []
     for path in sorted(benchmarks.rglob("*.tsv")):
         parts = path.relative_to(benchmarks).parts
-        if parts[0] == "simulate":
+        if parts[0] == "simulate":                      # simulate/EXP/SCALE/cCELL/rA-B.tsv
             if len(parts) < 3 or parts[2] != scale:
                 continue
             rule, name = "simulate", parts[1]
-        else:
-            rule, name = parts[0], path.stem.rsplit("-", 1)[0]
+        elif parts[0] == "aggregate":                   # aggregate/SCALE/EXP.tsv
+            if len(parts) != 3 or parts[1] != scale:
+                continue
+            rule, name = "aggregate", path.stem
+        elif parts[0] == "san":                         # san/MODEL-STEP.tsv
+            rule, name = "san", path.stem.rsplit("-", 1)[0]
+        else:                                           # figures, tables, report: drawn after the profile
+            continue
         table = pd.read_csv(path, sep="\t")
         if table.empty:
             continue

@@ -18,8 +18,11 @@ rule aggregate:
         provenance="results/{exp}/provenance.json",
     log:
         "logs/aggregate/{exp}.log",
+    benchmark:
+        f"logs/benchmarks/aggregate/{SCALE}/{{exp}}.tsv"
     conda:
         "../envs/simcore.yaml"
+    threads: 1
     params:
         scale=SCALE,
         outdir=lambda w: f"results/{w.exp}",

@@ -16,6 +16,9 @@ SCALE = config["scale"]
 # Rules call `simcore`: the one beside the interpreter running Snakemake comes first on PATH, so
 # the workflow works without an activated virtualenv (a conda env of a rule still goes before it).
 os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+# Under `--sdm conda`, workflow/envs/simcore.yaml installs the project from this directory (the
+# environments are made by this process, before any job runs).
+os.environ.update(NUMA_LB_REPRO_ROOT=str(Path(workflow.main_snakefile).resolve().parent))
 SPEC_DIR = Path("config/experiments")
 # The analysis and report code: aggregates, figures, tables and macros are remade when it changes
 # (simulations depend on the model code through their fingerprints instead).
@@ -43,6 +46,8 @@ PAPERS = sorted({spec["paper"] for spec in SPECS.values()})
 FIGURES = [i for i, s in SPECS.items() if s["output"]["kind"] != "table"]
 FIGURE_IDS = "|".join(re.escape(i) for i in FIGURES) or "(?!)"  # keeps paper/figures/san-*.pdf apart
 EXPERIMENT_IDS = "|".join(re.escape(i) for i in SPECS) or "(?!)"
+# The words of a figure's caption in `snakemake --report` (workflow/report/figure.rst).
+SPEC_CAPTION = {key: (lambda w, key=key: SPECS[w.exp][key]) for key in ("paper", "title", "source")}
 
 
 wildcard_constraints:  # a wildcard is one of the known names, never a path; shell commands quote it too

@@ -10,11 +10,17 @@ rule figure:
         spec=lambda w: spec_files(w.exp),
         code=ANALYSIS_CODE,
     output:
-        "paper/figures/{exp}.pdf",
+        report("paper/figures/{exp}.pdf", caption="../report/figure.rst", category=lambda w: SPECS[w.exp]["paper"],
+               labels={"experiment": "{exp}", "figure": "results"}),
     log:
         "logs/figure/{exp}.log",
+    benchmark:
+        f"logs/benchmarks/figure/{SCALE}/{{exp}}.tsv"
     conda:
         "../envs/simcore.yaml"
+    threads: 1
+    params:
+        **SPEC_CAPTION,
     shell:
         "simcore figure {wildcards.exp:q} --results results --out {output:q} 2> {log:q}"
 
@@ -31,8 +37,11 @@ rule table:
         "paper/tables/{exp}.tex",
     log:
         "logs/table/{exp}.log",
+    benchmark:
+        f"logs/benchmarks/table/{SCALE}/{{exp}}.tsv"
     conda:
         "../envs/simcore.yaml"
+    threads: 1
     shell:
         "simcore table {wildcards.exp:q} --results results --out {output:q} 2> {log:q}"
 
@@ -47,6 +56,7 @@ rule trace:
         "logs/trace/{exp}.log",
     conda:
         "../envs/simcore.yaml"
+    threads: 1
     shell:
         "simcore trace {wildcards.exp:q} --out {output:q} 2> {log:q}"
 
@@ -63,6 +73,7 @@ rule monitor:
         "logs/monitor/{exp}.log",
     conda:
         "../envs/simcore.yaml"
+    threads: 1
     shell:
         "simcore trace {wildcards.exp:q} --monitor --out {output:q} 2> {log:q}"
 
@@ -75,10 +86,14 @@ rule monitor_figure:
         spec=lambda w: spec_files(w.exp),
         code=ANALYSIS_CODE,
     output:
-        "paper/figures/{exp}-monitor.pdf",
+        report("paper/figures/{exp}-monitor.pdf", caption="../report/figure.rst",
+               category=lambda w: SPECS[w.exp]["paper"], labels={"experiment": "{exp}", "figure": "queues over time"}),
     log:
         "logs/figure/{exp}-monitor.log",
     conda:
         "../envs/simcore.yaml"
+    threads: 1
+    params:
+        **SPEC_CAPTION,
     shell:
         "simcore figure {wildcards.exp:q} --monitor --results results --out {output:q} 2> {log:q}"

@@ -16,6 +16,7 @@ checkpoint precision:
         "logs/precision/{exp}/{scale}/round{round}.log",
     conda:
         "../envs/simcore.yaml"
+    threads: 1
     wildcard_constraints:
         round=r"[1-9]\d*",
     message:

@@ -22,8 +22,11 @@ rule report_inputs:
         GENERATED,
     log:
         "logs/report_inputs.log",
+    benchmark:
+        f"logs/benchmarks/report/{SCALE}/report_inputs.tsv"
     conda:
         "../envs/simcore.yaml"
+    threads: 1
     shell:
         "simcore report-macros --results results --out paper/generated 2> {log:q}"
 
@@ -33,12 +36,13 @@ rule run_profile:
         summaries=expand("results/{exp}/summary.csv", exp=SPECS),
         san=[f"paper/generated/{f}.tex" for f in SAN_FIGURES] + ["paper/generated/san.tex"],
     output:
-        figure="paper/figures/run-profile.pdf",
+        figure=report("paper/figures/run-profile.pdf", caption="../report/run-profile.rst", category="Run profile"),
         tex="paper/generated/run-profile.tex",
     log:
         "logs/run_profile.log",
     conda:
         "../envs/simcore.yaml"
+    threads: 1
     params:
         scale=SCALE,
     shell:
@@ -58,11 +62,14 @@ rule report:
         profile=["paper/figures/run-profile.pdf", "paper/generated/run-profile.tex"],
         tex=["paper/report.tex", *sorted(str(p) for p in Path("paper/sections").glob("*.tex"))],
     output:
-        "paper/build/report.pdf",
+        report("paper/build/report.pdf", caption="../report/report.rst", category="Report"),
     log:
         "logs/report.log",
+    benchmark:
+        f"logs/benchmarks/report/{SCALE}/report.tsv"
     conda:
         "../envs/latex.yaml"
+    threads: 1
     shell:
         "cd paper && latexmk -pdf -interaction=nonstopmode -halt-on-error -outdir=build report.tex "
         "> ../{log:q} 2>&1"

@@ -17,6 +17,7 @@ rule san_solve:
         "logs/benchmarks/san/{model}-solve.tsv"
     conda:
         "../envs/simcore.yaml"
+    threads: 1
     params:
         scale=SCALE,
     priority: 50
@@ -38,6 +39,7 @@ rule san_simulate:
         "logs/benchmarks/san/{model}-simulate.tsv"
     conda:
         "../envs/simcore.yaml"
+    threads: 1
     params:
         reps=lambda w: san_reps(w.model),
         seed=config["seed"],
@@ -63,6 +65,7 @@ rule san_fit:
         "logs/benchmarks/san/{model}-fit.tsv"
     conda:
         "../envs/simcore.yaml"
+    threads: 1
     params:
         fit=lambda wc: san_file(wc.model)["fit"],
         scale=SCALE,
@@ -80,11 +83,13 @@ rule san_figure:
         solution="results/san/{model}/solution.csv",
         simulation="results/san/{model}/simulation.csv",
     output:
-        "paper/figures/san-{model}.pdf",
+        report("paper/figures/san-{model}.pdf", caption="../report/san-figure.rst", category="SAN",
+               labels={"model": "{model}", "figure": "solution and simulation"}),
     log:
         "logs/san/{model}-figure.log",
     conda:
         "../envs/simcore.yaml"
+    threads: 1
     shell:
         "simcore san-figure {wildcards.model:q} --results results/san --out {output:q} 2> {log:q}"
 
@@ -99,6 +104,7 @@ rule san_report:
         "logs/san/report.log",
     conda:
         "../envs/simcore.yaml"
+    threads: 1
     shell:
         "simcore san-report --results results/san --out {output:q} 2> {log:q}"
 
@@ -111,13 +117,15 @@ rule san_published_figure:
         simulations=lambda w: expand("results/san/{model}/simulation.csv", model=SAN_FIGURES[w.fig]),
         fits=lambda w: [f"results/san/{m}/fit.csv" for m in SAN_FIGURES[w.fig] if m in SAN_FITS],
     output:
-        figure="paper/figures/{fig}.pdf",
+        figure=report("paper/figures/{fig}.pdf", caption="../report/san-published.rst", category="corr05",
+                      labels={"experiment": "{fig}", "figure": "SAN against the published curve"}),
         tex="paper/generated/{fig}.tex",
         claims="results/{fig}/claims.csv",
     log:
         "logs/san/{fig}.log",
     conda:
         "../envs/simcore.yaml"
+    threads: 1
     params:
         models=lambda w: SAN_FIGURES[w.fig],
         scale=SCALE,

@@ -12,6 +12,7 @@ rule simulate:
         "logs/benchmarks/simulate/{exp}/{scale}/c{cell}/r{a}-{b}.tsv"
     conda:
         "../envs/simcore.yaml"
+    threads: 1
     wildcard_constraints:
         cell=r"\d{3}",
         a=r"\d{5}",
