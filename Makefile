@@ -8,12 +8,14 @@ BIN := $(VENV)/bin
 SCALE ?= full
 CORES ?= all
 ID ?=
+EVAL_SCALE ?= smoke
+EVAL_DIR ?= build/evaluation
 PART ?=
 STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
 export PATH := $(abspath $(BIN)):$(PATH)
 SNAKEMAKE := $(BIN)/snakemake --cores $(CORES) --config scale=$(SCALE)
 
-.PHONY: help env tex lock reproduce test figure dag lint bench mutation clean distclean
+.PHONY: help env tex lock reproduce evaluate test figure dag lint bench mutation clean distclean
 
 help:  ## list the verbs
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -41,6 +43,15 @@ tex:  ## make sure latexmk and pdflatex are present (apt-get, or a pointer to `n
 reproduce: env tex  ## run the whole workflow at SCALE (smoke|quick|full) -> paper/build/report.pdf
 	$(SNAKEMAKE) --profile workflow/profiles/default
 	@echo "report: paper/build/report.pdf"
+
+# The evaluation runs in a copy of the workflow's sources (build/evaluation/), so it never
+# touches results/ of another scale; it resumes there when interrupted.
+evaluate: env tex  ## artifact evaluation: the whole DAG at EVAL_SCALE (smoke|quick) checked against results/reference -> results/evaluation.md
+	@case "$(EVAL_SCALE)" in smoke|quick) ;; *) echo "make evaluate: EVAL_SCALE must be smoke or quick, not '$(EVAL_SCALE)'" >&2; exit 2;; esac
+	@mkdir -p $(EVAL_DIR)/paper && rm -rf $(EVAL_DIR)/workflow $(EVAL_DIR)/config $(EVAL_DIR)/paper/sections
+	cp -rp Snakefile workflow config $(EVAL_DIR)/ && cp -rp paper/report.tex paper/sections $(EVAL_DIR)/paper/
+	cd $(EVAL_DIR) && $(abspath $(BIN))/snakemake --profile workflow/profiles/ci --config scale=$(EVAL_SCALE)
+	$(BIN)/simcore evaluate --results $(EVAL_DIR)/results --reference results/reference --out results/evaluation.md
 
 test: env tex  ## the whole test suite, including the smoke-scale workflow
 	$(BIN)/python -m pytest

@@ -1,7 +1,7 @@
-"""The simcore command: list, validate, run, aggregate, precision, figure, table, report-macros, topology, trace, targets, params, san, san-fit, san-compare, run-profile.
+"""The simcore command: list, validate, run, aggregate, precision, figure, table, report-macros, topology, trace, targets, params, san, san-fit, san-compare, run-profile, evaluate.
 
 Errors are one sentence on stderr naming the file and key at fault; exit code 2 for bad input,
-1 for an internal failure. Heavy libraries are imported only by the subcommands that use them.
+1 for an internal failure (and for `evaluate`, a run inconsistent with the reference). Heavy libraries are imported only by the subcommands that use them.
 """
 
 from __future__ import annotations
@@ -292,6 +292,24 @@ def cmd_run_profile(args) -> int:
     return 0
 
 
+def cmd_evaluate(args) -> int:
+    from simcore.core.output import write_text
+    from simcore.experiments.targets import san_figures, targets
+    from simcore.report.evaluation import evaluate, markdown
+
+    ids = sorted(p.stem for p in Path(args.specs).glob("*.yaml"))
+    figures = san_figures(args.san)
+    root = Path(args.results).resolve().parent     # the run's folder: its paper/ is beside its results/
+    wanted = [root / t for name in [*ids, *figures] for t in targets(name, args.specs, args.san)]
+    wanted.append(root / "paper/build/report.pdf")
+    result = evaluate(Path(args.results), Path(args.reference), ids, set(figures), wanted, args.alpha)
+    write_text(Path(args.out), markdown(result) + "\n")
+    state = "consistent" if result.ok else "INCONSISTENT"
+    print(f"evaluate: {state} ({len(result.missing)} missing outputs, {len(result.inconsistent_claims)} claims and "
+          f"{len(result.inconsistent_means)} means differ beyond chance); see {args.out}", file=sys.stderr)
+    return 0 if result.ok else 1
+
+
 def cmd_san_report(args) -> int:
     from simcore.report.san import write_report
 
@@ -311,6 +329,7 @@ EXAMPLES = """examples:
   simcore topology superdome-16x4                 a machine and the sched domains of each builder
   simcore params numa                             every parameter of the NUMA model and its meaning
   simcore san config/san/example.yaml --times 0:30:0.5 --out /tmp/example.csv
+  simcore evaluate                                a run (results/) against results/reference/
 
 The workflow runs these for you: `make reproduce SCALE=smoke|quick|full`, `make figure ID=...`.
 Run `simcore COMMAND --help` for one command's options.
@@ -488,6 +507,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("san-report", cmd_san_report, "the report's SAN appendix (LaTeX) from results/san/")
     p.add_argument("--results", default="results/san", metavar="DIR", help=SAN_RESULTS_HELP)
     p.add_argument("--out", required=True, metavar="FILE", help="output file, written atomically")
+    p = add("evaluate", cmd_evaluate, "check a run's outputs, claims and means against the full-scale reference "
+                                      "(exit 1 when inconsistent)")
+    p.add_argument("--results", default="results", metavar="DIR",
+                   help="the run to check; its figures, tables and report are looked for in the paper/ beside it "
+                        "(default: %(default)s)")
+    p.add_argument("--reference", default="results/reference", metavar="DIR",
+                   help="the committed full-scale results (default: %(default)s)")
+    p.add_argument("--san", default="config/san", metavar="DIR", help="folder of SAN model files")
+    p.add_argument("--alpha", type=float, default=0.01,
+                   help="family-wise level of the claims' and the means' tests (default: %(default)s)")
+    p.add_argument("--out", default="results/evaluation.md", metavar="FILE",
+                   help="the verdict page, Markdown (default: %(default)s)")
     p = add("run-profile", cmd_run_profile,
             "the cores the run used over time and its CPU time per paper, from the workflow's benchmark files")
     p.add_argument("--benchmarks", default="logs/benchmarks", metavar="DIR", help="Snakemake's benchmark files")

@@ -1,0 +1,105 @@
+"""Is a small run consistent with the full-scale reference? (``simcore evaluate``, docs/statistics.md)
+
+Two independent estimates of the same quantity, each with its own spread, are compared by a
+test of "no difference", and the many comparisons of one evaluation are corrected together by
+Holm's step-down method, so that the chance of naming any consistent quantity is at most
+``alpha`` over the whole family (the summaries' means form one family, the claims another).
+
+- A summary row (one cell, policy and metric) gives its mean, standard deviation and
+  replications: Welch's t test, which does not assume equal variances (a smoke run of 3
+  replications against 1000).
+- A claim gives its estimate and an interval at some level, built by whichever method suits its
+  statistic (t, delta method, Clopper-Pearson, on the log scale for ratios). Its standard error
+  is read back from the half of the interval that faces the other estimate, divided by the normal
+  quantile of its level, on the scale the verdicts use (log for positive ratios). Intervals built
+  with t quantiles or exact binomial bounds are wider than the normal ones, so this standard
+  error is too large if anything and the test errs towards "consistent". Then z = difference /
+  sqrt(se1^2 + se2^2), two-sided.
+
+Where both spreads are zero (deterministic quantities) the two values must agree to 1e-9
+relative, else p = 0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+EXACT = 1e-9  # relative tolerance of two deterministic values
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One quantity in both runs: the difference small - reference, its standard error, the test
+    statistic (t or z) and the two-sided p value before correction."""
+
+    difference: float
+    se: float
+    statistic: float
+    p: float
+
+
+def _exact(a: float, b: float) -> Comparison:
+    same = math.isclose(a, b, rel_tol=EXACT, abs_tol=EXACT)
+    return Comparison(a - b, 0.0, 0.0 if same else math.inf, 1.0 if same else 0.0)
+
+
+def welch(mean1: float, sd1: float, n1: int, mean2: float, sd2: float, n2: int) -> Comparison:
+    """Welch's t test of equal means from two summaries (n >= 2 each)."""
+    from scipy import stats
+
+    if n1 < 2 or n2 < 2:
+        raise ValueError(f"Welch's test needs two replications on each side, not {n1} and {n2}")
+    se = math.sqrt(sd1 ** 2 / n1 + sd2 ** 2 / n2)
+    if se == 0:
+        return _exact(mean1, mean2)
+    test = stats.ttest_ind_from_stats(mean1, sd1, n1, mean2, sd2, n2, equal_var=False)
+    return Comparison(mean1 - mean2, se, float(test.statistic), float(test.pvalue))
+
+
+def interval_se(estimate: float, low: float, high: float, level: float, toward: float) -> float:
+    """Standard error read back from an interval: the half facing ``toward`` over the normal
+    quantile of ``level``."""
+    from scipy import stats
+
+    half = (high - estimate) if toward >= estimate else (estimate - low)
+    if half <= 0:
+        return 0.0
+    if not 0 < level < 1:
+        raise ValueError(f"an interval of width {high - low:g} needs a level in (0, 1), not {level}")
+    return half / float(stats.norm.ppf(0.5 + level / 2.0))
+
+
+def analysis_scale(statistic: str, *values: float) -> tuple[float, ...]:
+    """The scale verdicts use: log for a ratio whose values are all positive, else as given."""
+    if statistic == "ratio" and all(v > 0 for v in values):
+        return tuple(math.log(v) for v in values)
+    return values
+
+
+def interval_z(small: tuple[float, float, float, float], reference: tuple[float, float, float, float],
+               statistic: str) -> Comparison:
+    """z test of equal values from two (estimate, low, high, level) intervals of one statistic."""
+    (e1, lo1, hi1, lv1), (e2, lo2, hi2, lv2) = small, reference
+    e1, lo1, hi1, e2, lo2, hi2 = analysis_scale(statistic, e1, lo1, hi1, e2, lo2, hi2)
+    se = math.hypot(interval_se(e1, lo1, hi1, lv1, e2), interval_se(e2, lo2, hi2, lv2, e1))
+    if se == 0:
+        return _exact(e1, e2)
+    from scipy import stats
+
+    z = (e1 - e2) / se
+    return Comparison(e1 - e2, se, z, float(2.0 * stats.norm.sf(abs(z))))
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm's adjusted p values: with p_(1) <= ... <= p_(m), the k-th is max over j <= k of
+    min(1, (m - j + 1) p_(j)). Rejecting those <= alpha is Holm's step-down test at family-wise
+    level alpha (reject while p_(k) <= alpha / (m - k + 1); stop at the first that is not)."""
+    p = np.asarray(pvalues, dtype=float)
+    order = np.argsort(p, kind="stable")
+    steps = np.minimum(1.0, (len(p) - np.arange(len(p))) * p[order])
+    adjusted = np.empty(len(p))
+    adjusted[order] = np.maximum.accumulate(steps) if len(p) else steps
+    return adjusted

@@ -1,0 +1,180 @@
+"""Artifact evaluation: the consistency tests (derived by hand here) and `simcore evaluate` on
+small result folders whose differences are known."""
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from scipy import stats
+
+from simcore.cli import main
+from simcore.errors import InputError
+from simcore.report.evaluation import compare_claims, compare_means, evaluate, markdown
+from simcore.stats.consistency import holm, interval_se, interval_z, welch
+
+Z95 = 1.959963984540054
+
+
+def test_welch_from_two_summaries():
+    """10 vs 12, sd 1 and 2, n 4 and 16: se = sqrt(1/4 + 4/16) = sqrt(0.5), t = -2 / sqrt(0.5)
+    = -2.828; Welch's df = 0.5^2 / (0.25^2/3 + 0.25^2/15) = 10."""
+    c = welch(10.0, 1.0, 4, 12.0, 2.0, 16)
+    assert c.difference == -2.0 and c.se == pytest.approx(math.sqrt(0.5))
+    assert c.statistic == pytest.approx(-2.0 / math.sqrt(0.5))
+    assert c.p == pytest.approx(2 * stats.t.sf(2.0 / math.sqrt(0.5), 10.0))
+
+
+def test_welch_on_deterministic_values_asks_for_equality():
+    assert welch(0.5, 0.0, 3, 0.5, 0.0, 100).p == 1.0
+    assert welch(0.5, 0.0, 3, 0.5 + 1e-6, 0.0, 100).p == 0.0
+    with pytest.raises(ValueError, match="two replications"):
+        welch(1.0, 1.0, 1, 1.0, 1.0, 5)
+
+
+def test_interval_se_reads_the_half_that_faces_the_other_estimate():
+    """[0.8, 1.5] around 1 at 95%: towards 2 the upper half 0.5, towards 0 the lower half 0.2,
+    each over the normal quantile 1.96."""
+    assert interval_se(1.0, 0.8, 1.5, 0.95, toward=2.0) == pytest.approx(0.5 / Z95)
+    assert interval_se(1.0, 0.8, 1.5, 0.95, toward=0.0) == pytest.approx(0.2 / Z95)
+    assert interval_se(1.0, 0.8, 1.5, 0.90, toward=2.0) == pytest.approx(0.5 / 1.6448536269514722)
+    assert interval_se(1.0, 1.0, 1.0, float("nan"), toward=2.0) == 0.0
+
+
+def test_ratios_are_compared_on_the_log_scale():
+    """exp(0.1) in [1, exp(0.2)] against 1 in [exp(-0.05), exp(0.05)], both at 95%: on the log
+    scale se = sqrt(0.1^2 + 0.05^2) / 1.96 and z = 0.1 / se = 1.753."""
+    small = (math.exp(0.1), 1.0, math.exp(0.2), 0.95)
+    ref = (1.0, math.exp(-0.05), math.exp(0.05), 0.95)
+    c = interval_z(small, ref, "ratio")
+    assert c.difference == pytest.approx(0.1)
+    assert c.statistic == pytest.approx(0.1 * Z95 / math.hypot(0.1, 0.05))
+    assert c.p == pytest.approx(2 * stats.norm.sf(0.1 * Z95 / math.hypot(0.1, 0.05)))
+    linear = interval_z(small, ref, "difference")       # the same numbers as differences: linear
+    assert linear.difference == pytest.approx(math.exp(0.1) - 1.0)
+
+
+def test_holm_steps_down_and_keeps_the_adjusted_values_monotone():
+    """p = 0.01, 0.04, 0.03, 0.005: sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1 = 0.02, 0.03,
+    0.06, 0.04, running maximum 0.02, 0.03, 0.06, 0.06. At 0.035 Holm names the first and last
+    (Bonferroni, 4 p, would name only the last: 0.04 > 0.035)."""
+    adjusted = holm([0.01, 0.04, 0.03, 0.005])
+    assert adjusted.tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert (adjusted <= 0.035).tolist() == [True, False, False, True]
+    # 0.001, 0.012, 0.011: 0.003, 0.022, then 1 x 0.012 raised to 0.022 (it cannot be named
+    # once a smaller p value was not)
+    assert holm([0.001, 0.012, 0.011]).tolist() == pytest.approx([0.003, 0.022, 0.022])
+    assert holm([]).tolist() == []
+
+
+def _claim(exp, claim, estimate, low, high, n=10, cell=0, cells=1, statistic="difference", verdict="reproduced"):
+    return {"experiment": exp, "claim": claim, "statistic": statistic, "verdict": verdict, "estimate": estimate,
+            "ci_low": low, "ci_high": high, "level": 0.95, "n": n, "deciding_cell": cell, "cells": cells}
+
+
+def test_claims_are_compared_only_where_both_runs_estimate_one_quantity():
+    """a: 1.0 +- 0.5 against 1.1 +- 0.1: z = 0.1 / (sqrt(0.5^2 + 0.1^2) / 1.96) = 0.38, consistent.
+    b: 3.0 +- 0.5 against 1.0 +- 0.1: z = 2 x 1.96 / 0.51 = 7.7, p = 1.6e-14, named.
+    c: deciding cells 2 and 5; d: a SAN figure at another scale; e: only in the reference."""
+    small = pd.DataFrame([_claim("x", "a", 1.0, 0.5, 1.5), _claim("x", "b", 3.0, 2.5, 3.5),
+                          _claim("x", "c", 1.0, 0.5, 1.5, cell=2), _claim("fig8", "d", 0.5, 0.5, 0.5, cell=None)])
+    ref = pd.DataFrame([_claim("x", "a", 1.1, 1.0, 1.2), _claim("x", "b", 1.0, 0.9, 1.1),
+                        _claim("x", "c", 1.0, 0.9, 1.1, cell=5), _claim("fig8", "d", 0.9, 0.9, 0.9, cell=None),
+                        _claim("x", "e", 1.0, 0.9, 1.1)])
+    out = compare_claims(small, ref, 0.01, same_scale=False, san_figures={"fig8"}).set_index("claim")
+    assert out.loc["a", "statistic_value"] == pytest.approx(-0.1 * Z95 / math.hypot(0.5, 0.1))
+    assert not out.loc["a", "inconsistent"] and out.loc["b", "inconsistent"]
+    assert out.loc["b", "statistic_value"] == pytest.approx(2.0 * Z95 / math.hypot(0.5, 0.1))
+    assert out.loc["c", "reason"] == "deciding cells differ (2 here, 5 in the reference)"
+    assert out.loc["d", "reason"].startswith("SAN figure")
+    assert out.loc["e", "reason"] == "no estimate in one of the runs"
+    assert not out.loc[["c", "d", "e"], "inconsistent"].any()
+    # at the reference's own scale the SAN figure's exact values are compared: 0.5 against 0.9
+    same = compare_claims(small, ref, 0.01, same_scale=True, san_figures={"fig8"}).set_index("claim")
+    assert same.loc["d", "reason"] == "" and same.loc["d", "inconsistent"]
+
+
+def _summary(exp, rows):
+    columns = ["experiment", "cell", "policy", "metric", "n", "mean", "sd", "level", "ci_low", "ci_high"]
+    return pd.DataFrame([[exp, c, p, "m", n, m, s, 0.95, m - s, m + s] for c, p, n, m, s in rows], columns=columns)
+
+
+def test_means_compared_by_welch_and_holm_over_the_family():
+    """Cell 0: 10 +- 1 (n 4) against 10.2 +- 2 (n 16), t = -0.28: consistent. Cell 1: 10 +- 1
+    (n 4) against 20 +- 2 (n 16), t = -14.1, Welch df 10, p = 6e-8, x 2 comparisons: named.
+    Cell 2 has one replication here: not compared."""
+    small = _summary("x", [(0, "p", 4, 10.0, 1.0), (1, "p", 4, 10.0, 1.0), (2, "p", 1, 3.0, 0.0)])
+    ref = _summary("x", [(0, "p", 16, 10.2, 2.0), (1, "p", 16, 20.0, 2.0), (2, "p", 16, 3.0, 1.0)])
+    out = compare_means(small, ref, 0.01).set_index("cell")
+    assert list(out.index) == [0, 1]
+    p1 = 2 * stats.t.sf(10.0 / math.sqrt(0.5), 10.0)
+    assert out.loc[1, "p_adjusted"] == pytest.approx(min(1.0, 2 * p1)) and out.loc[1, "inconsistent"]
+    assert not out.loc[0, "inconsistent"]
+
+
+def _results(folder, scale, claims, summary, provenance=True):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "scale.txt").write_text(json.dumps(scale))
+    for exp, frame in claims.groupby("experiment"):
+        (folder / exp).mkdir(exist_ok=True)
+        frame.to_csv(folder / exp / "claims.csv", index=False)
+    for exp, frame in summary.groupby("experiment"):
+        frame.to_csv(folder / exp / "summary.csv", index=False)
+        if provenance:
+            (folder / exp / "provenance.json").write_text(json.dumps({"commit": "abc", "root_seed": 7,
+                                                                     "wall_time_s": 60.0}))
+
+
+def test_evaluate_names_what_is_missing_and_what_differs(tmp_path):
+    claims = pd.DataFrame([_claim("x", "a", 1.0, 0.5, 1.5), _claim("x", "b", 3.0, 2.5, 3.5)])
+    ref_claims = pd.DataFrame([_claim("x", "a", 1.1, 1.0, 1.2), _claim("x", "b", 1.0, 0.9, 1.1)])
+    summary = _summary("x", [(0, "p", 4, 10.0, 1.0)])
+    _results(tmp_path / "run", "smoke", claims, summary, provenance=False)
+    _results(tmp_path / "ref", "full", ref_claims, _summary("x", [(0, "p", 16, 10.2, 2.0)]))
+    ev = evaluate(tmp_path / "run", tmp_path / "ref", ["x"], set(), [tmp_path / "report.pdf"])
+    assert not ev.ok
+    assert ev.missing == [str(tmp_path / "run/x/provenance.json"), str(tmp_path / "report.pdf")]
+    assert ev.inconsistent_claims.claim.tolist() == ["b"] and ev.inconsistent_means.empty
+    page = markdown(ev)
+    assert "**INCONSISTENT**: 2 missing outputs, 1 claims and 0 means" in page
+    assert "| x | b | 3 [2.5, 3.5] | 1 [0.9, 1.1] | +2 (7.7 se) |" in page
+    # the same run with the claim at the reference's value and its outputs present is consistent
+    claims.loc[1, ["estimate", "ci_low", "ci_high"]] = [1.1, 0.6, 1.6]
+    _results(tmp_path / "run", "smoke", claims, summary)
+    (tmp_path / "report.pdf").write_text("%PDF")
+    ev = evaluate(tmp_path / "run", tmp_path / "ref", ["x"], set(), [tmp_path / "report.pdf"])
+    assert ev.ok and "Verdict: **consistent**" in markdown(ev)
+
+
+def test_evaluate_refuses_a_folder_that_is_no_reference(tmp_path):
+    _results(tmp_path / "run", "smoke", pd.DataFrame([_claim("x", "a", 1.0, 0.5, 1.5)]), _summary("x", []))
+    with pytest.raises(InputError, match="scale.txt: missing"):
+        evaluate(tmp_path / "run", tmp_path / "nothing", ["x"], set())
+    with pytest.raises(InputError, match="alpha"):
+        evaluate(tmp_path / "run", tmp_path / "run", ["x"], set(), alpha=1.5)
+
+
+def test_cli_exit_codes_and_verdict_page(tmp_path, capsys):
+    """Exit 1 and the page when inconsistent; exit 2 and one sentence when the reference is not one."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    out = tmp_path / "evaluation.md"
+    code = main(["--specs", str(specs), "evaluate", "--results", str(tmp_path), "--reference", str(tmp_path / "none"),
+                 "--san", str(tmp_path), "--out", str(out)])
+    assert code == 2 and "scale.txt: missing" in capsys.readouterr().err and not out.exists()
+
+
+def test_cli_exit_1_and_the_page_when_outputs_are_missing(tmp_path, capsys):
+    """A run that made nothing, against a reference with one claim: every experiment's outputs are
+    missing, the page says so, and the exit code is 1."""
+    root = Path(__file__).resolve().parents[1]
+    _results(tmp_path / "ref", "full", pd.DataFrame([_claim("zhou91-fig1", "a", 1.0, 0.9, 1.1)]), _summary("x", []))
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run/scale.txt").write_text('"smoke"')
+    out = tmp_path / "evaluation.md"
+    code = main(["--specs", str(root / "config/experiments"), "evaluate", "--results", str(tmp_path / "run"),
+                 "--reference", str(tmp_path / "ref"), "--san", str(root / "config/san"), "--out", str(out)])
+    assert code == 1 and "evaluate: INCONSISTENT" in capsys.readouterr().err
+    page = out.read_text()
+    assert "**INCONSISTENT**" in page and str(tmp_path / "run/zhou91-fig1/summary.csv") in page
