@@ -15,7 +15,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum
 export PATH := $(abspath $(BIN)):$(PATH)
 SNAKEMAKE := $(BIN)/snakemake --cores $(CORES) --config scale=$(SCALE)
 
-.PHONY: help env tex lock reproduce evaluate test figure dag lint bench mutation clean distclean
+.PHONY: help env tex lock reproduce reference report-from-reference evaluate test figure dag lint bench mutation clean distclean
 
 help:  ## list the verbs
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -43,6 +43,17 @@ tex:  ## make sure latexmk and pdflatex are present (apt-get, or a pointer to `n
 reproduce: env tex  ## run the whole workflow at SCALE (smoke|quick|full) -> paper/build/report.pdf
 	$(SNAKEMAKE) --profile workflow/profiles/default
 	@echo "report: paper/build/report.pdf"
+
+reference: env  ## keep a full run's results (make reproduce) as the committed reference, results/reference/
+	$(BIN)/simcore save-reference --out results/reference
+
+report-from-reference: env tex  ## the full-scale report from results/reference/ alone, no simulation -> build/reference/paper/build/report.pdf
+	@mkdir -p build/reference/paper && rm -rf build/reference/paper/sections
+	cp -rp paper/report.tex paper/sections build/reference/paper/
+	$(BIN)/simcore report-from-results --results results/reference --paper build/reference/paper
+	cd build/reference/paper && latexmk -pdf -interaction=nonstopmode -halt-on-error -outdir=build report.tex \
+	    > ../latexmk.log 2>&1 || { tail -30 ../latexmk.log; exit 1; }
+	@echo "report: build/reference/paper/build/report.pdf"
 
 # The evaluation runs in a copy of the workflow's sources (build/evaluation/), so it never
 # touches results/ of another scale; it resumes there when interrupted.

@@ -1,4 +1,4 @@
-"""The simcore command: list, validate, run, aggregate, precision, figure, table, report-macros, topology, trace, targets, params, san, san-fit, san-compare, run-profile, evaluate.
+"""The simcore command: list, validate, run, aggregate, precision, figure, table, report-macros, topology, trace, targets, params, san, san-fit, san-compare, run-profile, evaluate, save-reference, report-from-results.
 
 Errors are one sentence on stderr naming the file and key at fault; exit code 2 for bad input,
 1 for an internal failure (and for `evaluate`, a run inconsistent with the reference). Heavy libraries are imported only by the subcommands that use them.
@@ -285,10 +285,35 @@ def cmd_san_figure(args) -> int:
 
 
 def cmd_run_profile(args) -> int:
-    from simcore.report.run_profile import write_profile
+    from simcore.report.run_profile import draw_profile, read_jobs, write_profile
 
-    print(write_profile(Path(args.benchmarks), args.scale, Path(args.figure), Path(args.tex), args.cores),
-          file=sys.stderr)
+    if args.jobs:
+        jobs, cores = read_jobs(Path(args.jobs))
+        print(draw_profile(jobs, args.scale, Path(args.figure), Path(args.tex), args.cores or cores), file=sys.stderr)
+    else:
+        print(write_profile(Path(args.benchmarks), args.scale, Path(args.figure), Path(args.tex), args.cores),
+              file=sys.stderr)
+    return 0
+
+
+def cmd_save_reference(args) -> int:
+    from simcore.experiments.targets import san_figures
+    from simcore.report.reference import save_reference
+
+    ids = sorted(p.stem for p in Path(args.specs).glob("*.yaml"))
+    written = save_reference(Path(args.results), ids, sorted(san_figures(args.san)), Path(args.benchmarks),
+                             Path(args.out), args.cores or os.cpu_count() or 1)
+    print(f"save-reference: {written} files in {args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_report_from_results(args) -> int:
+    from simcore.experiments.spec import load_untested
+    from simcore.report.reference import rebuild_report
+
+    made = rebuild_report(Path(args.results), Path(args.paper), _all_specs(args.specs), Path(args.san),
+                          load_untested(args.untested))
+    print(f"report-from-results: {len(made)} report inputs in {args.paper} from {args.results}", file=sys.stderr)
     return 0
 
 
@@ -525,7 +550,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scale", choices=("smoke", "quick", "full"), default="full", help="the run's scale")
     p.add_argument("--figure", required=True, metavar="FILE.pdf", help="the figure (PDF), written atomically")
     p.add_argument("--tex", required=True, metavar="FILE.tex", help="LaTeX macros, written atomically")
-    p.add_argument("--cores", type=COUNT, help="the cores of the machine (default: this machine's)")
+    p.add_argument("--cores", type=COUNT, help="the cores of the machine (default: this machine's, or the jobs file's)")
+    p.add_argument("--jobs", metavar="FILE.csv", help="the jobs saved with the reference (results/reference/"
+                                                      "run-profile.csv) instead of the benchmark files")
+    p = add("save-reference", cmd_save_reference,
+            "keep a full run's results as the reference: summaries, claims, provenance, per-replication "
+            "tables (gzip), SAN results, jobs; never the raw batches")
+    p.add_argument("--results", default="results", metavar="DIR", help="the full run (default: %(default)s)")
+    p.add_argument("--benchmarks", default="logs/benchmarks", metavar="DIR", help="its benchmark files")
+    p.add_argument("--san", default="config/san", metavar="DIR", help="folder of SAN model files")
+    p.add_argument("--cores", type=COUNT, help="the cores of the machine that ran it (default: this machine's)")
+    p.add_argument("--out", default="results/reference", metavar="DIR", help="(default: %(default)s)")
+    p = add("report-from-results", cmd_report_from_results,
+            "every input of paper/report.tex (tables, figures, macros, SAN, run profile) from a folder of results, "
+            "e.g. the committed reference, without simulating")
+    p.add_argument("--results", default="results/reference", metavar="DIR", help="(default: %(default)s)")
+    p.add_argument("--paper", required=True, metavar="DIR", help="the paper folder to fill (its tables/, "
+                                                                 "figures/, generated/)")
+    p.add_argument("--san", default="config/san", metavar="DIR", help="folder of SAN model files")
+    p.add_argument("--untested", default="config/untested.yaml", metavar="FILE",
+                   help="published results no experiment tests, with reasons (default: %(default)s)")
     return parser
 
 

@@ -512,6 +512,27 @@ def test_the_run_profile_counts_each_job_for_its_cpu_over_its_wall_time(tmp_path
                         ("Papers", "amir 1.0, corr05 1.0")):
         assert f"\\newcommand{{\\RunProfile{name}}}{{{value}}}" in tex
     assert (tmp_path / "profile.pdf").stat().st_size > 1000
+    # saved with the reference and read back (a copy loses the files' times): the same macros
+    from simcore.report.run_profile import draw_profile, read_jobs, save_jobs
+
+    save_jobs(bench, "smoke", 2, tmp_path / "jobs.csv")
+    jobs, cores = read_jobs(tmp_path / "jobs.csv")
+    assert cores == 2 and len(jobs) == 3
+    draw_profile(jobs, "smoke", tmp_path / "again.pdf", tmp_path / "again.tex", cores)
+    assert (tmp_path / "again.tex").read_text() == tex
     job("aggregate/smoke/amir-table2.tsv", 30, 30, 90)       # an aggregation of this scale counts
     jobs = load_jobs(bench, "smoke")
     assert sorted(jobs.rule) == ["aggregate", "san", "simulate", "simulate"]
+
+
+def test_tables_are_read_from_their_gzip_copy_when_the_plain_file_is_absent(tmp_path):
+    """The reference keeps replications.csv as replications.csv.gz; readers find either."""
+    import gzip
+
+    from simcore.report.data import read_csv
+
+    (tmp_path / "t.csv.gz").write_bytes(gzip.compress(b"a,b\n1,2\n"))
+    assert read_csv(tmp_path / "t.csv").to_dict("records") == [{"a": 1, "b": 2}]
+    (tmp_path / "t.csv").write_text("a,b\n3,4\n")                  # the plain file comes first
+    assert read_csv(tmp_path / "t.csv").to_dict("records") == [{"a": 3, "b": 4}]
+    assert read_csv(tmp_path / "u.csv") is None

@@ -93,6 +93,7 @@ def test_smoke_workflow_builds_report_with_scorecard(workdir):
         assert set(amir["level"]) == {0.975} and set(amir["n"]) == {12}, exp
     assert summary.groupby(["cell", "policy"]).size().eq(1).all()
     _snakemake_report_holds_the_figures_with_their_captions(workdir)
+    _a_saved_reference_rebuilds_the_report(workdir)
     # the benchmark files of the simulations, SAN jobs, aggregations and the report feed the appendix
     for rule in ("simulate", "san", "aggregate/smoke", "figure/smoke", "table/smoke", "report/smoke"):
         assert list((workdir / "logs/benchmarks" / rule).rglob("*.tsv")), rule
@@ -107,6 +108,37 @@ def _snakemake_report_holds_the_figures_with_their_captions(workdir):
     for text in ("ID=zhou91-fig1", spec["title"], "ID=san-example", "corr05-fig8",
                  "The LaTeX report", "numa-lb-repro at scale"):
         assert text in html, text
+
+
+def _a_saved_reference_rebuilds_the_report(workdir):
+    """save-reference keeps no raw batch and packs the per-replication tables byte for byte the
+    same each time; report-from-results makes every input of the report from that folder alone,
+    and latexmk builds it (the smoke run relabelled full: save-reference takes full runs only)."""
+    from simcore.cli import main
+
+    results, ref = workdir / "as-full/results", workdir / "as-full/reference"
+    shutil.copytree(workdir / "results", results, ignore=shutil.ignore_patterns("raw"))
+    (results / "scale.txt").write_text('"full"')
+    common = ["--specs", str(workdir / "config/experiments")]
+    save = [*common, "save-reference", "--results", str(results), "--benchmarks", str(workdir / "logs/benchmarks"),
+            "--san", str(workdir / "config/san"), "--cores", "2", "--out", str(ref)]
+    assert main(save) == 0
+    packed = (ref / "corr05-fig9/replications.csv.gz").read_bytes()
+    assert main(save) == 0 and (ref / "corr05-fig9/replications.csv.gz").read_bytes() == packed
+    assert not list(ref.rglob("*.parquet")) and not (ref / "corr05-fig9/replications.csv").exists()
+    each = sum(len(pd.read_csv(p)) for p in ref.glob("*/claims.csv"))
+    assert len(pd.read_csv(ref / "claims.csv")) == each > 0
+    paper = workdir / "as-full/paper"
+    paper.mkdir()
+    shutil.copy(workdir / "paper/report.tex", paper)
+    shutil.copytree(workdir / "paper/sections", paper / "sections")
+    assert main([*common, "report-from-results", "--results", str(ref), "--paper", str(paper), "--san",
+                 str(workdir / "config/san"), "--untested", str(workdir / "config/untested.yaml")]) == 0
+    done = subprocess.run(["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error", "-outdir=build",
+                           "report.tex"], cwd=paper, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:]
+    pages = [page.extract_text() for page in PdfReader(paper / "build/report.pdf").pages]
+    assert "Scorecard" in "\n".join(pages) and "smoke" in pages[0]   # the provenance still says smoke
 
 
 def _clean_env():

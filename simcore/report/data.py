@@ -109,9 +109,13 @@ def results_of(results_dir: Path, exp: str) -> Path:
 
 
 def read_csv(path: Path) -> pd.DataFrame | None:
+    """The table at ``path``, else at ``path``.gz (the committed reference packs its largest
+    tables), else None."""
     path = Path(path)
     if not path.exists():
-        return None
+        path = path.with_name(path.name + ".gz")
+        if not path.exists():
+            return None
     return pd.read_csv(path, keep_default_na=True)
 
 

@@ -63,15 +63,35 @@ def busy_cores(jobs: pd.DataFrame, step: float) -> tuple[np.ndarray, np.ndarray]
 
 
 def write_profile(benchmarks: Path, scale: str, figure: Path, tex: Path, cores: int | None = None) -> str:
-    """The figure and the macros; returns a summary line. With no benchmark file of this scale
-    the figure says so and the macros say that nothing was recorded."""
+    """The figure and the macros from the benchmark files; returns a summary line. With no
+    benchmark file of this scale the figure says so and the macros say that nothing was recorded."""
+    return draw_profile(load_jobs(benchmarks, scale), scale, figure, tex, cores or os.cpu_count() or 1)
+
+
+def save_jobs(benchmarks: Path, scale: str, cores: int, out: Path) -> pd.DataFrame:
+    """The jobs of ``load_jobs`` as a CSV with the machine's cores (benchmark files keep their
+    times only in their modification times, which a copy or a commit loses)."""
+    from simcore.core.output import write_csv
+
+    jobs = load_jobs(benchmarks, scale).assign(cores=cores)
+    write_csv(out, jobs)
+    return jobs
+
+
+def read_jobs(path: Path) -> tuple[pd.DataFrame, int]:
+    """The jobs and cores saved by :func:`save_jobs`."""
+    jobs = pd.read_csv(path)
+    cores = int(jobs.cores.iloc[0]) if len(jobs) else 1
+    return jobs.drop(columns=["cores"]), cores
+
+
+def draw_profile(jobs: pd.DataFrame, scale: str, figure: Path, tex: Path, cores: int) -> str:
+    """The figure and the macros of ``jobs`` on a machine of ``cores``; returns a summary line."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    cores = cores or os.cpu_count() or 1
-    jobs = load_jobs(benchmarks, scale)
     fig, ax = plt.subplots(figsize=(6.4, 2.6))
     if jobs.empty:
         ax.text(0.5, 0.5, "no benchmark file of this scale", ha="center", va="center", transform=ax.transAxes)

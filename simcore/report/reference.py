@@ -1,0 +1,110 @@
+"""The committed full-scale reference (``results/reference/``) and the report built from it alone.
+
+``save_reference`` keeps what the report and ``simcore evaluate`` read of a full run, never the
+raw batch files: each experiment's summary, claims, provenance and per-replication table (gzip,
+without a timestamp, so the bytes depend only on the table), its traces and queue samples where
+it has them; the SAN solutions, simulations and fits; every claim in one table; the run's jobs
+(from the benchmark files) and its scale. ``rebuild_report`` makes every input of
+``paper/report.tex`` from such a folder with the functions the workflow's rules call, so
+``make report-from-reference`` gives the full-scale PDF in seconds, without simulating.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+
+from simcore.core.output import atomic_path, write_csv
+from simcore.errors import InputError
+
+KEPT = ("summary.csv", "claims.csv", "provenance.json", "traces.txt", "monitor.csv")
+SAN_KEPT = ("solution.csv", "simulation.csv", "fit.csv", "fingerprint.json")
+
+
+def _scale(results: Path) -> str:
+    path = results / "scale.txt"
+    if not path.exists():
+        raise InputError(f"{path}: missing; {results} is not a folder of workflow results.")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _gzip(src: Path, dst: Path) -> None:
+    with atomic_path(dst) as tmp, open(src, "rb") as raw, gzip.GzipFile(tmp, "wb", mtime=0) as packed:
+        shutil.copyfileobj(raw, packed)
+
+
+def save_reference(results: Path, experiments: list[str], san_figures: list[str], benchmarks: Path,
+                   out: Path, cores: int) -> int:
+    """Copy a full run's results into ``out``; returns the number of files written."""
+    from simcore.report.run_profile import save_jobs
+
+    scale = _scale(results)
+    if scale != "full":
+        raise InputError(f"{results / 'scale.txt'}: the reference is a full-scale run, not '{scale}'.")
+    missing = [str(results / e / "summary.csv") for e in experiments if not (results / e / "summary.csv").exists()]
+    if missing:
+        raise InputError(f"{missing[0]}: missing ({len(missing)} experiments have no results); finish the run first.")
+    written = 0
+    for exp in experiments + san_figures:
+        for name in KEPT:
+            if (results / exp / name).exists():
+                (out / exp).mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(results / exp / name, out / exp / name)
+                written += 1
+        if (results / exp / "replications.csv").exists():
+            _gzip(results / exp / "replications.csv", out / exp / "replications.csv.gz")
+            written += 1
+    for model in sorted(p.name for p in (results / "san").iterdir() if p.is_dir()):
+        for name in SAN_KEPT:
+            if (results / "san" / model / name).exists():
+                (out / "san" / model).mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(results / "san" / model / name, out / "san" / model / name)
+                written += 1
+    claims = [pd.read_csv(out / e / "claims.csv") for e in experiments + san_figures if (out / e / "claims.csv").exists()]
+    write_csv(out / "claims.csv", pd.concat(claims, ignore_index=True))
+    save_jobs(benchmarks, scale, cores, out / "run-profile.csv")
+    shutil.copyfile(results / "scale.txt", out / "scale.txt")
+    return written + 3
+
+
+def rebuild_report(results: Path, paper: Path, specs: list, san_dir: Path, untested: list) -> list[Path]:
+    """Every input of ``paper/report.tex`` from ``results`` (the reference, or any run's results):
+    tables, figures, queue figures, the SAN figures and appendix, the macros and the run profile."""
+    from simcore.experiments.targets import san_figures, san_model_files
+    from simcore.report.figures import make_figure, make_monitor_figure
+    from simcore.report.macros import write_report_inputs
+    from simcore.report.run_profile import draw_profile, read_jobs
+    from simcore.report.san import make_figure as make_san_figure
+    from simcore.report.san import write_report
+    from simcore.report.san_published import compare
+    from simcore.report.tables import make_table
+
+    scale = _scale(results)
+    made = []
+    for spec in specs:
+        made.append(paper / "tables" / f"{spec.id}.tex")
+        make_table(spec, results, made[-1])
+        if spec["output"]["kind"] != "table":
+            made.append(paper / "figures" / f"{spec.id}.pdf")
+            make_figure(spec, results, made[-1])
+        if spec["output"].get("monitor"):
+            made.append(paper / "figures" / f"{spec.id}-monitor.pdf")
+            make_monitor_figure(spec, results, made[-1])
+    for model in (p.stem for p in san_model_files(san_dir)):
+        made.append(paper / "figures" / f"san-{model}.pdf")
+        make_san_figure(model, results / "san", made[-1])
+    made.append(paper / "generated" / "san.tex")
+    write_report(results / "san", made[-1])
+    for fig, models in san_figures(san_dir).items():
+        made += [paper / "figures" / f"{fig}.pdf", paper / "generated" / f"{fig}.tex"]
+        compare(models, results / "san", scale, made[-2], made[-1], None)
+    write_report_inputs(specs, results, paper / "generated", untested)
+    jobs, cores = read_jobs(results / "run-profile.csv") if (results / "run-profile.csv").exists() else (None, 1)
+    if jobs is not None:
+        made += [paper / "figures" / "run-profile.pdf", paper / "generated" / "run-profile.tex"]
+        draw_profile(jobs, scale, made[-2], made[-1], cores)
+    return made
