@@ -130,7 +130,8 @@ def cmd_report_macros(args) -> int:
     from simcore.report.macros import write_report_inputs
 
     untested = load_untested(args.untested)
-    write_report_inputs(_all_specs(args.specs), Path(args.results), Path(args.out), untested)
+    write_report_inputs(_all_specs(args.specs), Path(args.results), Path(args.out), untested,
+                        reference=Path(args.reference))
     return 0
 
 
@@ -285,7 +286,7 @@ def cmd_san_figure(args) -> int:
 
 
 def cmd_run_profile(args) -> int:
-    from simcore.report.run_profile import draw_profile, read_jobs, write_profile
+    from simcore.report.run_profile import draw_profile, read_jobs, save_jobs, write_profile
 
     if args.jobs:
         jobs, cores = read_jobs(Path(args.jobs))
@@ -293,6 +294,8 @@ def cmd_run_profile(args) -> int:
     else:
         print(write_profile(Path(args.benchmarks), args.scale, Path(args.figure), Path(args.tex), args.cores),
               file=sys.stderr)
+        if args.save_jobs:
+            save_jobs(Path(args.benchmarks), args.scale, args.cores or os.cpu_count() or 1, Path(args.save_jobs))
     return 0
 
 
@@ -454,6 +457,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="DIR", help="paper/generated")
     p.add_argument("--untested", default="config/untested.yaml", metavar="FILE",
                    help="published results no experiment tests, with reasons (default: %(default)s)")
+    p.add_argument("--reference", default="results/reference", metavar="DIR",
+                   help="the committed reference, whose jobs-SCALE.csv give the measured times (default: %(default)s)")
     p = add("topology", cmd_topology, "show a machine and the sched domains each builder makes")
     p.add_argument("machine", nargs="?", metavar="NAME|FILE", help="catalog name or topology YAML")
     p.add_argument("--this-machine", action="store_true", help="read /sys/devices/system/node")
@@ -552,7 +557,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tex", required=True, metavar="FILE.tex", help="LaTeX macros, written atomically")
     p.add_argument("--cores", type=COUNT, help="the cores of the machine (default: this machine's, or the jobs file's)")
     p.add_argument("--jobs", metavar="FILE.csv", help="the jobs saved with the reference (results/reference/"
-                                                      "run-profile.csv) instead of the benchmark files")
+                                                      "jobs-full.csv) instead of the benchmark files")
+    p.add_argument("--save-jobs", metavar="FILE.csv",
+                   help="also save the jobs read from the benchmark files (e.g. results/reference/jobs-quick.csv)")
     p = add("save-reference", cmd_save_reference,
             "keep a full run's results as the reference: summaries, claims, provenance, per-replication "
             "tables (gzip), SAN results, jobs; never the raw batches")

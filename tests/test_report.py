@@ -536,3 +536,20 @@ def test_tables_are_read_from_their_gzip_copy_when_the_plain_file_is_absent(tmp_
     (tmp_path / "t.csv").write_text("a,b\n3,4\n")                  # the plain file comes first
     assert read_csv(tmp_path / "t.csv").to_dict("records") == [{"a": 3, "b": 4}]
     assert read_csv(tmp_path / "u.csv") is None
+
+
+def test_artifact_checklist_times_each_experiment_from_the_saved_jobs(tmp_path):
+    """x at quick: two simulations of 30 s and 90 s wall (60 + 60 s CPU) and an aggregation of 6 s
+    (3 s CPU): 126 s = 2.1 min of jobs, 123 s = 2.0 min of CPU. A figure job is not counted. y has
+    no job at quick; no scale but quick was measured."""
+    from types import SimpleNamespace
+
+    from simcore.report.artifact import artifact_tex
+
+    pd.DataFrame([("simulate", "x", 30, 60), ("simulate", "x", 90, 60), ("aggregate", "x", 6, 3),
+                  ("figure", "x", 50, 50), ("simulate", "z", 5, 5)], columns=["rule", "name", "wall", "cpu"]
+                 ).assign(paper="p", start=0, end=1, cores=2).to_csv(tmp_path / "jobs-quick.csv", index=False)
+    tex = artifact_tex([SimpleNamespace(id="x"), SimpleNamespace(id="y")], tmp_path)
+    assert r"\texttt{x} & \texttt{make figure ID=x} & -- & 2.1 / 2.0 & -- \\" in tex
+    assert r"\texttt{y} & \texttt{make figure ID=y} & -- & -- & -- \\" in tex
+    assert "Scales not yet measured: smoke, full." in tex and "Results Reproduced" in tex

@@ -40,16 +40,20 @@ PREAMBLE = r"""\makeatletter
 
 
 def write_report_inputs(specs: list, results_dir: Path, outdir: Path, untested: dict | None = None,
-                        san_dir: Path = Path("config/san")) -> None:
-    """Write numbers.tex, scorecard.tex, provenance.tex, assumptions.tex, untested.tex (the
-    results ``untested`` lists per paper), experiments.tex and paper-<paper>.tex for every paper
-    of ``specs`` into ``outdir`` (each atomically)."""
+                        san_dir: Path = Path("config/san"), reference: Path = Path("results/reference")) -> None:
+    """Write numbers.tex, scorecard.tex, provenance.tex, artifact.tex (the checklist, with the
+    times measured in ``reference``), assumptions.tex, untested.tex (the results ``untested``
+    lists per paper), experiments.tex and paper-<paper>.tex for every paper of ``specs`` into
+    ``outdir`` (each atomically)."""
+    from simcore.report.artifact import artifact_tex
+
     results_dir, outdir = Path(results_dir), Path(outdir)
     specs = sorted(specs, key=_order)
     figures = figure_claims(san_dir)
     write_text(outdir / "numbers.tex", numbers_tex(specs, results_dir, figures))
     write_text(outdir / "scorecard.tex", scorecard_tex(sorted([*specs, *figures], key=_order), results_dir))
     write_text(outdir / "provenance.tex", provenance_tex(specs, results_dir))
+    write_text(outdir / "artifact.tex", artifact_tex(specs, reference))
     write_text(outdir / "assumptions.tex", assumptions_tex(specs))
     write_text(outdir / "untested.tex", untested_tex(untested))
     papers = _papers(specs)

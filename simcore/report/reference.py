@@ -66,7 +66,7 @@ def save_reference(results: Path, experiments: list[str], san_figures: list[str]
                 written += 1
     claims = [pd.read_csv(out / e / "claims.csv") for e in experiments + san_figures if (out / e / "claims.csv").exists()]
     write_csv(out / "claims.csv", pd.concat(claims, ignore_index=True))
-    save_jobs(benchmarks, scale, cores, out / "run-profile.csv")
+    save_jobs(benchmarks, scale, cores, out / "jobs-full.csv")
     shutil.copyfile(results / "scale.txt", out / "scale.txt")
     return written + 3
 
@@ -102,8 +102,8 @@ def rebuild_report(results: Path, paper: Path, specs: list, san_dir: Path, untes
     for fig, models in san_figures(san_dir).items():
         made += [paper / "figures" / f"{fig}.pdf", paper / "generated" / f"{fig}.tex"]
         compare(models, results / "san", scale, made[-2], made[-1], None)
-    write_report_inputs(specs, results, paper / "generated", untested)
-    jobs, cores = read_jobs(results / "run-profile.csv") if (results / "run-profile.csv").exists() else (None, 1)
+    write_report_inputs(specs, results, paper / "generated", untested, san_dir, results)
+    jobs, cores = read_jobs(results / "jobs-full.csv") if (results / "jobs-full.csv").exists() else (None, 1)
     if jobs is not None:
         made += [paper / "figures" / "run-profile.pdf", paper / "generated" / "run-profile.tex"]
         draw_profile(jobs, scale, made[-2], made[-1], cores)

@@ -3,6 +3,7 @@ GENERATED = [
     "paper/generated/numbers.tex",
     "paper/generated/scorecard.tex",
     "paper/generated/provenance.tex",
+    "paper/generated/artifact.tex",
     "paper/generated/assumptions.tex",
     "paper/generated/untested.tex",
     "paper/generated/experiments.tex",
@@ -17,6 +18,7 @@ rule report_inputs:
         provenance=expand("results/{exp}/provenance.json", exp=SPECS),
         specs=[f for exp in SPECS for f in spec_files(exp)],
         untested="config/untested.yaml",
+        timings=sorted(str(p) for p in Path("results/reference").glob("jobs-*.csv")),
         code=ANALYSIS_CODE,
     output:
         GENERATED,
