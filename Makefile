@@ -4,7 +4,16 @@
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
+ifdef NUMA_LB_NIX_PYTHON
+# Inside `nix develop` (flake.nix): Python and every package from nixpkgs, no virtualenv.
+BIN := $(NUMA_LB_NIX_PYTHON)/bin
+SIMCORE := simcore
+UV := uv
+else
 BIN := $(VENV)/bin
+SIMCORE := $(SIMCORE)
+UV := $(BIN)/uv
+endif
 SCALE ?= full
 CORES ?= all
 ID ?=
@@ -20,6 +29,10 @@ SNAKEMAKE := $(BIN)/snakemake --cores $(CORES) --config scale=$(SCALE)
 help:  ## list the verbs
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
+ifdef NUMA_LB_NIX_PYTHON
+env:
+	@echo "env: Python from nixpkgs ($(BIN)/python), no virtualenv"
+else
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements.lock
@@ -28,12 +41,13 @@ $(STAMP): requirements.lock pyproject.toml
 	@rm -f $(VENV)/.installed-* && touch $@
 
 env: $(STAMP)  ## create the virtualenv from the lock file
+endif
 
 # uv (pinned in the lock's `lock` group) resolves pyproject.toml's pins, extras and groups for
 # Python 3.11 on this platform and keeps every other pin already in the lock; UPGRADE=1 lets
 # the unpinned part of the closure move to the newest versions the index has.
 lock: env  ## regenerate requirements.lock from pyproject.toml with uv (UPGRADE=1 to refresh the closure), and the conda env file from it
-	$(BIN)/uv pip compile pyproject.toml --extra workflow --extra test --group build --group lock \
+	$(UV) pip compile pyproject.toml --extra workflow --extra test --group build --group lock \
 	    --python-version 3.11 --quiet $(if $(UPGRADE),--upgrade) -o requirements.lock
 	$(BIN)/python scripts/conda_env.py
 
@@ -45,12 +59,12 @@ reproduce: env tex  ## run the whole workflow at SCALE (smoke|quick|full) -> pap
 	@echo "report: paper/build/report.pdf"
 
 reference: env  ## keep a full run's results (make reproduce) as the committed reference, results/reference/
-	$(BIN)/simcore save-reference --out results/reference
+	$(SIMCORE) save-reference --out results/reference
 
 report-from-reference: env tex  ## the full-scale report from results/reference/ alone, no simulation -> build/reference/paper/build/report.pdf
 	@mkdir -p build/reference/paper && rm -rf build/reference/paper/sections
 	cp -rp paper/report.tex paper/sections build/reference/paper/
-	$(BIN)/simcore report-from-results --results results/reference --paper build/reference/paper
+	$(SIMCORE) report-from-results --results results/reference --paper build/reference/paper
 	cd build/reference/paper && latexmk -pdf -interaction=nonstopmode -halt-on-error -outdir=build report.tex \
 	    > ../latexmk.log 2>&1 || { tail -30 ../latexmk.log; exit 1; }
 	@echo "report: build/reference/paper/build/report.pdf"
@@ -62,14 +76,14 @@ evaluate: env tex  ## artifact evaluation: the whole DAG at EVAL_SCALE (smoke|qu
 	@mkdir -p $(EVAL_DIR)/paper && rm -rf $(EVAL_DIR)/workflow $(EVAL_DIR)/config $(EVAL_DIR)/paper/sections
 	cp -rp Snakefile workflow config $(EVAL_DIR)/ && cp -rp paper/report.tex paper/sections $(EVAL_DIR)/paper/
 	cd $(EVAL_DIR) && $(abspath $(BIN))/snakemake --profile workflow/profiles/ci --config scale=$(EVAL_SCALE)
-	$(BIN)/simcore evaluate --results $(EVAL_DIR)/results --reference results/reference --out results/evaluation.md
+	$(SIMCORE) evaluate --results $(EVAL_DIR)/results --reference results/reference --out results/evaluation.md
 
 test: env tex  ## the whole test suite, including the smoke-scale workflow
 	$(BIN)/python -m pytest
 
 figure: env  ## rebuild one figure or table: make figure ID=amir-table2 (or ID=corr05-fig8, ID=san-example)
-	@test -n "$(ID)" || { echo "make figure: give ID=<experiment id>, e.g. ID=amir-table2 (see: $(BIN)/simcore list)" >&2; exit 2; }
-	@targets=$$($(BIN)/simcore targets '$(ID)') || exit 2; \
+	@test -n "$(ID)" || { echo "make figure: give ID=<experiment id>, e.g. ID=amir-table2 (see: $(SIMCORE) list)" >&2; exit 2; }
+	@targets=$$($(SIMCORE) targets '$(ID)') || exit 2; \
 	echo "make figure: building $$targets at scale $(SCALE)"; \
 	$(SNAKEMAKE) --profile workflow/profiles/default $$targets || exit $$?; \
 	echo "rebuilt: $$targets"; \

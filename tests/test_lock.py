@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import importlib.util
+import os
 import re
 import shlex
 import shutil
@@ -79,6 +80,8 @@ def test_build_system_is_satisfied_by_the_lock():
 
 
 def test_virtualenv_holds_exactly_the_locked_versions_and_the_lock_is_closed():
+    if os.environ.get("NUMA_LB_NIX_PYTHON"):
+        pytest.skip("Python from nixpkgs (nix develop): its versions differ from the lock, see nix/versions.yaml")
     pins = lock_pins(LOCK.read_text(encoding="utf-8"))
     for name, version in pins.items():
         assert md.version(name) == version, f"{name}: installed {md.version(name)}, locked {version}"
@@ -97,7 +100,7 @@ def test_make_lock_regenerates_the_committed_lock(tmp_path):
     assert Path(command[0]).name == "uv" and "requirements.lock" in command, command
     for name in ("pyproject.toml", "requirements.lock"):
         shutil.copy(ROOT / name, tmp_path / name)
-    uv = ROOT / command[0] if not Path(command[0]).is_absolute() else Path(command[0])
+    uv = ROOT / command[0] if (ROOT / command[0]).exists() else Path(shutil.which(command[0]) or command[0])
     assert uv.exists(), "uv is not in the virtualenv; it is pinned in requirements.lock (make env)"
     done = subprocess.run([str(uv), *command[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
