@@ -27,6 +27,25 @@ include: "workflow/rules/san.smk"
 include: "workflow/rules/report.smk"
 
 
+# Jobs of seconds run where Snakemake runs, never as cluster jobs (each of which would pay for
+# its own Snakemake start): the simulations and SAN solutions are the cluster's work.
+localrules:
+    all,
+    precision,
+    aggregate,
+    trace,
+    monitor,
+    figure,
+    monitor_figure,
+    table,
+    san_figure,
+    san_report,
+    san_published_figure,
+    report_inputs,
+    run_profile,
+    report,
+
+
 rule all:
     default_target: True
     input:

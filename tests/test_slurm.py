@@ -1,0 +1,169 @@
+"""The SLURM profile on a real SLURM: a single-node cluster on this machine (slurmctld, slurmd,
+munge, from the system's packages, installed here when missing and root may), three experiments
+run through workflow/profiles/slurm with their simulation batches grouped into one cluster job,
+and the results equal to a local run's byte for byte (the raw batches too, but for the wall
+time each replication took).
+
+Skipped, with the reason, where SLURM is missing and cannot be installed (not root, no
+apt-get) or will not start."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.slurm]
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+EXPERIMENTS = ["zhou91-fig1", "barak96-fig2", "solsona-fig4"]   # 6 simulation batches at smoke scale
+DAEMONS = ("/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged")
+# The job steps' srun reads the default path only (the executor strips SLURM_* from their
+# environment, SLURM_CONF included), so the test cluster's configuration goes there, marked.
+SLURM_CONF = Path("/etc/slurm/slurm.conf")
+MARK = "# numa-lb-repro test cluster (tests/test_slurm.py)"
+CONF = MARK + """
+ClusterName=numa-lb-test
+SlurmctldHost={host}(127.0.0.1)
+AuthType=auth/munge
+CredType=cred/munge
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation={dir}/state
+SlurmdSpoolDir={dir}/spool
+SlurmctldPidFile={dir}/slurmctld.pid
+SlurmdPidFile={dir}/slurmd.pid
+SlurmctldLogFile={dir}/slurmctld.log
+SlurmdLogFile={dir}/slurmd.log
+SlurmctldPort=16817
+SlurmdPort=16818
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+ReturnToService=2
+MinJobAge=3600
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MpiDefault=none
+NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory} State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+"""
+
+
+def _install() -> str:
+    """'' once slurmctld, slurmd and munged are here, else why they cannot be."""
+    if all(Path(d).exists() for d in DAEMONS):
+        return ""
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        return "SLURM is not installed, and installing it needs root and apt-get"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update", "-qq"],
+                    ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "slurm-wlm", "munge"]):
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+        if done.returncode:
+            return f"`{' '.join(command)}` failed: {done.stderr.strip()[-300:]}"
+    return ""
+
+
+def _munge() -> None:
+    """munged as the munge user, its socket in /run/munge (no init system starts it here)."""
+    if Path("/run/munge/munge.socket.2").exists():
+        return
+    Path("/run/munge").mkdir(parents=True, exist_ok=True)
+    for path in ("/run/munge", "/etc/munge", "/var/lib/munge", "/var/log/munge"):
+        if Path(path).exists():
+            shutil.chown(path, "munge", "munge")
+            for sub in Path(path).rglob("*"):
+                shutil.chown(sub, "munge", "munge")
+    subprocess.run(["runuser", "-u", "munge", "--", "/usr/sbin/munged"], check=True, timeout=60)
+
+
+def _memory_mb() -> int:
+    kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+              if line.startswith("MemTotal"))
+    return kb // 1024 * 9 // 10
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory):
+    """A running single-node SLURM; yields the environment that reaches it."""
+    reason = _install()
+    if reason:
+        pytest.skip(reason)
+    folder = tmp_path_factory.mktemp("slurm")
+    for sub in ("state", "spool"):
+        (folder / sub).mkdir()
+    conf = SLURM_CONF
+    if conf.exists() and MARK not in conf.read_text():
+        pytest.skip(f"{conf} holds this machine's own SLURM configuration; the test does not replace it")
+    conf.parent.mkdir(parents=True, exist_ok=True)
+    conf.write_text(CONF.format(host=socket.gethostname(), dir=folder, cpus=os.cpu_count(), memory=_memory_mb()))
+    env = {k: v for k, v in os.environ.items() if k != "SLURM_CONF"}
+    env["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+    try:
+        _munge()
+        for daemon in DAEMONS[:2]:
+            subprocess.run([daemon, "-f", str(conf)], env=env, check=True, timeout=60)
+    except (subprocess.SubprocessError, OSError, KeyError, LookupError) as err:
+        pytest.skip(f"SLURM would not start here: {err}")
+    deadline = time.monotonic() + 60
+    while "idle" not in subprocess.run(["sinfo", "-h", "-o", "%T"], env=env, capture_output=True, text=True).stdout:
+        if time.monotonic() > deadline:
+            pytest.fail(f"the SLURM node never became idle: {(folder / 'slurmd.log').read_text()[-2000:]}")
+        time.sleep(1)
+    yield env
+    for name in ("slurmd", "slurmctld"):
+        pid = folder / f"{name}.pid"
+        if pid.exists():
+            os.kill(int(pid.read_text()), signal.SIGTERM)
+    conf.unlink()
+
+
+def _workdir(path: Path) -> Path:
+    path.mkdir()
+    for name in ("Snakefile", "workflow", "config"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, path / name)
+    return path
+
+
+def _run(cwd: Path, env: dict, *args) -> subprocess.CompletedProcess:
+    targets = [f"results/{e}/summary.csv" for e in EXPERIMENTS]
+    config = ["--config", "scale=smoke", "experiments=[" + ",".join(EXPERIMENTS) + "]"]
+    return subprocess.run([str(BIN / "snakemake"), *targets, *args, *config], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=1800)
+
+
+def _cluster_jobs(env) -> set[str]:
+    out = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%i"], env=env, capture_output=True, text=True).stdout
+    return set(out.split())
+
+
+def test_the_slurm_profile_groups_batches_and_gives_the_local_results(slurm, tmp_path):
+    local = _run(_workdir(tmp_path / "local"), slurm, "--cores", "2")
+    assert local.returncode == 0, local.stderr[-3000:]
+    before = _cluster_jobs(slurm)
+    cluster = _run(_workdir(tmp_path / "cluster"), slurm, "--profile", "workflow/profiles/slurm",
+                   "--slurm-status-command", "squeue", "--slurm-no-account",
+                   "--slurm-init-seconds-before-status-checks", "1", "--latency-wait", "5")
+    assert cluster.returncode == 0, cluster.stderr[-4000:]
+    batches = sorted(p.relative_to(tmp_path / "cluster") for p in (tmp_path / "cluster/results/raw").rglob("*.parquet"))
+    assert len(batches) == 6
+    # six batches, ten to a group: one cluster job; the aggregations ran here (localrules)
+    assert len(_cluster_jobs(slurm) - before) == 1
+    for batch in batches:     # every value but the measured wall time of each replication
+        here, there = (pq.read_table(tmp_path / where / batch) for where in ("cluster", "local"))
+        assert here.drop(["wall_time"]).equals(there.drop(["wall_time"])), batch
+        assert here.schema.metadata == there.schema.metadata, batch       # the fingerprint
+    for exp in EXPERIMENTS:
+        for name in ("summary.csv", "claims.csv", "replications.csv"):
+            assert (tmp_path / f"cluster/results/{exp}/{name}").read_bytes() == \
+                   (tmp_path / f"local/results/{exp}/{name}").read_bytes(), (exp, name)
