@@ -11,7 +11,7 @@ SIMCORE := simcore
 UV := uv
 else
 BIN := $(VENV)/bin
-SIMCORE := $(SIMCORE)
+SIMCORE := $(BIN)/simcore
 UV := $(BIN)/uv
 endif
 SCALE ?= full
