@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from simcore.core.output import atomic_path, write_csv
+from simcore.core.output import atomic_path, write_csv, write_text
 from simcore.errors import InputError
 
 KEPT = ("summary.csv", "claims.csv", "provenance.json", "traces.txt", "monitor.csv")
@@ -33,7 +33,9 @@ def _scale(results: Path) -> str:
 
 
 def _gzip(src: Path, dst: Path) -> None:
-    with atomic_path(dst) as tmp, open(src, "rb") as raw, gzip.GzipFile(tmp, "wb", mtime=0) as packed:
+    """``src`` gzipped into ``dst`` with neither a time nor a file name in its header."""
+    with atomic_path(dst) as tmp, open(src, "rb") as raw, open(tmp, "wb") as sink, \
+            gzip.GzipFile(filename="", mode="wb", fileobj=sink, mtime=0) as packed:
         shutil.copyfileobj(raw, packed)
 
 
@@ -66,9 +68,35 @@ def save_reference(results: Path, experiments: list[str], san_figures: list[str]
                 written += 1
     claims = [pd.read_csv(out / e / "claims.csv") for e in experiments + san_figures if (out / e / "claims.csv").exists()]
     write_csv(out / "claims.csv", pd.concat(claims, ignore_index=True))
-    save_jobs(benchmarks, scale, cores, out / "jobs-full.csv")
+    jobs = save_jobs(benchmarks, scale, cores, out / "jobs-full.csv")
     shutil.copyfile(results / "scale.txt", out / "scale.txt")
-    return written + 3
+    write_text(out / "README.md", _readme(out, experiments, jobs, cores))
+    return written + 4
+
+
+def _readme(out: Path, experiments: list[str], jobs: pd.DataFrame, cores: int) -> str:
+    """What the folder holds and where it comes from, for a reader of the repository."""
+    provenance = [json.loads((out / e / "provenance.json").read_text()) for e in experiments
+                  if (out / e / "provenance.json").exists()]
+    commits = ", ".join(sorted({str(p.get("commit")) for p in provenance}))
+    dates = sorted(str(p.get("date", ""))[:10] for p in provenance)
+    span = (jobs.end.max() - jobs.start.min()) / 60 if len(jobs) else float("nan")
+    return "\n".join([
+        "# The full-scale reference", "",
+        f"The aggregated results of one full-scale run (`make reproduce`, then `make reference`) of commit(s) "
+        f"{commits}, finished {dates[-1] if dates else '?'}, on a {cores}-core machine: {len(experiments)} "
+        f"experiments, {len(jobs)} simulation, aggregation and SAN jobs, {span:.0f} min from the first job's "
+        f"start to the last one's end, {jobs.cpu.sum() / 60:.0f} CPU min.", "",
+        "- `EXPERIMENT/summary.csv`, `claims.csv`, `provenance.json`: as the workflow writes them in `results/`;",
+        "- `EXPERIMENT/replications.csv.gz`: the per-replication table (gzip without a timestamp); the raw batch "
+        "files are not kept;",
+        "- `EXPERIMENT/traces.txt`, `monitor.csv`: the traced and monitored replications where the experiment has them;",
+        "- `san/MODEL/`: the SAN solutions, simulations and fits; `corr05-fig8/claims.csv`: its claims;",
+        "- `claims.csv`: every claim in one table; `jobs-SCALE.csv`: the jobs of a run at that scale (wall and CPU "
+        "seconds, start and end), for the report's run profile and per-experiment times;",
+        "- `scale.txt`: `full`.", "",
+        "`make report-from-reference` builds the report from this folder alone; `make evaluate` checks a smoke run "
+        "against it.", ""])
 
 
 def rebuild_report(results: Path, paper: Path, specs: list, san_dir: Path, untested: list) -> list[Path]:
