@@ -139,6 +139,13 @@ def _a_saved_reference_rebuilds_the_report(workdir):
     assert done.returncode == 0, done.stdout[-3000:]
     pages = [page.extract_text() for page in PdfReader(paper / "build/report.pdf").pages]
     assert "Scorecard" in "\n".join(pages) and "smoke" in pages[0]   # the provenance still says smoke
+    # `make evaluate`'s check of the run against that reference (itself): everything there, nothing differs
+    out = workdir / "as-full/evaluation.md"
+    assert main([*common, "evaluate", "--results", str(workdir / "results"), "--reference", str(ref),
+                 "--san", str(workdir / "config/san"), "--out", str(out)]) == 0
+    page = out.read_text()
+    assert "Verdict: **consistent**" in page and "- Outputs: " in page and "all present." in page
+    assert "Means: 0 compared" not in page and "Claims: 0 compared" not in page
 
 
 def _clean_env():
