@@ -178,3 +178,18 @@ def test_cli_exit_1_and_the_page_when_outputs_are_missing(tmp_path, capsys):
     assert code == 1 and "evaluate: INCONSISTENT" in capsys.readouterr().err
     page = out.read_text()
     assert "**INCONSISTENT**" in page and str(tmp_path / "run/zhou91-fig1/summary.csv") in page
+
+
+def test_replications_the_reference_also_holds_are_counted_and_compared_value_by_value(tmp_path):
+    """Cell 0 replication 0 equal (a NaN on both sides counts as equal), replication 1 differing in
+    one value, replication 2 only here: 2 shared, 1 identical."""
+    from simcore.report.evaluation import identical_replications
+
+    columns = ["cell", "policy", "rep", "spawn_key", "m", "share"]
+    small = pd.DataFrame([[0, "p", 0, "1.0.0", 1.5, float("nan")], [0, "p", 1, "1.0.1", 2.0, 0.5],
+                          [0, "p", 2, "1.0.2", 3.0, 0.5]], columns=columns)
+    ref = pd.DataFrame([[0, "p", 0, "1.0.0", 1.5, float("nan")], [0, "p", 1, "1.0.1", 2.0000001, 0.5]], columns=columns)
+    for folder, frame in (("run", small), ("ref", ref)):
+        (tmp_path / folder / "x").mkdir(parents=True)
+        frame.to_csv(tmp_path / folder / "x/replications.csv", index=False)
+    assert identical_replications(tmp_path / "run", tmp_path / "ref", ["x", "absent"]) == (2, 1)

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -146,6 +147,8 @@ def _a_saved_reference_rebuilds_the_report(workdir):
     page = out.read_text()
     assert "Verdict: **consistent**" in page and "- Outputs: " in page and "all present." in page
     assert "Means: 0 compared" not in page and "Claims: 0 compared" not in page
+    shared, identical = map(int, re.search(r"same seeds: (\d+); identical in every value: (\d+)", page).groups())
+    assert shared == identical > 0
 
 
 def _clean_env():

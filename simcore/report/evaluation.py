@@ -40,6 +40,7 @@ class Evaluation:
     claims: pd.DataFrame
     means: pd.DataFrame
     alpha: float = ALPHA
+    shared: tuple[int, int] = (0, 0)   # replications both runs hold, and how many are identical
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -98,6 +99,28 @@ def compare_means(small: pd.DataFrame, reference: pd.DataFrame, alpha: float) ->
     out["p_adjusted"] = holm([t.p for t in tests])
     out["inconsistent"] = out.p_adjusted <= alpha
     return out.reset_index(drop=True)
+
+
+def identical_replications(results: Path, reference: Path, experiments: list[str]) -> tuple[int, int]:
+    """(replications both runs hold, those equal in every value). Replication r of a cell draws
+    from the same seeds at every scale, so on the same code and platform each one the reference
+    also holds must come out identical; on another platform floating point may differ in the
+    last digits, which is why this is reported, not judged."""
+    from simcore.report.data import read_csv
+
+    total = same = 0
+    for exp in experiments:
+        small, ref = read_csv(results / exp / "replications.csv"), read_csv(reference / exp / "replications.csv")
+        if small is None or ref is None or small.empty:
+            continue
+        keys = ["cell", "policy", "rep"]
+        both = small.merge(ref, on=keys, suffixes=("", "_ref"))
+        values = [c for c in small.columns if c not in keys and f"{c}_ref" in both.columns]
+        equal = pd.Series(True, index=both.index)
+        for c in values:
+            equal &= (both[c] == both[f"{c}_ref"]) | (both[c].isna() & both[f"{c}_ref"].isna())
+        total, same = total + len(both), same + int(equal.sum())
+    return total, same
 
 
 def _not_comparable(row, same_scale: bool, san_figures: set[str]) -> str:
@@ -166,7 +189,7 @@ def evaluate(results: Path, reference: Path, experiments: list[str], san_figures
         claims=compare_claims(small_claims, ref_claims, alpha, scale == ref_scale, set(figures))
         if not small_claims.empty else none,
         means=compare_means(small_means, ref_means, alpha) if not small_means.empty else none,
-        alpha=alpha)
+        alpha=alpha, shared=identical_replications(results, reference, ids))
 
 
 def _interval(estimate, low, high) -> str:
@@ -207,7 +230,9 @@ def markdown(ev: Evaluation) -> str:
              + ("all present." if not ev.missing else f"{len(ev.missing)} missing (listed below)."),
              f"- Claims: {len(compared)} compared, {len(ev.claims) - len(compared)} not comparable, "
              f"{len(bad_claims)} inconsistent.",
-             f"- Means: {len(ev.means)} compared, {len(bad_means)} inconsistent.", ""]
+             f"- Means: {len(ev.means)} compared, {len(bad_means)} inconsistent.",
+             f"- Replications (per cell and policy) the reference also holds, with the same seeds: {ev.shared[0]}; identical in every value: "
+             f"{ev.shared[1]} (reported, not judged: another platform may differ in the last digits).", ""]
     if ev.missing:
         lines += ["## Missing outputs", ""] + [f"- `{path}`" for path in ev.missing] + [""]
     if not bad_claims.empty:
