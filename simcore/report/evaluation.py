@@ -13,7 +13,7 @@ the reason. The verdict page is Markdown a committee can paste.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +41,6 @@ class Evaluation:
     means: pd.DataFrame
     alpha: float = ALPHA
     shared: tuple[int, int] = (0, 0)   # replications both runs hold, and how many are identical
-    notes: list[str] = field(default_factory=list)
 
     @property
     def inconsistent_claims(self) -> pd.DataFrame:
