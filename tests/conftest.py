@@ -59,3 +59,20 @@ def _reference_balancer(monkeypatch):
     from simcore.models.numa.balancer import Balancer
 
     monkeypatch.setattr(Balancer, "compiled", False)
+
+
+def apt_install(packages: list[str]) -> str:
+    """Install Debian packages for a test that needs a system service ('' when done, else why not):
+    only as root with apt-get, so the tests that call it skip with the reason elsewhere."""
+    import os
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        return f"{', '.join(packages)}: not installed, and installing needs root and apt-get"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages]):
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+        if done.returncode:
+            return f"`{' '.join(command)}` failed: {done.stderr.strip()[-300:]}"
+    return ""

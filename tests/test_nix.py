@@ -2,7 +2,6 @@
 package of pyproject.toml but the ones nix/versions.yaml says why it leaves out, and the README
 lists every version where the pinned nixpkgs differs from requirements.lock."""
 
-import os
 import re
 import shutil
 import subprocess
@@ -10,6 +9,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from conftest import apt_install
 import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -30,16 +30,10 @@ def _pyproject_pins() -> dict[str, str]:
 
 def _nix() -> str:
     """Path of nix-instantiate, installing Debian's nix-bin when missing and root may."""
-    found = shutil.which("nix-instantiate")
-    if found:
-        return found
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        pytest.skip("nix is not installed, and installing Debian's nix-bin needs root and apt-get")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "nix-bin"]):
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
-        if done.returncode:
-            pytest.skip(f"`{' '.join(command)}` failed: {done.stderr.strip()[-300:]}")
+    if not shutil.which("nix-instantiate"):
+        reason = apt_install(["nix-bin"])
+        if reason:
+            pytest.skip(reason)
     return shutil.which("nix-instantiate")
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from conftest import apt_install
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,17 +61,7 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 
 def _install() -> str:
     """'' once slurmctld, slurmd and munged are here, else why they cannot be."""
-    if all(Path(d).exists() for d in DAEMONS):
-        return ""
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        return "SLURM is not installed, and installing it needs root and apt-get"
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update", "-qq"],
-                    ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "slurm-wlm", "munge"]):
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
-        if done.returncode:
-            return f"`{' '.join(command)}` failed: {done.stderr.strip()[-300:]}"
-    return ""
+    return "" if all(Path(d).exists() for d in DAEMONS) else apt_install(["slurm-wlm", "munge"])
 
 
 def _munge() -> None:

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from simcore.errors import InputError
+from simcore.report.reference import read_scale
 from simcore.stats.consistency import holm, interval_z, welch
 
 ALPHA = 0.01          # family-wise level of each family of comparisons (claims; means)
@@ -53,13 +54,6 @@ class Evaluation:
     @property
     def ok(self) -> bool:
         return not self.missing and self.inconsistent_claims.empty and self.inconsistent_means.empty
-
-
-def _read_scale(folder: Path, where: str) -> str:
-    path = folder / "scale.txt"
-    if not path.exists():
-        raise InputError(f"{path}: missing; {where} is not a folder of workflow results.")
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _concat(folder: Path, ids: list[str], name: str) -> pd.DataFrame:
@@ -172,7 +166,7 @@ def evaluate(results: Path, reference: Path, experiments: list[str], san_figures
     """Compare ``results`` (a run at any scale) with ``reference`` (the committed full scale)."""
     if not 0 < alpha < 1:
         raise InputError(f"--alpha: must be in (0, 1), not {alpha}.")
-    scale, ref_scale = _read_scale(results, str(results)), _read_scale(reference, str(reference))
+    scale, ref_scale = read_scale(results), read_scale(reference)
     ids = sorted(experiments)
     figures = sorted(san_figures)
     small_claims, ref_claims = _concat(results, ids + figures, "claims.csv"), _concat(reference, ids + figures, "claims.csv")

@@ -25,7 +25,8 @@ KEPT = ("summary.csv", "claims.csv", "provenance.json", "traces.txt", "monitor.c
 SAN_KEPT = ("solution.csv", "simulation.csv", "fit.csv", "fingerprint.json")
 
 
-def _scale(results: Path) -> str:
+def read_scale(results: Path) -> str:
+    """The scale of a folder of workflow results (its scale.txt); InputError when it has none."""
     path = results / "scale.txt"
     if not path.exists():
         raise InputError(f"{path}: missing; {results} is not a folder of workflow results.")
@@ -44,7 +45,7 @@ def save_reference(results: Path, experiments: list[str], san_figures: list[str]
     """Copy a full run's results into ``out``; returns the number of files written."""
     from simcore.report.run_profile import save_jobs
 
-    scale = _scale(results)
+    scale = read_scale(results)
     if scale != "full":
         raise InputError(f"{results / 'scale.txt'}: the reference is a full-scale run, not '{scale}'.")
     missing = [str(results / e / "summary.csv") for e in experiments if not (results / e / "summary.csv").exists()]
@@ -111,7 +112,7 @@ def rebuild_report(results: Path, paper: Path, specs: list, san_dir: Path, untes
     from simcore.report.san_published import compare
     from simcore.report.tables import make_table
 
-    scale = _scale(results)
+    scale = read_scale(results)
     made = []
     for spec in specs:
         made.append(paper / "tables" / f"{spec.id}.tex")
