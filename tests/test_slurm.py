@@ -7,6 +7,7 @@ time each replication took).
 Skipped, with the reason, where SLURM is missing and cannot be installed (not root, no
 apt-get) or will not start."""
 
+import contextlib
 import os
 import shutil
 import signal
@@ -64,9 +65,15 @@ def _install() -> str:
     return "" if all(Path(d).exists() for d in DAEMONS) else apt_install(["slurm-wlm", "munge"])
 
 
+def _munge_answers() -> bool:
+    """Whether a munged answers on its socket (a socket file alone may be left by a dead one)."""
+    return subprocess.run(["munge", "-n"], capture_output=True, timeout=30).returncode == 0
+
+
 def _munge() -> None:
-    """munged as the munge user, its socket in /run/munge (no init system starts it here)."""
-    if Path("/run/munge/munge.socket.2").exists():
+    """munged as the munge user, its socket in /run/munge (no init system starts it here);
+    --force takes over the socket and lock files a killed munged left behind."""
+    if _munge_answers():
         return
     Path("/run/munge").mkdir(parents=True, exist_ok=True)
     for path in ("/run/munge", "/etc/munge", "/var/lib/munge", "/var/log/munge"):
@@ -74,7 +81,9 @@ def _munge() -> None:
             shutil.chown(path, "munge", "munge")
             for sub in Path(path).rglob("*"):
                 shutil.chown(sub, "munge", "munge")
-    subprocess.run(["runuser", "-u", "munge", "--", "/usr/sbin/munged"], check=True, timeout=60)
+    subprocess.run(["runuser", "-u", "munge", "--", "/usr/sbin/munged", "--force"], check=True, timeout=60)
+    if not _munge_answers():
+        raise OSError("munged started but does not answer on /run/munge/munge.socket.2")
 
 
 def _memory_mb() -> int:
@@ -100,22 +109,29 @@ def slurm(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if k != "SLURM_CONF"}
     env["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
     try:
-        _munge()
-        for daemon in DAEMONS[:2]:
-            subprocess.run([daemon, "-f", str(conf)], env=env, check=True, timeout=60)
-    except (subprocess.SubprocessError, OSError, KeyError, LookupError) as err:
-        pytest.skip(f"SLURM would not start here: {err}")
+        try:
+            _munge()
+            for daemon in DAEMONS[:2]:
+                subprocess.run([daemon, "-f", str(conf)], env=env, check=True, timeout=60)
+        except (subprocess.SubprocessError, OSError, KeyError, LookupError) as err:
+            pytest.skip(f"SLURM would not start here: {err}")
+        _wait_idle(env, folder)
+        yield env
+    finally:        # the daemons stop and the marked configuration goes, however the test ends
+        for name in ("slurmd", "slurmctld"):
+            pid = folder / f"{name}.pid"
+            if pid.exists():
+                with contextlib.suppress(ProcessLookupError, ValueError):
+                    os.kill(int(pid.read_text()), signal.SIGTERM)
+        conf.unlink()
+
+
+def _wait_idle(env: dict, folder: Path) -> None:
     deadline = time.monotonic() + 60
     while "idle" not in subprocess.run(["sinfo", "-h", "-o", "%T"], env=env, capture_output=True, text=True).stdout:
         if time.monotonic() > deadline:
             pytest.fail(f"the SLURM node never became idle: {(folder / 'slurmd.log').read_text()[-2000:]}")
         time.sleep(1)
-    yield env
-    for name in ("slurmd", "slurmctld"):
-        pid = folder / f"{name}.pid"
-        if pid.exists():
-            os.kill(int(pid.read_text()), signal.SIGTERM)
-    conf.unlink()
 
 
 def _workdir(path: Path) -> Path:
