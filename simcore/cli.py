@@ -286,16 +286,19 @@ def cmd_san_figure(args) -> int:
 
 
 def cmd_run_profile(args) -> int:
-    from simcore.report.run_profile import draw_profile, read_jobs, save_jobs, write_profile
+    from simcore.core.output import write_text
+    from simcore.report.run_profile import draw_profile, load_jobs, markdown_times, read_jobs, save_jobs
 
     if args.jobs:
         jobs, cores = read_jobs(Path(args.jobs))
-        print(draw_profile(jobs, args.scale, Path(args.figure), Path(args.tex), args.cores or cores), file=sys.stderr)
+        cores = args.cores or cores
     else:
-        print(write_profile(Path(args.benchmarks), args.scale, Path(args.figure), Path(args.tex), args.cores),
-              file=sys.stderr)
+        jobs, cores = load_jobs(Path(args.benchmarks), args.scale), args.cores or os.cpu_count() or 1
         if args.save_jobs:
-            save_jobs(Path(args.benchmarks), args.scale, args.cores or os.cpu_count() or 1, Path(args.save_jobs))
+            save_jobs(Path(args.benchmarks), args.scale, cores, Path(args.save_jobs))
+    print(draw_profile(jobs, args.scale, Path(args.figure), Path(args.tex), cores), file=sys.stderr)
+    if args.markdown:
+        write_text(Path(args.markdown), markdown_times(jobs, cores))
     return 0
 
 
@@ -560,6 +563,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                       "jobs-full.csv) instead of the benchmark files")
     p.add_argument("--save-jobs", metavar="FILE.csv",
                    help="also save the jobs read from the benchmark files (e.g. results/reference/jobs-quick.csv)")
+    p.add_argument("--markdown", metavar="FILE.md",
+                   help="also write the jobs, job time, CPU time and span of each experiment and paper as a "
+                        "Markdown table (the README's)")
     p = add("save-reference", cmd_save_reference,
             "keep a full run's results as the reference: summaries, claims, provenance, per-replication "
             "tables (gzip), SAN results, jobs; never the raw batches")

@@ -525,6 +525,28 @@ def test_the_run_profile_counts_each_job_for_its_cpu_over_its_wall_time(tmp_path
     assert sorted(jobs.rule) == ["aggregate", "san", "simulate", "simulate"]
 
 
+def test_the_readme_table_of_times_adds_each_experiments_jobs_and_spans_them(tmp_path):
+    """Paper p: x1 runs 0-60 s (60 CPU s), 60-120 s (30 CPU s) and aggregates 120-126 s (6): 3 jobs,
+    126 s = 2.1 min of jobs, 96 s = 1.6 min CPU, spanning 2.1 min; x2 one job 0-30 s, 0.5 min each
+    way. Paper q: y 30-90 s, 1.0 min. The run: 5 jobs, 3.6 job min, 3.1 CPU min, 0-126 s = 2.1 min.
+    x1 comes before x2 (more CPU); the same table through the command line."""
+    from simcore.cli import main
+    from simcore.report.run_profile import markdown_times
+
+    jobs = pd.DataFrame([("simulate", "x1", "p", 0, 60, 60, 60), ("simulate", "x1", "p", 60, 120, 60, 30),
+                         ("aggregate", "x1", "p", 120, 126, 6, 6), ("simulate", "x2", "p", 0, 30, 30, 30),
+                         ("simulate", "y", "q", 30, 90, 60, 60)],
+                        columns=["rule", "name", "paper", "start", "end", "wall", "cpu"])
+    table = markdown_times(jobs, 2).splitlines()
+    assert table[2:] == ["| `x1` | 3 | 2.1 | 1.6 | 2.1 |", "| `x2` | 1 | 0.5 | 0.5 | 0.5 |",
+                         "| **p** | 4 | 2.6 | 2.1 | 2.1 |", "| `y` | 1 | 1.0 | 1.0 | 1.0 |",
+                         "| **q** | 1 | 1.0 | 1.0 | 1.0 |", "| **all, 2 cores** | 5 | 3.6 | 3.1 | 2.1 |"]
+    jobs.assign(cores=2).to_csv(tmp_path / "jobs-full.csv", index=False)
+    assert main(["run-profile", "--jobs", str(tmp_path / "jobs-full.csv"), "--figure", str(tmp_path / "f.pdf"),
+                 "--tex", str(tmp_path / "f.tex"), "--markdown", str(tmp_path / "times.md")]) == 0
+    assert (tmp_path / "times.md").read_text().splitlines() == table
+
+
 def test_tables_are_read_from_their_gzip_copy_when_the_plain_file_is_absent(tmp_path):
     """The reference keeps replications.csv as replications.csv.gz; readers find either."""
     import gzip

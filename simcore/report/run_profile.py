@@ -132,3 +132,29 @@ def _macros(jobs: pd.DataFrame | None, cores: int, scale: str) -> list[str]:
     return lines + [macro("Jobs", str(len(jobs))), macro("Span", f"{span:.1f}"), macro("Cpu", f"{cpu:.1f}"),
                     macro("Use", f"{100.0 * cpu / (span * cores):.0f}" if span > 0 else "--"),
                     macro("Papers", papers)]
+
+
+def experiment_times(jobs: pd.DataFrame) -> pd.DataFrame:
+    """Per experiment (or SAN model), by paper: jobs, their wall times added up and their CPU time
+    (minutes), and its span, first start to last end (minutes); the longest first within a paper."""
+    groups = jobs.groupby(["paper", "name"])
+    table = pd.DataFrame({"jobs": groups.size(), "job_min": groups.wall.sum() / 60.0,
+                          "cpu_min": groups.cpu.sum() / 60.0,
+                          "span_min": (groups.end.max() - groups.start.min()) / 60.0}).reset_index()
+    return table.sort_values(["paper", "cpu_min", "name"], ascending=[True, False, True], ignore_index=True)
+
+
+def markdown_times(jobs: pd.DataFrame, cores: int) -> str:
+    """:func:`experiment_times` as a Markdown table, with a line per paper and one for the run."""
+    rows = ["| experiment | jobs | job min | CPU min | span min |", "|---|---:|---:|---:|---:|"]
+
+    def line(name: str, part: pd.DataFrame, span: float) -> str:
+        return f"| {name} | {int(part.jobs.sum())} | {part.job_min.sum():.1f} | {part.cpu_min.sum():.1f} | {span:.1f} |"
+
+    table = experiment_times(jobs)
+    for paper, part in table.groupby("paper", sort=True):
+        rows += [line(f"`{r.name}`", part[part.name == r.name], r.span_min) for r in part.itertuples()]
+        mine = jobs[jobs.paper == paper]
+        rows.append(line(f"**{paper}**", part, (mine.end.max() - mine.start.min()) / 60.0))
+    rows.append(line(f"**all, {cores} cores**", table, (jobs.end.max() - jobs.start.min()) / 60.0 if len(jobs) else 0.0))
+    return "\n".join(rows) + "\n"
