@@ -11,6 +11,21 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def copy_workflow(dest: Path, extra: tuple[str, ...] = ()) -> Path:
+    """A copy of the workflow's sources (Snakefile, workflow/, config/, and ``extra``) in ``dest``,
+    so a test's run never touches the user's results/; no __pycache__."""
+    import shutil
+
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("Snakefile", "workflow", "config", *extra):
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(src, dest / name)
+    return dest
+
+
 @pytest.fixture
 def root() -> Path:
     return ROOT

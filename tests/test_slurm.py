@@ -19,10 +19,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import apt_install
+from conftest import apt_install, copy_workflow
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]
-ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 EXPERIMENTS = ["zhou91-fig1", "barak96-fig2", "solsona-fig4"]   # 6 simulation batches at smoke scale
 DAEMONS = ("/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged")
@@ -134,14 +133,6 @@ def _wait_idle(env: dict, folder: Path) -> None:
         time.sleep(1)
 
 
-def _workdir(path: Path) -> Path:
-    path.mkdir()
-    for name in ("Snakefile", "workflow", "config"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, path / name)
-    return path
-
-
 def _run(cwd: Path, env: dict, *args) -> subprocess.CompletedProcess:
     targets = [f"results/{e}/summary.csv" for e in EXPERIMENTS]
     config = ["--config", "scale=smoke", "experiments=[" + ",".join(EXPERIMENTS) + "]"]
@@ -155,10 +146,10 @@ def _cluster_jobs(env) -> set[str]:
 
 
 def test_the_slurm_profile_groups_batches_and_gives_the_local_results(slurm, tmp_path):
-    local = _run(_workdir(tmp_path / "local"), slurm, "--cores", "2")
+    local = _run(copy_workflow(tmp_path / "local"), slurm, "--cores", "2")
     assert local.returncode == 0, local.stderr[-3000:]
     before = _cluster_jobs(slurm)
-    cluster = _run(_workdir(tmp_path / "cluster"), slurm, "--profile", "workflow/profiles/slurm",
+    cluster = _run(copy_workflow(tmp_path / "cluster"), slurm, "--profile", "workflow/profiles/slurm",
                    "--slurm-status-command", "squeue", "--slurm-no-account",
                    "--slurm-init-seconds-before-status-checks", "1", "--latency-wait", "5")
     assert cluster.returncode == 0, cluster.stderr[-4000:]

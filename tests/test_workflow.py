@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from conftest import copy_workflow
 from pypdf import PdfReader
 
 from simcore.experiments.spec import load_spec
@@ -29,10 +30,7 @@ def _snakemake(cwd: Path, *args, timeout=1200):
 def workdir(tmp_path_factory):
     """A copy of the workflow's sources, so the test never touches the user's results/."""
     root = Path(__file__).resolve().parents[1]
-    work = tmp_path_factory.mktemp("repro")
-    for name in ("Snakefile", "workflow", "config"):
-        src = root / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, work / name)
+    work = copy_workflow(tmp_path_factory.mktemp("repro"))
     shutil.copytree(root / "paper", work / "paper",
                     ignore=shutil.ignore_patterns("build", "figures", "tables", "generated"))
     return work
@@ -165,10 +163,7 @@ def test_a_preset_change_reruns_the_simulation_without_snakemake_metadata(tmp_pa
     from simcore.experiments import load_spec
     from simcore.experiments.fingerprint import read_batch_fingerprint, simulation_fingerprint
 
-    root = Path(__file__).resolve().parents[1]
-    for name in ("Snakefile", "workflow", "config"):
-        src = root / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
+    copy_workflow(tmp_path)
     target = "results/amir-table2/provenance.json"
     args = [str(BIN / "snakemake"), "--cores", "1", target, "--config", "scale=smoke", "experiments=[amir-table2]"]
 
@@ -225,11 +220,7 @@ def test_a_change_of_the_analysis_code_redraws_without_simulating(tmp_path):
     """After amir-table2's table is built at smoke scale, a changed simcore/report/tables.py makes
     the aggregate and the table stale (they read the analysis code), never the simulations (they
     depend on the model code through their fingerprints)."""
-    root = Path(__file__).resolve().parents[1]
-    for name in ("Snakefile", "workflow", "config", "simcore"):   # the workflow reads this copy's mtimes
-        src = root / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name, **({"ignore": shutil.ignore_patterns(
-            "__pycache__")} if src.is_dir() else {}))
+    copy_workflow(tmp_path, ("simcore",))   # the workflow reads this copy's mtimes
     args = [str(BIN / "snakemake"), "--cores", "1", "paper/tables/amir-table2.tex", "--config", "scale=smoke",
             "experiments=[amir-table2]"]
     proc = subprocess.run(args, cwd=tmp_path, env=_clean_env(), capture_output=True, text=True, timeout=600)
