@@ -113,7 +113,7 @@ def test_means_compared_by_welch_and_holm_over_the_family():
     assert not out.loc[0, "inconsistent"]
 
 
-def _results(folder, scale, claims, summary, provenance=True):
+def _results(folder, scale, claims, summary, provenance=True, fingerprints=None):
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "scale.txt").write_text(json.dumps(scale))
     for exp, frame in claims.groupby("experiment"):
@@ -122,8 +122,8 @@ def _results(folder, scale, claims, summary, provenance=True):
     for exp, frame in summary.groupby("experiment"):
         frame.to_csv(folder / exp / "summary.csv", index=False)
         if provenance:
-            (folder / exp / "provenance.json").write_text(json.dumps({"commit": "abc", "root_seed": 7,
-                                                                     "wall_time_s": 60.0}))
+            (folder / exp / "provenance.json").write_text(json.dumps({"commit": "abc", "root_seed": 7, "wall_time_s": 60.0,
+                                                                     "fingerprint": (fingerprints or {}).get(exp, "f0")}))
 
 
 def test_evaluate_names_what_is_missing_and_what_differs(tmp_path):
@@ -144,7 +144,19 @@ def test_evaluate_names_what_is_missing_and_what_differs(tmp_path):
     _results(tmp_path / "run", "smoke", claims, summary)
     (tmp_path / "report.pdf").write_text("%PDF")
     ev = evaluate(tmp_path / "run", tmp_path / "ref", ["x"], set(), [tmp_path / "report.pdf"])
-    assert ev.ok and "Verdict: **consistent**" in markdown(ev)
+    assert ev.ok and "Verdict: **consistent**" in markdown(ev) and "(their fingerprints agree)" in markdown(ev)
+
+
+def test_evaluate_names_the_experiments_simulated_from_other_inputs_than_the_reference(tmp_path):
+    """x and y agree with the reference, but y's fingerprint differs (another spec, seed or model
+    code): the page names y; the verdict stays the statistical one."""
+    claims = pd.DataFrame([_claim("x", "a", 1.0, 0.9, 1.1), _claim("y", "a", 1.0, 0.9, 1.1)])
+    summary = pd.concat([_summary("x", [(0, "p", 4, 10.0, 1.0)]), _summary("y", [(0, "p", 4, 10.0, 1.0)])])
+    _results(tmp_path / "run", "smoke", claims, summary, fingerprints={"y": "f1"})
+    _results(tmp_path / "ref", "full", claims, summary)
+    ev = evaluate(tmp_path / "run", tmp_path / "ref", ["x", "y"], set())
+    assert ev.other_code == ("y",) and ev.ok
+    assert "1 experiments were simulated from other specs, seed or model code than the reference's (y)" in markdown(ev)
 
 
 def test_evaluate_refuses_a_folder_that_is_no_reference(tmp_path):

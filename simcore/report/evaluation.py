@@ -42,6 +42,7 @@ class Evaluation:
     means: pd.DataFrame
     alpha: float = ALPHA
     shared: tuple[int, int] = (0, 0)   # replications both runs hold, and how many are identical
+    other_code: tuple[str, ...] = ()   # experiments the reference made from other specs, seed or code
 
     @property
     def inconsistent_claims(self) -> pd.DataFrame:
@@ -68,6 +69,17 @@ def _provenance(folder: Path, ids: list[str]) -> dict:
     return {"commit": sorted({p.get("commit", "?") for p in found}),
             "root_seed": sorted({p.get("root_seed") for p in found if p.get("root_seed") is not None}),
             "wall_time_s": sum(float(p.get("wall_time_s") or 0) for p in found)}
+
+
+def other_fingerprints(results: Path, reference: Path, ids: list[str]) -> tuple[str, ...]:
+    """The experiments whose simulation fingerprint (spec, preset, seed, model code, topologies; not
+    the scale) differs between the two runs' provenance: the reference was made by other inputs."""
+    def prints(folder: Path) -> dict:
+        return {i: json.loads((folder / i / "provenance.json").read_text()).get("fingerprint")
+                for i in ids if (folder / i / "provenance.json").exists()}
+
+    here, there = prints(results), prints(reference)
+    return tuple(i for i in ids if i in here and i in there and here[i] != there[i])
 
 
 def missing_outputs(results: Path, experiments: list[str], extra: list[str], targets: list[Path]) -> list[str]:
@@ -182,7 +194,8 @@ def evaluate(results: Path, reference: Path, experiments: list[str], san_figures
         claims=compare_claims(small_claims, ref_claims, alpha, scale == ref_scale, set(figures))
         if not small_claims.empty else none,
         means=compare_means(small_means, ref_means, alpha) if not small_means.empty else none,
-        alpha=alpha, shared=identical_replications(results, reference, ids))
+        alpha=alpha, shared=identical_replications(results, reference, ids),
+        other_code=other_fingerprints(results, reference, ids))
 
 
 def _interval(estimate, low, high) -> str:
@@ -224,6 +237,11 @@ def markdown(ev: Evaluation) -> str:
              f"- Claims: {len(compared)} compared, {len(ev.claims) - len(compared)} not comparable, "
              f"{len(bad_claims)} inconsistent.",
              f"- Means: {len(ev.means)} compared, {len(bad_means)} inconsistent.",
+             "- Inputs: " + ("every experiment's spec, preset, root seed, model code and topologies are the "
+                             "reference's (their fingerprints agree)." if not ev.other_code else
+                             f"{len(ev.other_code)} experiments were simulated from other specs, seed or model "
+                             f"code than the reference's ({', '.join(ev.other_code)}): their differences may "
+                             "come from that, not from chance."),
              f"- Replications (per cell and policy) the reference also holds, with the same seeds: {ev.shared[0]}; identical in every value: "
              f"{ev.shared[1]} (reported, not judged: another platform may differ in the last digits).", ""]
     if ev.missing:
