@@ -478,10 +478,11 @@ def test_a_percent_sign_in_a_title_is_escaped_once(tmp_path):
 
 
 def test_the_run_profile_counts_each_job_for_its_cpu_over_its_wall_time(tmp_path):
-    """Two simulation jobs of the smoke scale and one SAN job: A runs 0-60 s on one core (60 CPU
-    s), B 30-90 s at half a core (30 CPU s), the SAN solve 60-90 s (30 CPU s); a quick-scale file
-    is left out. In 30 s bins: 1, 1.5 and 1.5 cores busy. The span is 1.5 min, the CPU 2 min,
-    2 / (1.5 x 2 cores) = 67 % of the machine."""
+    """Two simulation jobs of the smoke scale and one SAN job, each holding one core while it runs:
+    A 0-60 s (60 CPU s sampled), B 30-90 s (30), the SAN solve 60-90 s (30); a quick-scale file is
+    left out. In 30 s bins: 1, 2 and 2 cores held. The span is 1.5 min, the job time 2.5 min,
+    2.5 / (1.5 x 2 cores) = 83 % of the machine; the sampled CPU 2 min; job time per paper:
+    corr05 1.5 (B and the SAN solve), amir 1.0."""
     import os
 
     from simcore.report.run_profile import busy_cores, load_jobs, write_profile
@@ -505,11 +506,11 @@ def test_the_run_profile_counts_each_job_for_its_cpu_over_its_wall_time(tmp_path
     jobs = load_jobs(bench, "smoke")
     assert sorted(jobs.name) == ["amir-table2", "corr05-fig8-2sched", "corr05-fig9"]
     minutes, busy = busy_cores(jobs, 30.0)
-    assert minutes.tolist() == [0.0, 0.5, 1.0] and busy.tolist() == [1.0, 1.5, 1.5]
+    assert minutes.tolist() == [0.0, 0.5, 1.0] and busy.tolist() == [1.0, 2.0, 2.0]
     write_profile(bench, "smoke", tmp_path / "profile.pdf", tmp_path / "profile.tex", cores=2)
     tex = (tmp_path / "profile.tex").read_text()
-    for name, value in (("Jobs", "3"), ("Span", "1.5"), ("Cpu", "2.0"), ("Use", "67"), ("Cores", "2"),
-                        ("Papers", "amir 1.0, corr05 1.0")):
+    for name, value in (("Jobs", "3"), ("Span", "1.5"), ("JobTime", "2.5"), ("Cpu", "2.0"), ("Use", "83"),
+                        ("Cores", "2"), ("Papers", "corr05 1.5, amir 1.0")):
         assert f"\\newcommand{{\\RunProfile{name}}}{{{value}}}" in tex
     assert (tmp_path / "profile.pdf").stat().st_size > 1000
     # saved with the reference and read back (a copy loses the files' times): the same macros
@@ -529,7 +530,7 @@ def test_the_readme_table_of_times_adds_each_experiments_jobs_and_spans_them(tmp
     """Paper p: x1 runs 0-60 s (60 CPU s), 60-120 s (30 CPU s) and aggregates 120-126 s (6): 3 jobs,
     126 s = 2.1 min of jobs, 96 s = 1.6 min CPU, spanning 2.1 min; x2 one job 0-30 s, 0.5 min each
     way. Paper q: y 30-90 s, 1.0 min. The run: 5 jobs, 3.6 job min, 3.1 CPU min, 0-126 s = 2.1 min.
-    x1 comes before x2 (more CPU); the same table through the command line."""
+    x1 comes before x2 (more job time); the same table through the command line."""
     from simcore.cli import main
     from simcore.report.run_profile import markdown_times
 

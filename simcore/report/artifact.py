@@ -70,13 +70,15 @@ def artifact_tex(specs, reference: Path) -> str:
     lines += [r"\end{description}", "",
               r"Each experiment is rebuilt alone, with what it depends on, by the command given (at the scale of "
               r"\texttt{SCALE=smoke|quick|full}, full by default). The times were measured on the project's build "
-              r"machine (2 cores): the experiment's simulation and aggregation jobs, their wall times added up, "
-              r"then their CPU time, in minutes. "
+              r"machine (2 cores): the experiment's simulation and aggregation jobs, their wall times added up "
+              r"(each job holds one core), then their CPU time as Snakemake's benchmark samples it, in minutes; "
+              r"those samples miss what a job spends after its last one, so the CPU time is a lower bound "
+              r"(Appendix~\ref{app:profile}). "
               + ("Scales not yet measured: " + ", ".join(s for s in SCALES if s not in measured) + "."
                  if len(measured) < len(SCALES) else ""),
               r"\begingroup\footnotesize",
               r"\begin{longtable}{@{}ll" + "r" * len(SCALES) + "@{}}",
-              r"\caption{Rebuilding each experiment, and what it cost (job time / CPU time, minutes).}"
+              r"\caption{Rebuilding each experiment, and what it cost (job time / sampled CPU time, minutes).}"
               r"\label{tab:artifact}\\",
               r"\toprule Experiment & Rebuild & " + " & ".join(SCALES) + r" \\ \midrule", r"\endfirsthead",
               r"\toprule Experiment & Rebuild & " + " & ".join(SCALES) + r" \\ \midrule", r"\endhead",
