@@ -62,10 +62,15 @@ def _concat(folder: Path, ids: list[str], name: str) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+def _provenances(folder: Path, ids: list[str]) -> dict[str, dict]:
+    """Each experiment's provenance.json that ``folder`` holds."""
+    return {i: json.loads((folder / i / "provenance.json").read_text()) for i in ids
+            if (folder / i / "provenance.json").exists()}
+
+
 def _provenance(folder: Path, ids: list[str]) -> dict:
     """The run's commit(s), root seed(s) and summed wall time, from the experiments' provenance."""
-    found = [json.loads((folder / i / "provenance.json").read_text()) for i in ids
-             if (folder / i / "provenance.json").exists()]
+    found = _provenances(folder, ids).values()
     return {"commit": sorted({p.get("commit", "?") for p in found}),
             "root_seed": sorted({p.get("root_seed") for p in found if p.get("root_seed") is not None}),
             "wall_time_s": sum(float(p.get("wall_time_s") or 0) for p in found)}
@@ -74,12 +79,8 @@ def _provenance(folder: Path, ids: list[str]) -> dict:
 def other_fingerprints(results: Path, reference: Path, ids: list[str]) -> tuple[str, ...]:
     """The experiments whose simulation fingerprint (spec, preset, seed, model code, topologies; not
     the scale) differs between the two runs' provenance: the reference was made by other inputs."""
-    def prints(folder: Path) -> dict:
-        return {i: json.loads((folder / i / "provenance.json").read_text()).get("fingerprint")
-                for i in ids if (folder / i / "provenance.json").exists()}
-
-    here, there = prints(results), prints(reference)
-    return tuple(i for i in ids if i in here and i in there and here[i] != there[i])
+    here, there = _provenances(results, ids), _provenances(reference, ids)
+    return tuple(i for i in ids if i in here and i in there and here[i].get("fingerprint") != there[i].get("fingerprint"))
 
 
 def missing_outputs(results: Path, experiments: list[str], extra: list[str], targets: list[Path]) -> list[str]:
