@@ -485,7 +485,7 @@ def test_the_run_profile_counts_each_job_for_its_cpu_over_its_wall_time(tmp_path
     corr05 1.5 (B and the SAN solve), amir 1.0."""
     import os
 
-    from simcore.report.run_profile import busy_cores, load_jobs, write_profile
+    from simcore.report.run_profile import busy_cores, draw_profile, load_jobs
 
     bench = tmp_path / "benchmarks"
     t0 = 1.7e9
@@ -507,14 +507,14 @@ def test_the_run_profile_counts_each_job_for_its_cpu_over_its_wall_time(tmp_path
     assert sorted(jobs.name) == ["amir-table2", "corr05-fig8-2sched", "corr05-fig9"]
     minutes, busy = busy_cores(jobs, 30.0)
     assert minutes.tolist() == [0.0, 0.5, 1.0] and busy.tolist() == [1.0, 2.0, 2.0]
-    write_profile(bench, "smoke", tmp_path / "profile.pdf", tmp_path / "profile.tex", cores=2)
+    draw_profile(jobs, "smoke", tmp_path / "profile.pdf", tmp_path / "profile.tex", 2)
     tex = (tmp_path / "profile.tex").read_text()
     for name, value in (("Jobs", "3"), ("Span", "1.5"), ("JobTime", "2.5"), ("Cpu", "2.0"), ("Use", "83"),
                         ("Cores", "2"), ("Papers", "corr05 1.5, amir 1.0")):
         assert f"\\newcommand{{\\RunProfile{name}}}{{{value}}}" in tex
     assert (tmp_path / "profile.pdf").stat().st_size > 1000
     # saved with the reference and read back (a copy loses the files' times): the same macros
-    from simcore.report.run_profile import draw_profile, read_jobs, save_jobs
+    from simcore.report.run_profile import read_jobs, save_jobs
 
     save_jobs(bench, "smoke", 2, tmp_path / "jobs.csv")
     jobs, cores = read_jobs(tmp_path / "jobs.csv")

@@ -15,7 +15,6 @@ any scale.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -62,12 +61,6 @@ def busy_cores(jobs: pd.DataFrame, step: float) -> tuple[np.ndarray, np.ndarray]
     for job in jobs.itertuples():
         busy += np.clip(np.minimum(edges[1:], job.end) - np.maximum(edges[:-1], job.start), 0, None) / step
     return (edges[:-1] - t0) / 60.0, busy
-
-
-def write_profile(benchmarks: Path, scale: str, figure: Path, tex: Path, cores: int | None = None) -> str:
-    """The figure and the macros from the benchmark files; returns a summary line. With no
-    benchmark file of this scale the figure says so and the macros say that nothing was recorded."""
-    return draw_profile(load_jobs(benchmarks, scale), scale, figure, tex, cores or os.cpu_count() or 1)
 
 
 def save_jobs(benchmarks: Path, scale: str, cores: int, out: Path) -> pd.DataFrame:
