@@ -526,6 +526,23 @@ def test_the_run_profile_counts_each_job_for_its_cpu_over_its_wall_time(tmp_path
     assert sorted(jobs.rule) == ["aggregate", "san", "simulate", "simulate"]
 
 
+def test_a_run_stopped_and_resumed_is_measured_without_its_pause(tmp_path):
+    """x: 0-60 s and, after a stop, 1000-1060 s; y: 30-90 s. The clock runs 1060 s, but jobs ran
+    0-90 and 1000-1060: 150 s = 2.5 min, the span of the run and of x (y's: 1.0 min). 3 job
+    minutes on 2 cores over 2.5 min: 60 % of the machine (not 3 / (1060 / 60 x 2) = 8 %)."""
+    from simcore.report.run_profile import busy_seconds, draw_profile, experiment_times
+
+    jobs = pd.DataFrame([("simulate", "x", "p", 0, 60, 60, 60), ("simulate", "x", "p", 1000, 1060, 60, 60),
+                         ("simulate", "y", "p", 30, 90, 60, 60)],
+                        columns=["rule", "name", "paper", "start", "end", "wall", "cpu"])
+    assert busy_seconds(jobs, 0, 1060) == 150 and busy_seconds(jobs, 45, 1010) == 55
+    assert experiment_times(jobs).set_index("name").span_min.to_dict() == {"x": 2.5, "y": 1.0}
+    draw_profile(jobs, "full", tmp_path / "profile.pdf", tmp_path / "profile.tex", 2)
+    tex = (tmp_path / "profile.tex").read_text()
+    for name, value in (("Span", "2.5"), ("Clock", "17.7"), ("JobTime", "3.0"), ("Use", "60")):
+        assert f"\\newcommand{{\\RunProfile{name}}}{{{value}}}" in tex
+
+
 def test_the_readme_table_of_times_adds_each_experiments_jobs_and_spans_them(tmp_path):
     """Paper p: x1 runs 0-60 s (60 CPU s), 60-120 s (30 CPU s) and aggregates 120-126 s (6): 3 jobs,
     126 s = 2.1 min of jobs, 96 s = 1.6 min CPU, spanning 2.1 min; x2 one job 0-30 s, 0.5 min each
