@@ -7,6 +7,7 @@ from pathlib import Path
 
 import yaml
 
+import simcore
 from simcore.experiments import SpecError, load_spec
 from simcore.experiments.fingerprint import code_fingerprint, simulation_fingerprint, sync_fingerprint_file
 from simcore.experiments.spec import SCALES
@@ -22,8 +23,12 @@ os.environ.update(NUMA_LB_REPRO_ROOT=str(Path(workflow.main_snakefile).resolve()
 SPEC_DIR = Path("config/experiments")
 # The analysis and report code: aggregates, figures, tables and macros are remade when it changes
 # (simulations depend on the model code through their fingerprints instead).
+# A copy of the workflow without simcore/ (`make evaluate`'s) reads the installed package's code,
+# which its jobs run.
+_CODE_DIR = Path(workflow.main_snakefile).parent / "simcore"
+_CODE_DIR = _CODE_DIR if _CODE_DIR.is_dir() else Path(simcore.__file__).parent
 ANALYSIS_CODE = sorted(str(p) for pattern in ("stats/*.py", "report/*.py", "experiments/aggregate.py")
-                       for p in (Path(workflow.main_snakefile).parent / "simcore").glob(pattern))
+                       for p in _CODE_DIR.glob(pattern))
 
 
 def _load_specs():

@@ -37,6 +37,7 @@ rule run_profile:
     input:
         summaries=expand("results/{exp}/summary.csv", exp=SPECS),
         san=[f"paper/generated/{f}.tex" for f in SAN_FIGURES] + ["paper/generated/san.tex"],
+        code=ANALYSIS_CODE,
     output:
         figure=report("paper/figures/run-profile.pdf", caption="../report/run-profile.rst", category="Run profile"),
         tex="paper/generated/run-profile.tex",
