@@ -12,25 +12,46 @@ from scipy import stats
 from simcore.cli import main
 from simcore.errors import InputError
 from simcore.report.evaluation import compare_claims, compare_means, evaluate, markdown
-from simcore.stats.consistency import holm, interval_se, interval_z, welch
+from simcore.stats.consistency import holm, interval_se, interval_z, pooled_se, pooled_t
 
 Z95 = 1.959963984540054
 
 
-def test_welch_from_two_summaries():
-    """10 vs 12, sd 1 and 2, n 4 and 16: se = sqrt(1/4 + 4/16) = sqrt(0.5), t = -2 / sqrt(0.5)
-    = -2.828; Welch's df = 0.5^2 / (0.25^2/3 + 0.25^2/15) = 10."""
-    c = welch(10.0, 1.0, 4, 12.0, 2.0, 16)
-    assert c.difference == -2.0 and c.se == pytest.approx(math.sqrt(0.5))
-    assert c.statistic == pytest.approx(-2.0 / math.sqrt(0.5))
-    assert c.p == pytest.approx(2 * stats.t.sf(2.0 / math.sqrt(0.5), 10.0))
+def test_the_t_test_pools_the_variance_of_both_runs():
+    """10 vs 12, sd 1 and 2, n 4 and 16: pooled variance (3 x 1 + 15 x 4) / 18 = 3.5, se =
+    sqrt(3.5 (1/4 + 1/16)) = 1.0458, t = -2 / 1.0458 = -1.912 on 18 df."""
+    c = pooled_t(10.0, 1.0, 4, 12.0, 2.0, 16)
+    assert c.difference == -2.0 and c.se == pytest.approx(math.sqrt(3.5 * 0.3125))
+    assert c.statistic == pytest.approx(-2.0 / math.sqrt(3.5 * 0.3125))
+    assert c.p == pytest.approx(2 * stats.t.sf(2.0 / math.sqrt(3.5 * 0.3125), 18.0))
 
 
-def test_welch_on_deterministic_values_asks_for_equality():
-    assert welch(0.5, 0.0, 3, 0.5, 0.0, 100).p == 1.0
-    assert welch(0.5, 0.0, 3, 0.5 + 1e-6, 0.0, 100).p == 0.0
+def test_a_small_run_without_spread_borrows_the_references():
+    """Three replications that all saw 0 of a rare event against 0.003 (sd 0.004, n 300): the
+    pooled sd is 0.004 sqrt(299 / 301) = 0.0039867, se = 0.0039867 sqrt(1/3 + 1/300) = 0.0023132,
+    t = -1.297, p = 0.196: consistent. Welch's test would take the small run's zero spread at its
+    word: se = 0.004 / sqrt(300) = 0.000231, t = -13."""
+    c = pooled_t(0.0, 0.0, 3, 0.003, 0.004, 300)
+    se = 0.004 * math.sqrt(299 / 301) * math.sqrt(1 / 3 + 1 / 300)
+    assert c.se == pytest.approx(se) and c.statistic == pytest.approx(-0.003 / se)
+    assert c.p == pytest.approx(2 * stats.t.sf(0.003 / se, 301)) and c.p > 0.19
+
+
+def test_the_t_test_on_deterministic_values_asks_for_equality():
+    assert pooled_t(0.5, 0.0, 3, 0.5, 0.0, 100).p == 1.0
+    assert pooled_t(0.5, 0.0, 3, 0.5 + 1e-6, 0.0, 100).p == 0.0
     with pytest.raises(ValueError, match="two replications"):
-        welch(1.0, 1.0, 1, 1.0, 1.0, 5)
+        pooled_t(1.0, 1.0, 1, 1.0, 1.0, 5)
+
+
+def test_pooled_standard_errors_of_two_runs():
+    """se 0.5 from 10 and 0.1 from 10: variances 2.5 and 0.1, pooled (9 x 2.5 + 9 x 0.1) / 18 =
+    1.3, se = sqrt(1.3 x 0.2) = sqrt(0.26) = hypot(0.5, 0.1) (equal n: as if added). se 0 from 4
+    and 0.1 from 100: (99 x 100 x 0.01) / 102 = 0.97059, se = sqrt(0.97059 x 0.26) = 0.50235.
+    Without the replications: added."""
+    assert pooled_se(0.5, 10, 0.1, 10) == pytest.approx(math.hypot(0.5, 0.1))
+    assert pooled_se(0.0, 4, 0.1, 100) == pytest.approx(math.sqrt(99 * 100 * 0.01 / 102 * 0.26))
+    assert pooled_se(0.5, float("nan"), 0.1, 10) == pytest.approx(math.hypot(0.5, 0.1))
 
 
 def test_interval_se_reads_the_half_that_faces_the_other_estimate():
@@ -78,14 +99,20 @@ def test_claims_are_compared_only_where_both_runs_estimate_one_quantity():
     b: 3.0 +- 0.5 against 1.0 +- 0.1: z = 2 x 1.96 / 0.51 = 7.7, p = 1.6e-14, named.
     c: deciding cells 2 and 5; d: a SAN figure at another scale; e: only in the reference."""
     small = pd.DataFrame([_claim("x", "a", 1.0, 0.5, 1.5), _claim("x", "b", 3.0, 2.5, 3.5),
-                          _claim("x", "c", 1.0, 0.5, 1.5, cell=2), _claim("fig8", "d", 0.5, 0.5, 0.5, cell=None)])
+                          _claim("x", "c", 1.0, 0.5, 1.5, cell=2), _claim("fig8", "d", 0.5, 0.5, 0.5, cell=None),
+                          _claim("x", "f", 0.0, 0.0, 0.0, n=4)])
     ref = pd.DataFrame([_claim("x", "a", 1.1, 1.0, 1.2), _claim("x", "b", 1.0, 0.9, 1.1),
                         _claim("x", "c", 1.0, 0.9, 1.1, cell=5), _claim("fig8", "d", 0.9, 0.9, 0.9, cell=None),
-                        _claim("x", "e", 1.0, 0.9, 1.1)])
+                        _claim("x", "e", 1.0, 0.9, 1.1), _claim("x", "f", 0.2, 0.1, 0.3, n=100)])
     out = compare_claims(small, ref, 0.01, same_scale=False, san_figures={"fig8"}).set_index("claim")
     assert out.loc["a", "statistic_value"] == pytest.approx(-0.1 * Z95 / math.hypot(0.5, 0.1))
     assert not out.loc["a", "inconsistent"] and out.loc["b", "inconsistent"]
     assert out.loc["b", "statistic_value"] == pytest.approx(2.0 * Z95 / math.hypot(0.5, 0.1))
+    # f: 4 replications without spread against 0.2 +- 0.1 from 100. se_ref = 0.1 / 1.96 = 0.05102,
+    # its variance 100 x 0.05102^2 = 0.26032, pooled 99 x 0.26032 / 102 = 0.25266, se =
+    # sqrt(0.25266 (1/4 + 1/100)) = 0.2563, z = -0.78: consistent (added, z = -3.92, p = 9e-5)
+    se_f = math.sqrt(99 * 100 * (0.1 / Z95) ** 2 / 102 * 0.26)
+    assert out.loc["f", "statistic_value"] == pytest.approx(-0.2 / se_f) and not out.loc["f", "inconsistent"]
     assert out.loc["c", "reason"] == "deciding cells differ (2 here, 5 in the reference)"
     assert out.loc["d", "reason"].startswith("SAN figure")
     assert out.loc["e", "reason"] == "no estimate in one of the runs"
@@ -100,15 +127,15 @@ def _summary(exp, rows):
     return pd.DataFrame([[exp, c, p, "m", n, m, s, 0.95, m - s, m + s] for c, p, n, m, s in rows], columns=columns)
 
 
-def test_means_compared_by_welch_and_holm_over_the_family():
-    """Cell 0: 10 +- 1 (n 4) against 10.2 +- 2 (n 16), t = -0.28: consistent. Cell 1: 10 +- 1
-    (n 4) against 20 +- 2 (n 16), t = -14.1, Welch df 10, p = 6e-8, x 2 comparisons: named.
-    Cell 2 has one replication here: not compared."""
+def test_means_compared_by_the_pooled_t_test_and_holm_over_the_family():
+    """Cell 0: 10 +- 1 (n 4) against 10.2 +- 2 (n 16), t = -0.19: consistent. Cell 1: 10 +- 1
+    (n 4) against 20 +- 2 (n 16): pooled se sqrt(3.5 x 0.3125) = 1.0458, t = -9.56 on 18 df,
+    p = 1.8e-8, x 2 comparisons: named. Cell 2 has one replication here: not compared."""
     small = _summary("x", [(0, "p", 4, 10.0, 1.0), (1, "p", 4, 10.0, 1.0), (2, "p", 1, 3.0, 0.0)])
     ref = _summary("x", [(0, "p", 16, 10.2, 2.0), (1, "p", 16, 20.0, 2.0), (2, "p", 16, 3.0, 1.0)])
     out = compare_means(small, ref, 0.01).set_index("cell")
     assert list(out.index) == [0, 1]
-    p1 = 2 * stats.t.sf(10.0 / math.sqrt(0.5), 10.0)
+    p1 = 2 * stats.t.sf(10.0 / math.sqrt(3.5 * 0.3125), 18.0)
     assert out.loc[1, "p_adjusted"] == pytest.approx(min(1.0, 2 * p1)) and out.loc[1, "inconsistent"]
     assert not out.loc[0, "inconsistent"]
 
@@ -149,14 +176,19 @@ def test_evaluate_names_what_is_missing_and_what_differs(tmp_path):
 
 def test_evaluate_names_the_experiments_simulated_from_other_inputs_than_the_reference(tmp_path):
     """x and y agree with the reference, but y's fingerprint differs (another spec, seed or model
-    code): the page names y; the verdict stays the statistical one."""
+    code): the page names y; the verdict stays the statistical one. Each experiment took 60 s; in
+    the reference both share one fingerprint (y reads x's replications), so it counts once: 1.0 min,
+    against 2.0 min here."""
     claims = pd.DataFrame([_claim("x", "a", 1.0, 0.9, 1.1), _claim("y", "a", 1.0, 0.9, 1.1)])
     summary = pd.concat([_summary("x", [(0, "p", 4, 10.0, 1.0)]), _summary("y", [(0, "p", 4, 10.0, 1.0)])])
     _results(tmp_path / "run", "smoke", claims, summary, fingerprints={"y": "f1"})
     _results(tmp_path / "ref", "full", claims, summary)
     ev = evaluate(tmp_path / "run", tmp_path / "ref", ["x", "y"], set())
     assert ev.other_code == ("y",) and ev.ok
-    assert "1 experiments were simulated from other specs, seed or model code than the reference's (y)" in markdown(ev)
+    page = markdown(ev)
+    assert "1 experiments were simulated from other specs, seed or model code than the reference's (y)" in page
+    assert "root seed 7, 2.0 min of simulation." in page.split("- Reference:")[0]
+    assert "root seed 7, 1.0 min of simulation." in page.split("- Reference:")[1]
 
 
 def test_evaluate_refuses_a_folder_that_is_no_reference(tmp_path):

@@ -21,7 +21,7 @@ import pandas as pd
 
 from simcore.errors import InputError
 from simcore.report.reference import read_scale
-from simcore.stats.consistency import holm, interval_z, welch
+from simcore.stats.consistency import holm, interval_z, pooled_t
 
 ALPHA = 0.01          # family-wise level of each family of comparisons (claims; means)
 OUTPUTS = ("summary.csv", "claims.csv", "provenance.json")
@@ -69,11 +69,13 @@ def _provenances(folder: Path, ids: list[str]) -> dict[str, dict]:
 
 
 def _provenance(folder: Path, ids: list[str]) -> dict:
-    """The run's commit(s), root seed(s) and summed wall time, from the experiments' provenance."""
+    """The run's commit(s), root seed(s) and summed wall time, from the experiments' provenance;
+    experiments that read another's replications share its fingerprint and count once."""
     found = _provenances(folder, ids).values()
+    simulated = {p.get("fingerprint") or id(p): float(p.get("wall_time_s") or 0) for p in found}
     return {"commit": sorted({p.get("commit", "?") for p in found}),
             "root_seed": sorted({p.get("root_seed") for p in found if p.get("root_seed") is not None}),
-            "wall_time_s": sum(float(p.get("wall_time_s") or 0) for p in found)}
+            "wall_time_s": sum(simulated.values())}
 
 
 def other_fingerprints(results: Path, reference: Path, ids: list[str]) -> tuple[str, ...]:
@@ -94,10 +96,10 @@ def missing_outputs(results: Path, experiments: list[str], extra: list[str], tar
 
 def compare_means(small: pd.DataFrame, reference: pd.DataFrame, alpha: float) -> pd.DataFrame:
     """One row per summary row present in both runs with two replications or more on each side:
-    Welch's test, Holm-adjusted over all of them."""
+    Student's t test with the pooled variance, Holm-adjusted over all of them."""
     both = small.merge(reference, on=KEYS, suffixes=("", "_ref"))
     both = both[(both.n >= 2) & (both.n_ref >= 2) & both[["mean", "sd", "mean_ref", "sd_ref"]].notna().all(axis=1)]
-    tests = [welch(r.mean, r.sd, int(r.n), r.mean_ref, r.sd_ref, int(r.n_ref)) for r in both.itertuples()]
+    tests = [pooled_t(r.mean, r.sd, int(r.n), r.mean_ref, r.sd_ref, int(r.n_ref)) for r in both.itertuples()]
     out = both[KEYS + ["n", "mean", "ci_low", "ci_high", "n_ref", "mean_ref", "ci_low_ref", "ci_high_ref"]].copy()
     out["difference"] = [t.difference for t in tests]
     out["se"] = [t.se for t in tests]
@@ -161,7 +163,7 @@ def compare_claims(small: pd.DataFrame, reference: pd.DataFrame, alpha: float, s
     both["reason"] = [_not_comparable(r, same_scale, san_figures) for r in both.itertuples()]
     comparable = both.reason == ""
     tests = [interval_z((r.estimate, r.ci_low, r.ci_high, r.level), (r.estimate_ref, r.ci_low_ref, r.ci_high_ref,
-                        r.level_ref), r.statistic) for r in both[comparable].itertuples()]
+                        r.level_ref), r.statistic, (r.n, r.n_ref)) for r in both[comparable].itertuples()]
     both["difference"] = np.nan
     both["se"] = np.nan
     both["statistic_value"] = np.nan
@@ -272,11 +274,14 @@ def markdown(ev: Evaluation) -> str:
     lines += ["## The tests", "",
               "A verdict may differ between scales: fewer replications give wider intervals, and an undecided "
               "claim is not a contradiction. What must not differ is the estimate, beyond what the two "
-              "intervals allow. Each mean is compared with the reference's by Welch's t test (its mean, "
-              "standard deviation and replications); each claim's estimate by a z test whose standard errors "
-              "are read back from the two intervals (the half facing the other estimate, over the normal "
-              "quantile of the interval's level, on the log scale for ratios), which errs towards "
-              "consistency for t and exact binomial intervals. Claims are compared only where both runs "
+              "intervals allow. Under the null hypothesis both runs draw from one distribution (same model, "
+              "spec and seeds), so they share one variance, pooled over both runs' replications: a small "
+              "run's own spread, from a few replications, is a poor estimate of it. Each mean is compared "
+              "with the reference's by Student's t test with that pooled variance (from the means, standard "
+              "deviations and replications); each claim's estimate by a z test whose standard errors are "
+              "read back from the two intervals (the half facing the other estimate, over the normal "
+              "quantile of the interval's level, on the log scale for ratios) and pooled the same way, which "
+              "errs towards consistency for t and exact binomial intervals. Claims are compared only where both runs "
               "estimate the same quantity (same deciding cell, same cells). The p values of each family "
               f"(claims, means) are adjusted by Holm's method, and a difference is named when its adjusted "
               f"p value is at most {ev.alpha:g}: the chance of naming any consistent quantity is at most "

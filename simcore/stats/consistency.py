@@ -5,16 +5,23 @@ test of "no difference", and the many comparisons of one evaluation are correcte
 Holm's step-down method, so that the chance of naming any consistent quantity is at most
 ``alpha`` over the whole family (the summaries' means form one family, the claims another).
 
+Under the null hypothesis both runs draw from one distribution: the same model, spec and seeds
+(the fingerprints say whether they are), only more replications in the reference. So the two
+runs share one variance, and it is estimated from both, each weighted by its degrees of freedom:
+the reference's hundreds of replications carry it where a small run has three. A small run's
+own spread is a poor estimate (three draws can spread ten times less than the population), and
+a test that trusts it, Welch's, reads that luck as precision.
+
 - A summary row (one cell, policy and metric) gives its mean, standard deviation and
-  replications: Welch's t test, which does not assume equal variances (a smoke run of 3
-  replications against 1000).
+  replications: Student's two-sample t test with the pooled variance.
 - A claim gives its estimate and an interval at some level, built by whichever method suits its
   statistic (t, delta method, Clopper-Pearson, on the log scale for ratios). Its standard error
   is read back from the half of the interval that faces the other estimate, divided by the normal
   quantile of its level, on the scale the verdicts use (log for positive ratios). Intervals built
   with t quantiles or exact binomial bounds are wider than the normal ones, so this standard
-  error is too large if anything and the test errs towards "consistent". Then z = difference /
-  sqrt(se1^2 + se2^2), two-sided.
+  error is too large if anything and the test errs towards "consistent". With each run's
+  replications n1 and n2, the standard errors are pooled like the variances above (se_i^2 n_i is
+  run i's variance); without them they are added. Then z = difference / se, two-sided.
 
 Where both spreads are zero (deterministic quantities) the two values must agree to 1e-9
 relative, else p = 0.
@@ -46,17 +53,29 @@ def _exact(a: float, b: float) -> Comparison:
     return Comparison(a - b, 0.0, 0.0 if same else math.inf, 1.0 if same else 0.0)
 
 
-def welch(mean1: float, sd1: float, n1: int, mean2: float, sd2: float, n2: int) -> Comparison:
-    """Welch's t test of equal means from two summaries (n >= 2 each)."""
+def pooled_t(mean1: float, sd1: float, n1: int, mean2: float, sd2: float, n2: int) -> Comparison:
+    """Student's t test of equal means from two summaries (n >= 2 each), with the variance
+    pooled over both: ((n1 - 1) sd1^2 + (n2 - 1) sd2^2) / (n1 + n2 - 2), df n1 + n2 - 2."""
     from scipy import stats
 
     if n1 < 2 or n2 < 2:
-        raise ValueError(f"Welch's test needs two replications on each side, not {n1} and {n2}")
-    se = math.sqrt(sd1 ** 2 / n1 + sd2 ** 2 / n2)
+        raise ValueError(f"the t test needs two replications on each side, not {n1} and {n2}")
+    variance = ((n1 - 1) * sd1 ** 2 + (n2 - 1) * sd2 ** 2) / (n1 + n2 - 2)
+    se = math.sqrt(variance * (1.0 / n1 + 1.0 / n2))
     if se == 0:
         return _exact(mean1, mean2)
-    test = stats.ttest_ind_from_stats(mean1, sd1, n1, mean2, sd2, n2, equal_var=False)
+    test = stats.ttest_ind_from_stats(mean1, sd1, n1, mean2, sd2, n2, equal_var=True)
     return Comparison(mean1 - mean2, se, float(test.statistic), float(test.pvalue))
+
+
+def pooled_se(se1: float, n1: float, se2: float, n2: float) -> float:
+    """The standard error of a difference of two estimates from n1 and n2 replications whose own
+    standard errors are se1 and se2, with one variance pooled over both runs (se_i^2 n_i is run
+    i's); without two replications on each side, sqrt(se1^2 + se2^2)."""
+    if not (n1 >= 2 and n2 >= 2):          # also False for NaN
+        return math.hypot(se1, se2)
+    variance = ((n1 - 1) * n1 * se1 ** 2 + (n2 - 1) * n2 * se2 ** 2) / (n1 + n2 - 2)
+    return math.sqrt(variance * (1.0 / n1 + 1.0 / n2))
 
 
 def interval_se(estimate: float, low: float, high: float, level: float, toward: float) -> float:
@@ -80,11 +99,12 @@ def analysis_scale(statistic: str, *values: float) -> tuple[float, ...]:
 
 
 def interval_z(small: tuple[float, float, float, float], reference: tuple[float, float, float, float],
-               statistic: str) -> Comparison:
-    """z test of equal values from two (estimate, low, high, level) intervals of one statistic."""
+               statistic: str, n: tuple[float, float] = (math.nan, math.nan)) -> Comparison:
+    """z test of equal values from two (estimate, low, high, level) intervals of one statistic,
+    made from ``n`` replications (pooled, see :func:`pooled_se`)."""
     (e1, lo1, hi1, lv1), (e2, lo2, hi2, lv2) = small, reference
     e1, lo1, hi1, e2, lo2, hi2 = analysis_scale(statistic, e1, lo1, hi1, e2, lo2, hi2)
-    se = math.hypot(interval_se(e1, lo1, hi1, lv1, e2), interval_se(e2, lo2, hi2, lv2, e1))
+    se = pooled_se(interval_se(e1, lo1, hi1, lv1, e2), n[0], interval_se(e2, lo2, hi2, lv2, e1), n[1])
     if se == 0:
         return _exact(e1, e2)
     from scipy import stats
