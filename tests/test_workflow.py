@@ -93,6 +93,7 @@ def test_smoke_workflow_builds_report_with_scorecard(workdir):
     assert summary.groupby(["cell", "policy"]).size().eq(1).all()
     _snakemake_report_holds_the_figures_with_their_captions(workdir)
     _a_saved_reference_rebuilds_the_report(workdir)
+    _the_smoke_run_is_consistent_with_the_committed_reference(workdir)
     # the benchmark files of the simulations, SAN jobs, aggregations and the report feed the appendix
     for rule in ("simulate", "san", "aggregate/smoke", "figure/smoke", "table/smoke", "report/smoke"):
         assert list((workdir / "logs/benchmarks" / rule).rglob("*.tsv")), rule
@@ -147,6 +148,24 @@ def _a_saved_reference_rebuilds_the_report(workdir):
     assert "Means: 0 compared" not in page and "Claims: 0 compared" not in page
     shared, identical = map(int, re.search(r"same seeds: (\d+); identical in every value: (\d+)", page).groups())
     assert shared == identical > 0
+
+
+def _the_smoke_run_is_consistent_with_the_committed_reference(workdir):
+    """`make evaluate`'s check on this smoke run: every output there, no claim or mean differing
+    from the committed full-scale results beyond chance (Holm, 1% per family), and every
+    experiment simulated from the reference's inputs (spec, preset, seed, model code, topologies),
+    so the reference on main is of the current code."""
+    from simcore.cli import main
+
+    root = Path(__file__).resolve().parents[1]
+    out = workdir / "evaluation.md"
+    code = main(["--specs", str(workdir / "config/experiments"), "evaluate", "--results", str(workdir / "results"),
+                 "--reference", str(root / "results/reference"), "--san", str(workdir / "config/san"),
+                 "--out", str(out)])
+    page = out.read_text()
+    assert code == 0, page[:6000]
+    assert "Verdict: **consistent**" in page and "Means: 0 compared" not in page
+    assert "(their fingerprints agree)" in page, page[:3000]
 
 
 def _clean_env():
@@ -234,3 +253,21 @@ def test_a_change_of_the_analysis_code_redraws_without_simulating(tmp_path):
     planned = dry.stdout + dry.stderr
     assert "rule table:" in planned and "rule aggregate:" in planned
     assert "rule simulate:" not in planned
+
+
+def test_a_copy_of_the_workflow_without_the_code_reads_the_installed_code(tmp_path):
+    """`make evaluate` copies Snakefile, workflow/ and config/ only: its aggregates and its run
+    profile still list the analysis code their jobs run (the installed package's) as input, so a
+    change to it remakes them there too."""
+    import simcore
+
+    copy_workflow(tmp_path)
+    args = [str(BIN / "snakemake"), "--cores", "1", "-n", "paper/generated/run-profile.tex", "--config",
+            "scale=smoke", "experiments=[amir-table2]"]
+    dry = subprocess.run(args, cwd=tmp_path, env=_clean_env(), capture_output=True, text=True, timeout=600)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    code = Path(simcore.__file__).parent
+    inputs = {rule: line for rule, line in re.findall(r"rule (\w+):\n\s+input: ([^\n]*)", dry.stdout)}
+    assert str(code / "stats/claims.py") in inputs["aggregate"]
+    assert str(code / "report/run_profile.py") in inputs["run_profile"]
+
