@@ -21,6 +21,7 @@ import fnmatch
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -43,8 +44,10 @@ def job_start_cost(spec, cell: int) -> float:
     """CPU seconds of a ``simcore run`` of one replication (child process) less that replication's
     own CPU time in this process: what a batch job spends before its first replication."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-m", "simcore.cli", "run", spec.id, "--cell", str(cell), "--reps", "0:1",
-                    "--out", "/dev/null", "--progress", "off"], check=True, cwd=ROOT, capture_output=True)
+    with tempfile.TemporaryDirectory() as tmp:   # never /dev/null: outputs are renamed over their path
+        subprocess.run([sys.executable, "-m", "simcore.cli", "run", spec.id, "--cell", str(cell), "--reps", "0:1",
+                        "--out", str(Path(tmp) / "batch.parquet"), "--progress", "off"], check=True, cwd=ROOT,
+                       capture_output=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     total = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     start = time.process_time()

@@ -586,12 +586,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: the options that name files or folders simcore writes
+OUTPUT_OPTIONS = ("out", "outdir", "figure", "tex", "save_jobs", "markdown", "paper")
+
+
+def _refuse_special_outputs(args) -> None:
+    """Outputs are written beside their path and renamed over it, which would replace a device
+    or a pipe (``--out /dev/null`` run as root turns /dev/null into a regular file): refuse them."""
+    for name in OUTPUT_OPTIONS:
+        value = getattr(args, name, None)
+        path = Path(value) if isinstance(value, (str, os.PathLike)) else None
+        if path is not None and path.exists() and not (path.is_file() or path.is_dir()):
+            raise InputError(f"--{name.replace('_', '-')}: {path} is not a regular file or folder; simcore writes "
+                             "its outputs beside the path and renames them over it, which would replace it.")
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as done:  # --help, or a bad argument (one sentence already printed)
         return done.code if isinstance(done.code, int) else 2
     try:
+        _refuse_special_outputs(args)
         return args.func(args)
     except InputError as err:
         print(f"simcore: error: {_one_line(str(err))}", file=sys.stderr)

@@ -175,3 +175,24 @@ def test_a_batch_job_does_not_load_scipy_stats(root, tmp_path):
             "'--scale', 'smoke', '--progress', 'off']); print('scipy.stats' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
     assert out.stdout.split()[-1] == "False" and (tmp_path / "r.parquet").exists()
+
+
+def test_an_output_that_is_a_pipe_or_a_device_is_refused_before_anything_runs(tmp_path, capsys):
+    """Outputs are renamed over their path, which would replace a device or a pipe (`--out
+    /dev/null` as root made /dev/null a regular file): exit 2, one sentence, the pipe intact."""
+    import os
+    import stat
+
+    from simcore.cli import main
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    code = main(["run", "amir-table2", "--cell", "0", "--reps", "0:1", "--scale", "smoke", "--out", str(pipe),
+                 "--progress", "off"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"--out: {pipe} is not a regular file or folder" in err and err.count("\n") == 1
+    assert stat.S_ISFIFO(pipe.stat().st_mode)
+    # every output option: --markdown of run-profile too
+    assert main(["run-profile", "--benchmarks", str(tmp_path / "none"), "--scale", "smoke", "--figure",
+                 str(tmp_path / "p.pdf"), "--tex", str(tmp_path / "p.tex"), "--markdown", str(pipe)]) == 2
+    assert "--markdown:" in capsys.readouterr().err
