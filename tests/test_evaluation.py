@@ -24,6 +24,11 @@ def test_the_t_test_pools_the_variance_of_both_runs():
     assert c.difference == -2.0 and c.se == pytest.approx(math.sqrt(3.5 * 0.3125))
     assert c.statistic == pytest.approx(-2.0 / math.sqrt(3.5 * 0.3125))
     assert c.p == pytest.approx(2 * stats.t.sf(2.0 / math.sqrt(3.5 * 0.3125), 18.0))
+    # the spreads the other way round: (3 x 4 + 15 x 1) / 18 = 1.5, se = sqrt(1.5 x 0.3125)
+    assert pooled_t(10.0, 2.0, 4, 12.0, 1.0, 16).se == pytest.approx(math.sqrt(1.5 * 0.3125))
+    # two replications on each side are enough: variance (1 + 1) / 2 = 1, se 1, t = -1 on 2 df
+    two = pooled_t(1.0, 1.0, 2, 2.0, 1.0, 2)
+    assert two.se == pytest.approx(1.0) and two.p == pytest.approx(2 * stats.t.sf(1.0, 2.0))
 
 
 def test_a_small_run_without_spread_borrows_the_references():
@@ -38,8 +43,13 @@ def test_a_small_run_without_spread_borrows_the_references():
 
 
 def test_the_t_test_on_deterministic_values_asks_for_equality():
-    assert pooled_t(0.5, 0.0, 3, 0.5, 0.0, 100).p == 1.0
-    assert pooled_t(0.5, 0.0, 3, 0.5 + 1e-6, 0.0, 100).p == 0.0
+    """Equal to 1e-9, relative (1e6 and 1e6 + 1e-4) or absolute (0 and 1e-10): t = 0, p = 1;
+    else t infinite, p = 0. The difference is kept, the standard error is 0."""
+    same = pooled_t(0.5, 0.0, 3, 0.5, 0.0, 100)
+    assert (same.difference, same.se, same.statistic, same.p) == (0.0, 0.0, 0.0, 1.0)
+    apart = pooled_t(0.5, 0.0, 3, 0.5 + 1e-6, 0.0, 100)
+    assert apart.difference == pytest.approx(-1e-6) and (apart.se, apart.statistic, apart.p) == (0.0, math.inf, 0.0)
+    assert pooled_t(1e6, 0.0, 3, 1e6 + 1e-4, 0.0, 3).p == 1.0 and pooled_t(0.0, 0.0, 3, 1e-10, 0.0, 3).p == 1.0
     with pytest.raises(ValueError, match="two replications"):
         pooled_t(1.0, 1.0, 1, 1.0, 1.0, 5)
 
@@ -52,6 +62,9 @@ def test_pooled_standard_errors_of_two_runs():
     assert pooled_se(0.5, 10, 0.1, 10) == pytest.approx(math.hypot(0.5, 0.1))
     assert pooled_se(0.0, 4, 0.1, 100) == pytest.approx(math.sqrt(99 * 100 * 0.01 / 102 * 0.26))
     assert pooled_se(0.5, float("nan"), 0.1, 10) == pytest.approx(math.hypot(0.5, 0.1))
+    # two replications are enough on either side: (99 x 100 x 0.01) / 100 = 0.99, x (1/2 + 1/100)
+    assert pooled_se(0.0, 2, 0.1, 100) == pytest.approx(math.sqrt(0.99 * 0.51))
+    assert pooled_se(0.1, 100, 0.0, 2) == pytest.approx(math.sqrt(0.99 * 0.51))
 
 
 def test_interval_se_reads_the_half_that_faces_the_other_estimate():
@@ -61,6 +74,17 @@ def test_interval_se_reads_the_half_that_faces_the_other_estimate():
     assert interval_se(1.0, 0.8, 1.5, 0.95, toward=0.0) == pytest.approx(0.2 / Z95)
     assert interval_se(1.0, 0.8, 1.5, 0.90, toward=2.0) == pytest.approx(0.5 / 1.6448536269514722)
     assert interval_se(1.0, 1.0, 1.0, float("nan"), toward=2.0) == 0.0
+    assert interval_se(1.0, 0.8, 1.5, 0.95, toward=1.0) == pytest.approx(0.5 / Z95)   # a tie reads the upper half
+    for level in (0.0, 1.0, 1.5):   # an interval with a width needs a level strictly between 0 and 1
+        with pytest.raises(ValueError, match=r"an interval of width 0.7 needs a level in \(0, 1\)"):
+            interval_se(1.0, 0.8, 1.5, level, toward=2.0)
+
+
+def test_a_ratio_with_a_value_of_zero_is_compared_on_its_own_scale():
+    from simcore.stats.consistency import analysis_scale
+
+    assert analysis_scale("ratio", 0.0, 1.0) == (0.0, 1.0)
+    assert analysis_scale("ratio", 1.0, math.e) == pytest.approx((0.0, 1.0))
 
 
 def test_ratios_are_compared_on_the_log_scale():
@@ -87,6 +111,7 @@ def test_holm_steps_down_and_keeps_the_adjusted_values_monotone():
     # once a smaller p value was not)
     assert holm([0.001, 0.012, 0.011]).tolist() == pytest.approx([0.003, 0.022, 0.022])
     assert holm([]).tolist() == []
+    assert holm([0.6, 0.7]).tolist() == [1.0, 1.0]   # 2 x 0.6 = 1.2 is capped at 1
 
 
 def _claim(exp, claim, estimate, low, high, n=10, cell=0, cells=1, statistic="difference", verdict="reproduced"):
