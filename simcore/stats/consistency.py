@@ -60,8 +60,7 @@ def pooled_t(mean1: float, sd1: float, n1: int, mean2: float, sd2: float, n2: in
 
     if n1 < 2 or n2 < 2:
         raise ValueError(f"the t test needs two replications on each side, not {n1} and {n2}")
-    variance = ((n1 - 1) * sd1 ** 2 + (n2 - 1) * sd2 ** 2) / (n1 + n2 - 2)
-    se = math.sqrt(variance * (1.0 / n1 + 1.0 / n2))
+    se = pooled_se(sd1 / math.sqrt(n1), n1, sd2 / math.sqrt(n2), n2)
     if se == 0:
         return _exact(mean1, mean2)
     test = stats.ttest_ind_from_stats(mean1, sd1, n1, mean2, sd2, n2, equal_var=True)
