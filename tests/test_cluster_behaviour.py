@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import warnings
 from fractions import Fraction as F
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -31,7 +32,7 @@ from simcore.models.cluster.base import Policy
 from simcore.models.cluster.cluster import Background, Machine, Proc
 from simcore.models.cluster.knowledge import Knowledge
 from simcore.models.cluster.mosix import Mosix
-from simcore.models.cluster.opportunity import CostModel, EnhancedMosix
+from simcore.models.cluster.opportunity import CostModel, EnhancedMosix, cheapest
 from simcore.models.cluster.workload import BackgroundSpec, ProcSpec, Workload
 
 
@@ -180,6 +181,7 @@ def test_thrashing_share_of_a_run_shorter_than_a_second_and_of_none():
 
 # --- Mosix: when and what it moves ----------------------------------------------------------------
 
+SPECS = Path(__file__).resolve().parents[1] / "config/experiments"
 TWO = [(1.0, BIG), (1.0, BIG)]
 PAIR_AT_HOME = [(0, 10, 0, 0), (0, 10, 0, 0)]
 
@@ -372,35 +374,71 @@ def test_knowledge_counts_a_sent_process_in_the_senders_entry_for_the_target():
     adds 1/2 (one process per unit of speed 2) and 4 MB: (1.5, 7); a second one: (2, 11). Sending
     to machine 2, of which it holds no entry, creates none."""
     knowledge = Knowledge(bare_cluster(1.0, 2.0, 1.0), 2, 1.0, ScriptedRng())
-    knowledge.known[0] = {1: [1.0, 3.0]}
+    knowledge.known[0] = {1: (1.0, 3.0)}
     knowledge.moved(0, 1, proc(0, memory=4.0))
-    assert knowledge.known[0] == {1: [1.5, 7.0]}
+    assert knowledge.known[0] == {1: (1.5, 7.0)}
     knowledge.moved(0, 1, proc(1, memory=4.0))
     knowledge.moved(0, 2, proc(2, memory=4.0))
-    assert knowledge.known[0] == {1: [2.0, 11.0]}
+    assert knowledge.known[0] == {1: (2.0, 11.0)}
+
+
+def armed_on_machine_0(*procs, known=None, lazy=True):
+    """Whether placing ``procs`` on machine 0 (speed 1, 10 MB) of two, whose view is ``known``
+    (default: machine 1 empty), arms a wake-up; load_threshold 1, memory_threshold 0.5."""
+    policy = Mosix({"memory_threshold": 0.5}, ScriptedRng())
+    policy.lazy = lazy
+    cluster = hand_cluster([(1.0, 10.0), (1.0, 10.0)], policy)
+    policy.knowledge.known[0] = {1: (0.0, 0.0)} if known is None else known
+    for p in procs:
+        cluster.place(p, 0)
+    return policy.timers[0] is not None
 
 
 def test_mosix_arms_a_wake_up_only_when_load_or_memory_exceeds_its_threshold():
-    """Machine 0 (speed 1, 10 MB) of two, load_threshold 1, memory_threshold 0.5. A 5 MB process:
-    load 1 and 5 MB in use, neither above its threshold: no wake-up armed; a second process (load
-    2): armed. Two pinned processes (load 2) but nothing it could give away: none."""
-    def machine_0(*procs):
-        policy = Mosix({"memory_threshold": 0.5}, ScriptedRng())
-        cluster = hand_cluster([(1.0, 10.0), (1.0, 10.0)], policy)
-        for p in procs:
-            cluster.place(p, 0)
-        return policy.timers[0]
+    """A 5 MB process: load 1 and 5 MB in use, neither above its threshold: no wake-up armed; a
+    second process (load 2): armed. Two pinned processes (load 2) but nothing it could give away:
+    none."""
+    for lazy in (True, False):
+        assert not armed_on_machine_0(proc(0, memory=5.0), lazy=lazy)
+        assert armed_on_machine_0(proc(0, memory=5.0), proc(1), lazy=lazy)
+        assert not armed_on_machine_0(proc(0, pinned=True), proc(1, pinned=True), lazy=lazy)
 
-    assert machine_0(proc(0, memory=5.0)) is None
-    assert machine_0(proc(0, memory=5.0), proc(1)) is not None
-    assert machine_0(proc(0, pinned=True), proc(1, pinned=True)) is None
+
+def test_lazy_mosix_arms_only_when_its_view_offers_a_move():
+    """Load 2 on machine 0. Seeing machine 1 at load 1: 2 - 1 is not above load_threshold 1, so no
+    load move is possible and lazy Mosix arms nothing (the reference arms a wake-up that will move
+    nothing); seeing nothing: nothing. With 6 MB in use (above 0.5 * 10) memory ushering may move
+    a process whatever the loads: armed."""
+    busy = {1: (1.0, 0.0)}
+    assert not armed_on_machine_0(proc(0), proc(1), known=busy)
+    assert armed_on_machine_0(proc(0), proc(1), known=busy, lazy=False)
+    assert not armed_on_machine_0(proc(0), proc(1), known={})
+    assert armed_on_machine_0(proc(0, memory=6.0), proc(1), known=busy)
+
+
+def test_lazy_mosix_arms_only_when_a_process_fits_the_target():
+    """Machine 1 (10 MB) seen idle: the load rule targets it, but a process moves only into its
+    free memory. Two 2 MB processes (4 MB in use, not above 0.5 * 10): with 9.5 MB of machine 1 in
+    use (0.5 free) none fits and nothing is armed; with 8 MB in use (2 free) one fits: armed. Two
+    3 MB processes (6 MB, above 5): ushering's target is machine 1, whose room below 0.5 * 10 is 5 -
+    6 = -1 MB with 6 MB in use: none fits, and at load 1 the load rule offers nothing (2 - 1 is not
+    above 1): nothing armed; seen at 0 MB in use, room 5 MB: armed."""
+    assert not armed_on_machine_0(*proc_pair(2.0), known={1: (0.0, 9.5)})
+    assert armed_on_machine_0(*proc_pair(2.0), known={1: (0.0, 8.0)})
+    assert not armed_on_machine_0(*proc_pair(3.0), known={1: (1.0, 6.0)})
+    assert armed_on_machine_0(*proc_pair(3.0), known={1: (1.0, 0.0)})
+
+
+def proc_pair(memory: float) -> tuple[Proc, Proc]:
+    return proc(0, memory=memory), proc(1, memory=memory)
 
 
 def first_wake_up(balance: float, interval: float, now: float) -> float:
-    """When machine 0 of two (window 0: no information rounds) first wakes under mosix with the
-    scripted phase ``balance``, after two processes of demand BIG arrive at ``now``."""
+    """When machine 0 of two (window 0: no information rounds; it sees machine 1 idle) first wakes
+    under mosix with the scripted phase ``balance``, after two processes of demand BIG arrive at ``now``."""
     policy = Mosix({"balance_interval": interval, "mosix_known_machines": 0}, ScriptedRng(balance=balance))
     cluster, seen = hand_cluster(TWO, policy), []
+    policy.knowledge.known[0] = {1: (0.0, 0.0)}  # set by hand: machine 1 idle, a move is possible
 
     def arrive():
         cluster.place(proc(0), 0)
@@ -1168,3 +1206,123 @@ def test_a_monitored_cluster_replication_counts_each_machines_processes():
     values = frame.pivot_table(index="time", columns="queue", values="value")
     assert values.loc[[0.0, 5.0, 10.0, 15.0]].to_numpy().tolist() == [[2.0, 2.0]] * 4
     assert values.loc[[25.0, 30.0]].to_numpy().tolist() == [[0.0, 0.0]] * 2
+
+
+# --- Mosix's lazy wake-ups: the same runs as waking at every grid point ---------------------------
+
+BALANCED = [(0, 10, 0, 0), (0, 10, 0, 0), (0, 10, 0, 1), (0, 10, 0, 1)]
+
+
+def test_lazy_mosix_skips_the_wake_ups_of_a_balanced_cluster(monkeypatch):
+    """Two speed-1 machines hold two processes of demand 10 each (load 2 > load_threshold 1), so
+    both exceed the threshold until all end together at 20, and neither ever sees the other less
+    loaded. Events: the arrival at 0, one completion per machine at 20, the rounds at 0.5 ... 19.5
+    and the one at 20.5 that finds the run over (21). The reference wakes both machines at 1, 2,
+    ... 20 as well (the wake-ups at 20 come after the completions armed at 0, and find the run
+    over): 1 + 2 + 21 + 40 = 64. Lazy Mosix never finds a move possible: 24."""
+    lazy = run(TWO, BALANCED)
+    assert_run(lazy, {0: 20, 1: 20, 2: 20, 3: 20}, 0)
+    assert lazy.metrics["events"] == 24
+    monkeypatch.setattr(Mosix, "lazy", False)
+    reference = run(TWO, BALANCED)
+    assert_run(reference, {0: 20, 1: 20, 2: 20, 3: 20}, 0)
+    assert reference.metrics["events"] == 64
+
+
+def test_lazy_mosix_wakes_when_a_process_becomes_old_enough():
+    """Rounds every 100 s from 0.5 (one at 0.5, the next at 100.5). Machine 0 holds two processes
+    of demand 10 placed at 0; min_residency 2.5. The round at 0.5 shows machine 1 empty: wake-up at
+    1, where neither process has stayed 2.5 s; the machine sleeps until the first grid point at
+    which one has: 3 (not 2, not 4). Each has done 1.5, then 8.5 alone: both end at 11.5. Without
+    that wake-up nothing would move before 101 and both would end at 20 on machine 0."""
+    result = run(TWO, PAIR_AT_HOME, rng=ScriptedRng(info=0.005), info_interval=100.0, min_residency=2.5)
+    assert_run(result, {0: 11.5, 1: 11.5}, 1)
+
+
+def test_lazy_mosix_wakes_on_the_round_that_shows_a_target():
+    """As test_mosix_target_must_end_less_loaded_than_the_source, counted: machine 0 (load 2) sees
+    machine 1 at load 1 and sleeps; process 2 ends on machine 1 at 10, which changes nothing
+    machine 0 knows; the round at 10.5 shows machine 1 empty and arms the wake-up at 11, where
+    process 0 moves. Events: arrival, the completion at 10, the wake-up at 11, the two completions
+    at 15.5 (one per machine) and rounds 0.5 ... 15.5 (16; the last, after the completions, finds
+    the run over): 21. Waking at every grid point from 1 on would add the ten at 1 ... 10."""
+    procs = [(0, 10, 0, 0), (0, 10, 0, 0), (0, 10, 0, 1)]
+    result = run(TWO, procs, load_threshold=0.5)
+    assert_run(result, {0: 15.5, 1: 15.5, 2: 10}, 1)
+    assert result.metrics["events"] == 21
+
+
+LAZY_CASES = [
+    ("amir-table2", {}),
+    ("amir-table2", {"balance_interval": 0.5, "min_residency": 0.0, "mosix_initial": "random"}),
+    ("amir-table2", {"info_interval": 2.0, "mosix_known_machines": 1, "memory_threshold": 0.8}),
+    ("amir-table2", {"migration_cost": 0.3, "load_threshold": 0.5, "mosix_initial": "round-robin"}),
+    ("barak96-table1", {}),
+    ("barak96-hetero", {"min_residency": 2.5}),
+]
+
+
+@pytest.mark.parametrize("spec, overrides", LAZY_CASES)
+@pytest.mark.parametrize("policy", ["mosix", "pvm-on-mosix"])
+def test_lazy_mosix_runs_as_the_reference_process_by_process(monkeypatch, spec, overrides, policy):
+    """Four replications of each case, lazy and with a wake-up at every grid point while a threshold
+    is exceeded: every process ends at the same instant (to the bit) after the same migrations, and
+    the lazy runs fire fewer events in all."""
+    from simcore.experiments import load_spec
+    params = full_params({**load_spec(SPECS / f"{spec}.yaml").params(), **overrides})
+
+    def runs(lazy):
+        monkeypatch.setattr(Mosix, "lazy", lazy)
+        out, events = [], 0
+        for rep in range(4):
+            streams = Streams(replication_seed(11, "lazy-mosix", 0, rep))
+            result = simulate(params, model_mod.make_workload(params, streams), policy, streams)
+            out.append([(p.pid, p.completion, p.migrations) for p in sorted(result.procs, key=lambda p: p.pid)])
+            events += result.metrics["events"]
+        return out, events
+
+    (lazy, lazy_events), (reference, reference_events) = runs(True), runs(False)
+    assert lazy == reference
+    assert lazy_events <= reference_events
+    if policy == "mosix":  # starting at home, Mosix migrates in every case, and lazily wakes less
+        assert sum(p[2] for rep in reference for p in rep) > 0
+        assert lazy_events < reference_events
+
+
+# --- Enhanced Mosix's prices: marginal costs to the bit ---------------------------------------------
+
+@pytest.mark.parametrize("reading, tau", [("processes", 1.0), ("effective", 10.0), ("effective", 3.0)])
+def test_prices_give_the_marginal_cost_to_the_bit(reading, tau):
+    """``cheapest`` over ``CostModel.prices`` picks the machine and cost that ``min`` over
+    ``marginal`` gives, bit for bit, on random machines, states and process sizes: below, at and
+    above the memory, with loads that take the exponent past the 700 cap, and with ties."""
+    rng = np.random.default_rng(5)
+    costs = CostModel({"cost_base": 6.0, "cpu_bound": "running-max", "cost_cpu_load": reading}, 6, tau)
+    for trial in range(300):
+        costs.bound = float(2 ** rng.integers(0, 4))
+        machines = [Machine(j, "m", float(rng.choice([1.0, 0.665, 0.45])), float(rng.choice([24.0, 32.0, 64.0])))
+                    for j in range(4)]
+        states = {j: (float(rng.choice([0.0, 1.0, 2.5, 900.0])), float(rng.choice([0.0, 20.0, 24.0, 40.0])))
+                  for j in rng.permutation(4)}
+        if trial % 3 == 0:
+            states[next(iter(states))] = states[list(states)[-1]]  # a tie in state
+        prices = {j: costs.prices(machines[j], mem, load) for j, (load, mem) in states.items()}
+        for memory in (0.0, 4.0, float(rng.uniform(0, 64)), 64.0):
+            expected = min(((j, costs.marginal(machines[j], mem, load, memory)) for j, (load, mem) in states.items()),
+                           key=lambda jc: jc[1])
+            assert cheapest(prices, memory, costs.log_base) == expected
+
+
+def test_stability_cost_when_placed_follows_the_bound():
+    """Under the stability rule a process's cost when placed is kept per placement and computed
+    again once L changes: p placed on an empty machine (speed 1, BIG memory) with base 2 costs
+    2**(1/L) - 1 of CPU (its memory costs nothing): 2**0.5 - 1 at L = 2 (load 1 makes L 2), then
+    2**0.25 - 1 at L = 4."""
+    policy = EnhancedMosix({"reassign_rule": "stability", "cost_base": 2.0}, ScriptedRng())
+    cluster = hand_cluster(TWO, policy)
+    p = proc(0)
+    cluster.place(p, 0)
+    m = cluster.machines[0]
+    assert policy._cost_here(m, p) == pytest.approx(2 ** 0.5 - 1, rel=1e-12)
+    policy.costs.bound = 4.0
+    assert policy._cost_here(m, p) == pytest.approx(2 ** 0.25 - 1, rel=1e-12)

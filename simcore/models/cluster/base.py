@@ -17,7 +17,8 @@ domain: a bad value is an InputError at construction). The cluster calls:
 ``on_change(machine, cluster)``
     after any change of a machine's process set (a notification, e.g. to arm a timer).
 
-A policy's own timers go through ``cluster.schedule(delay, callback)`` and move processes with
+A policy's own timers go through ``cluster.schedule(delay, callback)`` (or ``cluster.at(time,
+callback, arg)`` for an exact instant) and move processes with
 ``cluster.migrate(proc, target, self.migration_cost)``. Policies read the cluster's state
 (``cluster.machines``: ``procs``, ``load``, ``mem_used``, ``memory``, ``speed``) but change it
 only through migrations. A policy that migrates nothing simply keeps the defaults.

@@ -15,7 +15,7 @@ on neither machine (load nor memory).
 from __future__ import annotations
 
 from heapq import heappop, heappush
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -134,6 +134,10 @@ class Cluster:
 
     def schedule(self, delay: float, callback: Callable[[], None]) -> Timer:
         return self.engine.schedule(delay, callback)
+
+    def at(self, time: float, callback: Callable[[Any], None], arg: Any) -> Timer:
+        """Call ``callback(arg)`` at exactly ``time`` (>= now)."""
+        return self.engine.call_at(time, callback, arg)
 
     # --- what policies do ---------------------------------------------------------------
 

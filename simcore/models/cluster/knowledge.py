@@ -10,6 +10,8 @@ the machines are static configuration that every machine knows.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from simcore.models import Parameter
@@ -31,8 +33,9 @@ class Knowledge:
         self.window = max(0, min(int(window), self.n - 1))
         self.interval = float(interval)
         self.rng = rng
-        self.known: list[dict[int, list[float]]] = [{} for _ in range(self.n)]
+        self.known: list[dict[int, tuple[float, float]]] = [{} for _ in range(self.n)]
         self._draws: list = []
+        self.on_round: Callable[[], None] | None = None  # called after each round (views changed)
 
     def start(self) -> None:
         if self.window > 0:
@@ -48,20 +51,24 @@ class Knowledge:
     def _round(self) -> None:
         if self.cluster.finished:
             return
-        machines, window = self.cluster.machines, self.window
+        machines, window, known = self.cluster.machines, self.window, self.known
         for s, to in enumerate(self._recipients()):
             m = machines[s]
+            entry = (len(m.procs) / m.speed, m.mem_used)  # (load, memory in use), shared by the recipients
             for r in to:
-                view = self.known[r]
-                view.pop(s, None)
-                view[s] = [m.load, m.mem_used]
+                view = known[r]
+                if s in view:
+                    del view[s]  # re-inserted last: a view lists its senders from oldest to newest
+                view[s] = entry
                 if len(view) > window:
                     del view[next(iter(view))]
+        if self.on_round is not None:
+            self.on_round()
         self.cluster.schedule(self.interval, self._round)
 
     def moved(self, source: int, target: int, proc) -> None:
         """``source`` sent ``proc`` to ``target``: update its entry for the target."""
-        entry = self.known[source].get(target)
+        view = self.known[source]
+        entry = view.get(target)
         if entry is not None:
-            entry[0] += 1.0 / self.cluster.machines[target].speed
-            entry[1] += proc.memory
+            view[target] = (entry[0] + 1.0 / self.cluster.machines[target].speed, entry[1] + proc.memory)

@@ -18,6 +18,17 @@ moves at most one process that has stayed at least ``min_residency`` seconds:
 
 After a move the sender adds the process to its entry for the target, so it does not send a
 whole burst to the same machine on one stale entry.
+
+Wake-ups are lazy: a machine wakes only at a grid point where it could move something. What
+``choose`` reads changes only at an information round (the machine's view), at a change of its
+own processes, and when a process reaches ``min_residency``. So a round or a change of its
+processes arms the next grid point only if ``_could_move`` holds (some process it may give away
+fits the target of the memory rule or of the load rule, whatever its age: a necessary condition
+for a move), and after a wake-up that moves nothing the machine sleeps, unless ``_could_move``
+holds and a process is still too young: then it wakes at the first grid point where one is old
+enough. A wake-up it skips would have moved nothing, so every run is the one of waking at every
+grid point while a threshold is exceeded (``Mosix.lazy = False``, the reference that the tests
+compare with, process by process), with fewer events.
 """
 
 from __future__ import annotations
@@ -34,6 +45,8 @@ from simcore.models.registry import register
 @register("cluster", "mosix")
 class Mosix(Policy):
     """Processes start per ``mosix_initial`` (default: home machine), then Mosix balancing."""
+
+    lazy = True  # False: wake at every grid point while a threshold is exceeded (the reference)
 
     HYPERPARAMETERS = {
         **KNOWLEDGE,
@@ -64,7 +77,10 @@ class Mosix(Policy):
         self.knowledge = Knowledge(cluster, self.hp["mosix_known_machines"], self.hp["info_interval"], self.rng)
         self.phase = (self.rng.random(n) * self.period).tolist()
         self.timers = [None] * n
+        self.due = [math.inf] * n
         self.cluster = cluster
+        if self.lazy:
+            self.knowledge.on_round = self._on_round
         self.knowledge.start()
 
     def assign(self, proc, cluster) -> int:
@@ -79,16 +95,40 @@ class Mosix(Policy):
     def _wants(self, m) -> bool:
         return m.movable > 0 and (m.load > self.threshold or m.mem_used > self.memory_threshold * m.memory)
 
+    def _grid(self, machine: int, k: int) -> float:
+        """The ``k``-th wake-up time of ``machine``'s grid: phase + k * balance_interval."""
+        return self.phase[machine] + k * self.period
+
+    def _next_index(self, machine: int, now: float) -> int:
+        """The first grid index strictly after ``now`` (within 1e-9 balance intervals counts as now)."""
+        k = math.floor((now - self.phase[machine]) / self.period) + 1
+        while self._grid(machine, k) - now < 1e-9 * self.period:
+            k += 1
+        return k
+
+    def _arm(self, machine: int, at: float) -> None:
+        """Make ``machine``'s next wake-up no later than ``at``."""
+        if at < self.due[machine]:
+            if self.timers[machine] is not None:
+                self.timers[machine].cancel()
+            self.due[machine] = at
+            self.timers[machine] = self.cluster.at(at, self._tick, machine)
+
+    def _arm_next(self, machine: int, m) -> None:
+        """Arm the next grid point if ``machine`` wants to balance and (lazy) could move now."""
+        if self._wants(m) and (not self.lazy or self._could_move(machine, m)):
+            self._arm(machine, self._grid(machine, self._next_index(machine, self.cluster.now)))
+
     def on_change(self, machine, cluster) -> None:
-        if self.timers[machine] is None and self._wants(cluster.machines[machine]):
-            now, phase = cluster.now, self.phase[machine]
-            delay = phase + (math.floor((now - phase) / self.period) + 1) * self.period - now
-            if delay < 1e-9 * self.period:  # rounding put the next wake-up on this instant
-                delay += self.period
-            self.timers[machine] = cluster.schedule(delay, lambda: self._tick(machine))
+        self._arm_next(machine, cluster.machines[machine])
+
+    def _on_round(self) -> None:
+        """Views changed: arm every machine that could now move something."""
+        for i, m in enumerate(self.cluster.machines):
+            self._arm_next(i, m)
 
     def _tick(self, machine: int) -> None:
-        self.timers[machine] = None
+        self.timers[machine], self.due[machine] = None, math.inf
         cluster = self.cluster
         if cluster.finished:
             return
@@ -97,8 +137,32 @@ class Mosix(Policy):
             proc, target = move
             self.knowledge.moved(machine, target, proc)
             cluster.migrate(proc, target, self.migration_cost)  # re-arms through on_change
-        else:
+        elif not self.lazy:
             self.on_change(machine, cluster)
+        else:
+            self._sleep(machine, cluster.machines[machine])
+
+    def _sleep(self, machine: int, m) -> None:
+        """After a wake-up that moved nothing: arm the first grid point where a process now too young
+        to move has stayed ``min_residency``, if the view could take one (else only a round or a
+        change of its processes wakes the machine)."""
+        if not (self._wants(m) and self._could_move(machine, m)):
+            return
+        now = self.cluster.now
+        young = [p.placed_at for p in m.procs.values() if not p.pinned and now - p.placed_at < self.residency]
+        if young:
+            self._arm(machine, self._grid(machine, self._old_enough_index(machine, min(young), now)))
+
+    def _old_enough_index(self, machine: int, placed_at: float, now: float) -> int:
+        """The first grid index after ``now`` at which a process placed at ``placed_at`` has stayed
+        ``min_residency`` (as ``choose`` tests it)."""
+        first = self._next_index(machine, now)
+        k = max(first, math.ceil((placed_at + self.residency - self.phase[machine]) / self.period))
+        while self._grid(machine, k) - placed_at < self.residency:
+            k += 1
+        while k > first and self._grid(machine, k - 1) - placed_at >= self.residency:
+            k -= 1
+        return k
 
     # --- decisions ----------------------------------------------------------------------
 
@@ -118,25 +182,53 @@ class Mosix(Policy):
                 return move
         return self._load_move(m, eligible, known, cluster)
 
-    def _memory_move(self, eligible, known, cluster):
-        machines = cluster.machines
+    def _memory_target(self, known, machines) -> tuple[int, float]:
+        """The known machine with most free memory, and the room (MB) it has below the threshold."""
         target = max(known, key=lambda j: machines[j].memory - known[j][1])
-        room = self.memory_threshold * machines[target].memory - known[target][1]
+        return target, self.memory_threshold * machines[target].memory - known[target][1]
+
+    def _memory_move(self, eligible, known, cluster):
+        target, room = self._memory_target(known, cluster.machines)
         fitting = [p for p in eligible if p.memory <= room]
         if not fitting:
             return None
         return max(fitting, key=lambda p: p.memory), target
 
-    def _load_move(self, m, eligible, known, cluster):
-        machines = cluster.machines
-        load = m.load
+    def _could_move(self, i: int, m) -> bool:
+        """Whether ``choose`` could move something with this view and these processes, whatever
+        their ages (a necessary condition): a process it may give away fits the room of the
+        memory rule's target (memory above its threshold) or the load rule's target."""
+        known = self.knowledge.known[i]
+        if not known:
+            return False
+        machines = self.cluster.machines
+        if m.mem_used > self.memory_threshold * m.memory:
+            room = self._memory_target(known, machines)[1]
+            if any(p.memory <= room and not p.pinned for p in m.procs.values()):
+                return True
+        target = self._load_target(m.load, known, machines)
+        if target is None:
+            return False
+        free = machines[target].memory - known[target][1]
+        return any(p.memory <= free and not p.pinned for p in m.procs.values())
+
+    def _load_target(self, load: float, known, machines):
+        """The least-loaded known machine if the load rule allows a move there, else None."""
         if load <= self.threshold:
             return None
-        target = min(known, key=lambda j: known[j][0])
-        other = known[target][0]
-        if load - other <= self.threshold or other + 1.0 / machines[target].speed >= load:
+        other = min(known.values())[0]  # the least load known (entries are (load, memory))
+        if load - other <= self.threshold:
             return None
-        free = machines[target].memory - known[target][1]
+        target = next(j for j, entry in known.items() if entry[0] == other)  # the first with it
+        if other + 1.0 / machines[target].speed >= load:
+            return None
+        return target
+
+    def _load_move(self, m, eligible, known, cluster):
+        target = self._load_target(m.load, known, cluster.machines)
+        if target is None:
+            return None
+        free = cluster.machines[target].memory - known[target][1]
         for p in sorted(eligible, key=lambda p: p.arrival):
             if p.memory <= free:
                 return p, target

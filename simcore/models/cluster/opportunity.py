@@ -64,6 +64,30 @@ class CostModel:
         cpu = _exp(lb * after / bound) - _exp(lb * before / bound)
         return mem + cpu
 
+    def prices(self, machine, mem_used: float, load: float) -> tuple[float, float, float, float, float]:
+        """What ``marginal(machine, mem_used, load, memory)`` computes without the process:
+        (memory, mem_used, memory-cost term, CPU cost if the process fits, CPU cost if it does
+        not). ``cheapest`` finishes the sum for each process, to the bit as ``marginal`` does."""
+        lb, cap, bound = self.log_base, machine.memory, self.bound
+        before, after = load, load + 1.0 / machine.speed
+        if mem_used > cap:
+            before *= self.tau
+        start = _exp(lb * before / bound)
+        after_over = after * self.tau
+        return cap, mem_used, _exp(lb * mem_used / cap), _exp(lb * after / bound) - start, _exp(lb * after_over / bound) - start
+
+
+def cheapest(prices: dict, memory: float, log_base: float) -> tuple[int, float]:
+    """The machine of least marginal cost for a process of ``memory`` MB, and that cost, from the
+    ``CostModel.prices`` of each candidate (the first in order among equals, as ``min`` picks)."""
+    best, best_cost = -1, math.inf
+    for j, (cap, mem_used, mem_term, fit, over) in prices.items():
+        used = mem_used + memory
+        cost = (_exp(log_base * used / cap) - mem_term) + (over if used > cap else fit)
+        if best < 0 or cost < best_cost:
+            best, best_cost = j, cost
+    return best, best_cost
+
 
 def _exp(x: float) -> float:
     return math.exp(x if x < 700.0 else 700.0)
@@ -124,6 +148,7 @@ class EnhancedMosix(Policy):
         self.greedy = self.hp["reassign_rule"] == "greedy"
         self.residency = float(self.hp["min_residency"])
         self.migration_cost = float(self.hp["migration_cost"])
+        self._placed_cost: dict[int, tuple[float, float]] = {}  # placement token -> (L, cost when placed)
 
     def start(self, cluster) -> None:
         self.costs = CostModel(self.hp, len(cluster.machines), cluster.tau)
@@ -144,24 +169,32 @@ class EnhancedMosix(Policy):
 
     def _reassign(self, cluster):
         moves = []
-        now, machines, marginal = cluster.now, cluster.machines, self.costs.marginal
+        now, machines, costs = cluster.now, cluster.machines, self.costs
+        factor = 1.0 if self.greedy else self.factor
         for m in machines:
             known = self.knowledge.known[m.index]
             if not known or m.movable == 0:
                 continue
+            prices = None  # of the known machines, built at the first process that may move
             for p in list(m.procs.values()):
                 if p.pinned or now - p.placed_at < self.residency:
                     continue
-                here = self._cost_here(m, p)
-                target, cost = min(((j, marginal(machines[j], e[1], e[0], p.memory)) for j, e in known.items()),
-                                   key=lambda jc: jc[1])
-                if here > (1.0 if self.greedy else self.factor) * cost:
+                if prices is None:
+                    prices = {j: costs.prices(machines[j], e[1], e[0]) for j, e in known.items()}
+                target, cost = cheapest(prices, p.memory, costs.log_base)
+                if self._cost_here(m, p) > factor * cost:
                     moves.append((p, target))
                     self.knowledge.moved(m.index, target, p)
+                    entry = known[target]
+                    prices[target] = costs.prices(machines[target], entry[1], entry[0])
         return moves
 
     def _cost_here(self, m, p) -> float:
         """The process's marginal cost on its machine: now (greedy) or when it was placed (stability)."""
         if self.greedy:
             return self.costs.marginal(m, m.mem_used - p.memory, m.load - 1.0 / m.speed, p.memory)
-        return self.costs.marginal(m, p.h_mem, p.h_load, p.memory)
+        bound, cost = self._placed_cost.get(p.token, (None, 0.0))
+        if bound != self.costs.bound:  # placed since, or L has grown: compute it again
+            cost = self.costs.marginal(m, p.h_mem, p.h_load, p.memory)
+            self._placed_cost[p.token] = (self.costs.bound, cost)
+        return cost
