@@ -1252,6 +1252,21 @@ def test_lazy_mosix_wakes_on_the_round_that_shows_a_target():
     assert result.metrics["events"] == 21
 
 
+def test_lazy_mosix_asleep_hears_of_a_load_low_enough(monkeypatch):
+    """Machine 0 holds A and B (demand 10), machine 1 C (demand 5); load_threshold 1. Seen at load 1,
+    machine 1 is not less loaded by more than 1, so machine 0 sleeps and asks the rounds only for
+    a load below 2 - 1. C ends at 5; the round at 5.5 brings load 0, and at 6 A (oldest, placed
+    first) moves with 7 left, as does B's: both end at 13. Events: arrival, C's completion, the
+    wake-up at 6, two completions at 13, rounds 0.5 ... 13.5 (14): 19. The reference also wakes
+    at 1 ... 5: 24."""
+    procs = [(0, 10, 0, 0), (0, 10, 0, 0), (0, 5, 0, 1)]
+    lazy = run(TWO, procs)
+    assert_run(lazy, {0: 13, 1: 13, 2: 5}, 1)
+    assert lazy.metrics["events"] == 19
+    monkeypatch.setattr(Mosix, "lazy", False)
+    assert run(TWO, procs).metrics["events"] == 24
+
+
 LAZY_CASES = [
     ("amir-table2", {}),
     ("amir-table2", {"balance_interval": 0.5, "min_residency": 0.0, "mosix_initial": "random"}),

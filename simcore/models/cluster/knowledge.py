@@ -10,6 +10,7 @@ the machines are static configuration that every machine knows.
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import numpy as np
@@ -35,7 +36,8 @@ class Knowledge:
         self.rng = rng
         self.known: list[dict[int, tuple[float, float]]] = [{} for _ in range(self.n)]
         self._draws: list = []
-        self.on_round: Callable[[], None] | None = None  # called after each round (views changed)
+        self.on_round: Callable[[list[int]], None] | None = None
+        self.alert = [-math.inf] * self.n
 
     def start(self) -> None:
         if self.window > 0:
@@ -51,10 +53,12 @@ class Knowledge:
     def _round(self) -> None:
         if self.cluster.finished:
             return
-        machines, window, known = self.cluster.machines, self.window, self.known
+        machines, window, known, alert = self.cluster.machines, self.window, self.known, self.alert
+        alerted = []
         for s, to in enumerate(self._recipients()):
             m = machines[s]
-            entry = (len(m.procs) / m.speed, m.mem_used)  # (load, memory in use), shared by the recipients
+            load = len(m.procs) / m.speed
+            entry = (load, m.mem_used)  # shared by the recipients
             for r in to:
                 view = known[r]
                 if s in view:
@@ -62,8 +66,10 @@ class Knowledge:
                 view[s] = entry
                 if len(view) > window:
                     del view[next(iter(view))]
-        if self.on_round is not None:
-            self.on_round()
+                if load < alert[r]:
+                    alerted.append(r)
+        if alerted and self.on_round is not None:
+            self.on_round(alerted)
         self.cluster.schedule(self.interval, self._round)
 
     def moved(self, source: int, target: int, proc) -> None:

@@ -21,14 +21,16 @@ whole burst to the same machine on one stale entry.
 
 Wake-ups are lazy: a machine wakes only at a grid point where it could move something. What
 ``choose`` reads changes only at an information round (the machine's view), at a change of its
-own processes, and when a process reaches ``min_residency``. So a round or a change of its
-processes arms the next grid point only if ``_could_move`` holds (some process it may give away
-fits the target of the memory rule or of the load rule, whatever its age: a necessary condition
-for a move), and after a wake-up that moves nothing the machine sleeps, unless ``_could_move``
-holds and a process is still too young: then it wakes at the first grid point where one is old
-enough. A wake-up it skips would have moved nothing, so every run is the one of waking at every
-grid point while a threshold is exceeded (``Mosix.lazy = False``, the reference that the tests
-compare with, process by process), with fewer events.
+own processes, and when a process reaches ``min_residency``. So a change of its processes, or a
+round that brings it the news it waits for, arms the next grid point only if ``_could_move``
+holds (some process it may give away fits the target of the memory rule or of the load rule,
+whatever its age: a necessary condition for a move). After a wake-up that moves nothing the
+machine sleeps, unless ``_could_move`` holds and a process is still too young: then it wakes at
+the first grid point where one is old enough. A sleeping machine waits for news of a load low
+enough (``_alert``) when only the least load it knows stood in the way, else for any news. A
+wake-up it skips would have moved nothing, so every run is the one of waking at every grid point
+while a threshold is exceeded (``Mosix.lazy = False``, the reference that the tests compare
+with, process by process), with fewer events.
 """
 
 from __future__ import annotations
@@ -115,17 +117,36 @@ class Mosix(Policy):
             self.timers[machine] = self.cluster.at(at, self._tick, machine)
 
     def _arm_next(self, machine: int, m) -> None:
-        """Arm the next grid point if ``machine`` wants to balance and (lazy) could move now."""
-        if self._wants(m) and (not self.lazy or self._could_move(machine, m)):
-            self._arm(machine, self._grid(machine, self._next_index(machine, self.cluster.now)))
+        """Arm the next grid point if ``machine`` wants to balance and (lazy) could move now; else
+        tell the rounds what news could change that."""
+        alert = -math.inf
+        if self._wants(m):
+            if not self.lazy or self._could_move(machine, m):
+                self._arm(machine, self._grid(machine, self._next_index(machine, self.cluster.now)))
+            else:
+                alert = self._alert(machine, m)
+        self.knowledge.alert[machine] = alert
+
+    def _alert(self, machine: int, m) -> float:
+        """For a machine that wants to balance but whose view offers no move: the load below which
+        news from a round could open one. When the least load known is too close to its own,
+        nothing but a lower load can; otherwise (memory over its threshold, an empty view, the
+        target's speed or free memory) any news can."""
+        known = self.knowledge.known[machine]
+        if known and m.mem_used <= self.memory_threshold * m.memory:
+            load = m.load
+            if load - min(known.values())[0] <= self.threshold:
+                return load - self.threshold + 1e-9 * max(1.0, load)  # a margin for rounding
+        return math.inf
 
     def on_change(self, machine, cluster) -> None:
         self._arm_next(machine, cluster.machines[machine])
 
-    def _on_round(self) -> None:
-        """Views changed: arm every machine that could now move something."""
-        for i, m in enumerate(self.cluster.machines):
-            self._arm_next(i, m)
+    def _on_round(self, alerted: list[int]) -> None:
+        """A round brought these machines news they asked for: arm those that could now move."""
+        machines = self.cluster.machines
+        for i in sorted(set(alerted)):
+            self._arm_next(i, machines[i])
 
     def _tick(self, machine: int) -> None:
         self.timers[machine], self.due[machine] = None, math.inf
@@ -144,14 +165,19 @@ class Mosix(Policy):
 
     def _sleep(self, machine: int, m) -> None:
         """After a wake-up that moved nothing: arm the first grid point where a process now too young
-        to move has stayed ``min_residency``, if the view could take one (else only a round or a
-        change of its processes wakes the machine)."""
-        if not (self._wants(m) and self._could_move(machine, m)):
-            return
-        now = self.cluster.now
-        young = [p.placed_at for p in m.procs.values() if not p.pinned and now - p.placed_at < self.residency]
-        if young:
-            self._arm(machine, self._grid(machine, self._old_enough_index(machine, min(young), now)))
+        to move has stayed ``min_residency``, if the view could take one; else only the news of
+        ``_alert`` or a change of its processes wakes the machine."""
+        alert = -math.inf
+        if self._wants(m):
+            if self._could_move(machine, m):
+                now = self.cluster.now
+                young = [p.placed_at for p in m.procs.values() if not p.pinned and now - p.placed_at < self.residency]
+                if young:
+                    self._arm(machine, self._grid(machine, self._old_enough_index(machine, min(young), now)))
+                alert = math.inf  # a round may offer a target that an old enough process fits
+            else:
+                alert = self._alert(machine, m)
+        self.knowledge.alert[machine] = alert
 
     def _old_enough_index(self, machine: int, placed_at: float, now: float) -> int:
         """The first grid index after ``now`` at which a process placed at ``placed_at`` has stayed
