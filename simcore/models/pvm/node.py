@@ -51,6 +51,17 @@ class Proc:
         return self.counter + self.priority if self.counter > 0 else 0
 
 
+def _best(candidates: list[Proc]) -> tuple[Proc, int]:
+    """The candidate of greatest goodness and that goodness; strictly greater wins, so the running
+    process (listed first), then the one ready longest, wins a tie. Goodness is never negative."""
+    best, top = candidates[0], -1
+    for p in candidates:
+        good = 1000 + p.rt if p.rt else (p.counter + p.priority if p.counter > 0 else 0)
+        if good > top:
+            best, top = p, good
+    return best, top
+
+
 class Node:
     """A CPU, its processes and its ready list."""
 
@@ -63,6 +74,7 @@ class Node:
         self.start = 0.0          # when the current process's stretch began
         self.timer = None
         self.switches = 0
+        self._done = self._step_done  # bound once: every step's timer calls it
         engine.schedule(tick_phase, self._tick)
 
     def add(self, p: Proc) -> Proc:
@@ -84,20 +96,26 @@ class Node:
     def _arm(self) -> None:
         p = self.current
         self.start = self.engine.now
-        self.timer = self.engine.schedule(p.need, self._step_done) if math.isfinite(p.need) else None
+        self.timer = self.engine.schedule(p.need, self._done) if p.need < math.inf else None
 
     def _settle(self) -> None:
         """Charge the running stretch to the current process."""
-        p, ran = self.current, self.engine.now - self.start
-        if math.isfinite(p.need):
-            ran = min(ran, p.need)
-            p.need -= ran
+        p, now = self.current, self.engine.now
+        ran = now - self.start
+        if ran == 0.0:  # settled at this instant already (a step that follows a step)
+            return
+        need = p.need
+        if need < math.inf:  # a step of finite length (an endless one is the idle loop)
+            if ran > need:
+                ran = need
+            p.need = need - ran
         p.cpu += ran
-        paid = min(ran, p.owed)
-        p.owed -= paid
+        owed = p.owed
+        paid = ran if ran < owed else owed
+        p.owed = owed - paid
         if p.spinning:
             p.spun += ran - paid
-        self.start = self.engine.now
+        self.start = now
 
     def drop_step(self, p: Proc) -> None:
         """Abandon p's current step (a spin whose message came): what ran of it stays charged."""
@@ -171,7 +189,8 @@ class Node:
             if prev.state == RUNNING:
                 prev.state = READY
         keep = prev is not None and prev.state == READY and not prev.stopped
-        candidates = ([prev] if keep else []) + [p for p in self.ready if p is not prev]
+        others = [p for p in self.ready if p is not prev] if prev is not None else self.ready
+        candidates = [prev, *others] if keep else others
         nxt = self._pick(candidates)
         if keep and nxt is not prev:
             self._enqueue(prev)
@@ -188,13 +207,11 @@ class Node:
     def _pick(self, candidates: list[Proc]) -> Proc | None:
         if not candidates:
             return None
-        if all(p.goodness() == 0 for p in candidates):
-            for p in self.procs:   # every counter spent: recalculate all, sleepers included
+        best, top = _best(candidates)
+        if top == 0:               # every counter spent: recalculate all, sleepers included
+            for p in self.procs:
                 p.counter = p.counter // 2 + p.priority
-        best = candidates[0]
-        for p in candidates[1:]:   # strictly greater: the running one, then the longest ready, win ties
-            if p.goodness() > best.goodness():
-                best = p
+            best = _best(candidates)[0]
         return best
 
     def _switch(self, prev: Proc | None, nxt: Proc | None) -> None:

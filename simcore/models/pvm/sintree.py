@@ -15,10 +15,28 @@ returns the awaited message once it is there (and None before).
 from __future__ import annotations
 
 from collections import deque
+from functools import partial
 
 from simcore.models.pvm.node import Node, Proc
 
 CPU, WAIT = "cpu", "wait"
+
+
+class Exponentials:
+    """One generator's exponential draws, 64 standard ones at a time: ``draws(mean)`` is the value
+    ``float(rng.exponential(mean))`` would give in the same sequence (numpy scales a standard
+    exponential draw by the mean)."""
+
+    __slots__ = ("rng", "_ahead")
+
+    def __init__(self, rng):
+        self.rng = rng
+        self._ahead: list[float] = []
+
+    def __call__(self, mean: float) -> float:
+        if not self._ahead:
+            self._ahead = self.rng.standard_exponential(64).tolist()[::-1]
+        return mean * self._ahead.pop()
 
 
 class Message:
@@ -41,10 +59,11 @@ class Sintree:
         self.dps = [node.add(Proc(f"dist{i}", params["priority"], rt=1 if mode.realtime else 0))
                     for i, node in enumerate(nodes)]
         self.arrived: list[deque] = [deque() for _ in nodes]
-        self._compute = [streams.fresh(f"compute:{i}") for i in range(len(nodes))]
-        self._links = {(a, b): streams.fresh(f"link:{a}:{b}") for a in range(len(nodes)) for b in range(len(nodes))
-                       if a != b}
+        self._compute = [Exponentials(streams.fresh(f"compute:{i}")) for i in range(len(nodes))]
+        self._links = {(a, b): Exponentials(streams.fresh(f"link:{a}:{b}")) for a in range(len(nodes))
+                       for b in range(len(nodes)) if a != b}
         self.programs = [self._root()] + [self._child(i) for i in range(1, len(nodes))]
+        self._resume = [partial(self._advance, i) for i in range(len(nodes))]  # after a CPU step
 
     def start(self) -> None:
         for i, p in enumerate(self.dps):
@@ -88,11 +107,11 @@ class Sintree:
         queue = self.arrived[i]
         return queue.popleft() if queue and queue[0].body else None
 
-    def _draw(self, rng, mean: float) -> float:
+    def _draw(self, draws: Exponentials, mean: float) -> float:
         """An exponential draw of mean ``mean`` (the mean itself with fixed delays; 0 for a mean of 0)."""
         if self.fixed or mean <= 0:
             return mean
-        return float(rng.exponential(mean))
+        return draws(mean)
 
     def _draw_compute(self, i: int) -> float:
         return self._draw(self._compute[i], self.compute)
@@ -120,17 +139,17 @@ class Sintree:
     # -- driving the programs --------------------------------------------------------------------
     def _advance(self, i: int, value=None) -> None:
         """Run process i's program to its next step that takes time or waits."""
-        p, node = self.dps[i], self.nodes[i]
+        p, node, program = self.dps[i], self.nodes[i], self.programs[i]
         while True:
             try:
-                step = self.programs[i].send(value)
+                step = program.send(value)
             except StopIteration:
                 node.exit(p)
                 if i == 0:
                     self.done()
                 return
             if step[0] == CPU:
-                node.run(p, step[1], lambda: self._advance(i))
+                node.run(p, step[1], self._resume[i])
                 return
             value = step[1]()
             if value is None:
