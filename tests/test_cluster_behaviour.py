@@ -169,6 +169,16 @@ def test_thrashed_time_adds_up_over_every_change_of_the_machine():
     assert result.metrics["thrashing_share"] == pytest.approx(1.0, rel=1e-12)
 
 
+def test_thrashing_share_ends_at_the_last_completion_not_the_last_event():
+    """Mosix, two speed-1 machines of 10 MB: A (20 MB, demand 1) thrashes alone on machine 0 at
+    1/10 and ends at 10 (it fits nowhere, and load 1 is not above the threshold). The information
+    round at 10.5 still fires and finds the run over; the share counts machine-time to 10 only:
+    10 s of 2 x 10 = 0.5 (not 10 / 21)."""
+    result = run([(1.0, 10.0), (1.0, 10.0)], [(0, 1, 20, 0)])
+    assert_run(result, {0: 10}, 0)
+    assert result.metrics["thrashing_share"] == pytest.approx(0.5, rel=1e-12)
+
+
 def test_thrashing_share_of_a_run_shorter_than_a_second_and_of_none():
     """thrashing_factor 1: A (11 MB, demand 0.5) alone on a 10 MB speed-1 machine thrashes until it
     ends at 0.5: share 0.5 / 0.5 = 1. A run that ends at t=0 spent no machine-time: share 0 (not

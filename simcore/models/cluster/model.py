@@ -143,7 +143,7 @@ def measure(done: list[Proc], params: dict, cluster: Cluster, engine: Engine) ->
         "max_slowdown": max(slowdowns) if n else math.nan,
         "makespan": (max(p.completion for p in measured) - min(p.arrival for p in measured)) if n else math.nan,
         "migrations": float(cluster.migrations),
-        "thrashing_share": thrashing_share(cluster, engine.now),
+        "thrashing_share": thrashing_share(cluster, max((p.completion for p in done), default=0.0)),
         "events": float(engine.events),
     }
 
