@@ -179,6 +179,19 @@ def test_thrashing_share_ends_at_the_last_completion_not_the_last_event():
     assert result.metrics["thrashing_share"] == pytest.approx(0.5, rel=1e-12)
 
 
+def test_thrashing_share_ignores_the_completion_timers_a_migration_cancelled():
+    """Mosix, two speed-1 machines of 10 MB: A and B (6 MB, demand 1) at home on machine 0 thrash
+    (12 MB) at 1/20 each, so machine 0's completion timer is set for t = 20. At the wake-up at 1
+    memory ushering sends A (the first of the two largest) to machine 1: machine 0 thrashed 1 s,
+    and A and B, 0.95 left each, run alone and end at 1.95. The cancelled timer for 20 still
+    comes off SimPy's queue and moves its clock to 20, but the share is 1 s of 2 x 1.95 machine-
+    seconds: 0.256 (not 1 / 40)."""
+    result = run([(1.0, 10.0), (1.0, 10.0)], [(0, 1, 6, 0), (0, 1, 6, 0)])
+    assert_run(result, {0: 1.95, 1: 1.95}, 1)
+    assert result.cluster.engine.now == pytest.approx(20.0)
+    assert result.metrics["thrashing_share"] == pytest.approx(1 / 3.9, rel=1e-12)
+
+
 def test_thrashing_share_of_a_run_shorter_than_a_second_and_of_none():
     """thrashing_factor 1: A (11 MB, demand 0.5) alone on a 10 MB speed-1 machine thrashes until it
     ends at 0.5: share 0.5 / 0.5 = 1. A run that ends at t=0 spent no machine-time: share 0 (not
