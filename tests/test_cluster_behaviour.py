@@ -1364,3 +1364,25 @@ def test_stability_cost_when_placed_follows_the_bound():
     assert policy._cost_here(m, p) == pytest.approx(2 ** 0.5 - 1, rel=1e-12)
     policy.costs.bound = 4.0
     assert policy._cost_here(m, p) == pytest.approx(2 ** 0.25 - 1, rel=1e-12)
+
+
+def test_the_first_grid_point_a_process_is_old_enough_at_is_found_exactly():
+    """``_old_enough_index`` starts from an estimate and corrects it by the test ``choose`` makes
+    (grid time - placed_at >= min_residency, in floating point). On decimal phases, periods and
+    times, where that test and the estimate disagree by rounding, it gives what a scan of the grid
+    from the first point after now gives: the first index that passes."""
+    rng = np.random.default_rng(3)
+    cases = [(0.1, 0.1, 0.0, 0.2, 0.2), (0.1, 0.2, 0.0, 0.1, 0.1)]  # ceil((0.2 + 0.1) / 0.1) is 4, yet 3 passes
+    for _ in range(400):
+        period = float(rng.choice([0.1, 0.3, 0.7, 1.0, 2.5]))
+        phase = round(float(rng.integers(0, 10)) * period / 10, 10)
+        placed_at = round(float(rng.integers(0, 100)) * 0.1, 10)
+        cases.append((period, float(rng.choice([0.0, 0.1, 0.3, 1.0, 2.5, 0.7])), phase, placed_at,
+                      placed_at + round(float(rng.integers(0, 5)) * 0.1, 10)))
+    for period, residency, phase, placed_at, now in cases:
+        policy = Mosix({"balance_interval": period, "min_residency": residency}, ScriptedRng())
+        policy.phase = [phase]
+        k = policy._next_index(0, now)
+        while policy._grid(0, k) - placed_at < residency:
+            k += 1
+        assert policy._old_enough_index(0, placed_at, now) == k
