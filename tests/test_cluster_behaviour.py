@@ -171,24 +171,27 @@ def test_thrashed_time_adds_up_over_every_change_of_the_machine():
 
 def test_thrashing_share_ends_at_the_last_completion_not_the_last_event():
     """Mosix, two speed-1 machines of 10 MB: A (20 MB, demand 1) thrashes alone on machine 0 at
-    1/10 and ends at 10 (it fits nowhere, and load 1 is not above the threshold). The information
-    round at 10.5 still fires and finds the run over; the share counts machine-time to 10 only:
-    10 s of 2 x 10 = 0.5 (not 10 / 21)."""
+    1/10 and ends at 10 (it fits nowhere, and load 1 is not above the threshold). That completion
+    stops the run, so the information round at 10.5 never fires; the share counts machine-time to
+    10 only: 10 s of 2 x 10 = 0.5 (not 10 / 21). Events: the arrival, the rounds at 0.5 ... 9.5
+    and the completion: 12."""
     result = run([(1.0, 10.0), (1.0, 10.0)], [(0, 1, 20, 0)])
     assert_run(result, {0: 10}, 0)
     assert result.metrics["thrashing_share"] == pytest.approx(0.5, rel=1e-12)
+    assert (result.cluster.engine.now, result.metrics["events"]) == (10.0, 12)
 
 
 def test_thrashing_share_ignores_the_completion_timers_a_migration_cancelled():
     """Mosix, two speed-1 machines of 10 MB: A and B (6 MB, demand 1) at home on machine 0 thrash
     (12 MB) at 1/20 each, so machine 0's completion timer is set for t = 20. At the wake-up at 1
     memory ushering sends A (the first of the two largest) to machine 1: machine 0 thrashed 1 s,
-    and A and B, 0.95 left each, run alone and end at 1.95. The cancelled timer for 20 still
-    comes off SimPy's queue and moves its clock to 20, but the share is 1 s of 2 x 1.95 machine-
-    seconds: 0.256 (not 1 / 40)."""
+    and A and B, 0.95 left each, run alone and end at 1.95. The cancelled timer for 20 stays on
+    SimPy's queue, but the last completion stops the run, so the clock ends at 1.95 (it used to
+    pop that timer and end at 20); the share is 1 s of 2 x 1.95 machine-seconds: 0.256 (not
+    1 / 40)."""
     result = run([(1.0, 10.0), (1.0, 10.0)], [(0, 1, 6, 0), (0, 1, 6, 0)])
     assert_run(result, {0: 1.95, 1: 1.95}, 1)
-    assert result.cluster.engine.now == pytest.approx(20.0)
+    assert result.cluster.engine.now == 1.95
     assert result.metrics["thrashing_share"] == pytest.approx(1 / 3.9, rel=1e-12)
 
 
@@ -1218,7 +1221,8 @@ def test_knowledge_window_of_one_on_a_large_cluster():
 def test_a_monitored_cluster_replication_counts_each_machines_processes():
     """Two speed-1 machines, four processes of 10 s at t = 0 under PVM's round robin: two per
     machine, each at half speed, so all end at 20 s. Sampled every 5 s for 30 s: 2 and 2 at 0, 5,
-    10 and 15 (the arrivals at 0 come first), 0 and 0 at 25 and 30."""
+    10 and 15 (the arrivals at 0 come first); the last completion, at 20, ends the run before the
+    sample of that instant (taken after every event due then), so none follows."""
     from simcore.core.rng import Streams, replication_seed
     from simcore.models.cluster import monitor_replication
 
@@ -1228,7 +1232,7 @@ def test_a_monitored_cluster_replication_counts_each_machines_processes():
     assert sorted(frame.queue.unique()) == ["machine0.procs", "machine1.procs"]
     values = frame.pivot_table(index="time", columns="queue", values="value")
     assert values.loc[[0.0, 5.0, 10.0, 15.0]].to_numpy().tolist() == [[2.0, 2.0]] * 4
-    assert values.loc[[25.0, 30.0]].to_numpy().tolist() == [[0.0, 0.0]] * 2
+    assert values.index.tolist() == [0.0, 5.0, 10.0, 15.0]
 
 
 # --- Mosix's lazy wake-ups: the same runs as waking at every grid point ---------------------------
@@ -1239,17 +1243,18 @@ BALANCED = [(0, 10, 0, 0), (0, 10, 0, 0), (0, 10, 0, 1), (0, 10, 0, 1)]
 def test_lazy_mosix_skips_the_wake_ups_of_a_balanced_cluster(monkeypatch):
     """Two speed-1 machines hold two processes of demand 10 each (load 2 > load_threshold 1), so
     both exceed the threshold until all end together at 20, and neither ever sees the other less
-    loaded. Events: the arrival at 0, one completion per machine at 20, the rounds at 0.5 ... 19.5
-    and the one at 20.5 that finds the run over (21). The reference wakes both machines at 1, 2,
-    ... 20 as well (the wake-ups at 20 come after the completions armed at 0, and find the run
-    over): 1 + 2 + 21 + 40 = 64. Lazy Mosix never finds a move possible: 24."""
+    loaded. Events: the arrival at 0, one completion per machine at 20 (the second stops the run:
+    the round at 20.5 never fires), the rounds at 0.5 ... 19.5 (20). The reference wakes both
+    machines at 1, 2, ... 20 as well (the wake-ups at 20, armed at 19, come before the stop that
+    the completions at 20 queue, and find the run over): 1 + 2 + 20 + 40 = 63. Lazy Mosix never
+    finds a move possible: 23."""
     lazy = run(TWO, BALANCED)
     assert_run(lazy, {0: 20, 1: 20, 2: 20, 3: 20}, 0)
-    assert lazy.metrics["events"] == 24
+    assert lazy.metrics["events"] == 23
     monkeypatch.setattr(Mosix, "lazy", False)
     reference = run(TWO, BALANCED)
     assert_run(reference, {0: 20, 1: 20, 2: 20, 3: 20}, 0)
-    assert reference.metrics["events"] == 64
+    assert reference.metrics["events"] == 63
 
 
 def test_lazy_mosix_wakes_when_a_process_becomes_old_enough():
@@ -1280,14 +1285,14 @@ def test_lazy_mosix_asleep_hears_of_a_load_low_enough(monkeypatch):
     machine 1 is not less loaded by more than 1, so machine 0 sleeps and asks the rounds only for
     a load below 2 - 1. C ends at 5; the round at 5.5 brings load 0, and at 6 A (oldest, placed
     first) moves with 7 left, as does B's: both end at 13. Events: arrival, C's completion, the
-    wake-up at 6, two completions at 13, rounds 0.5 ... 13.5 (14): 19. The reference also wakes
-    at 1 ... 5: 24."""
+    wake-up at 6, two completions at 13 (the last stops the run), rounds 0.5 ... 12.5 (13): 18.
+    The reference also wakes at 1 ... 5: 23."""
     procs = [(0, 10, 0, 0), (0, 10, 0, 0), (0, 5, 0, 1)]
     lazy = run(TWO, procs)
     assert_run(lazy, {0: 13, 1: 13, 2: 5}, 1)
-    assert lazy.metrics["events"] == 19
+    assert lazy.metrics["events"] == 18
     monkeypatch.setattr(Mosix, "lazy", False)
-    assert run(TWO, procs).metrics["events"] == 24
+    assert run(TWO, procs).metrics["events"] == 23
 
 
 LAZY_CASES = [

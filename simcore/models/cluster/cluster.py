@@ -216,7 +216,7 @@ class Cluster:
         while heap[0][2].token != heap[0][1]:
             heappop(heap)
         delay = max(heap[0][0] - m.vclock, 0.0) / m.rate
-        m.timer = self.engine.schedule(delay, lambda: self._complete(m))
+        m.timer = self.engine.call(delay, self._complete, m)
 
     def _complete(self, m: Machine) -> None:
         """The smallest finish tag is reached: retire every process tied with it."""
@@ -245,6 +245,8 @@ class Cluster:
                 foreground = True
                 self.unfinished -= 1
                 self.on_finish(proc)
+        if foreground and not self.unfinished:
+            self.engine.stop()  # the last completion: what is still queued can change no result
         self.policy.on_change(m.index, self)
         if foreground:
             self.apply(self.policy.on_completion(m.index, self), self.policy.migration_cost)

@@ -61,11 +61,12 @@ class Knowledge:
             entry = (load, m.mem_used)  # shared by the recipients
             for r in to:
                 view = known[r]
-                if s in view:
-                    del view[s]  # re-inserted last: a view lists its senders from oldest to newest
-                view[s] = entry
-                if len(view) > window:
-                    del view[next(iter(view))]
+                if view.pop(s, None) is None:  # a new sender: the oldest leaves a full window
+                    view[s] = entry
+                    if len(view) > window:
+                        del view[next(iter(view))]
+                else:  # re-inserted last: a view lists its senders from oldest to newest
+                    view[s] = entry
                 if load < alert[r]:
                     alerted.append(r)
         if alerted and self.on_round is not None:

@@ -176,8 +176,8 @@ def queue_probes(cluster: Cluster) -> dict:
 
 def monitor_replication(params: dict, policy: str, streams: Streams, period: float, duration: float):
     """One replication of ``policy`` with every machine's process count sampled every ``period``
-    seconds for ``duration`` (a table time, queue, value; see simcore.core.monitor). The monitor's
-    own events keep the run going to ``duration`` at least, so its metrics are not reported."""
+    seconds for ``duration`` or until the last completion ends the run (a table time, queue,
+    value; see simcore.core.monitor); the run's metrics are not reported."""
     from simcore.core.monitor import monitored
 
     params = full_params(params)

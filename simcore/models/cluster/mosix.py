@@ -22,13 +22,13 @@ whole burst to the same machine on one stale entry.
 Wake-ups are lazy: a machine wakes only at a grid point where it could move something. What
 ``choose`` reads changes only at an information round (the machine's view), at a change of its
 own processes, and when a process reaches ``min_residency``. So a change of its processes, or a
-round that brings it the news it waits for, arms the next grid point only if ``_could_move``
-holds (some process it may give away fits the target of the memory rule or of the load rule,
-whatever its age: a necessary condition for a move). After a wake-up that moves nothing the
-machine sleeps, unless ``_could_move`` holds and a process is still too young: then it wakes at
+round that brings it the news it waits for, arms the next grid point only if ``_blocked`` finds
+nothing in the way (some process it may give away fits the target of the memory rule or of the
+load rule, whatever its age: a necessary condition for a move). After a wake-up that moves
+nothing the machine sleeps, unless that still holds and a process is too young: then it wakes at
 the first grid point where one is old enough. A sleeping machine waits for news of a load low
-enough (``_alert``) when only the least load it knows stood in the way, else for any news. A
-wake-up it skips would have moved nothing, so every run is the one of waking at every grid point
+enough when only the least load it knows stood in the way, else for any news (``_blocked``
+gives that level; ``Knowledge.alert`` holds it). A wake-up it skips would have moved nothing, so every run is the one of waking at every grid point
 while a threshold is exceeded (``Mosix.lazy = False``, the reference that the tests compare
 with, process by process), with fewer events.
 """
@@ -116,37 +116,34 @@ class Mosix(Policy):
             self.due[machine] = at
             self.timers[machine] = self.cluster.at(at, self._tick, machine)
 
-    def _arm_next(self, machine: int, m) -> None:
-        """Arm the next grid point if ``machine`` wants to balance and (lazy) could move now; else
-        tell the rounds what news could change that."""
+    def _settle(self, machine: int, m, woke: bool = False) -> None:
+        """After a change (``woke``: a wake-up that moved nothing), while ``machine`` wants to
+        balance: arm the next grid point if it could move now (lazy; the reference always does),
+        or after a wake-up the first grid point where a process now too young has stayed
+        ``min_residency``; else tell the rounds what news could open a move (``_blocked``)."""
         alert = -math.inf
         if self._wants(m):
-            if not self.lazy or self._could_move(machine, m):
+            blocked = self._blocked(machine, m) if self.lazy else None
+            if blocked is not None:
+                alert = blocked
+            elif not woke:
                 self._arm(machine, self._grid(machine, self._next_index(machine, self.cluster.now)))
             else:
-                alert = self._alert(machine, m)
+                now = self.cluster.now
+                young = [p.placed_at for p in m.procs.values() if not p.pinned and now - p.placed_at < self.residency]
+                if young:
+                    self._arm(machine, self._grid(machine, self._old_enough_index(machine, min(young), now)))
+                alert = math.inf  # a round may offer a target that an old enough process fits
         self.knowledge.alert[machine] = alert
 
-    def _alert(self, machine: int, m) -> float:
-        """For a machine that wants to balance but whose view offers no move: the load below which
-        news from a round could open one. When the least load known is too close to its own,
-        nothing but a lower load can; otherwise (memory over its threshold, an empty view, the
-        target's speed or free memory) any news can."""
-        known = self.knowledge.known[machine]
-        if known and m.mem_used <= self.memory_threshold * m.memory:
-            load = m.load
-            if load - min(known.values())[0] <= self.threshold:
-                return load - self.threshold + 1e-9 * max(1.0, load)  # a margin for rounding
-        return math.inf
-
     def on_change(self, machine, cluster) -> None:
-        self._arm_next(machine, cluster.machines[machine])
+        self._settle(machine, cluster.machines[machine])
 
     def _on_round(self, alerted: list[int]) -> None:
         """A round brought these machines news they asked for: arm those that could now move."""
         machines = self.cluster.machines
         for i in sorted(set(alerted)):
-            self._arm_next(i, machines[i])
+            self._settle(i, machines[i])
 
     def _tick(self, machine: int) -> None:
         self.timers[machine], self.due[machine] = None, math.inf
@@ -158,26 +155,8 @@ class Mosix(Policy):
             proc, target = move
             self.knowledge.moved(machine, target, proc)
             cluster.migrate(proc, target, self.migration_cost)  # re-arms through on_change
-        elif not self.lazy:
-            self.on_change(machine, cluster)
         else:
-            self._sleep(machine, cluster.machines[machine])
-
-    def _sleep(self, machine: int, m) -> None:
-        """After a wake-up that moved nothing: arm the first grid point where a process now too young
-        to move has stayed ``min_residency``, if the view could take one; else only the news of
-        ``_alert`` or a change of its processes wakes the machine."""
-        alert = -math.inf
-        if self._wants(m):
-            if self._could_move(machine, m):
-                now = self.cluster.now
-                young = [p.placed_at for p in m.procs.values() if not p.pinned and now - p.placed_at < self.residency]
-                if young:
-                    self._arm(machine, self._grid(machine, self._old_enough_index(machine, min(young), now)))
-                alert = math.inf  # a round may offer a target that an old enough process fits
-            else:
-                alert = self._alert(machine, m)
-        self.knowledge.alert[machine] = alert
+            self._settle(machine, cluster.machines[machine], woke=self.lazy)
 
     def _old_enough_index(self, machine: int, placed_at: float, now: float) -> int:
         """The first grid index after ``now`` at which a process placed at ``placed_at`` has stayed
@@ -220,41 +199,49 @@ class Mosix(Policy):
             return None
         return max(fitting, key=lambda p: p.memory), target
 
-    def _could_move(self, i: int, m) -> bool:
-        """Whether ``choose`` could move something with this view and these processes, whatever
-        their ages (a necessary condition): a process it may give away fits the room of the
-        memory rule's target (memory above its threshold) or the load rule's target."""
+    def _blocked(self, i: int, m) -> float | None:
+        """None if ``choose`` could move something with this view and these processes, whatever
+        their ages (a necessary condition for a move): a process it may give away fits the room
+        of the memory rule's target (memory above its threshold) or the load rule's target. Else
+        the load below which news from a round could open a move: when the least load known is
+        too close to its own (and memory is under its threshold) nothing but a lower load can;
+        otherwise (an empty view, memory over its threshold, the target's speed or free memory)
+        any news can (inf)."""
         known = self.knowledge.known[i]
         if not known:
-            return False
-        machines = self.cluster.machines
-        if m.mem_used > self.memory_threshold * m.memory:
-            room = self._memory_target(known, machines)[1]
+            return math.inf
+        over = m.mem_used > self.memory_threshold * m.memory
+        if over:
+            room = self._memory_target(known, self.cluster.machines)[1]
             if any(p.memory <= room and not p.pinned for p in m.procs.values()):
-                return True
-        target = self._load_target(m.load, known, machines)
+                return None
+        load = m.load
+        target, free, least = self._load_target(load, known, self.cluster.machines)
         if target is None:
-            return False
-        free = machines[target].memory - known[target][1]
-        return any(p.memory <= free and not p.pinned for p in m.procs.values())
+            if over or load - least > self.threshold:
+                return math.inf
+            return load - self.threshold + 1e-9 * max(1.0, load)  # a margin for rounding
+        if any(p.memory <= free and not p.pinned for p in m.procs.values()):
+            return None
+        return math.inf
 
-    def _load_target(self, load: float, known, machines):
-        """The least-loaded known machine if the load rule allows a move there, else None."""
-        if load <= self.threshold:
-            return None
-        other = min(known.values())[0]  # the least load known (entries are (load, memory))
-        if load - other <= self.threshold:
-            return None
-        target = next(j for j, entry in known.items() if entry[0] == other)  # the first with it
-        if other + 1.0 / machines[target].speed >= load:
-            return None
-        return target
+    def _load_target(self, load: float, known, machines) -> tuple[int | None, float, float]:
+        """The load rule on this view: (the least-loaded known machine, its free memory, the
+        least load known), the target None when the rule allows no move (the least load within
+        ``load_threshold`` of ``load``, or the target as loaded as the source with the process
+        added). Loads are never negative, so a load within the threshold moves nothing."""
+        least = min(known.values())[0]  # entries are (load, memory)
+        if load - least <= self.threshold:
+            return None, 0.0, least
+        target = next(j for j, entry in known.items() if entry[0] == least)  # the first with it
+        if least + 1.0 / machines[target].speed >= load:
+            return None, 0.0, least
+        return target, machines[target].memory - known[target][1], least
 
     def _load_move(self, m, eligible, known, cluster):
-        target = self._load_target(m.load, known, cluster.machines)
+        target, free, _ = self._load_target(m.load, known, cluster.machines)
         if target is None:
             return None
-        free = cluster.machines[target].memory - known[target][1]
         for p in sorted(eligible, key=lambda p: p.arrival):
             if p.memory <= free:
                 return p, target

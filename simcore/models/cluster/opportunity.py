@@ -80,10 +80,11 @@ class CostModel:
 def cheapest(prices: dict, memory: float, log_base: float) -> tuple[int, float]:
     """The machine of least marginal cost for a process of ``memory`` MB, and that cost, from the
     ``CostModel.prices`` of each candidate (the first in order among equals, as ``min`` picks)."""
-    best, best_cost = -1, math.inf
+    best, best_cost, exp = -1, math.inf, math.exp
     for j, (cap, mem_used, mem_term, fit, over) in prices.items():
         used = mem_used + memory
-        cost = (_exp(log_base * used / cap) - mem_term) + (over if used > cap else fit)
+        x = log_base * used / cap
+        cost = (exp(x if x < 700.0 else 700.0) - mem_term) + (over if used > cap else fit)  # _exp, inlined
         if best < 0 or cost < best_cost:
             best, best_cost = j, cost
     return best, best_cost
@@ -176,7 +177,7 @@ class EnhancedMosix(Policy):
             if not known or m.movable == 0:
                 continue
             prices = None  # of the known machines, built at the first process that may move
-            for p in list(m.procs.values()):
+            for p in m.procs.values():  # moves are made after the scan
                 if p.pinned or now - p.placed_at < self.residency:
                     continue
                 if prices is None:

@@ -45,15 +45,12 @@ class Proc:
         self.spun = 0.0
         self.blocks = 0
 
-    def goodness(self) -> int:
-        if self.rt:
-            return 1000 + self.rt
-        return self.counter + self.priority if self.counter > 0 else 0
-
 
 def _best(candidates: list[Proc]) -> tuple[Proc, int]:
     """The candidate of greatest goodness and that goodness; strictly greater wins, so the running
-    process (listed first), then the one ready longest, wins a tie. Goodness is never negative."""
+    process (listed first), then the one ready longest, wins a tie. Goodness (Linux 2.2): 1000 +
+    rt for a real-time process, else counter + priority while the counter lasts, 0 once it is
+    spent; never negative."""
     best, top = candidates[0], -1
     for p in candidates:
         good = 1000 + p.rt if p.rt else (p.counter + p.priority if p.counter > 0 else 0)
