@@ -307,8 +307,18 @@ def cmd_save_reference(args) -> int:
     from simcore.report.reference import save_reference
 
     ids = sorted(p.stem for p in Path(args.specs).glob("*.yaml"))
-    written = save_reference(Path(args.results), ids, sorted(san_figures(args.san)), Path(args.benchmarks),
-                             Path(args.out), args.cores or os.cpu_count() or 1)
+    cores = args.cores or os.cpu_count() or 1
+    if args.jobs_out and not args.experiments:
+        raise InputError("--jobs-out: only with --experiments (a whole run's jobs go to OUT/jobs-full.csv).")
+    if args.experiments:
+        from simcore.report.reference import update_reference
+
+        jobs_out = Path(args.jobs_out) if args.jobs_out else Path(args.out) / "jobs-full-rerun.csv"
+        written = update_reference(Path(args.results), args.experiments, ids, Path(args.benchmarks), Path(args.out),
+                                   cores, jobs_out)
+    else:
+        written = save_reference(Path(args.results), ids, sorted(san_figures(args.san)), Path(args.benchmarks),
+                                 Path(args.out), cores)
     print(f"save-reference: {written} files in {args.out}", file=sys.stderr)
     return 0
 
@@ -574,6 +584,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--san", default="config/san", metavar="DIR", help="folder of SAN model files")
     p.add_argument("--cores", type=COUNT, help="the cores of the machine that ran it (default: this machine's)")
     p.add_argument("--out", default="results/reference", metavar="DIR", help="(default: %(default)s)")
+    p.add_argument("--experiments", nargs="+", metavar="ID",
+                   help="replace only these experiments in the reference at --out (a full run that reran them "
+                        "after their model changed); the claims table is rebuilt, the rest stays")
+    p.add_argument("--jobs-out", metavar="FILE.csv",
+                   help="with --experiments: where the rerun's jobs go (default: OUT/jobs-full-rerun.csv)")
     p = add("report-from-results", cmd_report_from_results,
             "every input of paper/report.tex (tables, figures, macros, SAN, run profile) from a folder of results, "
             "e.g. the committed reference, without simulating")

@@ -196,3 +196,57 @@ def test_an_output_that_is_a_pipe_or_a_device_is_refused_before_anything_runs(tm
     assert main(["run-profile", "--benchmarks", str(tmp_path / "none"), "--scale", "smoke", "--figure",
                  str(tmp_path / "p.pdf"), "--tex", str(tmp_path / "p.tex"), "--markdown", str(pipe)]) == 2
     assert "--markdown:" in capsys.readouterr().err
+
+
+def _results(folder, experiments: dict, scale: str = "full"):
+    """A folder of workflow results: scale.txt and, per experiment, a summary and the claims given."""
+    folder.mkdir(parents=True)
+    (folder / "scale.txt").write_text(f'"{scale}"')
+    for exp, claims in experiments.items():
+        (folder / exp).mkdir()
+        (folder / exp / "summary.csv").write_text(f"experiment\n{exp}\n")
+        pd.DataFrame({"experiment": exp, "claim": claims}).to_csv(folder / exp / "claims.csv", index=False)
+    return folder
+
+
+def test_save_reference_of_some_experiments_replaces_only_those(simcore_cli, tmp_path):
+    """A rerun of amir-table2 replaces its folder in the reference (a file the rerun lacks goes
+    with it), rebuilds the claims table from every experiment's claims, writes the rerun's jobs
+    apart, and leaves the other experiments, the README and jobs-full.csv alone."""
+    ref = _results(tmp_path / "ref", {"amir-table2": ["old"], "zhou91-fig1": ["z1", "z2"]})
+    (ref / "amir-table2/traces.txt").write_text("old trace")
+    (ref / "README.md").write_text("the end-to-end run")
+    (ref / "jobs-full.csv").write_text("kept")
+    run = _results(tmp_path / "run", {"amir-table2": ["new1", "new2", "new3"]})
+    (run / "amir-table2/replications.csv").write_text("policy,value\npvm,1.0\n")
+    proc = simcore_cli("save-reference", "--results", run, "--benchmarks", tmp_path / "none", "--out", ref,
+                       "--cores", "2", "--experiments", "amir-table2")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in (ref / "amir-table2").iterdir()) == ["claims.csv", "replications.csv.gz", "summary.csv"]
+    assert sorted(pd.read_csv(ref / "claims.csv").claim) == ["new1", "new2", "new3", "z1", "z2"]
+    assert (ref / "zhou91-fig1/summary.csv").read_text() == "experiment\nzhou91-fig1\n"
+    assert (ref / "README.md").read_text() == "the end-to-end run" and (ref / "jobs-full.csv").read_text() == "kept"
+    assert (ref / "jobs-full-rerun.csv").read_text().startswith("rule,name,paper,start,end,wall,cpu,cores")
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--experiments", "nope"], "--experiments: 'nope' is not an experiment id"),
+    (["--experiments", "zhou91-fig1"], "zhou91-fig1/summary.csv: missing"),
+    (["--jobs-out", "x.csv"], "--jobs-out: only with --experiments"),
+])
+def test_save_reference_of_some_experiments_refuses_bad_input_before_writing(simcore_cli, tmp_path, args, fragment):
+    ref = _results(tmp_path / "ref", {"amir-table2": ["old"]})
+    run = _results(tmp_path / "run", {"amir-table2": ["new"]})
+    before = sorted(p.relative_to(ref) for p in ref.rglob("*"))
+    proc = simcore_cli("save-reference", "--results", run, "--benchmarks", tmp_path, "--out", ref, *args)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and fragment in proc.stderr
+    assert sorted(p.relative_to(ref) for p in ref.rglob("*")) == before
+    assert pd.read_csv(ref / "amir-table2/claims.csv").claim.tolist() == ["old"]
+
+
+def test_save_reference_of_some_experiments_needs_a_full_reference(simcore_cli, tmp_path):
+    ref = _results(tmp_path / "ref", {"amir-table2": ["old"]}, scale="smoke")
+    run = _results(tmp_path / "run", {"amir-table2": ["new"]})
+    proc = simcore_cli("save-reference", "--results", run, "--benchmarks", tmp_path, "--out", ref,
+                       "--experiments", "amir-table2")
+    assert proc.returncode == 2 and "ref/scale.txt: the reference is a full-scale run, not 'smoke'" in proc.stderr

@@ -75,6 +75,42 @@ def save_reference(results: Path, experiments: list[str], san_figures: list[str]
     return written + 4
 
 
+def update_reference(results: Path, experiments: list[str], known: list[str], benchmarks: Path, out: Path,
+                     cores: int, jobs_out: Path) -> int:
+    """Replace only ``experiments`` in the reference ``out`` with those of a full run that reran
+    them (after a change of their model's code): their kept files, every claim in one table
+    again, and the rerun's jobs in ``jobs_out``; the other experiments, the SAN results, the
+    end-to-end run's jobs and the README stay. Returns the number of files written."""
+    from simcore.report.run_profile import save_jobs
+
+    unknown = [e for e in experiments if e not in known]
+    if unknown:
+        raise InputError(f"--experiments: '{unknown[0]}' is not an experiment id (see: simcore list).")
+    for folder in (results, out):
+        if read_scale(folder) != "full":
+            raise InputError(f"{folder / 'scale.txt'}: the reference is a full-scale run, not '{read_scale(folder)}'.")
+    missing = [str(results / e / "summary.csv") for e in experiments if not (results / e / "summary.csv").exists()]
+    if missing:
+        raise InputError(f"{missing[0]}: missing ({len(missing)} of the experiments have no results); finish the run first.")
+    written = 0
+    for exp in experiments:
+        stale = out / exp
+        if stale.exists():
+            shutil.rmtree(stale)
+        stale.mkdir(parents=True)
+        for name in KEPT:
+            if (results / exp / name).exists():
+                shutil.copyfile(results / exp / name, out / exp / name)
+                written += 1
+        if (results / exp / "replications.csv").exists():
+            _gzip(results / exp / "replications.csv", out / exp / "replications.csv.gz")
+            written += 1
+    claims = [pd.read_csv(out / e / "claims.csv") for e in sorted(known) if (out / e / "claims.csv").exists()]
+    write_csv(out / "claims.csv", pd.concat(claims, ignore_index=True))
+    save_jobs(benchmarks, "full", cores, jobs_out)
+    return written + 2
+
+
 def _readme(out: Path, experiments: list[str], jobs: pd.DataFrame, cores: int) -> str:
     """What the folder holds and where it comes from, for a reader of the repository."""
     provenance = [json.loads((out / e / "provenance.json").read_text()) for e in experiments
