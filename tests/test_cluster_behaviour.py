@@ -459,6 +459,35 @@ def proc_pair(memory: float) -> tuple[Proc, Proc]:
     return proc(0, memory=memory), proc(1, memory=memory)
 
 
+def alert_on_machine_0(*procs, known, speed_1: float = 1.0) -> float:
+    """The load below which news wakes machine 0 (speed 1, 10 MB) after ``procs`` are placed on it,
+    its view ``known`` of machine 1 (``speed_1``, 10 MB); load_threshold 1, memory_threshold 0.5."""
+    policy = Mosix({"memory_threshold": 0.5}, ScriptedRng())
+    cluster = hand_cluster([(1.0, 10.0), (speed_1, 10.0)], policy)
+    policy.knowledge.known[0] = known
+    for p in procs:
+        cluster.place(p, 0)
+    return policy.knowledge.alert[0]
+
+
+def test_lazy_mosix_asks_the_rounds_for_the_news_that_could_open_a_move():
+    """Machine 0 at load 2 (two 0 MB processes). Seeing machine 1 at load 1, only a lower load can
+    open a move (2 - l > 1 needs l < 1): it asks for loads below 2 - 1, plus a margin of 1e-9 x 2
+    for rounding. Every other block asks for any news (inf): machine 1 seen idle but so slow
+    (speed 0.4) that one process there is load 2.5, not below 2; seen idle with 9.5 of its 10 MB
+    in use, so no 2 MB process fits; memory above its threshold (two 3 MB processes, 6 > 5) with
+    no room at the target (5 - 6) and the load rule closed; an empty view. A machine that could
+    move, or has nothing it wants to move, asks for nothing (-inf)."""
+    zero = proc_pair(0.0)
+    assert alert_on_machine_0(*zero, known={1: (1.0, 0.0)}) == 2.0 - 1.0 + 1e-9 * 2.0
+    assert alert_on_machine_0(*proc_pair(0.0), known={1: (0.0, 0.0)}, speed_1=0.4) == math.inf
+    assert alert_on_machine_0(*proc_pair(2.0), known={1: (0.0, 9.5)}) == math.inf
+    assert alert_on_machine_0(*proc_pair(3.0), known={1: (1.0, 6.0)}) == math.inf
+    assert alert_on_machine_0(*proc_pair(0.0), known={}) == math.inf
+    assert alert_on_machine_0(*proc_pair(0.0), known={1: (0.0, 0.0)}) == -math.inf
+    assert alert_on_machine_0(proc(0), known={1: (1.0, 0.0)}) == -math.inf
+
+
 def first_wake_up(balance: float, interval: float, now: float) -> float:
     """When machine 0 of two (window 0: no information rounds; it sees machine 1 idle) first wakes
     under mosix with the scripted phase ``balance``, after two processes of demand BIG arrive at ``now``."""

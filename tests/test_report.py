@@ -526,6 +526,19 @@ def test_the_run_profile_counts_each_job_for_its_cpu_over_its_wall_time(tmp_path
     assert sorted(jobs.rule) == ["aggregate", "san", "simulate", "simulate"]
 
 
+def test_a_san_model_of_no_paper_counts_as_san_not_as_a_paper(tmp_path):
+    """corr05-fig8-2sched's SAN jobs count for corr05; the solver's example model, named without a
+    paper's prefix, for "san"; a jobs file saved with the old label reads with the new one."""
+    from simcore.report.run_profile import paper_of, read_jobs
+
+    assert [paper_of("san", "corr05-fig8-2sched"), paper_of("san", "example"), paper_of("simulate", "amir-map")] \
+        == ["corr05", "san", "amir"]
+    pd.DataFrame([("san", "example", "example", 0, 6, 6, 6, 2)],
+                 columns=["rule", "name", "paper", "start", "end", "wall", "cpu", "cores"]).to_csv(tmp_path / "j.csv", index=False)
+    jobs, cores = read_jobs(tmp_path / "j.csv")
+    assert jobs.paper.tolist() == ["san"] and cores == 2
+
+
 def test_a_run_stopped_and_resumed_is_measured_without_its_pause(tmp_path):
     """x: 0-60 s and, after a stop, 1000-1060 s; y: 30-90 s. The clock runs 1060 s, but jobs ran
     0-90 and 1000-1060: 150 s = 2.5 min, the span of the run and of x (y's: 1.0 min). 3 job

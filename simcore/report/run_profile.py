@@ -25,6 +25,15 @@ from simcore.core.output import atomic_path, write_text
 from simcore.report.data import tex_escape
 
 
+def paper_of(rule: str, name: str) -> str:
+    """The paper a job counts for: its experiment's (or SAN model's) prefix, e.g. corr05 for
+    corr05-fig8-2sched; a SAN model of no paper (no prefix, e.g. the solver's example) counts
+    as "san"."""
+    if rule == "san" and "-" not in name:
+        return "san"
+    return name.split("-")[0]
+
+
 def load_jobs(benchmarks: Path, scale: str) -> pd.DataFrame:
     """One row per job: rule, experiment (or SAN model), paper, start and end (s since the epoch),
     wall and CPU seconds."""
@@ -48,7 +57,7 @@ def load_jobs(benchmarks: Path, scale: str) -> pd.DataFrame:
             continue
         wall, cpu = float(table["s"].iloc[-1]), float(table.get("cpu_time", pd.Series([np.nan])).iloc[-1])
         end = path.stat().st_mtime
-        rows.append({"rule": rule, "name": name, "paper": name.split("-")[0], "start": end - wall, "end": end,
+        rows.append({"rule": rule, "name": name, "paper": paper_of(rule, name), "start": end - wall, "end": end,
                      "wall": wall, "cpu": cpu})
     return pd.DataFrame(rows, columns=["rule", "name", "paper", "start", "end", "wall", "cpu"])
 
@@ -90,6 +99,8 @@ def read_jobs(path: Path) -> tuple[pd.DataFrame, int]:
     """The jobs and cores saved by :func:`save_jobs`."""
     jobs = pd.read_csv(path)
     cores = int(jobs.cores.iloc[0]) if len(jobs) else 1
+    san = jobs.rule == "san"   # files saved before paper_of labelled a SAN model of no paper by its name
+    jobs.loc[san, "paper"] = [paper_of("san", n) for n in jobs.name[san]]
     return jobs.drop(columns=["cores"]), cores
 
 
