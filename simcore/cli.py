@@ -314,8 +314,8 @@ def cmd_save_reference(args) -> int:
         from simcore.report.reference import update_reference
 
         jobs_out = Path(args.jobs_out) if args.jobs_out else Path(args.out) / "jobs-full-rerun.csv"
-        written = update_reference(Path(args.results), args.experiments, ids, Path(args.benchmarks), Path(args.out),
-                                   cores, jobs_out)
+        written = update_reference(Path(args.results), args.experiments, ids, sorted(san_figures(args.san)),
+                                   Path(args.benchmarks), Path(args.out), cores, jobs_out)
     else:
         written = save_reference(Path(args.results), ids, sorted(san_figures(args.san)), Path(args.benchmarks),
                                  Path(args.out), cores)

@@ -211,9 +211,10 @@ def _results(folder, experiments: dict, scale: str = "full"):
 
 def test_save_reference_of_some_experiments_replaces_only_those(simcore_cli, tmp_path):
     """A rerun of amir-table2 replaces its folder in the reference (a file the rerun lacks goes
-    with it), rebuilds the claims table from every experiment's claims, writes the rerun's jobs
-    apart, and leaves the other experiments, the README and jobs-full.csv alone."""
-    ref = _results(tmp_path / "ref", {"amir-table2": ["old"], "zhou91-fig1": ["z1", "z2"]})
+    with it), rebuilds the claims table from every experiment's claims and then the SAN figure's
+    (corr05-fig8), writes the rerun's jobs apart, and leaves the other experiments, the README and
+    jobs-full.csv alone."""
+    ref = _results(tmp_path / "ref", {"amir-table2": ["old"], "zhou91-fig1": ["z1", "z2"], "corr05-fig8": ["san"]})
     (ref / "amir-table2/traces.txt").write_text("old trace")
     (ref / "README.md").write_text("the end-to-end run")
     (ref / "jobs-full.csv").write_text("kept")
@@ -223,7 +224,7 @@ def test_save_reference_of_some_experiments_replaces_only_those(simcore_cli, tmp
                        "--cores", "2", "--experiments", "amir-table2")
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in (ref / "amir-table2").iterdir()) == ["claims.csv", "replications.csv.gz", "summary.csv"]
-    assert sorted(pd.read_csv(ref / "claims.csv").claim) == ["new1", "new2", "new3", "z1", "z2"]
+    assert pd.read_csv(ref / "claims.csv").claim.tolist() == ["new1", "new2", "new3", "z1", "z2", "san"]
     assert (ref / "zhou91-fig1/summary.csv").read_text() == "experiment\nzhou91-fig1\n"
     assert (ref / "README.md").read_text() == "the end-to-end run" and (ref / "jobs-full.csv").read_text() == "kept"
     assert (ref / "jobs-full-rerun.csv").read_text().startswith("rule,name,paper,start,end,wall,cpu,cores")

@@ -75,12 +75,13 @@ def save_reference(results: Path, experiments: list[str], san_figures: list[str]
     return written + 4
 
 
-def update_reference(results: Path, experiments: list[str], known: list[str], benchmarks: Path, out: Path,
-                     cores: int, jobs_out: Path) -> int:
-    """Replace only ``experiments`` in the reference ``out`` with those of a full run that reran
-    them (after a change of their model's code): their kept files, every claim in one table
-    again, and the rerun's jobs in ``jobs_out``; the other experiments, the SAN results, the
-    end-to-end run's jobs and the README stay. Returns the number of files written."""
+def update_reference(results: Path, experiments: list[str], known: list[str], san_figures: list[str],
+                     benchmarks: Path, out: Path, cores: int, jobs_out: Path) -> int:
+    """Replace only ``experiments`` (of the ``known`` ids) in the reference ``out`` with those of
+    a full run that reran them (after a change of their model's code): their kept files, every
+    claim in one table again (the experiments', then the SAN figures', as ``save_reference``
+    orders them), and the rerun's jobs in ``jobs_out``; the other experiments, the SAN results,
+    the end-to-end run's jobs and the README stay. Returns the number of files written."""
     from simcore.report.run_profile import save_jobs
 
     unknown = [e for e in experiments if e not in known]
@@ -105,7 +106,8 @@ def update_reference(results: Path, experiments: list[str], known: list[str], be
         if (results / exp / "replications.csv").exists():
             _gzip(results / exp / "replications.csv", out / exp / "replications.csv.gz")
             written += 1
-    claims = [pd.read_csv(out / e / "claims.csv") for e in sorted(known) if (out / e / "claims.csv").exists()]
+    claims = [pd.read_csv(out / e / "claims.csv") for e in sorted(known) + sorted(san_figures)
+              if (out / e / "claims.csv").exists()]
     write_csv(out / "claims.csv", pd.concat(claims, ignore_index=True))
     save_jobs(benchmarks, "full", cores, jobs_out)
     return written + 2
