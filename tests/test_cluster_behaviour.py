@@ -1291,9 +1291,12 @@ def test_lazy_mosix_wakes_when_a_process_becomes_old_enough():
     of demand 10 placed at 0; min_residency 2.5. The round at 0.5 shows machine 1 empty: wake-up at
     1, where neither process has stayed 2.5 s; the machine sleeps until the first grid point at
     which one has: 3 (not 2, not 4). Each has done 1.5, then 8.5 alone: both end at 11.5. Without
-    that wake-up nothing would move before 101 and both would end at 20 on machine 0."""
+    that wake-up nothing would move before 101 and both would end at 20 on machine 0. Events: the
+    arrival, the round at 0.5, the wake-ups at 1 and 3, the two completions at 11.5 (the last
+    stops the run): 6. Waking again at 2 (the next grid point, as after a change) would make 7."""
     result = run(TWO, PAIR_AT_HOME, rng=ScriptedRng(info=0.005), info_interval=100.0, min_residency=2.5)
     assert_run(result, {0: 11.5, 1: 11.5}, 1)
+    assert result.metrics["events"] == 6
 
 
 def test_lazy_mosix_wakes_on_the_round_that_shows_a_target():
@@ -1406,7 +1409,8 @@ def test_the_first_grid_point_a_process_is_old_enough_at_is_found_exactly():
     times, where that test and the estimate disagree by rounding, it gives what a scan of the grid
     from the first point after now gives: the first index that passes."""
     rng = np.random.default_rng(3)
-    cases = [(0.1, 0.1, 0.0, 0.2, 0.2), (0.1, 0.2, 0.0, 0.1, 0.1)]  # ceil((0.2 + 0.1) / 0.1) is 4, yet 3 passes
+    cases = [(0.1, 0.1, 0.0, 0.2, 0.2), (0.1, 0.2, 0.0, 0.1, 0.1),  # ceil((0.2 + 0.1) / 0.1) is 4, yet 3 passes
+             (0.1, 0.2, 0.1, 0.2, 0.2)]  # ceil(0.3 / 0.1) is 4, yet 0.1 + 3 x 0.1 - 0.2 is 0.2 exactly: 3 passes
     for _ in range(400):
         period = float(rng.choice([0.1, 0.3, 0.7, 1.0, 2.5]))
         phase = round(float(rng.integers(0, 10)) * period / 10, 10)
