@@ -477,7 +477,10 @@ def test_lazy_mosix_asks_the_rounds_for_the_news_that_could_open_a_move():
     (speed 0.4) that one process there is load 2.5, not below 2; seen idle with 9.5 of its 10 MB
     in use, so no 2 MB process fits; memory above its threshold (two 3 MB processes, 6 > 5) with
     no room at the target (5 - 6) and the load rule closed; an empty view. A machine that could
-    move, or has nothing it wants to move, asks for nothing (-inf)."""
+    move, or has nothing it wants to move, asks for nothing (-inf). At the boundaries: 5 MB in use
+    (two 2.5 MB processes) is not above 0.5 x 10, so the load rule alone decides (the level
+    again); two 3 MB processes (6 MB, above) fit a room of exactly 5 - 2 = 3 MB at the target
+    seen with 2 MB in use, so the machine could move (-inf)."""
     zero = proc_pair(0.0)
     assert alert_on_machine_0(*zero, known={1: (1.0, 0.0)}) == 2.0 - 1.0 + 1e-9 * 2.0
     assert alert_on_machine_0(*proc_pair(0.0), known={1: (0.0, 0.0)}, speed_1=0.4) == math.inf
@@ -486,6 +489,8 @@ def test_lazy_mosix_asks_the_rounds_for_the_news_that_could_open_a_move():
     assert alert_on_machine_0(*proc_pair(0.0), known={}) == math.inf
     assert alert_on_machine_0(*proc_pair(0.0), known={1: (0.0, 0.0)}) == -math.inf
     assert alert_on_machine_0(proc(0), known={1: (1.0, 0.0)}) == -math.inf
+    assert alert_on_machine_0(*proc_pair(2.5), known={1: (1.0, 0.0)}) == 2.0 - 1.0 + 1e-9 * 2.0
+    assert alert_on_machine_0(*proc_pair(3.0), known={1: (1.0, 2.0)}) == -math.inf
 
 
 def first_wake_up(balance: float, interval: float, now: float) -> float:
@@ -1424,3 +1429,16 @@ def test_the_first_grid_point_a_process_is_old_enough_at_is_found_exactly():
         while policy._grid(0, k) - placed_at < residency:
             k += 1
         assert policy._old_enough_index(0, placed_at, now) == k
+
+
+def test_mosix_keeps_a_wake_up_armed_earlier_when_a_change_asks_for_the_same_instant():
+    """Machine 0 (speed 1.5) holds B, C and F (demands 0.75, 1.125, 10) from 0, at 0.5 each;
+    machine 1 (speed 1) is empty; min_residency 1.9. The round at 0.5 shows machine 1 idle: wake-up
+    at 1, where nobody is old enough, so at 1 the wake-up at 2 is armed. B ends at 1.5; C and F go
+    on at 0.75 each, so C's completion is set for 2, and the change asks again for the grid point
+    2: the wake-up armed at 1 stays, and fires before C's completion set at 1.5. Load 2 / 1.5 is
+    above 1 + 0, so C (the oldest) moves, with nothing left, and ends at 2 on machine 1; F ends at
+    2 + (10 - 0.75 - 0.375) / 1.5. Re-arming the wake-up at 2 would put it after C's completion:
+    F alone (load 2/3) would move nothing."""
+    result = run([(1.5, BIG), (1.0, BIG)], [(0, 0.75, 0, 0), (0, 1.125, 0, 0), (0, 10, 0, 0)], min_residency=1.9)
+    assert_run(result, {0: 1.5, 1: 2, 2: 2 + 8.875 / 1.5}, 1)
