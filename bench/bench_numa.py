@@ -3,9 +3,10 @@ against a bare SimPy loop firing the same number of timeouts in the same run.
 
 Run: ``python bench/bench_numa.py [replications] [topology]``. Prints the model's events and rate,
 the bare rate, their ratio, and the wall time of one corr05-fig13-like replication (400 tasks,
-linux-2level and multilevel), with the balancer's compiled search and with the pure-Python one;
-then what the compiled search costs a batch job: importing numba and the kernel with its cache
-on disk, and compiling it without one (each in a fresh process).
+linux-2level and multilevel), with the balancer's compiled search, with the pure-Python one, and
+with the balancer's timing compiled too (staged in simcore/accel, not yet the model's: the same
+runs); then what the compiled search costs a batch job: importing numba and the kernel with its
+cache on disk, and compiling it without one (each in a fresh process).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import time
 
 from baseline import bare_rate
 
+from simcore.accel.numa_timing import TimingBalancer
 from simcore.core.rng import Streams, replication_seed
+from simcore.models.numa import balancer as reference
 from simcore.models.numa import run_replication
 from simcore.models.numa.balancer import Balancer
 
@@ -41,22 +44,28 @@ def main(replications: int = 3, topology: str = "superdome-16x4") -> None:
     bare = bare_rate(events)
     model_eps, bare_eps = events / wall, events / bare
     fig13 = {}
-    for compiled in (True, False):
-        Balancer.compiled = compiled
+    for how in ("compiled", "python", "timing"):
+        Balancer.compiled = how != "python"
+        reference.Balancer = TimingBalancer if how == "timing" else Balancer
+        if how == "timing":   # load (or compile) the timing kernels outside the measure
+            run_replication({"topology": topology, "n_tasks": 20}, POLICIES[:1], Streams(replication_seed(1, "warm-up", 0, 0)))
         start = time.perf_counter()
         run_replication({"topology": topology, "n_tasks": 400}, ["linux-2level", "multilevel"],
                         Streams(replication_seed(2024, "bench-numa-fig13", 0, 0)))
-        fig13[compiled] = time.perf_counter() - start
-    Balancer.compiled = True
+        fig13[how] = time.perf_counter() - start
+    Balancer.compiled, reference.Balancer = True, Balancer
     print(f"machine: {topology}")
     print(f"numa model: {replications} replications x {len(POLICIES)} policies x 400 tasks, {events} events "
           f"in {wall:.2f} s: {model_eps:,.0f} events/s")
     print(f"bare SimPy: {events} timeouts in {bare:.2f} s: {bare_eps:,.0f} events/s")
     print(f"ratio (model / bare): {model_eps / bare_eps:.3f}")
-    print(f"one corr05-fig13-like replication (400 tasks, linux-2level + multilevel): {fig13[True]:.2f} s "
-          f"({fig13[False]:.2f} s with the pure-Python search)")
+    print(f"one corr05-fig13-like replication (400 tasks, linux-2level + multilevel): {fig13['compiled']:.2f} s "
+          f"({fig13['python']:.2f} s with the pure-Python search; {fig13['timing']:.2f} s with the timing compiled, staged)")
     warm, cold = kernel_start(None), kernel_start(tempfile.mkdtemp())
     print(f"compiled search per job: {warm:.2f} s to import and call it with its cache, {cold:.2f} s to compile it")
+    warm, cold = kernel_start(None, TIMING_CALL), kernel_start(tempfile.mkdtemp(), TIMING_CALL)
+    print(f"compiled timing per job (staged): {warm:.2f} s to import and run a 20-task replication with the caches, "
+          f"{cold:.2f} s compiling both")
 
 
 KERNEL_CALL = """
@@ -70,11 +79,24 @@ print(time.perf_counter() - start)
 """
 
 
-def kernel_start(cache_dir: str | None) -> float:
-    """Seconds a fresh process takes to import the kernel and make its first call; ``cache_dir``:
-    an empty numba cache (the compilation is measured), None: the cache next to the source."""
+TIMING_CALL = """
+import time
+start = time.perf_counter()
+from simcore.accel.numa_timing import TimingBalancer
+from simcore.core.rng import Streams, replication_seed
+from simcore.models.numa import run_replication
+TimingBalancer.install()
+run_replication({"topology": "corr05-4x2", "n_tasks": 20}, ["linux-2level"], Streams(replication_seed(1, "w", 0, 0)))
+print(time.perf_counter() - start)
+"""
+
+
+def kernel_start(cache_dir: str | None, code: str = KERNEL_CALL) -> float:
+    """Seconds a fresh process takes to run ``code`` (by default: import the kernel and make its
+    first call); ``cache_dir``: an empty numba cache (the compilation is measured), None: the
+    cache next to the source."""
     env = dict(os.environ, **({"NUMBA_CACHE_DIR": cache_dir} if cache_dir else {}))
-    out = subprocess.run([sys.executable, "-c", KERNEL_CALL], env=env, check=True, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
     return float(out.stdout.split()[-1])
 
 

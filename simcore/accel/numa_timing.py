@@ -1,0 +1,260 @@
+"""The NUMA balancer with its timing compiled: ``TimingBalancer`` makes the decisions of
+``simcore.models.numa.balancer.Balancer`` (the reference) with the periodic attempts' loop, the
+timers' due times and the sleeping domains in compiled code (:mod:`numa_timing_kernels`).
+
+What stays in Python: the moves of an attempt that found a busiest group (the policy decides
+which task may move), active balancing, newly-idle balancing, the SimPy timers (set in the order
+the reference sets them) and the end-of-run count (``close``). The domains' run-time state
+(``last``, ``interval``, ``failed``, ``dormant``) lives in the kernels' buffers; a domain object
+reads and writes it there (:class:`ArrayDom`), so the inherited Python methods see one state.
+The system's load mirrors (``np_cur``, ``np_avg``, ``np_tick``) become views of the float buffer.
+
+Staged (see :mod:`simcore.accel`): ``TimingBalancer.install()`` makes the numa model build it
+in place of ``Balancer`` (tests and benchmarks), until it moves into the model's package.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from simcore.accel import numa_timing_kernels as K
+from simcore.models.numa import balancer as reference
+from simcore.models.numa.balancer import IDLE, NOT_IDLE, Balancer, Dom
+
+_STATE = ("last", "interval", "failed", "dormant")
+
+
+class ArrayDom(Dom):
+    """A domain whose run-time state lives in the balancer's buffers (slot ``d`` of each block)."""
+
+    __slots__ = ("_F", "_I", "_d", "_at")
+
+    last = property(lambda self: float(self._F[self._at[0] + self._d]),
+                    lambda self, v: self._F.__setitem__(self._at[0] + self._d, v))
+    interval = property(lambda self: float(self._F[self._at[1] + self._d]),
+                        lambda self, v: self._F.__setitem__(self._at[1] + self._d, v))
+    failed = property(lambda self: int(self._I[self._at[2] + self._d]),
+                      lambda self, v: self._I.__setitem__(self._at[2] + self._d, v))
+    dormant = property(lambda self: bool(self._I[self._at[3] + self._d]),
+                       lambda self, v: self._I.__setitem__(self._at[3] + self._d, int(v)))
+
+    @classmethod
+    def of(cls, dom: Dom, F, I, d: int) -> "ArrayDom":
+        """A copy of ``dom`` whose state is slot ``d`` of the buffers (set from ``dom``'s)."""
+        new = cls.__new__(cls)
+        for name in Dom.__slots__:
+            if name not in _STATE:
+                setattr(new, name, getattr(dom, name))
+        new._F, new._I, new._d = F, I, d
+        new._at = (int(I[K.OF_LAST]), int(I[K.OF_IVL]), int(I[K.O_FAILED]), int(I[K.O_DORMANT]))
+        for name in _STATE:
+            setattr(new, name, getattr(dom, name))
+        return new
+
+
+class TimingBalancer(Balancer):
+    """``Balancer`` with its timing compiled; every decision the same (tests/test_numa_timing.py)."""
+
+    def __init__(self, system, domains, policy, params: dict):
+        super().__init__(system, domains, policy, params)   # arms every CPU (reference arithmetic)
+        self._build(system)
+
+    @staticmethod
+    def install(monkeypatch=None) -> None:
+        """Make the numa model build this balancer (``monkeypatch``: pytest's, to undo it)."""
+        if monkeypatch is not None:
+            monkeypatch.setattr(reference, "Balancer", TimingBalancer)
+        else:
+            reference.Balancer = TimingBalancer
+
+    # -- the buffers -------------------------------------------------------------------------
+    def _build(self, sys) -> None:
+        n = sys.ncpus
+        L = max(len(doms) for doms in self.doms)
+        P = max(1, max(len(p) for p in self.pdoms))
+        G = max(len(dom.groups) for doms in self.doms for dom in doms)
+        D = n * L
+        ints = [("O_BUSY", n), ("O_FAILED", D), ("O_DORMANT", D), ("O_BUSYOK", D), ("O_LOCAL", D), ("O_TOTALN", D),
+                ("O_IMB", D), ("O_HASWIDE", D), ("O_PD", n * P), ("O_NPD", n), ("O_GOF", D * n), ("O_SIZES", D * G),
+                ("O_NGROUPS", D), ("O_SPAN", D * n), ("O_WIDE", D * n), ("O_OUTCPU", n)]
+        floats = [("OF_CUR", n), ("OF_AVG", n), ("OF_TCK", n), ("OF_TAT", n), ("OF_LAST", D), ("OF_IVL", D),
+                  ("OF_BF", D), ("OF_MAXI", D), ("OF_OUTAT", n)]
+        I = np.zeros(K.HEADER + sum(size for _, size in ints), dtype=np.int64)
+        F = np.zeros(1 + sum(size for _, size in floats))
+        at = K.HEADER
+        for name, size in ints:
+            I[getattr(K, name)] = at
+            at += size
+        at = 1
+        for name, size in floats:
+            I[getattr(K, name)] = at
+            at += size
+        I[K.H_N], I[K.H_L], I[K.H_G], I[K.H_P] = n, L, G, P
+        I[K.H_INSTANT], I[K.H_SLEEPS] = int(self.instant), int(self.sleeps)
+        F[0] = self.tick
+        self.F, self.I = F, I
+        self._mirror(sys, n)
+        self._index(n, L, P, G)
+        armed, self.timer_at = self.timer_at, self._block(F, "OF_TAT", n)
+        self.timer_at[:] = armed          # where the reference's arm set the timers in __init__
+        self._cnt = I[K.H_ATTEMPTS:K.H_DEAD + 1]
+        self._out_cpu = self._block(I, "O_OUTCPU", n)
+        self._out_at = self._block(F, "OF_OUTAT", n)
+
+    def _block(self, buf, name: str, size: int):
+        start = int(self.I[getattr(K, name)])
+        return buf[start:start + size]
+
+    def _mirror(self, sys, n: int) -> None:
+        """Make the system's load mirrors views of the float buffer (values kept)."""
+        F = self.F
+        for attr, name in (("np_cur", "OF_CUR"), ("np_avg", "OF_AVG"), ("np_tick", "OF_TCK")):
+            view = self._block(F, name, n)
+            view[:] = getattr(sys, attr)
+            setattr(sys, attr, view)
+        for rq in sys.rqs:
+            rq.np_avg, rq.np_tick = sys.np_avg, sys.np_tick
+
+    def _index(self, n: int, L: int, P: int, G: int) -> None:
+        """Write every domain's constants into the buffers and give it its state slot."""
+        F, I = self.F, self.I
+        ib = {name: int(I[getattr(K, name)]) for name in ("O_BUSYOK", "O_LOCAL", "O_TOTALN", "O_IMB", "O_HASWIDE",
+                                                          "O_GOF", "O_SIZES", "O_NGROUPS", "O_SPAN", "O_WIDE",
+                                                          "O_PD", "O_NPD")}
+        fb = {name: int(I[getattr(K, name)]) for name in ("OF_BF", "OF_MAXI")}
+        for c, doms in enumerate(self.doms):
+            for k, dom in enumerate(doms):
+                d = c * L + k
+                I[ib["O_BUSYOK"] + d] = int(dom.busy_ok)
+                I[ib["O_LOCAL"] + d] = dom.local
+                I[ib["O_TOTALN"] + d] = dom.total_n
+                I[ib["O_IMB"] + d] = dom.imbalance_pct
+                I[ib["O_HASWIDE"] + d] = int(bool(dom.wide))
+                I[ib["O_NGROUPS"] + d] = len(dom.groups)
+                I[ib["O_GOF"] + d * n:ib["O_GOF"] + (d + 1) * n] = -1
+                for g, cpus in enumerate(dom.groups):
+                    I[ib["O_SIZES"] + d * G + g] = len(cpus)
+                    for x in cpus:
+                        I[ib["O_GOF"] + d * n + x] = g
+                for x in dom.span:
+                    I[ib["O_SPAN"] + d * n + x] = 1
+                for x in dom.wide:
+                    I[ib["O_WIDE"] + d * n + x] = 1
+                F[fb["OF_BF"] + d] = dom.busy_factor
+                F[fb["OF_MAXI"] + d] = dom.max_interval
+                doms[k] = ArrayDom.of(dom, F, I, d)
+            self.pdoms[c] = [dom for dom in doms if dom.periodic]
+            I[ib["O_NPD"] + c] = len(self.pdoms[c])
+            for j, dom in enumerate(self.pdoms[c]):
+                I[ib["O_PD"] + c * P + j] = dom.level
+
+    # -- Python views of the compiled state ------------------------------------------------------
+    @property
+    def dormant_cpus(self) -> set[int]:
+        """The CPUs with a sleeping domain (the reference keeps this set by hand)."""
+        if not hasattr(self, "I"):       # the reference's __init__
+            return self._reference_dormant
+        return {c for c, doms in enumerate(self.pdoms) if any(dom.dormant for dom in doms)}
+
+    @dormant_cpus.setter
+    def dormant_cpus(self, value) -> None:   # the reference's __init__ (an empty set)
+        self._reference_dormant = value
+
+    def _flush(self) -> None:
+        """Move the counts the kernels made to the system's counters (at the end of the run: until
+        then the system's counters hold only the attempts made in Python)."""
+        attempts, failed, dead = self._cnt.tolist()
+        sys = self.sys
+        sys.lb_attempts += attempts
+        sys.lb_failed += failed
+        sys.lb_dead += dead
+        self._cnt[:] = 0
+
+    # -- timing ----------------------------------------------------------------------------------
+    def arm(self, cpu: int) -> None:
+        if not hasattr(self, "I"):
+            return super().arm(cpu)
+        now = self.engine.now
+        at = K.arm(cpu, now, self.F, self.I)
+        if at != math.inf:
+            self._set_timer(cpu, at, now)
+
+    def _set_timer(self, cpu: int, at: float, now: float) -> None:
+        timer = self.timers[cpu]
+        if timer is not None:
+            timer.cancel()
+        self.timers[cpu] = self.engine.call(max(at - now, 0.0), self._fire, cpu)
+
+    def fire(self, cpu: int) -> None:
+        """``Balancer.fire``: the compiled loop, and in Python the rest of each attempt that found
+        a busiest group."""
+        sys = self.sys
+        F, I = self.F, self.I
+        self.timers[cpu] = None
+        now = self.engine.now
+        idle = not sys.busy[cpu]
+        moved_any = False
+        r = K.periodic(cpu, 0, now, idle, False, F, I)
+        while r < 0:                      # domain -r - 1 found a busiest group
+            j = int(-r) - 1
+            if self._carry_on(cpu, self.pdoms[cpu][j], idle, now):
+                idle = False
+                moved_any = True
+            r = K.periodic(cpu, j + 1, now, idle, moved_any, F, I)
+        if moved_any:
+            sys.resched(sys.rqs[cpu])
+            self.arm(cpu)
+        elif r != math.inf:
+            self.timers[cpu] = self.engine.call(max(r - now, 0.0), self._fire, cpu)
+        if sys.check is not None:
+            sys.check(sys)
+
+    def _carry_on(self, cpu: int, dom: ArrayDom, idle: bool, now: float) -> int:
+        """The rest of ``load_balance`` after the compiled search found a busiest group, then the
+        end of ``fire``'s step for the domain; returns the number of tasks moved."""
+        sys, I = self.sys, self.I
+        kind = IDLE if idle else NOT_IDLE
+        group, imb, was_quiet = dom.groups[int(I[K.H_GROUP])], int(I[K.H_IMB]), bool(I[K.H_QUIET])
+        busiest = self.find_busiest_queue(group)
+        moved = 0
+        if busiest.nr_running > 1:
+            moved = self.move_tasks(busiest, sys.rqs[cpu], imb, dom, kind)
+        if moved:
+            dom.failed = 0
+            dom.interval = dom.min_interval
+        else:
+            dom.failed += 1
+            sys.lb_failed += 1
+            if self.active and dom.failed > dom.cache_nice_tries + 2:
+                self.active_balance(busiest, kind)
+                dom.failed = dom.cache_nice_tries
+            if dom.interval < dom.max_interval:
+                dom.interval += 1
+        dom.last = now
+        if self.sleeps and (was_quiet or self.quiet(cpu, dom)):
+            dom.dormant = True
+            if dom.wide:
+                I[K.H_WIDE_SLEEPERS] += 1
+        return moved
+
+    def on_state(self, cpu: int, idle: bool) -> None:
+        now = self.engine.now
+        at = K.on_state(cpu, idle, now, self.F, self.I)
+        if at != math.inf:
+            self._set_timer(cpu, at, now)
+
+    def on_loaded(self, src: int) -> None:
+        if self.I[K.H_WIDE_SLEEPERS]:
+            self._wake(src, True)
+
+    def _wake(self, src: int, wide: bool) -> None:
+        now = self.engine.now
+        out = K.wake(src, wide, now, self.F, self.I)
+        for i in range(out):
+            self._set_timer(int(self._out_cpu[i]), float(self._out_at[i]), now)
+
+    def close(self, until: float) -> None:
+        super().close(until)
+        self._flush()

@@ -1,0 +1,192 @@
+"""The NUMA balancer's timing compiled (simcore/accel/numa_timing.py, staged) against the reference
+``Balancer``: its arithmetic on random values, and the same runs, bit for bit, on the experiments'
+workloads and under every option that changes the balancer's path."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simcore.accel import numa_timing_kernels as K
+from simcore.accel.numa_timing import TimingBalancer
+from simcore.core.rng import Streams, replication_seed
+from simcore.experiments import load_spec
+from simcore.models.numa import full_params, make_workload, simulate
+from simcore.models.numa import balancer as reference
+from simcore.models.numa.balancer import Balancer
+from simcore.models.numa.model import load_machine
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class _Dom:
+    """What ``balancer.due`` reads of a domain."""
+
+    def __init__(self, interval: float, busy_factor: float):
+        self.interval, self.busy_factor = interval, busy_factor
+
+
+def test_the_due_times_are_the_references():
+    """``due`` and ``on_tick`` on random last attempts, intervals, busy factors and ticks (on and
+    off tick boundaries, idle and busy)."""
+    rng = np.random.default_rng(3)
+    for _ in range(3000):
+        tick = float(rng.choice([0.1, 1.0, 4.0, 10.0 / 3]))
+        last = float(rng.choice([rng.integers(0, 10**6) * tick, rng.random() * 1e5, -rng.integers(0, 100) * tick]))
+        dom = _Dom(float(rng.choice([1.0, 2.0, 8.0, 64.0, 0.05, rng.random() * 300])), float(rng.choice([1.0, 32.0, 64.0, 320.0])))
+        for idle in (True, False):
+            assert K.due(last, dom.interval, dom.busy_factor, idle, tick) == reference.due(last, dom, idle, tick)
+        assert K.on_tick(last, tick) == reference.on_tick(last, tick)
+
+
+def _run(spec_id: str, cell: int, fast: bool, monkeypatch, n_tasks: int = 200, **overrides):
+    spec = load_spec(ROOT / f"config/experiments/{spec_id}.yaml")
+    values = spec.cell(cell).values
+    params = full_params({**spec.params(values), "n_tasks": min(values.get("n_tasks", n_tasks), n_tasks), **overrides})
+    streams = Streams(replication_seed(5, spec_id, cell, 0))
+    workload = make_workload(params, streams, int(load_machine(params["topology"]).cpus))
+    monkeypatch.setattr(reference, "Balancer", TimingBalancer if fast else Balancer)
+    runs = [simulate(params, workload, p, streams, trace=True) for p in spec.policies]
+    assert all(type(r.system.balancer) is (TimingBalancer if fast else Balancer) for r in runs)
+    return runs
+
+
+def _same(ref, fast) -> None:
+    for a, b in zip(ref, fast):
+        assert [(t.finished, t.trace) for t in b.tasks] == [(t.finished, t.trace) for t in a.tasks]
+        assert b.metrics == a.metrics          # lb_attempts, lb_failed, their live parts, events
+        assert b.system.migrations > 0
+
+
+@pytest.mark.parametrize("spec_id, cell", [
+    ("corr05-fig13", 7), ("corr05-fig12", 7), ("corr05-fig10", 9), ("corr05-fig9", 9), ("mehta-table3-w1", 0),
+    pytest.param("mehta-table5-w3", 3, marks=pytest.mark.slow),
+])
+def test_the_compiled_timing_gives_the_reference_runs(monkeypatch, spec_id, cell):
+    """On the experiments' own workloads: every task's completion time and trace, and every metric
+    (attempt counts and events included), equal to the bit."""
+    _same(_run(spec_id, cell, False, monkeypatch), _run(spec_id, cell, True, monkeypatch))
+
+
+@pytest.mark.parametrize("overrides", [
+    {"load_average": "instant"},
+    {"active_balance": False},
+    {"domain_init": "x86_64-2.6.12"},
+    {"idle_ignores_cache_hot": False},
+], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+def test_the_compiled_timing_follows_the_options(monkeypatch, overrides):
+    """Options that change which attempts fail, sleep or push: still the reference's runs."""
+    _same(_run("corr05-fig10", 4, False, monkeypatch, **overrides), _run("corr05-fig10", 4, True, monkeypatch, **overrides))
+
+
+def test_with_no_sleeping_domains_it_is_the_reference(monkeypatch):
+    """``Balancer.sleeps = False`` (every attempt made): the compiled loop never puts a domain to
+    sleep, and the runs are the reference's."""
+    monkeypatch.setattr(Balancer, "sleeps", False)
+    ref, fast = _run("corr05-fig9", 3, False, monkeypatch), _run("corr05-fig9", 3, True, monkeypatch)
+    _same(ref, fast)
+    assert not any(fast_run.system.balancer.dormant_cpus for fast_run in fast)
+
+
+def test_domains_do_sleep_and_wake_in_the_compiled_runs(monkeypatch):
+    """The runs compared above go through every compiled path: attempts that found a group and were
+    carried on in Python, domains put to sleep, woken, and their attempts counted while asleep."""
+    calls = {"carry_on": 0, "wake": 0}
+    carry_on, wake = TimingBalancer._carry_on, TimingBalancer._wake
+
+    def counting_carry_on(self, *args):
+        calls["carry_on"] += 1
+        return carry_on(self, *args)
+
+    def counting_wake(self, *args):
+        calls["wake"] += 1
+        return wake(self, *args)
+
+    monkeypatch.setattr(TimingBalancer, "_carry_on", counting_carry_on)
+    monkeypatch.setattr(TimingBalancer, "_wake", counting_wake)
+    runs = _run("corr05-fig13", 1, True, monkeypatch, n_tasks=100)
+    assert calls["carry_on"] > 0 and calls["wake"] > 0
+    assert all(r.metrics["lb_attempts"] > r.metrics["lb_attempts_live"] > 0 for r in runs)   # sleeping attempts counted
+
+
+def test_the_invariants_hold_with_the_compiled_timing(monkeypatch):
+    """The model's invariant checker after every event (a sleeping domain is quiet, among others),
+    the sleeping CPUs read from the compiled state."""
+    runs = _run("corr05-fig12", 2, True, monkeypatch, n_tasks=100, check_invariants=True)
+    assert all(r.metrics["lb_attempts"] > 0 for r in runs)
+
+
+def test_a_domains_state_lives_in_the_buffers(monkeypatch):
+    """What the Python side writes into a domain, the kernels read, and the other way round."""
+    run = _run("corr05-fig9", 0, True, monkeypatch, n_tasks=50)[0]
+    bal = run.system.balancer
+    dom = bal.pdoms[3][0]
+    d = dom._d
+    dom.interval, dom.last, dom.failed, dom.dormant = 12.5, 40.0, 2, True
+    assert (bal.F[bal.I[K.OF_IVL] + d], bal.F[bal.I[K.OF_LAST] + d]) == (12.5, 40.0)
+    assert (bal.I[bal.I[K.O_FAILED] + d], bal.I[bal.I[K.O_DORMANT] + d]) == (2, 1)
+    assert 3 in bal.dormant_cpus
+    bal.F[bal.I[K.OF_LAST] + d] = math.pi
+    assert dom.last == math.pi and type(dom.last) is float
+
+
+def _pair(topology: str, policy: str, monkeypatch, **params):
+    """A reference system and a compiled one of ``topology`` under ``policy``, with no task."""
+    from test_numa_kernels import system
+    monkeypatch.setattr(reference, "Balancer", Balancer)
+    ref = system(topology, policy, **params)
+    monkeypatch.setattr(reference, "Balancer", TimingBalancer)
+    return ref, system(topology, policy, **params)
+
+
+@pytest.mark.parametrize("topology, policy, tick", [
+    ("superdome-16x4", "multilevel", 1.0), ("superdome-16x4", "linux-2level", 0.1), ("mehta-s1", "conservative-hard", 0.3)])
+def test_sleeping_attempts_are_counted_as_the_reference_counts_them(monkeypatch, topology, policy, tick):
+    """``settle`` against ``Balancer._settle`` from random last attempts and intervals up to random
+    ends, a third of them on the exact instant of an attempt (where, with a tick of 0.1 or 0.3 ms,
+    the sums are off by an ulp and the 1e-9 decides), idle and busy: the same last attempt,
+    interval and counts."""
+    ref, fast = _pair(topology, policy, monkeypatch, tick=tick)
+    rng = np.random.default_rng(8)
+    tick = ref.balancer.tick
+    for trial in range(600):
+        cpu = int(rng.integers(ref.ncpus))
+        j = int(rng.integers(len(ref.balancer.pdoms[cpu])))
+        a, b = ref.balancer.pdoms[cpu][j], fast.balancer.pdoms[cpu][j]
+        interval = float(rng.choice([a.min_interval, a.max_interval, a.min_interval * 2 ** int(rng.integers(0, 6))]))
+        last = int(rng.integers(0, 10**5)) * tick
+        idle = bool(rng.integers(2))
+        span = reference.due(0.0, _Dom(interval, a.busy_factor), idle, tick)   # the step once the interval is at its cap
+        until = last + (int(rng.integers(0, 40)) * span if trial % 3 == 0 else float(rng.random()) * 40 * span)
+        for dom in (a, b):
+            dom.last, dom.interval = last, interval
+        counts = (ref.lb_attempts, ref.lb_failed, ref.lb_dead)
+        ref.balancer._settle(cpu, a, until, idle)
+        fast.balancer._cnt[:] = 0
+        K.settle(b._d, until, idle, fast.balancer.F, fast.balancer.I)
+        assert (b.last, b.interval) == (a.last, a.interval), (trial, last, interval, until)
+        made = tuple(x - y for x, y in zip((ref.lb_attempts, ref.lb_failed, ref.lb_dead), counts))
+        assert tuple(fast.balancer._cnt.tolist()) == made
+
+
+def test_the_quiet_test_is_the_references(monkeypatch):
+    """``quiet`` against ``Balancer.quiet`` on 300 random run-queue lengths of the Superdome (0-3
+    runnable tasks per CPU, most CPUs at 0 or 1 so that quiet domains occur), every CPU and domain."""
+    ref, fast = _pair("superdome-16x4", "linux-2level", monkeypatch)
+    rng = np.random.default_rng(4)
+    seen = set()
+    for _ in range(300):
+        counts = rng.choice([0, 1, 2, 3], size=ref.ncpus, p=[0.45, 0.45, 0.07, 0.03])
+        for sys in (ref, fast):
+            sys.np_cur[:] = counts * 128.0
+            sys.loaded = {c for c in range(sys.ncpus) if counts[c] >= 1}
+            sys.overloaded = {c for c in range(sys.ncpus) if counts[c] >= 2}
+        for cpu in range(ref.ncpus):
+            for a, b in zip(ref.balancer.pdoms[cpu], fast.balancer.pdoms[cpu]):
+                answer = ref.balancer.quiet(cpu, a)
+                assert K.quiet(cpu, b._d, fast.balancer.F, fast.balancer.I) == answer
+                seen.add(answer)
+    assert seen == {True, False}
