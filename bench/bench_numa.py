@@ -43,6 +43,11 @@ def main(replications: int = 3, topology: str = "superdome-16x4") -> None:
     events, wall = model_rate(replications, topology)
     bare = bare_rate(events)
     model_eps, bare_eps = events / wall, events / bare
+    reference.Balancer = TimingBalancer
+    run_replication({"topology": topology, "n_tasks": 20}, POLICIES[:1], Streams(replication_seed(1, "warm-up", 0, 0)))
+    timing_events, timing_wall = model_rate(replications, topology)
+    reference.Balancer = Balancer
+    assert timing_events == events, "the compiled timing fired other events than the reference"
     fig13 = {}
     for how in ("compiled", "python", "timing"):
         Balancer.compiled = how != "python"
@@ -59,6 +64,8 @@ def main(replications: int = 3, topology: str = "superdome-16x4") -> None:
           f"in {wall:.2f} s: {model_eps:,.0f} events/s")
     print(f"bare SimPy: {events} timeouts in {bare:.2f} s: {bare_eps:,.0f} events/s")
     print(f"ratio (model / bare): {model_eps / bare_eps:.3f}")
+    print(f"with the timing compiled (staged): {timing_wall:.2f} s, {events / timing_wall:,.0f} events/s, "
+          f"ratio {events / timing_wall / bare_eps:.3f}")
     print(f"one corr05-fig13-like replication (400 tasks, linux-2level + multilevel): {fig13['compiled']:.2f} s "
           f"({fig13['python']:.2f} s with the pure-Python search; {fig13['timing']:.2f} s with the timing compiled, staged)")
     warm, cold = kernel_start(None), kernel_start(tempfile.mkdtemp())

@@ -68,9 +68,10 @@ def _fresh_flag_cache():
 
 @pytest.fixture(autouse=True)
 def _reference_balancer(monkeypatch):
-    """Tests run the balancer's pure-Python busiest-group search, the reference that mutation
-    testing measures; the compiled one (numa/kernels.py) is compared with it where a test asks
-    for it (tests/test_numa_kernels.py and the scripted scenarios of test_numa_behaviour.py)."""
+    """Tests run the pure-Python balancer, the reference that mutation testing measures; the
+    compiled one (numa/compiled.py, timing_kernels.py, kernels.py) is compared with it where a
+    test asks for it (tests/test_numa_timing.py, test_numa_kernels.py and the scripted scenarios
+    of test_numa_behaviour.py)."""
     from simcore.models.numa.balancer import Balancer
 
     monkeypatch.setattr(Balancer, "compiled", False)

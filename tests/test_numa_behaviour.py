@@ -83,7 +83,7 @@ def scenario(monkeypatch):
 
     def spy_create(self, task):
         create(self, task)
-        counts.append((self.now, task.tid, self.lb_attempts, self.lb_failed, self.lb_dead))
+        counts.append((self.now, task.tid, *self.lb_counts()))
 
     monkeypatch.setattr(NumaSystem, "pull", spy_pull)
     monkeypatch.setattr(NumaSystem, "create", spy_create)

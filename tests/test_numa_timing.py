@@ -1,6 +1,7 @@
-"""The NUMA balancer's timing compiled (simcore/accel/numa_timing.py, staged) against the reference
-``Balancer``: its arithmetic on random values, and the same runs, bit for bit, on the experiments'
-workloads and under every option that changes the balancer's path."""
+"""The compiled balancer the model runs (simcore/models/numa/compiled.py, timing_kernels.py) against
+the pure-Python reference ``Balancer`` (``Balancer.compiled = False``): its arithmetic on random
+values, and the same runs, bit for bit, on the experiments' workloads and under every option that
+changes the balancer's path."""
 
 from __future__ import annotations
 
@@ -10,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simcore.accel import numa_timing_kernels as K
-from simcore.accel.numa_timing import TimingBalancer
 from simcore.core.rng import Streams, replication_seed
 from simcore.experiments import load_spec
 from simcore.models.numa import full_params, make_workload, simulate
 from simcore.models.numa import balancer as reference
+from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.balancer import Balancer
+from simcore.models.numa.compiled import CompiledBalancer
 from simcore.models.numa.model import load_machine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,9 +49,9 @@ def _run(spec_id: str, cell: int, fast: bool, monkeypatch, n_tasks: int = 200, *
     params = full_params({**spec.params(values), "n_tasks": min(values.get("n_tasks", n_tasks), n_tasks), **overrides})
     streams = Streams(replication_seed(5, spec_id, cell, 0))
     workload = make_workload(params, streams, int(load_machine(params["topology"]).cpus))
-    monkeypatch.setattr(reference, "Balancer", TimingBalancer if fast else Balancer)
+    monkeypatch.setattr(Balancer, "compiled", fast)
     runs = [simulate(params, workload, p, streams, trace=True) for p in spec.policies]
-    assert all(type(r.system.balancer) is (TimingBalancer if fast else Balancer) for r in runs)
+    assert all(type(r.system.balancer) is (CompiledBalancer if fast else Balancer) for r in runs)
     return runs
 
 
@@ -95,7 +96,7 @@ def test_domains_do_sleep_and_wake_in_the_compiled_runs(monkeypatch):
     """The runs compared above go through every compiled path: attempts that found a group and were
     carried on in Python, domains put to sleep, woken, and their attempts counted while asleep."""
     calls = {"carry_on": 0, "wake": 0}
-    carry_on, wake = TimingBalancer._carry_on, TimingBalancer._wake
+    carry_on, wake = CompiledBalancer._carry_on, CompiledBalancer._wake
 
     def counting_carry_on(self, *args):
         calls["carry_on"] += 1
@@ -105,8 +106,8 @@ def test_domains_do_sleep_and_wake_in_the_compiled_runs(monkeypatch):
         calls["wake"] += 1
         return wake(self, *args)
 
-    monkeypatch.setattr(TimingBalancer, "_carry_on", counting_carry_on)
-    monkeypatch.setattr(TimingBalancer, "_wake", counting_wake)
+    monkeypatch.setattr(CompiledBalancer, "_carry_on", counting_carry_on)
+    monkeypatch.setattr(CompiledBalancer, "_wake", counting_wake)
     runs = _run("corr05-fig13", 1, True, monkeypatch, n_tasks=100)
     assert calls["carry_on"] > 0 and calls["wake"] > 0
     assert all(r.metrics["lb_attempts"] > r.metrics["lb_attempts_live"] > 0 for r in runs)   # sleeping attempts counted
@@ -136,9 +137,9 @@ def test_a_domains_state_lives_in_the_buffers(monkeypatch):
 def _pair(topology: str, policy: str, monkeypatch, **params):
     """A reference system and a compiled one of ``topology`` under ``policy``, with no task."""
     from test_numa_kernels import system
-    monkeypatch.setattr(reference, "Balancer", Balancer)
+    monkeypatch.setattr(Balancer, "compiled", False)
     ref = system(topology, policy, **params)
-    monkeypatch.setattr(reference, "Balancer", TimingBalancer)
+    monkeypatch.setattr(Balancer, "compiled", True)
     return ref, system(topology, policy, **params)
 
 

@@ -130,7 +130,7 @@ class Balancer:
     """Periodic, newly-idle and active balancing over every CPU's domains."""
 
     sleeps = True   # quiet domains sleep; False makes every attempt for real (the reference, for tests)
-    compiled = True   # the busiest-group search runs compiled (kernels.py); False: the pure-Python reference
+    compiled = True   # systems build compiled.CompiledBalancer (timing and searches in numba); False: this class, the pure-Python reference
 
     def __init__(self, system, domains, policy, params: dict):
         self.sys = system

@@ -34,6 +34,19 @@ EPS = 1e-9
 LOOKAHEAD = 64   # most pending ends of one dispatch (a long CPU-bound task re-arms every 64 slices)
 
 
+def balancer_class():
+    """The balancer a system builds: the compiled one (``compiled.CompiledBalancer``) unless
+    ``Balancer.compiled`` is off or numba is missing, then the pure-Python reference."""
+    from simcore.models.numa.balancer import Balancer
+    if Balancer.compiled:
+        try:
+            from simcore.models.numa.compiled import CompiledBalancer
+        except ImportError:
+            return Balancer
+        return CompiledBalancer
+    return Balancer
+
+
 class NumaSystem:
     """Run queues of all CPUs, the tasks, the balancer and the counters of one run."""
 
@@ -84,8 +97,7 @@ class NumaSystem:
             rq.end_order = rq.cpu - self.ncpus   # run ends first at equal times, in CPU order (module docstring)
             rq.frow = self.factor[rq.node]
             rq.lrow = self.level_of[rq.node]
-        from simcore.models.numa.balancer import Balancer
-        self.balancer = Balancer(self, domains, policy, params)
+        self.balancer = balancer_class()(self, domains, policy, params)
         self._on_state = self.balancer.on_state
         self._on_overload = self.balancer.on_overload
         self._on_loaded = self.balancer.on_loaded
@@ -94,6 +106,12 @@ class NumaSystem:
     @property
     def now(self) -> float:
         return self.engine.now
+
+    def lb_counts(self) -> tuple[int, int, int]:
+        """Balancing attempts, failed attempts and certain failures so far (the compiled balancer
+        adds its own counts to the counters only at the end of the run)."""
+        extra = self.balancer.unflushed() if hasattr(self.balancer, "unflushed") else (0, 0, 0)
+        return self.lb_attempts + extra[0], self.lb_failed + extra[1], self.lb_dead + extra[2]
 
     # -- nr_running bookkeeping ---------------------------------------------------------------
     def nr_changed(self, rq: RunQueue) -> None:

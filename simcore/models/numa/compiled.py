@@ -1,16 +1,18 @@
-"""The NUMA balancer with its timing compiled: ``TimingBalancer`` makes the decisions of
-``simcore.models.numa.balancer.Balancer`` (the reference) with the periodic attempts' loop, the
-timers' due times and the sleeping domains in compiled code (:mod:`numa_timing_kernels`).
+"""The balancer the model runs: ``CompiledBalancer`` makes the decisions of
+:class:`simcore.models.numa.balancer.Balancer` (the pure-Python reference, ``Balancer.compiled =
+False``) with the periodic and newly-idle attempts up to the busiest queue, the timers' due times
+and the sleeping domains in compiled code (:mod:`timing_kernels`, numba).
 
 What stays in Python: the moves of an attempt that found a busiest group (the policy decides
-which task may move), active balancing, newly-idle balancing, the SimPy timers (set in the order
-the reference sets them) and the end-of-run count (``close``). The domains' run-time state
+which task may move), active balancing, the SimPy timers (set in the order the reference sets
+them) and the end-of-run count (``close``). The domains' run-time state
 (``last``, ``interval``, ``failed``, ``dormant``) lives in the kernels' buffers; a domain object
 reads and writes it there (:class:`ArrayDom`), so the inherited Python methods see one state.
 The system's load mirrors (``np_cur``, ``np_avg``, ``np_tick``) become views of the float buffer.
 
-Staged (see :mod:`simcore.accel`): ``TimingBalancer.install()`` makes the numa model build it
-in place of ``Balancer`` (tests and benchmarks), until it moves into the model's package.
+The attempts the kernels count are kept in their buffer and added to the system's counters at
+the end of the run (``close``); ``NumaSystem.lb_counts`` reads both during a run.
+tests/test_numa_timing.py holds every run to the reference's, bit for bit.
 """
 
 from __future__ import annotations
@@ -19,9 +21,8 @@ import math
 
 import numpy as np
 
-from simcore.accel import numa_timing_kernels as K
-from simcore.models.numa import balancer as reference
-from simcore.models.numa.balancer import IDLE, NOT_IDLE, Balancer, Dom
+from simcore.models.numa import timing_kernels as K
+from simcore.models.numa.balancer import IDLE, NEWLY_IDLE, NOT_IDLE, Balancer, Dom
 
 _STATE = ("last", "interval", "failed", "dormant")
 
@@ -54,31 +55,24 @@ class ArrayDom(Dom):
         return new
 
 
-class TimingBalancer(Balancer):
+class CompiledBalancer(Balancer):
     """``Balancer`` with its timing compiled; every decision the same (tests/test_numa_timing.py)."""
 
     def __init__(self, system, domains, policy, params: dict):
         super().__init__(system, domains, policy, params)   # arms every CPU (reference arithmetic)
         self._build(system)
 
-    @staticmethod
-    def install(monkeypatch=None) -> None:
-        """Make the numa model build this balancer (``monkeypatch``: pytest's, to undo it)."""
-        if monkeypatch is not None:
-            monkeypatch.setattr(reference, "Balancer", TimingBalancer)
-        else:
-            reference.Balancer = TimingBalancer
-
     # -- the buffers -------------------------------------------------------------------------
     def _build(self, sys) -> None:
         n = sys.ncpus
-        L = max(len(doms) for doms in self.doms)
+        L = max(1, max(len(doms) for doms in self.doms))       # (a machine may have no domains)
         P = max(1, max(len(p) for p in self.pdoms))
-        G = max(len(dom.groups) for doms in self.doms for dom in doms)
+        G = max((len(dom.groups) for doms in self.doms for dom in doms), default=1)
         D = n * L
         ints = [("O_BUSY", n), ("O_FAILED", D), ("O_DORMANT", D), ("O_BUSYOK", D), ("O_LOCAL", D), ("O_TOTALN", D),
                 ("O_IMB", D), ("O_HASWIDE", D), ("O_PD", n * P), ("O_NPD", n), ("O_GOF", D * n), ("O_SIZES", D * G),
-                ("O_NGROUPS", D), ("O_SPAN", D * n), ("O_WIDE", D * n), ("O_OUTCPU", n)]
+                ("O_NGROUPS", D), ("O_SPAN", D * n), ("O_WIDE", D * n), ("O_OUTCPU", n),
+                ("O_NEWIDLE", D)]
         floats = [("OF_CUR", n), ("OF_AVG", n), ("OF_TCK", n), ("OF_TAT", n), ("OF_LAST", D), ("OF_IVL", D),
                   ("OF_BF", D), ("OF_MAXI", D), ("OF_OUTAT", n)]
         I = np.zeros(K.HEADER + sum(size for _, size in ints), dtype=np.int64)
@@ -122,12 +116,13 @@ class TimingBalancer(Balancer):
         F, I = self.F, self.I
         ib = {name: int(I[getattr(K, name)]) for name in ("O_BUSYOK", "O_LOCAL", "O_TOTALN", "O_IMB", "O_HASWIDE",
                                                           "O_GOF", "O_SIZES", "O_NGROUPS", "O_SPAN", "O_WIDE",
-                                                          "O_PD", "O_NPD")}
+                                                          "O_PD", "O_NPD", "O_NEWIDLE")}
         fb = {name: int(I[getattr(K, name)]) for name in ("OF_BF", "OF_MAXI")}
         for c, doms in enumerate(self.doms):
             for k, dom in enumerate(doms):
                 d = c * L + k
                 I[ib["O_BUSYOK"] + d] = int(dom.busy_ok)
+                I[ib["O_NEWIDLE"] + d] = int(dom.newidle)
                 I[ib["O_LOCAL"] + d] = dom.local
                 I[ib["O_TOTALN"] + d] = dom.total_n
                 I[ib["O_IMB"] + d] = dom.imbalance_pct
@@ -162,10 +157,15 @@ class TimingBalancer(Balancer):
     def dormant_cpus(self, value) -> None:   # the reference's __init__ (an empty set)
         self._reference_dormant = value
 
+    def unflushed(self) -> tuple[int, int, int]:
+        """The attempts, failures and certain failures the kernels counted since the last flush."""
+        attempts, failed, dead = self._cnt.tolist()
+        return attempts, failed, dead
+
     def _flush(self) -> None:
         """Move the counts the kernels made to the system's counters (at the end of the run: until
         then the system's counters hold only the attempts made in Python)."""
-        attempts, failed, dead = self._cnt.tolist()
+        attempts, failed, dead = self.unflushed()
         sys = self.sys
         sys.lb_attempts += attempts
         sys.lb_failed += failed
@@ -216,8 +216,7 @@ class TimingBalancer(Balancer):
         end of ``fire``'s step for the domain; returns the number of tasks moved."""
         sys, I = self.sys, self.I
         kind = IDLE if idle else NOT_IDLE
-        group, imb, was_quiet = dom.groups[int(I[K.H_GROUP])], int(I[K.H_IMB]), bool(I[K.H_QUIET])
-        busiest = self.find_busiest_queue(group)
+        imb, busiest, was_quiet = int(I[K.H_IMB]), sys.rqs[int(I[K.H_BUSIEST])], bool(I[K.H_QUIET])
         moved = 0
         if busiest.nr_running > 1:
             moved = self.move_tasks(busiest, sys.rqs[cpu], imb, dom, kind)
@@ -238,6 +237,19 @@ class TimingBalancer(Balancer):
             if dom.wide:
                 I[K.H_WIDE_SLEEPERS] += 1
         return moved
+
+    def newidle(self, rq) -> None:
+        """``Balancer.newidle``: the compiled attempts, and in Python the moves of one that found a
+        busiest group."""
+        cpu, F, I = rq.cpu, self.F, self.I
+        now = self.engine.now
+        k = K.newidle(cpu, 0, now, F, I)
+        while k:
+            busiest = self.sys.rqs[int(I[K.H_BUSIEST])]
+            if busiest.nr_running > 1 and self.move_tasks(busiest, rq, int(I[K.H_IMB]), self.doms[cpu][k - 1], NEWLY_IDLE):
+                return
+            self.sys.lb_failed += 1
+            k = K.newidle(cpu, k, now, F, I)
 
     def on_state(self, cpu: int, idle: bool) -> None:
         now = self.engine.now

@@ -1,9 +1,10 @@
 """The NUMA balancer's timing compiled with numba: a periodic attempt's loop over a CPU's domains,
-the timers' due times, and the sleeping domains' wake-ups and counted attempts.
+the timers' due times, the sleeping domains' wake-ups and counted attempts, and the newly-idle
+attempts.
 
 Every function is a transcription of a method of ``simcore.models.numa.balancer.Balancer`` (named
 in its docstring), with the same arithmetic in the same order on the same float64 values; the
-Python class :class:`simcore.accel.numa_timing.TimingBalancer` keeps what it does not cover (the
+Python class :class:`simcore.models.numa.compiled.CompiledBalancer` keeps what it does not cover (the
 moves, active balancing, the SimPy timers). State lives in two flat buffers so that a call
 passes two arrays (numba unboxes each array argument on every call):
 
@@ -26,18 +27,18 @@ from numba import njit
 from simcore.models.numa.kernels import busiest_group
 
 SLS = 128.0
-NOT_IDLE, IDLE = 0, 1
+NOT_IDLE, IDLE, NEWLY_IDLE = 0, 1, 2
 
 # header slots of I
 H_N, H_L, H_G, H_P, H_INSTANT, H_SLEEPS, H_WIDE_SLEEPERS = 0, 1, 2, 3, 4, 5, 6
 H_ATTEMPTS, H_FAILED, H_DEAD = 7, 8, 9          # counters the Python side moves to the system
-H_GROUP, H_IMB, H_QUIET, H_NOUT = 10, 11, 12, 13   # results: an attempt that found a group; CPUs armed
+H_GROUP, H_IMB, H_QUIET, H_BUSIEST, H_NOUT = 10, 11, 12, 13, 14   # an attempt that found a group; CPUs armed
 # offsets of the int blocks (per CPU, per domain, per domain x CPU, per domain x group)
-O_BUSY, O_FAILED, O_DORMANT, O_BUSYOK, O_LOCAL, O_TOTALN, O_IMB, O_HASWIDE = 14, 15, 16, 17, 18, 19, 20, 21
-O_PD, O_NPD, O_GOF, O_SIZES, O_NGROUPS, O_SPAN, O_WIDE, O_OUTCPU = 22, 23, 24, 25, 26, 27, 28, 29
+O_BUSY, O_FAILED, O_DORMANT, O_BUSYOK, O_LOCAL, O_TOTALN, O_IMB, O_HASWIDE = 15, 16, 17, 18, 19, 20, 21, 22
+O_PD, O_NPD, O_GOF, O_SIZES, O_NGROUPS, O_SPAN, O_WIDE, O_OUTCPU, O_NEWIDLE = 23, 24, 25, 26, 27, 28, 29, 30, 31
 # offsets of the float blocks
-OF_CUR, OF_AVG, OF_TCK, OF_TAT, OF_LAST, OF_IVL, OF_BF, OF_MAXI, OF_OUTAT = 30, 31, 32, 33, 34, 35, 36, 37, 38
-HEADER = 40
+OF_CUR, OF_AVG, OF_TCK, OF_TAT, OF_LAST, OF_IVL, OF_BF, OF_MAXI, OF_OUTAT = 32, 33, 34, 35, 36, 37, 38, 39, 40
+HEADER = 41
 
 
 @njit(cache=True)
@@ -135,19 +136,93 @@ def arm(cpu, now, F, I):
 
 
 @njit(cache=True)
+def busiest_queue(d, g, t_now, F, I):
+    """``Balancer.find_busiest_queue``: the CPU of group ``g`` of domain ``d`` with the highest source
+    load (the first in CPU order at a tie), from the load mirrors. The reference settles each run
+    queue's load average on the way; settling is exact in any number of steps (an integer distance
+    halved and floored k1 then k2 times is halved and floored k1 + k2 times), so skipping it
+    changes no later reading."""
+    n = I[H_N]
+    gof, cur, avg, tck = I[O_GOF] + d * n, I[OF_CUR], I[OF_AVG], I[OF_TCK]
+    instant = I[H_INSTANT] != 0
+    best, best_load = -1, -1.0
+    for c in range(n):
+        if I[gof + c] != g:
+            continue
+        x = F[cur + c]
+        load = x
+        if not instant:
+            dd = F[avg + c] - x
+            a = math.floor(math.ldexp(abs(dd), -int(min(t_now - F[tck + c], 64.0))))
+            v = x + a if dd >= 0 else x - a
+            load = v if v < x else x
+        if load > best_load:
+            best, best_load = c, load
+    return best
+
+
+@njit(cache=True)
+def _search(cpu, d, t_now, kind, F, I):
+    """``find_busiest_group`` for domain ``d`` (the kernel of simcore/models/numa/kernels.py) and,
+    when it finds a group, ``find_busiest_queue``: the group, imbalance and busiest CPU are left in
+    the header; returns whether a group was found."""
+    n, G = I[H_N], I[H_G]
+    gof = I[I[O_GOF] + d * n:I[O_GOF] + (d + 1) * n]
+    sizes = I[I[O_SIZES] + d * G:I[O_SIZES] + d * G + I[I[O_NGROUPS] + d]]
+    cur, avg, tck = F[I[OF_CUR]:I[OF_CUR] + n], F[I[OF_AVG]:I[OF_AVG] + n], F[I[OF_TCK]:I[OF_TCK] + n]
+    g, imb = busiest_group(gof, sizes, I[I[O_LOCAL] + d], I[I[O_TOTALN] + d], cur, avg, tck, t_now,
+                           I[H_INSTANT] != 0, I[I[O_IMB] + d], kind)
+    if g < 0:
+        return False
+    I[H_GROUP], I[H_IMB], I[H_BUSIEST] = g, imb, busiest_queue(d, g, t_now, F, I)
+    return True
+
+
+@njit(cache=True)
+def newidle(cpu, k, now, F, I):
+    """``Balancer.newidle`` from the CPU's level ``k``: each newly-idle domain makes its attempt as
+    far as the search (an attempt with nothing movable in the span fails for certain). Returns
+    ``k`` + 1 of the first domain whose search found a group (group, imbalance and busiest CPU in
+    the header: the Python side tries the move, and calls again from ``k`` + 1 if nothing moved),
+    or 0 when every attempt failed."""
+    tick = F[0]
+    L, n = I[H_L], I[H_N]
+    t_now = float(math.floor(now / tick + 1e-9))
+    cur = I[OF_CUR]
+    while k < L:
+        d = cpu * L + k
+        k += 1
+        if not I[I[O_NEWIDLE] + d]:
+            continue
+        I[H_ATTEMPTS] += 1
+        span = I[O_SPAN] + d * n
+        movable = False
+        for c in range(n):
+            if c != cpu and I[span + c] and F[cur + c] >= 2 * SLS:
+                movable = True
+                break
+        if not movable:
+            I[H_FAILED] += 1
+            I[H_DEAD] += 1
+            continue
+        if _search(cpu, d, t_now, NEWLY_IDLE, F, I):
+            return k
+        I[H_FAILED] += 1
+    return 0
+
+
+@njit(cache=True)
 def periodic(cpu, j, now, idle, moved_any, F, I):
     """The loop of ``Balancer.fire`` from the CPU's ``j``-th periodic domain (``j`` = 0: the timer has
     just fired, and is marked unset): each due domain makes its attempt (``load_balance``) as far
-    as the search for the busiest group. Returns ``-(j + 1)`` for the first domain ``j`` whose
-    search found a group (its group, imbalance and quiet test in ``I[H_GROUP]``, ``I[H_IMB]``,
-    ``I[H_QUIET]``; the Python side carries that attempt on); else every due domain failed and,
+    as the search for the busiest group and queue. Returns ``-(j + 1)`` for the first domain ``j``
+    whose search found a group (its group, imbalance, busiest CPU and quiet test in the header;
+    the Python side carries that attempt on); else every due domain failed and,
     unless ``moved_any``, the CPU is armed: the due time to set its timer at, or infinity (leave
     it, or ``moved_any``). Times are never negative, so the sign tells the two apart."""
     tick = F[0]
-    L, P, n, instant, sleeps = I[H_L], I[H_P], I[H_N], I[H_INSTANT] != 0, I[H_SLEEPS] != 0
+    L, P, sleeps = I[H_L], I[H_P], I[H_SLEEPS] != 0
     dormant, busy_ok, last, ivl, bf = I[O_DORMANT], I[O_BUSYOK], I[OF_LAST], I[OF_IVL], I[OF_BF]
-    cur, avg, tck = F[I[OF_CUR]:I[OF_CUR] + n], F[I[OF_AVG]:I[OF_AVG] + n], F[I[OF_TCK]:I[OF_TCK] + n]
-    G = I[H_G]
     t_now = float(math.floor(now / tick + 1e-9))
     npd = I[I[O_NPD] + cpu]
     if j == 0:
@@ -161,12 +236,8 @@ def periodic(cpu, j, now, idle, moved_any, F, I):
         if q:
             I[H_DEAD] += 1
         I[H_ATTEMPTS] += 1
-        gof = I[I[O_GOF] + d * n:I[O_GOF] + (d + 1) * n]
-        sizes = I[I[O_SIZES] + d * G:I[O_SIZES] + d * G + I[I[O_NGROUPS] + d]]
-        g, imb = busiest_group(gof, sizes, I[I[O_LOCAL] + d], I[I[O_TOTALN] + d], cur, avg, tck,
-                               t_now, instant, I[I[O_IMB] + d], IDLE if idle else NOT_IDLE)
-        if g >= 0:
-            I[H_GROUP], I[H_IMB], I[H_QUIET] = g, imb, q
+        if _search(cpu, d, t_now, IDLE if idle else NOT_IDLE, F, I):
+            I[H_QUIET] = q
             return -(j + 1.0)
         if F[ivl + d] < F[I[OF_MAXI] + d]:
             F[ivl + d] *= 2
