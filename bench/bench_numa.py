@@ -1,11 +1,11 @@
 """Events per second of the numa model on the 64-CPU HP Superdome (16 cells x 4) with 400 tasks,
 against a bare SimPy loop firing the same number of timeouts in the same run.
 
-Run: ``python bench/bench_numa.py [replications] [topology]``. Prints the model's events and rate,
-the bare rate, their ratio, and the wall time of one corr05-fig13-like replication (400 tasks,
-linux-2level and multilevel), with the balancer's compiled search, with the pure-Python one, and
-with the balancer's timing compiled too (staged in simcore/accel, not yet the model's: the same
-runs); then what the compiled search costs a batch job: importing numba and the kernel with its
+Run: ``python bench/bench_numa.py [replications] [topology]``. Prints the model's events and rate
+(with the compiled balancer it runs), the bare rate, their ratio, the same runs with the
+pure-Python reference balancer (``Balancer.compiled = False``: the same events), and the wall time
+of one corr05-fig13-like replication (400 tasks, linux-2level and multilevel) both ways; then what
+the compiled code costs a batch job: importing it and running a 20-task replication with numba's
 cache on disk, and compiling it without one (each in a fresh process).
 """
 
@@ -19,9 +19,7 @@ import time
 
 from baseline import bare_rate
 
-from simcore.accel.numa_timing import TimingBalancer
 from simcore.core.rng import Streams, replication_seed
-from simcore.models.numa import balancer as reference
 from simcore.models.numa import run_replication
 from simcore.models.numa.balancer import Balancer
 
@@ -43,67 +41,46 @@ def main(replications: int = 3, topology: str = "superdome-16x4") -> None:
     events, wall = model_rate(replications, topology)
     bare = bare_rate(events)
     model_eps, bare_eps = events / wall, events / bare
-    reference.Balancer = TimingBalancer
-    run_replication({"topology": topology, "n_tasks": 20}, POLICIES[:1], Streams(replication_seed(1, "warm-up", 0, 0)))
-    timing_events, timing_wall = model_rate(replications, topology)
-    reference.Balancer = Balancer
-    assert timing_events == events, "the compiled timing fired other events than the reference"
+    Balancer.compiled = False
+    ref_events, ref_wall = model_rate(replications, topology)
+    assert ref_events == events, "the pure-Python balancer fired other events than the compiled one"
     fig13 = {}
-    for how in ("compiled", "python", "timing"):
-        Balancer.compiled = how != "python"
-        reference.Balancer = TimingBalancer if how == "timing" else Balancer
-        if how == "timing":   # load (or compile) the timing kernels outside the measure
-            run_replication({"topology": topology, "n_tasks": 20}, POLICIES[:1], Streams(replication_seed(1, "warm-up", 0, 0)))
+    for compiled in (True, False):
+        Balancer.compiled = compiled
         start = time.perf_counter()
         run_replication({"topology": topology, "n_tasks": 400}, ["linux-2level", "multilevel"],
                         Streams(replication_seed(2024, "bench-numa-fig13", 0, 0)))
-        fig13[how] = time.perf_counter() - start
-    Balancer.compiled, reference.Balancer = True, Balancer
+        fig13[compiled] = time.perf_counter() - start
+    Balancer.compiled = True
     print(f"machine: {topology}")
     print(f"numa model: {replications} replications x {len(POLICIES)} policies x 400 tasks, {events} events "
           f"in {wall:.2f} s: {model_eps:,.0f} events/s")
     print(f"bare SimPy: {events} timeouts in {bare:.2f} s: {bare_eps:,.0f} events/s")
     print(f"ratio (model / bare): {model_eps / bare_eps:.3f}")
-    print(f"with the timing compiled (staged): {timing_wall:.2f} s, {events / timing_wall:,.0f} events/s, "
-          f"ratio {events / timing_wall / bare_eps:.3f}")
-    print(f"one corr05-fig13-like replication (400 tasks, linux-2level + multilevel): {fig13['compiled']:.2f} s "
-          f"({fig13['python']:.2f} s with the pure-Python search; {fig13['timing']:.2f} s with the timing compiled, staged)")
+    print(f"pure-Python balancer (the reference): {ref_wall:.2f} s, {events / ref_wall:,.0f} events/s, "
+          f"ratio {events / ref_wall / bare_eps:.3f}")
+    print(f"one corr05-fig13-like replication (400 tasks, linux-2level + multilevel): {fig13[True]:.2f} s "
+          f"({fig13[False]:.2f} s with the pure-Python balancer)")
     warm, cold = kernel_start(None), kernel_start(tempfile.mkdtemp())
-    print(f"compiled search per job: {warm:.2f} s to import and call it with its cache, {cold:.2f} s to compile it")
-    warm, cold = kernel_start(None, TIMING_CALL), kernel_start(tempfile.mkdtemp(), TIMING_CALL)
-    print(f"compiled timing per job (staged): {warm:.2f} s to import and run a 20-task replication with the caches, "
-          f"{cold:.2f} s compiling both")
+    print(f"compiled balancer per job: {warm:.2f} s to import the model and run a 20-task replication with "
+          f"numba's cache, {cold:.2f} s compiling it")
 
 
 KERNEL_CALL = """
 import time
 start = time.perf_counter()
-import numpy as np
-from simcore.models.numa.kernels import busiest_group
-g = np.zeros(4, dtype=np.int64)
-busiest_group(g, np.array([4], dtype=np.int64), 0, 4, np.zeros(4), np.zeros(4), np.zeros(4), 1.0, False, 125, 1)
-print(time.perf_counter() - start)
-"""
-
-
-TIMING_CALL = """
-import time
-start = time.perf_counter()
-from simcore.accel.numa_timing import TimingBalancer
 from simcore.core.rng import Streams, replication_seed
 from simcore.models.numa import run_replication
-TimingBalancer.install()
 run_replication({"topology": "corr05-4x2", "n_tasks": 20}, ["linux-2level"], Streams(replication_seed(1, "w", 0, 0)))
 print(time.perf_counter() - start)
 """
 
 
-def kernel_start(cache_dir: str | None, code: str = KERNEL_CALL) -> float:
-    """Seconds a fresh process takes to run ``code`` (by default: import the kernel and make its
-    first call); ``cache_dir``: an empty numba cache (the compilation is measured), None: the
+def kernel_start(cache_dir: str | None) -> float:
+    """Seconds a fresh process takes to import the model and run a small replication; ``cache_dir``: an empty numba cache (the compilation is measured), None: the
     cache next to the source."""
     env = dict(os.environ, **({"NUMBA_CACHE_DIR": cache_dir} if cache_dir else {}))
-    out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", KERNEL_CALL], env=env, check=True, capture_output=True, text=True)
     return float(out.stdout.split()[-1])
 
 

@@ -1,8 +1,10 @@
 """Golden digest of the numa model's (and the cluster model's) results, for optimisation work.
 
-Run: ``python bench/golden_numa.py --check bench/golden_numa.sha256`` (``--save FILE`` writes the metrics). Runs a fixed set of
-replications and prints one sha256 per case and an overall digest: the sha256 of the JSON of all
-metrics, with every float written as its ``repr`` (so any change in the last bit shows).
+Run: ``python bench/golden_numa.py --check bench/golden_numa.sha256`` (``--save FILE`` writes the
+metrics, ``--record FILE`` the digests). Runs a fixed set of replications and prints one sha256
+per case and an overall digest: the sha256 of the JSON of all metrics, with every float written
+as its ``repr`` (so any change in the last bit shows). The digest file holds each case's digest,
+so a check names the cases that changed (a change of the cluster model leaves the numa cases).
 A case that raises ValueError records the message instead ("batch-const-crash" once hit a
 negative-delay crash of ``Balancer.arm``, since fixed). The digest file holds the digest of the
 current behaviour: a deliberate change of the model's behaviour records a new one.
@@ -84,14 +86,17 @@ def main(argv: list[str]) -> int:
     start = time.perf_counter()
     results["cluster"] = cluster_results()
     print(f"{'cluster':17s} {digest(results['cluster'])[:16]}  ({time.perf_counter() - start:.2f} s)")
-    total = digest(results)
-    print(f"digest {total}")
+    digests = {name: digest(value) for name, value in results.items()} | {"digest": digest(results)}
+    print(f"digest {digests['digest']}")
     if "--save" in argv:
         Path(argv[argv.index("--save") + 1]).write_text(json.dumps(_canon(results), indent=1, sort_keys=True))
+    if "--record" in argv:
+        Path(argv[argv.index("--record") + 1]).write_text("".join(f"{k} {v}\n" for k, v in digests.items()))
     if "--check" in argv:
-        want = Path(argv[argv.index("--check") + 1]).read_text().split()[-1]
-        if want != total:
-            print(f"MISMATCH: expected {want}")
+        want = dict(line.split() for line in Path(argv[argv.index("--check") + 1]).read_text().splitlines() if line.strip())
+        changed = [k for k, v in want.items() if digests.get(k) != v]
+        if changed:
+            print(f"MISMATCH in {', '.join(changed)}: expected {want['digest']}")
             return 1
         print("OK: digest unchanged")
     return 0
