@@ -99,6 +99,7 @@ lint: env  ## snakemake --lint
 	$(BIN)/snakemake --lint
 
 bench: env  ## performance benchmarks (events/s against bare SimPy, the full scale's CPU time projected)
+	$(BIN)/python bench/bench_floor.py
 	$(BIN)/python bench/bench_cluster.py
 	$(BIN)/python bench/bench_numa.py
 	$(BIN)/python bench/bench_pools.py

@@ -1304,6 +1304,22 @@ def test_lazy_mosix_wakes_when_a_process_becomes_old_enough():
     assert result.metrics["events"] == 6
 
 
+def test_lazy_mosix_waits_for_the_young_process_that_fits_not_an_old_one_that_does_not():
+    """Machines of 100 and 50 MB; rounds every 100 s from 0.5; min_residency 2. Process A (60 MB)
+    arrives at 0 and B (10 MB) at 1.25, both on machine 0 (load 2). At the wake-up at 2 (the grid
+    point after B's arrival), A has stayed exactly 2 s, old enough, but does not fit machine 1's
+    50 MB; B fits but is too young. Only B can open a move, so machine 0 sleeps until B has
+    stayed 2 s: the grid point 4 (3.25 rounded up), where B moves. A counted as still young (at
+    exactly 2 s, or as any process not pinned) would wake it at 3 as well. A: 1.25 alone, 1.375 at
+    half speed to 4, 7.375 alone: ends at 11.375; B: 1.375 by 4, 8.625 alone on machine 1: 12.625.
+    Events: two arrivals, the round, wake-ups at 2 and 4, two completions: 7 (polling: 8)."""
+    procs = [(0, 10, 60, 0), (1.25, 10, 10, 0)]
+    result = run([(1.0, 100.0), (1.0, 50.0)], procs, rng=ScriptedRng(info=0.005), info_interval=100.0,
+                 min_residency=2.0)
+    assert_run(result, {0: 11.375, 1: 12.625}, 1)
+    assert result.metrics["events"] == 7
+
+
 def test_lazy_mosix_wakes_on_the_round_that_shows_a_target():
     """As test_mosix_target_must_end_less_loaded_than_the_source, counted: machine 0 (load 2) sees
     machine 1 at load 1 and sleeps; process 2 ends on machine 1 at 10, which changes nothing
