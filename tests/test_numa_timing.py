@@ -191,3 +191,47 @@ def test_the_quiet_test_is_the_references(monkeypatch):
                 assert K.quiet(cpu, b._d, fast.balancer.F, fast.balancer.I) == answer
                 seen.add(answer)
     assert seen == {True, False}
+
+
+def test_the_kernels_cache_is_a_folder_per_version_of_the_compiled_sources(tmp_path):
+    """numba checks a cached kernel against its own file only; the cache folder is named by the hash
+    of every file of simcore/models/numa, so editing kernels.py (which timing_kernels.py calls)
+    moves it, and editing nothing keeps it."""
+    import shutil
+
+    import simcore
+
+    root = tmp_path / "simcore"
+    shutil.copytree(Path(simcore.__file__).parent / "models" / "numa", root / "models" / "numa",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    first = simcore.numba_cache_dir(root, tmp_path / "cache")
+    assert simcore.numba_cache_dir(root, tmp_path / "cache") == first
+    kernels = root / "models" / "numa" / "kernels.py"
+    kernels.write_text(kernels.read_text() + "\n")
+    assert simcore.numba_cache_dir(root, tmp_path / "cache") != first
+
+
+def test_a_job_compiles_into_and_loads_from_that_folder(tmp_path):
+    """A fresh process (no NUMBA_CACHE_DIR) that imports simcore caches the kernels of a compiled
+    run under XDG_CACHE_HOME/numa-lb-repro/numba/<hash of the sources>; where that folder cannot
+    be made (XDG_CACHE_HOME is a file), numba keeps its own default."""
+    import os
+    import subprocess
+    import sys
+
+    import simcore
+
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"} | {"XDG_CACHE_HOME": str(tmp_path)}
+    code = ("import os, simcore\n"
+            "from simcore.core.rng import Streams, replication_seed\n"
+            "from simcore.models.numa import run_replication\n"
+            "run_replication({'topology': 'corr05-4x2', 'n_tasks': 10}, ['linux-2level'], Streams(replication_seed(1, 'c', 0, 0)))\n"
+            "print(os.environ['NUMBA_CACHE_DIR'])\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()[-1]
+    assert Path(out) == simcore.numba_cache_dir(base=tmp_path / "numa-lb-repro" / "numba")
+    assert any("timing_kernels" in p.name and p.suffix == ".nbi" for p in Path(out).rglob("*"))
+    (tmp_path / "file").write_text("")
+    env["XDG_CACHE_HOME"] = str(tmp_path / "file")
+    probe = "import os, simcore; print(os.environ.get('NUMBA_CACHE_DIR', 'unset'))"
+    assert subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
+                          check=True).stdout.split()[-1] == "unset"
