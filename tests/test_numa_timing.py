@@ -143,6 +143,39 @@ def _pair(topology: str, policy: str, monkeypatch, **params):
     return ref, system(topology, policy, **params)
 
 
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_timer_due_with_another_event_fires_in_simpys_order(monkeypatch, compiled):
+    """The calendar keeps SimPy's order at equal times: the lower priority first, then the event
+    scheduled first. The empty corr05-4x2 (1 ms tick, domains at 1 and 80 ms, none sleeping): the
+    stagger puts the last attempts of CPUs 1-7 125c ms back, so their timers are overdue, at 0 ms.
+    A probe Z is scheduled at 0 ms; then CPU 0's first domain is put 5 ms back and re-armed, at
+    0 ms too, after Z. So Z sees 14 attempts (both domains of CPUs 1-7, all failing on the empty
+    machine), and Z2, which Z schedules at 0 ms, sees CPU 0's as well: 15. The eight timers are set
+    again during 0 ms, at 2 ms (first domains' intervals doubled to 2; the others are due at 80 ms
+    and later). A probe scheduled before that, at 2 ms, sees 15; an urgent one that Z2 schedules at
+    2 ms also 15 (priority first); a probe scheduled at 2 ms by the former sees the eight more: 23."""
+    from test_numa_kernels import system
+    monkeypatch.setattr(Balancer, "sleeps", False)
+    monkeypatch.setattr(Balancer, "compiled", compiled)
+    sys = system("corr05-4x2", "linux-2level")
+    engine, seen = sys.engine, {}
+    then = {"Z": (0.0, "Z2", 1), "Z2": (2.0, "urgent at 2", 0), "at 2": (2.0, "scheduled at 2", 1)}
+
+    def probe(name):
+        seen[name] = sys.lb_counts()[0]
+        if name in then:
+            at, child, priority = then[name]
+            engine.call_at(at, probe, child, priority=priority)
+
+    engine.call_at(0.0, probe, "Z")
+    engine.call_at(2.0, probe, "at 2")
+    sys.balancer.pdoms[0][0].last = -5.0
+    sys.balancer.arm(0)
+    engine.run(until=2.5)
+    assert seen == {"Z": 14, "Z2": 15, "urgent at 2": 15, "at 2": 15, "scheduled at 2": 23}
+    assert engine.events == 8 + 8 + 5        # the timers fired count as events, as the probes do
+
+
 @pytest.mark.parametrize("topology, policy, tick", [
     ("superdome-16x4", "multilevel", 1.0), ("superdome-16x4", "linux-2level", 0.1), ("mehta-s1", "conservative-hard", 0.3)])
 def test_sleeping_attempts_are_counted_as_the_reference_counts_them(monkeypatch, topology, policy, tick):

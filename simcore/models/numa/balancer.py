@@ -89,7 +89,7 @@ class Dom:
     __slots__ = ("level", "name", "span", "cpus", "groups", "local", "min_interval", "max_interval",
                  "busy_factor", "imbalance_pct", "cache_nice_tries", "cache_hot_time", "lb", "newidle",
                  "exec", "periodic", "busy_ok", "interval", "last", "failed", "dormant", "matrix", "sizes",
-                 "total_n", "wide", "group_of", "size_arr")
+                 "total_n", "wide")
 
     def __init__(self, d, k: int, cpu: int, policy):
         self.level = k
@@ -118,8 +118,6 @@ class Dom:
         self.failed = 0
         self.dormant = False
         self.matrix = None   # group membership (groups x CPUs) for vectorised loads of wide domains
-        self.group_of = None   # per CPU its group's index (-1 outside the span), and the group sizes,
-        self.size_arr = None   # as arrays for the compiled search (kernels.busiest_group)
         self.sizes = [len(g) for g in self.groups]
         self.total_n = sum(self.sizes)
         # the CPUs of the other groups of more than one CPU (see Balancer.quiet)
@@ -155,22 +153,16 @@ class Balancer:
                             m[i, list(g)] = 1.0
                         shared[key] = m
                     dom.matrix = shared[key]
-        self._kernel = self._compiled_search() if self.compiled else None
-        if self._kernel is not None:
-            self._index_groups(n)
         # wide domains: per-CPU load vectors (see _wide_loads) and the products of each group matrix
         self._bufs = tuple(np.zeros(n) for _ in range(4))
         self._vec_lo = self._vec_hi = None
         self._vec_t = math.nan
         self._vec_stamp = 0
         self._loads_cache: dict = {}
-        self.timers = [None] * n
-        self.timer_at = [math.inf] * n
-        self.dormant_cpus: set[int] = set()
-        self.wide_sleepers = 0         # dormant domains with a non-empty ``wide`` set
         # the domains of each CPU that balance periodically (fixed for the run)
         self.pdoms = [[dom for dom in doms if dom.periodic] for doms in self.doms]
         self._fire = self.fire
+        self._setup(n)
         hz_stagger = 1000.0 / self.tick
         for c in range(n):
             offset = math.floor(hz_stagger * c / n) * self.tick   # rebalance_tick's per-CPU stagger
@@ -178,28 +170,18 @@ class Balancer:
                 dom.last = -offset
             self.arm(c)
 
-    @staticmethod
-    def _compiled_search():
-        """kernels.busiest_group, or None where numba is not installed (the pure-Python path then
-        runs; results are the same)."""
-        try:
-            from simcore.models.numa.kernels import busiest_group
-        except ImportError:
-            return None
-        return busiest_group
+    def _setup(self, n: int) -> None:
+        """The timers' and sleeping domains' run-time state, before the CPUs are armed (a subclass
+        may keep it elsewhere)."""
+        self.timers = [None] * n
+        self.timer_at = [math.inf] * n
+        self.dormant_cpus: set[int] = set()
+        self.wide_sleepers = 0         # dormant domains with a non-empty ``wide`` set
 
-    def _index_groups(self, n: int) -> None:
-        """Give every domain its groups as arrays (shared by domains with the same groups)."""
-        shared: dict = {}
-        for doms in self.doms:
-            for dom in doms:
-                key = tuple(dom.groups)
-                if key not in shared:
-                    group_of = np.full(n, -1, dtype=np.int64)
-                    for i, g in enumerate(dom.groups):
-                        group_of[list(g)] = i
-                    shared[key] = (group_of, np.asarray(dom.sizes, dtype=np.int64))
-                dom.group_of, dom.size_arr = shared[key]
+    def unflushed(self) -> tuple[int, int, int]:
+        """Attempts, failures and certain failures counted but not yet in the system's counters
+        (none here: this class counts there at once)."""
+        return 0, 0, 0
 
     # -- timing --------------------------------------------------------------------------------
     def arm(self, cpu: int) -> None:
@@ -467,14 +449,8 @@ class Balancer:
     def find_busiest_group(self, cpu: int, dom: Dom, idle: int):
         """(busiest group, imbalance in tasks) or (None, 0) when balanced. Group loads are load
         sums over CPU counts; every test after the choice of the busiest group is done on the
-        integer sums, so it is exact (floats of the quotients miss boundaries by an ulp). With
-        ``compiled``, kernels.busiest_group makes the same search in one call."""
-        if self._kernel is not None:
-            sys = self.sys
-            g, imb = self._kernel(dom.group_of, dom.size_arr, dom.local, dom.total_n, sys.np_cur, sys.np_avg,
-                                  sys.np_tick, float(tick_index(self.engine.now, self.tick)), self.instant,
-                                  dom.imbalance_pct, idle)
-            return (dom.groups[g], imb) if g >= 0 else (None, 0)
+        integer sums, so it is exact (floats of the quotients miss boundaries by an ulp). The compiled
+        balancer makes the same search in kernels.busiest_group (tests/test_numa_kernels.py)."""
         max_load = 0.0
         this_sum = max_sum = total = 0.0
         this_n = busiest_n = 0
@@ -570,7 +546,13 @@ class Balancer:
                 dom.interval *= 2
             sys.lb_failed += 1
             return 0
-        busiest = self.find_busiest_queue(group)
+        return self._after_search(this, dom, self.find_busiest_queue(group), imb, idle)
+
+    def _after_search(self, this, dom: Dom, busiest, imb: int, idle: int) -> int:
+        """The rest of ``load_balance`` once the search found the busiest queue: pull up to ``imb``
+        tasks to ``this``, keep the domain's books, and ask for active balancing after repeated
+        failures; returns the number of tasks pulled."""
+        sys = self.sys
         moved = 0
         if busiest.nr_running > 1:
             moved = self.move_tasks(busiest, this, imb, dom, idle)

@@ -1,11 +1,18 @@
 """The balancer the model runs: ``CompiledBalancer`` makes the decisions of
 :class:`simcore.models.numa.balancer.Balancer` (the pure-Python reference, ``Balancer.compiled =
-False``) with the periodic and newly-idle attempts up to the busiest queue, the timers' due times
-and the sleeping domains in compiled code (:mod:`timing_kernels`, numba).
+False``) with the periodic and newly-idle attempts up to the busiest queue, the timers' due times,
+the sleeping domains and the CPUs' timers themselves in compiled code (:mod:`timing_kernels`, numba).
+
+The CPUs' timers form a calendar in the kernels' buffers instead of SimPy events. Each entry is
+keyed as SimPy would key the reference's timer: its time, SimPy's NORMAL priority, and the
+insertion number taken from SimPy's own counter at the moment the reference would have scheduled
+it. A proxy event on SimPy's queue, at the first entry's key, hands control to the kernels, which
+fire every entry keyed before SimPy's next event. So attempts happen in the reference's order among
+themselves and with every other event (ties included), and the events counted are the same.
 
 What stays in Python: the moves of an attempt that found a busiest group (the policy decides
-which task may move), active balancing, the SimPy timers (set in the order the reference sets
-them) and the end-of-run count (``close``). The domains' run-time state
+which task may move; SimPy's clock is set to that attempt's time first), active balancing, and the
+end-of-run count (``close``). The domains' run-time state
 (``last``, ``interval``, ``failed``, ``dormant``) lives in the kernels' buffers; a domain object
 reads and writes it there (:class:`ArrayDom`), so the inherited Python methods see one state.
 The system's load mirrors (``np_cur``, ``np_avg``, ``np_tick``) become views of the float buffer.
@@ -18,13 +25,21 @@ tests/test_numa_timing.py holds every run to the reference's, bit for bit.
 from __future__ import annotations
 
 import math
+from heapq import heappop, heappush
+from itertools import count
 
 import numpy as np
+from simpy.events import NORMAL
+
+from simcore.core.engine import Timer
 
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.balancer import IDLE, NEWLY_IDLE, NOT_IDLE, Balancer, Dom
 
 _STATE = ("last", "interval", "failed", "dormant")
+_new_timer = Timer.__new__
+_NO_LIMIT = 1 << 62
+_END = (math.inf, 0, 0)          # the key past every event (SimPy's queue is empty)
 
 
 class ArrayDom(Dom):
@@ -58,11 +73,17 @@ class ArrayDom(Dom):
 class CompiledBalancer(Balancer):
     """``Balancer`` with its timing compiled; every decision the same (tests/test_numa_timing.py)."""
 
-    def __init__(self, system, domains, policy, params: dict):
-        super().__init__(system, domains, policy, params)   # arms every CPU (reference arithmetic)
-        self._build(system)
-
     # -- the buffers -------------------------------------------------------------------------
+    def _setup(self, n: int) -> None:
+        """The buffers and the calendar, before ``Balancer.__init__`` arms the CPUs."""
+        self._build(self.sys)
+        self.env = self.engine.env
+        self._calt = self._block(self.F, "OF_CALT", n)
+        self._cale = self._block(self.I, "O_CALEID", n)
+        self._calt[:] = math.inf
+        self._proxies: list = []          # keys (time, number) of the proxies on SimPy's queue
+        self._on_proxy_cb = (self._on_proxy,)
+
     def _build(self, sys) -> None:
         n = sys.ncpus
         L = max(1, max(len(doms) for doms in self.doms))       # (a machine may have no domains)
@@ -72,27 +93,27 @@ class CompiledBalancer(Balancer):
         ints = [("O_BUSY", n), ("O_FAILED", D), ("O_DORMANT", D), ("O_BUSYOK", D), ("O_LOCAL", D), ("O_TOTALN", D),
                 ("O_IMB", D), ("O_HASWIDE", D), ("O_PD", n * P), ("O_NPD", n), ("O_GOF", D * n), ("O_SIZES", D * G),
                 ("O_NGROUPS", D), ("O_SPAN", D * n), ("O_WIDE", D * n), ("O_OUTCPU", n),
-                ("O_NEWIDLE", D)]
+                ("O_NEWIDLE", D), ("O_CALEID", n)]
         floats = [("OF_CUR", n), ("OF_AVG", n), ("OF_TCK", n), ("OF_TAT", n), ("OF_LAST", D), ("OF_IVL", D),
-                  ("OF_BF", D), ("OF_MAXI", D), ("OF_OUTAT", n)]
+                  ("OF_BF", D), ("OF_MAXI", D), ("OF_OUTAT", n), ("OF_CALT", n)]
         I = np.zeros(K.HEADER + sum(size for _, size in ints), dtype=np.int64)
-        F = np.zeros(1 + sum(size for _, size in floats))
+        F = np.zeros(K.F_HEADER + sum(size for _, size in floats))
         at = K.HEADER
         for name, size in ints:
             I[getattr(K, name)] = at
             at += size
-        at = 1
+        at = K.F_HEADER
         for name, size in floats:
             I[getattr(K, name)] = at
             at += size
         I[K.H_N], I[K.H_L], I[K.H_G], I[K.H_P] = n, L, G, P
         I[K.H_INSTANT], I[K.H_SLEEPS] = int(self.instant), int(self.sleeps)
-        F[0] = self.tick
+        F[K.F_TICK] = self.tick
         self.F, self.I = F, I
         self._mirror(sys, n)
         self._index(n, L, P, G)
-        armed, self.timer_at = self.timer_at, self._block(F, "OF_TAT", n)
-        self.timer_at[:] = armed          # where the reference's arm set the timers in __init__
+        self.timer_at = self._block(F, "OF_TAT", n)
+        self.timer_at[:] = math.inf
         self._cnt = I[K.H_ATTEMPTS:K.H_DEAD + 1]
         self._out_cpu = self._block(I, "O_OUTCPU", n)
         self._out_at = self._block(F, "OF_OUTAT", n)
@@ -149,13 +170,7 @@ class CompiledBalancer(Balancer):
     @property
     def dormant_cpus(self) -> set[int]:
         """The CPUs with a sleeping domain (the reference keeps this set by hand)."""
-        if not hasattr(self, "I"):       # the reference's __init__
-            return self._reference_dormant
         return {c for c, doms in enumerate(self.pdoms) if any(dom.dormant for dom in doms)}
-
-    @dormant_cpus.setter
-    def dormant_cpus(self, value) -> None:   # the reference's __init__ (an empty set)
-        self._reference_dormant = value
 
     def unflushed(self) -> tuple[int, int, int]:
         """The attempts, failures and certain failures the kernels counted since the last flush."""
@@ -172,31 +187,71 @@ class CompiledBalancer(Balancer):
         sys.lb_dead += dead
         self._cnt[:] = 0
 
-    # -- timing ----------------------------------------------------------------------------------
+    # -- timing: the calendar ----------------------------------------------------------------------
+    # The CPUs' timers are not SimPy events: each is a calendar entry keyed as SimPy would key its
+    # timer, (time, NORMAL, insertion number), the number taken from SimPy's counter when the
+    # reference would have scheduled it. One proxy event on SimPy's queue, at the key of the
+    # calendar's first entry (or earlier), makes SimPy call ``_on_proxy``, which fires in compiled
+    # code every entry keyed before the next SimPy event: the same attempts, in the same order
+    # among themselves and with every other event, as the reference's timers.
     def arm(self, cpu: int) -> None:
-        if not hasattr(self, "I"):
-            return super().arm(cpu)
         now = self.engine.now
         at = K.arm(cpu, now, self.F, self.I)
         if at != math.inf:
             self._set_timer(cpu, at, now)
 
     def _set_timer(self, cpu: int, at: float, now: float) -> None:
-        timer = self.timers[cpu]
-        if timer is not None:
-            timer.cancel()
-        self.timers[cpu] = self.engine.call(max(at - now, 0.0), self._fire, cpu)
+        """Set the CPU's timer at ``at`` (``Engine.call(max(at - now, 0), ...)``), replacing any."""
+        t = now + max(at - now, 0.0)
+        eid = next(self.env._eid)
+        self._calt[cpu] = t
+        self._cale[cpu] = eid
+        if not self._proxies or (t, eid) < self._proxies[0]:
+            self._push_proxy(t, eid)
 
-    def fire(self, cpu: int) -> None:
-        """``Balancer.fire``: the compiled loop, and in Python the rest of each attempt that found
-        a busiest group."""
-        sys = self.sys
-        F, I = self.F, self.I
-        self.timers[cpu] = None
-        now = self.engine.now
+    def _push_proxy(self, t: float, eid: int) -> None:
+        proxy = _new_timer(Timer)
+        proxy.callbacks = self._on_proxy_cb
+        proxy.callback = proxy.arg = None
+        heappush(self.env._queue, (t, NORMAL, eid, proxy))
+        heappush(self._proxies, (t, eid))
+
+    def _on_proxy(self, _event) -> None:
+        """Fire every calendar entry keyed before SimPy's next event (each attempt that found a
+        group carried on in Python at its own time), then keep a proxy at or before the first
+        entry left."""
+        heappop(self._proxies)
+        env, engine, sys = self.env, self.engine, self.sys
+        engine.now = env._now
+        queue, F, I = env._queue, self.F, self.I
+        while True:
+            limit = 1 if sys.check is not None else _NO_LIMIT      # the checker runs after each attempt
+            stop = queue[0] if queue else _END
+            I[K.H_EID] = next(env._eid)
+            found = K.drain(stop[0], stop[1], stop[2], limit, F, I)
+            env._eid = count(int(I[K.H_EID]))
+            fired = int(I[K.H_FIRED])
+            engine.events += fired
+            if found:
+                env._now = engine.now = now = float(F[K.F_FOUND])
+                self._found(int(I[K.H_FCPU]), int(I[K.H_FJ]), now)
+            if fired and sys.check is not None:
+                sys.check(sys)
+            if not found and fired < limit:
+                break
+        first = int(I[K.H_HEAD])
+        if first >= 0:
+            key = (float(self._calt[first]), int(self._cale[first]))
+            if not self._proxies or key < self._proxies[0]:
+                self._push_proxy(*key)
+
+    def _found(self, cpu: int, j: int, now: float) -> None:
+        """The rest of ``Balancer.fire`` after the compiled loop found a busiest group in the CPU's
+        ``j``-th periodic domain: carry that attempt on, and go on with the domains above."""
+        sys, F, I = self.sys, self.F, self.I
         idle = not sys.busy[cpu]
         moved_any = False
-        r = K.periodic(cpu, 0, now, idle, False, F, I)
+        r = -(j + 1.0)
         while r < 0:                      # domain -r - 1 found a busiest group
             j = int(-r) - 1
             if self._carry_on(cpu, self.pdoms[cpu][j], idle, now):
@@ -207,30 +262,14 @@ class CompiledBalancer(Balancer):
             sys.resched(sys.rqs[cpu])
             self.arm(cpu)
         elif r != math.inf:
-            self.timers[cpu] = self.engine.call(max(r - now, 0.0), self._fire, cpu)
-        if sys.check is not None:
-            sys.check(sys)
+            self._set_timer(cpu, r, now)
 
     def _carry_on(self, cpu: int, dom: ArrayDom, idle: bool, now: float) -> int:
-        """The rest of ``load_balance`` after the compiled search found a busiest group, then the
-        end of ``fire``'s step for the domain; returns the number of tasks moved."""
+        """``load_balance`` after the compiled search found its busiest queue, then the end of
+        ``fire``'s step for the domain; returns the number of tasks moved."""
         sys, I = self.sys, self.I
-        kind = IDLE if idle else NOT_IDLE
         imb, busiest, was_quiet = int(I[K.H_IMB]), sys.rqs[int(I[K.H_BUSIEST])], bool(I[K.H_QUIET])
-        moved = 0
-        if busiest.nr_running > 1:
-            moved = self.move_tasks(busiest, sys.rqs[cpu], imb, dom, kind)
-        if moved:
-            dom.failed = 0
-            dom.interval = dom.min_interval
-        else:
-            dom.failed += 1
-            sys.lb_failed += 1
-            if self.active and dom.failed > dom.cache_nice_tries + 2:
-                self.active_balance(busiest, kind)
-                dom.failed = dom.cache_nice_tries
-            if dom.interval < dom.max_interval:
-                dom.interval += 1
+        moved = self._after_search(sys.rqs[cpu], dom, busiest, imb, IDLE if idle else NOT_IDLE)
         dom.last = now
         if self.sleeps and (was_quiet or self.quiet(cpu, dom)):
             dom.dormant = True

@@ -5,9 +5,11 @@ This is a second implementation of a decision the pure-Python path makes (the re
 ``Balancer.compiled = False``): the same 2.6.11 load estimates (``runqueue.decayed`` on integer
 loads), the same group sums (integers, exact in any order) and the same tests in the same order,
 on the same float64 values. tests/test_numa_kernels.py compares the two on random domain states
-and on the experiments' workloads. The function is compiled on first use and cached next to this
-file (numba's ``cache=True``), so a batch job pays the compilation once per machine and then
-loads it (``bench/bench_numa.py`` prints both times).
+and on the experiments' workloads. The compiled balancer
+(``compiled.CompiledBalancer``) calls it from its own kernels (``timing_kernels``). It is compiled on
+first use and cached (numba's ``cache=True``) in a folder per version of the model's sources
+(``simcore.numba_cache_dir``), so a batch job pays the compilation once per machine and then loads
+it (``bench/bench_numa.py`` prints both times).
 """
 
 from __future__ import annotations

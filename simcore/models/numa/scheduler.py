@@ -110,7 +110,7 @@ class NumaSystem:
     def lb_counts(self) -> tuple[int, int, int]:
         """Balancing attempts, failed attempts and certain failures so far (the compiled balancer
         adds its own counts to the counters only at the end of the run)."""
-        extra = self.balancer.unflushed() if hasattr(self.balancer, "unflushed") else (0, 0, 0)
+        extra = self.balancer.unflushed()
         return self.lb_attempts + extra[0], self.lb_failed + extra[1], self.lb_dead + extra[2]
 
     # -- nr_running bookkeeping ---------------------------------------------------------------

@@ -10,7 +10,7 @@ passes two arrays (numba unboxes each array argument on every call):
 
 - ``I`` (int64): a header of sizes, flags, counters, results and the offsets of the blocks below
   (``H_*`` and ``O_*`` are header slots);
-- ``F`` (float64): the tick, then per CPU the load mirrors of the system (nr_running x 128,
+- ``F`` (float64): the tick and a result slot, then per CPU the load mirrors of the system (nr_running x 128,
   cpu_load, the tick it was settled at) and the timer's due time, and per domain its ``last``,
   ``interval`` and constants.
 
@@ -38,7 +38,13 @@ O_BUSY, O_FAILED, O_DORMANT, O_BUSYOK, O_LOCAL, O_TOTALN, O_IMB, O_HASWIDE = 15,
 O_PD, O_NPD, O_GOF, O_SIZES, O_NGROUPS, O_SPAN, O_WIDE, O_OUTCPU, O_NEWIDLE = 23, 24, 25, 26, 27, 28, 29, 30, 31
 # offsets of the float blocks
 OF_CUR, OF_AVG, OF_TCK, OF_TAT, OF_LAST, OF_IVL, OF_BF, OF_MAXI, OF_OUTAT = 32, 33, 34, 35, 36, 37, 38, 39, 40
-HEADER = 41
+# the calendar of the CPUs' timers: per CPU its time (OF_CALT, infinity: none) and SimPy insertion
+# number (O_CALEID); the next number to give, the attempts a drain made, the CPU and periodic
+# domain of an attempt that found a group (its time in F[F_FOUND]), and the calendar's first CPU
+O_CALEID, OF_CALT, H_EID, H_FIRED, H_FCPU, H_FJ, H_HEAD = 41, 42, 43, 44, 45, 46, 47
+HEADER = 48
+F_TICK, F_FOUND, F_HEADER = 0, 1, 2     # slots of F before its blocks
+NORMAL = 1                              # SimPy's priority of the timers (simpy.events.NORMAL)
 
 
 @njit(cache=True)
@@ -317,3 +323,51 @@ def on_state(cpu, idle, now, F, I):
     if idle:
         return arm(cpu, now, F, I)
     return math.inf
+
+
+@njit(cache=True)
+def head(F, I):
+    """The calendar's first CPU (earliest time, then lowest insertion number), also left in
+    ``I[H_HEAD]``; -1 when no timer is set."""
+    calt, cale = I[OF_CALT], I[O_CALEID]
+    best, best_t, best_e = -1, math.inf, 0
+    for c in range(I[H_N]):
+        t = F[calt + c]
+        if t < best_t or (t == best_t and t != math.inf and I[cale + c] < best_e):
+            best, best_t, best_e = c, t, I[cale + c]
+    I[H_HEAD] = best
+    return best
+
+
+@njit(cache=True)
+def drain(stop_t, stop_p, stop_e, limit, F, I):
+    """``Balancer.fire`` for every CPU timer of the calendar that SimPy would fire before the event
+    keyed (``stop_t``, ``stop_p``, ``stop_e``) (its time, priority and insertion number: the
+    timers are keyed (time, NORMAL, number)), in that order, at most ``limit`` of them. A timer
+    whose attempt finds a busiest group stops the drain: returns 1 with the CPU, the domain and
+    the time in ``H_FCPU``, ``H_FJ`` and ``F[F_FOUND]`` (the Python side carries it on), else 0.
+    A timer re-armed here gets the next insertion number from ``I[H_EID]``, at
+    ``now + max(at - now, 0)`` as ``Engine.call`` would put it. ``I[H_FIRED]``: the timers fired."""
+    calt, cale = I[OF_CALT], I[O_CALEID]
+    fired = 0
+    I[H_FIRED] = 0
+    while True:
+        c = head(F, I)
+        if c < 0 or fired >= limit:
+            return 0
+        t = F[calt + c]
+        if t > stop_t or (t == stop_t and (NORMAL > stop_p or (NORMAL == stop_p and I[cale + c] > stop_e))):
+            return 0
+        F[calt + c] = math.inf
+        fired += 1
+        I[H_FIRED] = fired
+        r = periodic(c, 0, t, not I[I[O_BUSY] + c], False, F, I)
+        if r < 0:
+            I[H_FCPU], I[H_FJ] = c, int(-r) - 1
+            F[F_FOUND] = t
+            return 1
+        if r != math.inf:
+            delay = r - t
+            F[calt + c] = t + (delay if delay > 0.0 else 0.0)
+            I[cale + c] = I[H_EID]
+            I[H_EID] += 1
