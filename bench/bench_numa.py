@@ -2,11 +2,13 @@
 against a bare SimPy loop firing the same number of timeouts in the same run.
 
 Run: ``python bench/bench_numa.py [replications] [topology]``. Prints the model's events and rate
-(with the compiled balancer it runs), the bare rate, their ratio, the same runs with the
-pure-Python reference balancer (``Balancer.compiled = False``: the same events), and the mean wall
-time of a corr05-fig13-like replication (400 tasks, linux-2level and multilevel; five seeds) both
-ways; then what the compiled code costs a batch job: importing it and running a 20-task replication with numba's
-cache on disk, and compiling it without one (each in a fresh process).
+(the compiled system it runs), the bare rate, their ratio, the same ratio on the events the model
+would fire with an event at every end of burst or slice (``NumaSystem.look_ahead = False``: the
+count the look-ahead shrinks), the same runs on the Python model (``NumaSystem`` with the
+pure-Python balancer, the reference: the same events), and the mean wall time of a
+corr05-fig13-like replication (400 tasks, linux-2level and multilevel; five seeds) both ways;
+then what the compiled code costs a batch job: importing it and running a 20-task replication
+with numba's cache on disk, and compiling it without one (each in a fresh process).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from baseline import bare_rate
 from simcore.core.rng import Streams, replication_seed
 from simcore.models.numa import run_replication
 from simcore.models.numa.balancer import Balancer
+from simcore.models.numa.scheduler import NumaSystem
 
 POLICIES = ["linux-2level", "multilevel", "conservative-hard", "conservative-soft"]
 
@@ -41,9 +44,12 @@ def main(replications: int = 3, topology: str = "superdome-16x4") -> None:
     events, wall = model_rate(replications, topology)
     bare = bare_rate(events)
     model_eps, bare_eps = events / wall, events / bare
+    NumaSystem.look_ahead = False
+    every_end, _ = model_rate(replications, topology)
+    NumaSystem.look_ahead = True
     Balancer.compiled = False
     ref_events, ref_wall = model_rate(replications, topology)
-    assert ref_events == events, "the pure-Python balancer fired other events than the compiled one"
+    assert ref_events == events, "the Python model fired other events than the compiled system"
     fig13 = {compiled: fig13_like(topology, compiled) for compiled in (True, False)}
     Balancer.compiled = True
     print(f"machine: {topology}")
@@ -51,12 +57,14 @@ def main(replications: int = 3, topology: str = "superdome-16x4") -> None:
           f"in {wall:.2f} s: {model_eps:,.0f} events/s")
     print(f"bare SimPy: {events} timeouts in {bare:.2f} s: {bare_eps:,.0f} events/s")
     print(f"ratio (model / bare): {model_eps / bare_eps:.3f}")
-    print(f"pure-Python balancer (the reference): {ref_wall:.2f} s, {events / ref_wall:,.0f} events/s, "
+    print(f"with an event at every end of burst or slice: {every_end} events; ratio on that count "
+          f"{every_end / wall / bare_eps:.3f}")
+    print(f"the Python model (the reference): {ref_wall:.2f} s, {events / ref_wall:,.0f} events/s, "
           f"ratio {events / ref_wall / bare_eps:.3f}")
-    print(f"a corr05-fig13-like replication (400 tasks, linux-2level + multilevel; mean of {FIG13_REPS}): {fig13[True]:.2f} s "
-          f"({fig13[False]:.2f} s with the pure-Python balancer)")
+    print(f"a corr05-fig13-like replication (400 tasks, linux-2level + multilevel; mean of {FIG13_REPS}): {fig13[True]:.3f} s "
+          f"({fig13[False]:.2f} s on the Python model)")
     warm, cold = kernel_start(None), kernel_start(tempfile.mkdtemp())
-    print(f"compiled balancer per job: {warm:.2f} s to import the model and run a 20-task replication with "
+    print(f"compiled system per job: {warm:.2f} s to import the model and run a 20-task replication with "
           f"numba's cache, {cold:.2f} s compiling it")
 
 
@@ -64,8 +72,8 @@ FIG13_REPS = 5
 
 
 def fig13_like(topology: str, compiled: bool) -> float:
-    """Mean wall seconds of ``FIG13_REPS`` corr05-fig13-like replications with the compiled balancer
-    or the pure-Python one (one replication alone varies too much from seed to seed)."""
+    """Mean wall seconds of ``FIG13_REPS`` corr05-fig13-like replications on the compiled system or
+    the Python model (one replication alone varies too much from seed to seed)."""
     Balancer.compiled = compiled
     start = time.perf_counter()
     for rep in range(FIG13_REPS):

@@ -8,7 +8,7 @@ from pathlib import Path
 __version__ = "0.1.0"
 
 #: the folders (under simcore/) whose code numba compiles and caches
-COMPILED = ("models/numa",)
+COMPILED = ("models/numa", "models/cluster")
 
 
 def numba_cache_dir(root: Path = Path(__file__).resolve().parent, base: Path | None = None) -> Path:

@@ -7,6 +7,7 @@ Errors are one sentence on stderr naming the file and key at fault; exit code 2 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from pathlib import Path
@@ -72,6 +73,7 @@ def cmd_run(args) -> int:
     overrides = spec.parse_overrides(args.set)
     cell = spec.cell(args.cell)
     seed = args.seed if args.seed is not None else load_config(args.config)["seed"]
+    gc.freeze()      # what is loaded so far lives as long as the job: the collector need not scan it again
     with _progress(args, f"simcore run {spec.id} cell {cell.index}") as progress:
         frame = run_batch(spec, cell.index, reps, seed, overrides,
                           lambda rep: progress(rep - reps.start + 1, len(reps), "replications"))

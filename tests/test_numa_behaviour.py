@@ -28,6 +28,7 @@ import pytest
 from simcore.core.rng import Streams, replication_seed
 from simcore.models.numa import full_params, simulate
 from simcore.models.numa.balancer import Balancer
+from simcore.models.numa.compiled_system import CompiledSystem
 from simcore.models.numa.scheduler import NumaSystem
 from simcore.models.numa.task import Draws, TaskSpec
 from simcore.topology.domains import Domain
@@ -112,7 +113,22 @@ def scenario(monkeypatch):
         assert (out.pulls, out.counts) == (ref.pulls, ref.counts)
         assert {k: v for k, v in out.metrics.items() if k != "events"} == \
             {k: v for k, v in ref.metrics.items() if k != "events"}
+        compiled(machine, domains, tasks, policy, draws, params, out)
         return out
+
+    def compiled(machine, domains, tasks, policy, draws, params, out):
+        """The scenario once more on the compiled system (no traces or checks there): every task's
+        completion, migrations and time per level, and every metric, the Python model's."""
+        monkeypatch.setattr(NumaSystem, "look_ahead", True)
+        monkeypatch.setattr(Balancer, "compiled", True)
+        params = {**params, "check_invariants": False}
+        specs = [TaskSpec(i, float(t.at), t.nice, float(t.demand), t.cpu, t.io, i) for i, t in enumerate(tasks)]
+        res = simulate(params, specs, policy, Streams(replication_seed(1, "scripted", 0, 0)), machine=machine,
+                       domains_for=lambda m, builder: domains, draws=draws)
+        assert type(res.system) is CompiledSystem
+        assert [(t.finished, t.migrations, t.level_time) for t in res.tasks] == \
+               [(t.finished, t.migrations, t.level_time) for t in out.tasks]
+        assert res.metrics == out.metrics
 
     return run
 

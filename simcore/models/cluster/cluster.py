@@ -94,7 +94,11 @@ def expand_machines(machines: list[dict]) -> list[Machine]:
 
 
 class Cluster:
-    """Machine state, fair-share dynamics and the calls into one policy."""
+    """Machine state, fair-share dynamics and the calls into one policy: the Python model, the
+    reference. The model runs ``compiled_cluster.CompiledCluster`` (the same decisions compiled)
+    wherever it can; background processes and monitors run here."""
+
+    compiled = True   # simulate builds the compiled cluster where it can (model.cluster_class); False: this class
 
     def __init__(self, engine: Engine, machines: list[Machine], thrashing_factor: float, policy,
                  on_finish: Callable[[Proc], None]):
@@ -118,6 +122,9 @@ class Cluster:
     def finished(self) -> bool:
         """True once every foreground process has completed."""
         return self.unfinished == 0
+
+    def expect(self, procs) -> None:
+        """The workload's processes, before the first arrives (nothing to do here)."""
 
     def remaining(self, proc: Proc) -> float:
         """Remaining demand of a resident process now."""
@@ -156,6 +163,19 @@ class Cluster:
             self.engine.schedule(cost, lambda: self.place(proc, target))
         else:
             self.place(proc, target)
+
+    # --- the run ----------------------------------------------------------------------------
+
+    def arrive(self, specs) -> None:
+        """Processes that arrive together: each placed where the policy assigns it, in turn, then
+        the policy's migrations."""
+        procs = [Proc(spec) for spec in specs]
+        for proc in procs:
+            self.place(proc, self.policy.assign(proc, self))
+        self.apply(self.policy.on_arrival(procs, self), self.policy.migration_cost)
+
+    def close(self) -> None:
+        """At the end of the run (nothing to do here; see ``compiled_cluster``)."""
 
     # --- dynamics -----------------------------------------------------------------------
 

@@ -43,11 +43,16 @@ class Knowledge:
         if self.window > 0:
             self.cluster.schedule(self.rng.random() * self.interval, self._round)
 
+    def batch(self) -> np.ndarray:
+        """The recipients of the next 64 rounds (rounds x senders x window): each sender's
+        ``window`` machines with the least random keys, itself excluded."""
+        keys = self.rng.random((64, self.n, self.n))
+        keys[:, np.arange(self.n), np.arange(self.n)] = np.inf
+        return np.argpartition(keys, self.window - 1, axis=2)[:, :, :self.window]
+
     def _recipients(self):
         if not self._draws:
-            keys = self.rng.random((64, self.n, self.n))
-            keys[:, np.arange(self.n), np.arange(self.n)] = np.inf
-            self._draws = np.argpartition(keys, self.window - 1, axis=2)[:, :, :self.window].tolist()[::-1]
+            self._draws = self.batch().tolist()[::-1]
         return self._draws.pop()
 
     def _round(self) -> None:

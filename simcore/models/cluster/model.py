@@ -95,18 +95,17 @@ def simulate(params: dict, workload: wl.Workload, policy: str, streams: Streams,
     machines = expand_machines(params["machines"])
     impl = get_policy("cluster", policy)(params, streams.fresh(f"policy:{policy}"))
     done: list[Proc] = []
-    cluster = Cluster(engine, machines, params["thrashing_factor"], impl, done.append)
+    cls = cluster_class(impl, params, workload.background or attach is not None)
+    cluster = cls(engine, machines, params["thrashing_factor"], impl, done.append)
     cluster.unfinished = len(workload.procs)
     impl.start(cluster)
     for k, spec in enumerate(workload.background):
         Background(cluster, spec, -1 - k).start()
+    cluster.expect(workload.procs)
     groups = workload.arrival_groups()
 
     def arrive(g: int) -> None:
-        procs = [Proc(spec) for spec in groups[g][1]]
-        for proc in procs:
-            cluster.place(proc, impl.assign(proc, cluster))
-        cluster.apply(impl.on_arrival(procs, cluster), impl.migration_cost)
+        cluster.arrive(groups[g][1])
         if g + 1 < len(groups):
             engine.schedule(groups[g + 1][0] - groups[g][0], lambda: arrive(g + 1))
 
@@ -115,9 +114,23 @@ def simulate(params: dict, workload: wl.Workload, policy: str, streams: Streams,
     if attach is not None:
         attach(engine, cluster)
     engine.run()
+    cluster.close()
     if cluster.unfinished:
         raise RuntimeError(f"cluster model: {cluster.unfinished} process(es) never completed under {policy}.")
     return Result(measure(done, params, cluster, engine), done, cluster)
+
+
+def cluster_class(policy, params: dict, python: bool):
+    """The compiled cluster (``compiled_cluster.CompiledCluster``) when it can run ``policy`` with
+    ``params`` and nothing asks for the Python model (``python``: background processes, a
+    monitor), unless ``Cluster.compiled`` is off or numba is missing; else the Python model."""
+    if python or not Cluster.compiled:
+        return Cluster
+    try:
+        from simcore.models.cluster.compiled_cluster import CompiledCluster
+    except ImportError:
+        return Cluster
+    return CompiledCluster if CompiledCluster.runs(policy) else Cluster
 
 
 def measure(done: list[Proc], params: dict, cluster: Cluster, engine: Engine) -> dict[str, float]:

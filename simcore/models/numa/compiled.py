@@ -149,15 +149,14 @@ class CompiledBalancer(Balancer):
                 I[ib["O_IMB"] + d] = dom.imbalance_pct
                 I[ib["O_HASWIDE"] + d] = int(bool(dom.wide))
                 I[ib["O_NGROUPS"] + d] = len(dom.groups)
-                I[ib["O_GOF"] + d * n:ib["O_GOF"] + (d + 1) * n] = -1
+                gof = np.full(n, -1, dtype=np.int64)
                 for g, cpus in enumerate(dom.groups):
-                    I[ib["O_SIZES"] + d * G + g] = len(cpus)
-                    for x in cpus:
-                        I[ib["O_GOF"] + d * n + x] = g
-                for x in dom.span:
-                    I[ib["O_SPAN"] + d * n + x] = 1
-                for x in dom.wide:
-                    I[ib["O_WIDE"] + d * n + x] = 1
+                    gof[list(cpus)] = g
+                I[ib["O_GOF"] + d * n:ib["O_GOF"] + (d + 1) * n] = gof
+                I[ib["O_SIZES"] + d * G:ib["O_SIZES"] + d * G + len(dom.sizes)] = dom.sizes
+                I[ib["O_SPAN"] + d * n + np.fromiter(dom.span, np.int64, len(dom.span))] = 1
+                if dom.wide:
+                    I[ib["O_WIDE"] + d * n + np.fromiter(dom.wide, np.int64, len(dom.wide))] = 1
                 F[fb["OF_BF"] + d] = dom.busy_factor
                 F[fb["OF_MAXI"] + d] = dom.max_interval
                 doms[k] = ArrayDom.of(dom, F, I, d)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 SLS = 128.0          # SCHED_LOAD_SCALE
@@ -38,8 +39,8 @@ def busiest_group(group_of, sizes, local, total_n, cur, avg, tick, t, instant, i
     ``avg``, ``tick``: the system's per-CPU mirrors of nr_running x 128, cpu_load and the tick
     it was last settled at; ``t``: the current tick."""
     n_groups = sizes.shape[0]
-    ss = [0.0] * n_groups
-    ts = [0.0] * n_groups
+    sums = np.zeros(2 * n_groups)        # per group: the source loads' sum, then the target loads'
+    ss, ts = sums[:n_groups], sums[n_groups:]
     for c in range(group_of.shape[0]):
         g = group_of[c]
         if g < 0:

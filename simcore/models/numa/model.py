@@ -148,7 +148,8 @@ def full_params(params: dict) -> dict:
 
 # -- machine ------------------------------------------------------------------------------------
 def load_machine(topology):
-    """A Machine from a catalog name or path (or a Machine-like object, returned as is)."""
+    """A Machine from a catalog name or path (or a Machine-like object, returned as is). A file
+    already read is not parsed again while it is unchanged (a batch job's replications share it)."""
     if hasattr(topology, "distances"):
         return topology
     try:
@@ -156,11 +157,32 @@ def load_machine(topology):
     except ImportError as exc:  # pragma: no cover - only while simcore.topology is being written
         raise InputError(f"numa model: cannot load topology {topology!r}: simcore.topology unavailable ({exc})") from exc
     try:
-        return load_topology(topology)
+        key = _file_key(topology)
+        if key is None or key not in _MACHINES:
+            machine = load_topology(topology)
+            if key is None:
+                return machine
+            _MACHINES[key] = machine
+        return _MACHINES[key]
     except InputError:
         raise
     except (KeyError, FileNotFoundError, ValueError) as exc:
         raise InputError(f"numa model: parameter 'topology': unknown or bad topology {topology!r} ({exc})") from exc
+
+
+_MACHINES: dict = {}
+
+
+def _file_key(topology) -> tuple | None:
+    """(name, file, modification time, size) of a topology's file, or None if it cannot be found
+    (``load_topology`` then says why)."""
+    from simcore.topology.loader import CATALOG, _path
+    try:
+        path = _path(topology, CATALOG)
+        stat = path.stat()
+    except (InputError, OSError, TypeError):
+        return None
+    return str(topology), str(path.resolve()), stat.st_mtime_ns, stat.st_size
 
 
 def default_domains_for(machine, builder: str, init: str = "ia64-2.6.12"):
@@ -268,11 +290,11 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
         raise InputError(f"numa model: unknown sched-domain builder {impl.builder!r}") from exc
     impl.setup(machine, domains)
     engine = Engine()
-    system = NumaSystem(engine, machine, domains, impl, params)
+    system = system_class(impl, trace or attach is not None or params["check_invariants"])(engine, machine, domains, impl, params)
     if params["check_invariants"]:
         system.check = invariants.check
     tasks = [Task(spec, params, trace, draws) for spec in workload]
-    system.to_finish = len(tasks)
+    system.expect(tasks)
     order = sorted(range(len(tasks)), key=lambda i: (tasks[i].spec.created, i))
 
     def arrive(j: int) -> None:
@@ -290,6 +312,21 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
     elif system.unfinished:
         raise RuntimeError(f"numa model: {system.unfinished} task(s) never finished under {policy}")
     return Result(measure(system, engine), tasks, system)
+
+
+def system_class(policy, python: bool):
+    """The compiled system (``compiled_system.CompiledSystem``) when it can run ``policy`` and
+    nothing asks for the Python model (``python``: traces, invariant checks, a monitor), unless
+    ``NumaSystem.compiled`` or ``Balancer.compiled`` is off or numba is missing; else the Python
+    model, ``NumaSystem``."""
+    from simcore.models.numa.balancer import Balancer
+    if python or not (NumaSystem.compiled and Balancer.compiled):
+        return NumaSystem
+    try:
+        from simcore.models.numa.compiled_system import CompiledSystem
+    except ImportError:
+        return NumaSystem
+    return CompiledSystem if CompiledSystem.runs(policy) else NumaSystem
 
 
 def measure(system: NumaSystem, engine: Engine) -> dict[str, float]:

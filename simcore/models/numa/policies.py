@@ -65,6 +65,18 @@ class LinuxPolicy:
             return parent_cpu
         return system.exec_balance(task, parent_cpu)
 
+    def compiled_rules(self) -> dict | None:
+        """What the compiled system (``compiled_system``) needs to make this policy's decisions, or
+        None when it cannot (a subclass that decides otherwise than the class that says so)."""
+        if not self._decides_as(LinuxPolicy):
+            return None
+        return {"parent": self.placement == "parent", "conservative": False}
+
+    def _decides_as(self, cls) -> bool:
+        """Whether this policy moves and places tasks as ``cls`` does (no override since ``cls``)."""
+        kind = type(self)
+        return kind.can_migrate is cls.can_migrate and kind.place is LinuxPolicy.place
+
 
 @register("numa", "linux-2level")
 class Linux2Level(LinuxPolicy):
@@ -122,6 +134,14 @@ class Conservative(LinuxPolicy):
         # home node inside the zone of CPU c  <=>  a CPU of that node is in c's top zone domain
         self.in_zone = [[first[n] in domains[c][self.zone[c] - 1].span if domains[c] else True
                          for n in range(len(self.dist))] for c in range(len(domains))]
+
+    def compiled_rules(self) -> dict | None:
+        """``LinuxPolicy.compiled_rules`` with the rules of ``can_migrate`` and their tables."""
+        if not self._decides_as(Conservative):
+            return None
+        return {"parent": self.placement == "parent", "conservative": True, "max_migrations": self.max_migrations,
+                "home": self.rule == "home", "hard": self.hard, "periodic_only": self.rules_scope == "periodic",
+                "dist": self.dist, "in_zone": self.in_zone}
 
     def balances(self, cpu, level, kind):
         if not self.hard or (kind != "periodic" and self.scope == "periodic"):

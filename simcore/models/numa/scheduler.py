@@ -48,8 +48,11 @@ def balancer_class():
 
 
 class NumaSystem:
-    """Run queues of all CPUs, the tasks, the balancer and the counters of one run."""
+    """Run queues of all CPUs, the tasks, the balancer and the counters of one run: the Python
+    model, the reference. The model runs ``compiled_system.CompiledSystem`` (the same decisions
+    compiled) wherever it can; traces, invariant checks and monitors run here."""
 
+    compiled = True     # the model runs compiled_system.CompiledSystem where it can (model.system_class); False: this class
     look_ahead = True   # timers skip the ends that decide nothing (module docstring); False: an event at each
 
     def __init__(self, engine: Engine, machine, domains, policy, params: dict):
@@ -60,8 +63,7 @@ class NumaSystem:
         self.ncpus = int(machine.cpus)
         self.cpu_node = [int(n) for n in machine.cpu_node]
         self.tick = float(params["tick"])
-        instant = params["load_average"] == "instant"
-        self.rqs = [RunQueue(c, self.cpu_node[c], self.tick, instant) for c in range(self.ncpus)]
+        self.rqs = self._run_queues(params["load_average"] == "instant")
         dist = [[float(x) for x in row] for row in machine.distances]
         levels = sorted({d for row in dist for d in row})
         self.levels = levels
@@ -97,11 +99,23 @@ class NumaSystem:
             rq.end_order = rq.cpu - self.ncpus   # run ends first at equal times, in CPU order (module docstring)
             rq.frow = self.factor[rq.node]
             rq.lrow = self.level_of[rq.node]
-        self.balancer = balancer_class()(self, domains, policy, params)
+        self.balancer = self.balancer_class()(self, domains, policy, params)
         self._on_state = self.balancer.on_state
         self._on_overload = self.balancer.on_overload
         self._on_loaded = self.balancer.on_loaded
         self._newidle = self.balancer.newidle
+
+    def _run_queues(self, instant: bool) -> list[RunQueue]:
+        """Every CPU's run queue."""
+        return [RunQueue(c, self.cpu_node[c], self.tick, instant) for c in range(self.ncpus)]
+
+    def balancer_class(self):
+        """The balancer's class (see the module's ``balancer_class``)."""
+        return balancer_class()
+
+    def expect(self, tasks: list) -> None:
+        """The workload's tasks, before the first is created: the run ends when all have finished."""
+        self.to_finish = len(tasks)
 
     @property
     def now(self) -> float:

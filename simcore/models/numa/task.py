@@ -41,10 +41,11 @@ class Draws:
     standard exponentials, each drawn on first use and kept: the runs of several policies on one
     workload read the same batches instead of re-creating the generator and re-drawing them."""
 
-    __slots__ = ("seed", "rng", "batches")
+    __slots__ = ("seed", "rng", "batches", "flat")
 
     def __init__(self, seed: int):
         self.seed = seed
+        self.flat = None       # (key, array): the draws a run takes, kept by compiled_system
         self.rng: np.random.Generator | None = None
         self.batches: list[list[float]] = []
 

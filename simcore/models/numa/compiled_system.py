@@ -1,0 +1,282 @@
+"""The system the model runs: :class:`CompiledSystem` makes every decision of
+:class:`simcore.models.numa.scheduler.NumaSystem` (the Python model, the reference) with the
+scheduler, the balancer and their timers in compiled code (:mod:`system_kernels`, numba).
+
+SimPy stays the calendar that orders the run: the workload's arrivals are SimPy events (Python
+creates each task and the kernels place and queue it), and so is a *proxy* event at the key of
+the compiled calendar's first timer. Each timer of the model (a CPU's run timer, its balancing
+timer, a task's I/O wait) is keyed as SimPy would key the Python model's: its time, its SimPy
+priority, and an insertion number from SimPy's own counter, taken when the Python model would
+have scheduled it. When a proxy fires, the kernels fire every timer keyed before SimPy's next
+event, in key order; so every event happens in the Python model's order, ties included, and the
+events counted are the same.
+
+The compiled system runs a policy whose rules it knows (``compiled_rules`` of the policies of
+:mod:`policies`), without traces, invariant checks or monitors; anything else runs on the
+Python model (``simulate`` chooses). tests/test_numa_system.py holds every run to the Python
+model's, bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from heapq import heappop, heappush
+from itertools import count
+
+import numpy as np
+from simpy.core import StopSimulation
+from simpy.events import NORMAL
+
+from simcore.core.engine import Timer
+from simcore.models.numa import system_kernels as SK
+from simcore.models.numa import timing_kernels as K
+from simcore.models.numa.compiled import CompiledBalancer
+from simcore.models.numa.scheduler import NumaSystem
+from simcore.models.numa.task import _BATCH, BLOCKED, DONE, NEW, QUEUED, RUNNING
+
+_new_timer = Timer.__new__
+_END = (math.inf, 0, 0)          # the key past every event (SimPy's queue is empty)
+_STATES = (NEW, QUEUED, RUNNING, BLOCKED, DONE)
+
+
+class SystemBalancer(CompiledBalancer):
+    """The compiled balancer of a compiled system: its timers go to the system's calendar (those
+    set while the system is built are kept until the calendar exists)."""
+
+    def _setup(self, n: int) -> None:
+        super()._setup(n)
+        self.early: dict[int, tuple[float, int]] = {}
+
+    def _set_timer(self, cpu: int, at: float, now: float) -> None:
+        system = self.sys
+        if getattr(system, "SI", None) is None:
+            self.early[cpu] = (now + max(at - now, 0.0), next(self.env._eid))
+            return
+        system.SI[SK.Y_EID] = next(self.env._eid)
+        SK.set_timer(cpu, at, now, system.SI, system.SF)
+        self.env._eid = count(int(system.SI[SK.Y_EID]))
+        system._push_head()
+
+
+class CompiledSystem(NumaSystem):
+    """``NumaSystem`` run by the kernels of :mod:`system_kernels`; every decision the same."""
+
+    def _run_queues(self, instant: bool) -> list:
+        """None as Python objects: the kernels keep the run queues in their buffers."""
+        return []
+
+    def balancer_class(self):
+        return SystemBalancer
+
+    @staticmethod
+    def runs(policy) -> bool:
+        """Whether the compiled system can run ``policy`` (its rules are known to the kernels)."""
+        return policy.compiled_rules() is not None
+
+    # -- building the arrays ---------------------------------------------------------------------
+    def expect(self, tasks: list) -> None:
+        """The workload's tasks (not yet created): the arrays of the run, then the calendar with
+        the balancing timers set so far."""
+        super().expect(tasks)
+        self._tasks = tasks
+        self._index = {id(task): i for i, task in enumerate(tasks)}
+        bal = self.balancer
+        self.F, self.I = bal.F, bal.I
+        self.SI, self.SF = self._arrays(tasks)
+        for cpu, (t, eid) in sorted(bal.early.items()):
+            SK.schedule_with(self.ncpus + cpu, t, NORMAL, eid, self.SI, self.SF)
+        self._proxies: list = []
+        self._on_proxy_cb = (self._on_proxy,)
+        self._push_head()
+
+    def _arrays(self, tasks: list) -> tuple[np.ndarray, np.ndarray]:
+        """The buffers ``SI`` and ``SF`` of :mod:`system_kernels` for this run."""
+        n, T, L = self.ncpus, len(tasks), int(self.I[K.H_L])
+        bal, params, nodes, levels = self.balancer, self.params, len(self.dist), len(self.levels)
+        draws, starts = _draws(tasks, params["io_wait"] == "rest-of-slice")
+        io, isize, fo, fsize = SK.layout(n, T, n * L, nodes, levels, len(draws))
+        SI, SF = np.zeros(isize, dtype=np.int64), np.zeros(fsize)
+        for key, at in io.items():
+            SI[key] = at
+        for key, at in fo.items():
+            SI[key] = at
+
+        self._header(SI, SF, T, nodes, levels)
+        self._tasks_into(tasks, starts, _view(SI, io[SK.O_TI], T, SK.T_COLS), _view(SF, fo[SK.OF_TF], T, SK.F_COLS))
+        RI = _view(SI, io[SK.O_RI], n, SK.R_COLS)
+        RI[:, SK.R_CURR] = -1
+        RI[:, SK.R_ORDER] = np.arange(n) - n
+        RI[:, SK.R_NODE] = self.cpu_node
+        RI[:, SK.R_NDOMS] = [len(doms) for doms in bal.doms]
+        _view(SF, fo[SK.OF_RF], n, SK.RF_COLS)[:, SK.RF_FACTOR] = 1.0
+        _view(SI, io[SK.O_Q], n, SK.Q_COLS)[:] = -1
+        _view(SI, io[SK.O_LORD], T, levels)[:] = -1
+        _view(SI, io[SK.O_LV], nodes, nodes)[:] = self.level_of
+        _view(SF, fo[SK.OF_FR], nodes, nodes)[:] = self.factor
+        SF[fo[SK.OF_D]:fo[SK.OF_D] + len(draws)] = draws
+        DI, DF = _view(SI, io[SK.O_DI], n * L, SK.D_COLS), _view(SF, fo[SK.OF_DF], n * L, SK.DF_COLS)
+        for c, doms in enumerate(bal.doms):
+            for k, dom in enumerate(doms):
+                DI[c * L + k] = (dom.periodic, dom.exec, dom.cache_nice_tries, dom.level)
+                DF[c * L + k] = (dom.cache_hot_time, dom.min_interval)
+        slots = 2 * n + T
+        _view(SI, io[SK.O_CI], slots, SK.C_COLS)[:, SK.C_POS] = -1
+        SF[fo[SK.OF_CT]:fo[SK.OF_CT] + slots] = math.inf
+        rules = self.policy.compiled_rules()
+        if rules["conservative"]:
+            _view(SF, fo[SK.OF_ND], nodes, nodes)[:] = rules["dist"]
+            _view(SI, io[SK.O_ZN], n, nodes)[:] = rules["in_zone"]
+        return SI, SF
+
+    def _header(self, SI: np.ndarray, SF: np.ndarray, T: int, nodes: int, levels: int) -> None:
+        """The run-wide values: sizes, options, the policy's rules."""
+        bal, params = self.balancer, self.params
+        SI[SK.Y_TOFIN], SI[SK.Y_N], SI[SK.Y_T], SI[SK.Y_NODES], SI[SK.Y_LEVELS] = T, self.ncpus, T, nodes, levels
+        SI[SK.Y_LOOK], SI[SK.Y_INSTANT] = int(self.look_ahead), int(params["load_average"] == "instant")
+        SI[SK.Y_IOREST], SI[SK.Y_ACTIVE] = int(params["io_wait"] == "rest-of-slice"), int(bal.active)
+        SI[SK.Y_IGNHOT] = int(bal.idle_ignores_hot)
+        rules = self.policy.compiled_rules()
+        SI[SK.Y_PARENT] = int(rules["parent"])
+        if rules["conservative"]:
+            SI[SK.Y_RULES], SI[SK.Y_MAXMIG] = 1, rules["max_migrations"]
+            SI[SK.Y_HOME], SI[SK.Y_HARD], SI[SK.Y_SCOPE] = int(rules["home"]), int(rules["hard"]), int(rules["periodic_only"])
+        SF[SK.Z_TICK], SF[SK.Z_MEANIO] = self.tick, float(params["mean_io"])
+
+    @staticmethod
+    def _tasks_into(tasks: list, starts: np.ndarray, TI: np.ndarray, TF: np.ndarray) -> None:
+        """Each task's state as ``Task`` holds it before its creation."""
+        used = [task._b * _BATCH + task._i if task._b >= 0 else 0 for task in tasks]
+        for col, values in ((SK.T_PRIO, [t.prio for t in tasks]), (SK.T_CPU, [t.cpu for t in tasks]),
+                            (SK.T_HOME, [t.home for t in tasks]), (SK.T_IO, [t.burst_io for t in tasks]),
+                            (SK.T_IOBOUND, [t.spec.io_bound for t in tasks])):
+            TI[:, col] = values
+        TI[:, SK.T_DI] = starts[:-1] + np.array(used, dtype=np.int64)
+        TI[:, SK.T_DEND] = starts[1:]
+        for col, values in ((SK.F_SLICE, [t.slice for t in tasks]), (SK.F_SLEFT, [t.slice_left for t in tasks]),
+                            (SK.F_DEMAND, [t.demand_left for t in tasks]), (SK.F_BURST, [t.burst_left for t in tasks]),
+                            (SK.F_LAST, [t.last_ran for t in tasks]), (SK.F_SEG, [t.seg_start for t in tasks]),
+                            (SK.F_MEANB, [t.mean_burst for t in tasks])):
+            TF[:, col] = values
+        TI[:, SK.T_STATE] = SK.NEW
+        TI[:, SK.T_NEXT] = TI[:, SK.T_PREV] = -1
+        TF[:, SK.F_FIN] = math.nan
+
+    # -- the run ---------------------------------------------------------------------------------
+    def create(self, task) -> None:
+        """A new task (an arrival, a SimPy event): the kernels place and queue it."""
+        self.tasks.append(task)
+        self.unfinished += 1
+        env, SI = self.engine.env, self.SI
+        SI[SK.Y_EID] = next(env._eid)
+        SK.create(self._index[id(task)], task.spec.parent_cpu, self.engine.now, SI, self.SF, self.F, self.I)
+        env._eid = count(int(SI[SK.Y_EID]))
+        self._push_head()
+
+    def _on_proxy(self, _event) -> None:
+        """Fire every compiled timer keyed before SimPy's next event (and before the run's stop),
+        then keep a proxy at or before the first timer left."""
+        heappop(self._proxies)
+        env, engine, SI = self.engine.env, self.engine, self.SI
+        engine.now = env._now
+        stop = env._queue[0] if env._queue else _END
+        SI[SK.Y_EID] = next(env._eid)
+        SK.drain(stop[0], stop[1], stop[2], SI, self.SF, self.F, self.I)
+        env._eid = count(int(SI[SK.Y_EID]))
+        engine.events += int(SI[SK.Y_FIRED])
+        if SI[SK.Y_STOP] == 1:          # the last task finished: SimPy's stop event, keyed as Engine.stop would
+            SI[SK.Y_STOP] = 2
+            stopper = _new_timer(Timer)
+            stopper.callbacks = (StopSimulation.callback,)
+            stopper.callback = stopper.arg = None
+            heappush(env._queue, (float(self.SF[SK.Z_STOPT]), NORMAL, int(SI[SK.Y_STOPE]), stopper))
+        self._push_head()
+
+    def _push_head(self) -> None:
+        """A proxy at the key of the calendar's first timer, unless one is already at or before it."""
+        SI = self.SI
+        if not SI[SK.Y_HN]:
+            return
+        s = int(SI[SI[SK.O_H]])
+        c = int(SI[SK.O_CI]) + s * SK.C_COLS
+        key = (float(self.SF[SI[SK.OF_CT] + s]), int(SI[c + SK.C_PRIO]), int(SI[c + SK.C_EID]))
+        if self._proxies and key >= self._proxies[0]:
+            return
+        proxy = _new_timer(Timer)
+        proxy.callbacks = self._on_proxy_cb
+        proxy.callback = proxy.arg = None
+        heappush(self.engine.env._queue, (*key, proxy))
+        heappush(self._proxies, key)
+
+    def close(self) -> None:
+        """At the end of the run: the tasks' and the system's results back into the Python
+        objects, then the balancer's end-of-run count (``Balancer.close``)."""
+        SI, SF, T, levels = self.SI, self.SF, len(self._tasks), int(self.SI[SK.Y_LEVELS])
+        TI, TF = _view(SI, SI[SK.O_TI], T, SK.T_COLS), _view(SF, SI[SK.OF_TF], T, SK.F_COLS)
+        LT, LORD = _view(SF, SI[SK.OF_LT], T, levels), _view(SI, SI[SK.O_LORD], T, levels)
+        for i, task in enumerate(self._tasks):
+            task.finished = float(TF[i, SK.F_FIN])
+            task.migrations = int(TI[i, SK.T_MIGR])
+            task.cpu_time = float(TF[i, SK.F_CPUT])
+            task.home, task.cpu = int(TI[i, SK.T_HOME]), int(TI[i, SK.T_CPU])
+            task.state = _STATES[int(TI[i, SK.T_STATE])]
+            seen = [(int(LORD[i, lvl]), lvl) for lvl in range(LT.shape[1]) if LORD[i, lvl] >= 0]
+            task.level_time = {lvl: float(LT[i, lvl]) for _, lvl in sorted(seen)}
+        self.migrations, self.active_pushes, self.wasted_migrations = (int(SI[k]) for k in (SK.Y_MIGR, SK.Y_PUSH, SK.Y_WASTE))
+        self.unfinished, self.to_finish = int(SI[SK.Y_UNFIN]), int(SI[SK.Y_TOFIN])
+        self.delivered, self.work = float(SF[SK.Z_DELIV]), float(SF[SK.Z_WORK])
+        busy = self.I[int(self.I[K.O_BUSY]):int(self.I[K.O_BUSY]) + self.ncpus]
+        self.busy = [bool(b) for b in busy]
+        super().close()
+
+
+def _view(buf: np.ndarray, at, rows: int, cols: int) -> np.ndarray:
+    """Block ``rows`` x ``cols`` of ``buf`` from ``at``, as a 2-D view."""
+    at = int(at)
+    return buf[at:at + rows * cols].reshape(rows, cols)
+
+
+def _draws(tasks: list, io_rest: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Every task's draws, as one array, and where each task's start (``starts[i]``; the last entry
+    is the end): as many as the task will take, which does not depend on the policy (its bursts
+    and I/O waits come in a fixed order, see ``task``)."""
+    parts = [_task_draws(task, io_rest) for task in tasks]
+    starts = np.zeros(len(tasks) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in parts], out=starts[1:])
+    return (np.concatenate(parts) if parts else np.zeros(0)), starts
+
+
+def _task_draws(task, io_rest: bool) -> np.ndarray:
+    """The draws ``task`` takes in its whole run, from its first (kept with its ``Draws``: the runs
+    of the other policies on the workload take the same)."""
+    src = task._src
+    key = (task.mean_burst, task.slice, task.spec.demand, io_rest, task.spec.io_bound)
+    if getattr(src, "flat", None) is not None and src.flat[0] == key:
+        return src.flat[1]
+    need = _count_draws(task, io_rest)
+    batches = [src.batch(j) for j in range(-(-need // _BATCH))]
+    flat = np.array([x for b in batches for x in b][:need], dtype=np.float64)
+    src.flat = (key, flat)
+    return flat
+
+
+def _count_draws(task, io_rest: bool) -> int:
+    """How many draws ``task`` takes in its run (``Task.next_burst`` and ``draw_io`` replayed from
+    its creation: each burst that ends with demand left is followed by the next burst, and if it
+    ends in I/O, by the wait's draw)."""
+    if not task.spec.io_bound:
+        return 0
+    src, i = task._src, 1
+    demand, io = task.demand_left, task.burst_io
+    while demand > 0.0:
+        b = task.mean_burst * src.batch(i // _BATCH)[i % _BATCH]
+        i += 1
+        nxt_io = b < task.slice
+        if not nxt_io:
+            b = task.slice
+        if b >= demand:
+            b, nxt_io = demand, False
+        if io and not io_rest:
+            i += 1
+        demand -= b
+        io = nxt_io
+    return i
