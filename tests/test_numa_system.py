@@ -246,27 +246,15 @@ def test_a_timer_due_with_another_event_fires_in_simpys_order_on_the_compiled_sy
     set before the run, one set again from Python, the priorities and the order of scheduling
     are SimPy's; 21 events."""
     from test_numa_kernels import system
+    from test_numa_timing import tie_probes
     monkeypatch.setattr(Balancer, "sleeps", False)
     monkeypatch.setattr(Balancer, "compiled", True)
     ref = system("corr05-4x2", "linux-2level")
     sys = CompiledSystem(Engine(), ref.machine, _domains(ref), ref.policy, ref.params)
     sys.expect([])
-    engine, seen = sys.engine, {}
-    then = {"Z": (0.0, "Z2", 1), "Z2": (2.0, "urgent at 2", 0), "at 2": (2.0, "scheduled at 2", 1)}
-
-    def probe(name):
-        seen[name] = sys.lb_counts()[0]
-        if name in then:
-            at, child, priority = then[name]
-            engine.call_at(at, probe, child, priority=priority)
-
-    engine.call_at(0.0, probe, "Z")
-    engine.call_at(2.0, probe, "at 2")
-    sys.balancer.pdoms[0][0].last = -5.0
-    sys.balancer.arm(0)
-    engine.run(until=2.5)
+    seen, events = tie_probes(sys)
     assert seen == {"Z": 14, "Z2": 15, "urgent at 2": 15, "at 2": 15, "scheduled at 2": 23}
-    assert engine.events == 8 + 8 + 5
+    assert events == 8 + 8 + 5
 
 
 def _domains(sys):

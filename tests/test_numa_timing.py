@@ -157,7 +157,14 @@ def test_a_timer_due_with_another_event_fires_in_simpys_order(monkeypatch, compi
     from test_numa_kernels import system
     monkeypatch.setattr(Balancer, "sleeps", False)
     monkeypatch.setattr(Balancer, "compiled", compiled)
-    sys = system("corr05-4x2", "linux-2level")
+    seen, events = tie_probes(system("corr05-4x2", "linux-2level"))
+    assert seen == {"Z": 14, "Z2": 15, "urgent at 2": 15, "at 2": 15, "scheduled at 2": 23}
+    assert events == 8 + 8 + 5        # the timers fired count as events, as the probes do
+
+
+def tie_probes(sys) -> tuple[dict, int]:
+    """The probes of the case above on ``sys`` (an empty system, sleeping domains off): the
+    attempts each probe saw, and the events of the run to 2.5 ms."""
     engine, seen = sys.engine, {}
     then = {"Z": (0.0, "Z2", 1), "Z2": (2.0, "urgent at 2", 0), "at 2": (2.0, "scheduled at 2", 1)}
 
@@ -172,8 +179,7 @@ def test_a_timer_due_with_another_event_fires_in_simpys_order(monkeypatch, compi
     sys.balancer.pdoms[0][0].last = -5.0
     sys.balancer.arm(0)
     engine.run(until=2.5)
-    assert seen == {"Z": 14, "Z2": 15, "urgent at 2": 15, "at 2": 15, "scheduled at 2": 23}
-    assert engine.events == 8 + 8 + 5        # the timers fired count as events, as the probes do
+    return seen, engine.events
 
 
 @pytest.mark.parametrize("topology, policy, tick", [
