@@ -24,7 +24,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum
 export PATH := $(abspath $(BIN)):$(PATH)
 SNAKEMAKE := $(BIN)/snakemake --cores $(CORES) --config scale=$(SCALE)
 
-.PHONY: help env tex lock reproduce reference report-from-reference evaluate test figure dag lint bench mutation clean distclean
+.PHONY: help env tex lock reproduce unlock reference report-from-reference evaluate test figure dag lint bench mutation clean distclean
 
 help:  ## list the verbs
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -57,6 +57,9 @@ tex:  ## make sure latexmk and pdflatex are present (apt-get, or a pointer to `n
 reproduce: env tex  ## run the whole workflow at SCALE (smoke|quick|full) -> paper/build/report.pdf
 	$(SNAKEMAKE) --profile workflow/profiles/default
 	@echo "report: paper/build/report.pdf"
+
+unlock: env  ## after a run was killed (kill -9, power loss, session end): clear Snakemake's stale lock; make reproduce then resumes where it stopped
+	$(SNAKEMAKE) --profile workflow/profiles/default --unlock
 
 reference: env  ## keep a full run's results (make reproduce) as the committed reference, results/reference/
 	$(SIMCORE) save-reference --out results/reference

@@ -271,3 +271,36 @@ def test_a_copy_of_the_workflow_without_the_code_reads_the_installed_code(tmp_pa
     assert str(code / "stats/claims.py") in inputs["aggregate"]
     assert str(code / "report/run_profile.py") in inputs["run_profile"]
 
+
+
+def test_make_unlock_clears_the_lock_a_killed_run_left(tmp_path):
+    """A run killed with no time to clean up (SIGKILL) leaves its lock; Snakemake then refuses to
+    start until `make unlock` clears it, and the run resumes (the README's advice)."""
+    import signal
+    import time
+
+    copy_workflow(tmp_path, extra=("Makefile", "scripts"))
+    venv = Path(sys.executable).parent.parent
+    locks = tmp_path / ".snakemake/locks"
+    args = ("--cores", "1", "results/amir-table2/provenance.json", "--config", "scale=smoke",
+            "experiments=[amir-table2]")
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    log = tmp_path / "killed.log"
+    with log.open("w") as out:
+        run = subprocess.Popen([str(BIN / "snakemake"), *args], cwd=tmp_path, env=env, start_new_session=True,
+                               stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while not (locks.is_dir() and any(locks.iterdir())) and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+    assert locks.is_dir() and any(locks.iterdir()), log.read_text()[-3000:]
+    refused = _snakemake(tmp_path, *args)
+    assert refused.returncode != 0 and "cannot be locked" in refused.stdout + refused.stderr
+    proc = subprocess.run(["make", "-s", "-C", str(tmp_path), "unlock", "SCALE=smoke", f"VENV={venv}", "STAMP="],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not locks.exists() or not any(locks.iterdir())
+    resumed = _snakemake(tmp_path, *args)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert (tmp_path / "results/amir-table2/provenance.json").exists()
