@@ -35,3 +35,22 @@ def test_different_seeds_give_different_workloads(root):
     spec = load_spec(root / "config/experiments/amir-table2.yaml")
     a, b = _rows(spec, 0, [(0, 2)], seed=1), _rows(spec, 0, [(0, 2)], seed=2)
     assert not a["mean_slowdown"].equals(b["mean_slowdown"])
+
+
+def test_the_batch_size_is_no_part_of_the_fingerprint(root):
+    """A spec's `batch` only cuts the work into jobs (docs/architecture.md, "Scales"): changing it
+    keeps the fingerprint, so results made with other batch sizes stay valid; a parameter does not."""
+    import copy
+
+    from simcore.experiments.fingerprint import simulation_fingerprint
+    from simcore.experiments.spec import Spec
+
+    spec = load_spec(root / "config/experiments/corr05-fig9.yaml")
+    data = copy.deepcopy(spec.data)
+    data["scales"]["full"]["batch"] = 7
+    data["scales"]["full"]["precision"]["batch"] = 3
+    rebatched = Spec(spec.path, data)
+    assert rebatched.batches("full")[:2] == [(0, 7), (7, 14)] and rebatched.precision("full")["batch"] == 3
+    assert simulation_fingerprint(rebatched, 11) == simulation_fingerprint(spec, 11)
+    data["fixed"] = {**data["fixed"], "topology": "corr05-4x4"}
+    assert simulation_fingerprint(Spec(spec.path, data), 11) != simulation_fingerprint(spec, 11)
