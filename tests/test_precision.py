@@ -32,6 +32,9 @@ class Toy(SimpleNamespace):
     def precision(self, scale):
         return self.prec
 
+    def batch_size(self, scale):
+        return self.job
+
     def claim_level(self, scale):
         return 1 - (1 - self.confidence) / (self.prec["rounds"] + 1)
 
@@ -39,10 +42,10 @@ class Toy(SimpleNamespace):
         return Toy(**{**vars(self), "confidence": level})
 
 
-def toy(claims, cap=40, batch=10, rounds=1):
+def toy(claims, cap=40, batch=10, rounds=1, job=5):
     return Toy(id="toy", path=Path("toy.yaml"), model=SimpleNamespace(METRICS={"t": Metric("t", "real")}),
                metrics=[{"name": "t"}], baseline="base", confidence=0.95, grid={"k": [1, 2]},
-               data={"claims": claims}, prec={"max_replications": cap, "batch": batch, "rounds": rounds})
+               data={"claims": claims}, prec={"max_replications": cap, "batch": batch, "rounds": rounds}, job=job)
 
 
 def raw(*diffs):
@@ -68,6 +71,16 @@ def test_the_undecided_cell_gets_the_replications_its_interval_asks_for():
     assert plan["level"] == 0.975 and plan["replications"] == {"0": 5, "1": 5}
     capped = plan_round([toy([CLAIM], cap=20)], data, "full", 1)
     assert capped["batches"] == ["c000/r00005-00015", "c000/r00015-00020"]
+
+
+def test_the_jobs_of_a_round_hold_the_scales_batch_where_that_is_larger():
+    """The precision batch (10) is the least a cell gets; the scale's batch (20) cuts the jobs:
+    the same 31 replications in two jobs, 5-25 and 25-31; a scale batch below the precision batch
+    leaves the jobs at 10."""
+    data = raw(UNDECIDED, CLEAR)
+    assert targets([toy([CLAIM], job=20)], data, "full") == targets([toy([CLAIM])], data, "full") == {0: 31}
+    assert plan_round([toy([CLAIM], job=20)], data, "full", 1)["batches"] == ["c000/r00005-00025", "c000/r00025-00031"]
+    assert plan_round([toy([CLAIM], job=3)], data, "full", 1)["batches"][0] == "c000/r00005-00015"
 
 
 def test_at_the_spec_level_the_same_cell_would_ask_for_fewer():

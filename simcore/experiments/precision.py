@@ -5,8 +5,9 @@ A scale may give a ``precision`` section (``max_replications``, ``batch``, ``rou
 the experiment and of every experiment that reads its data, and gives every cell that keeps a
 claim ``inconclusive`` the replications its interval says would decide it
 (:func:`simcore.stats.claims.undecided_cells`; at least one batch more, never more than the cap).
-The additions are ordinary replication batches: replication r of a cell has its own seed, so a
-cell extended over rounds holds exactly the replications a single batch of the same range gives.
+The additions are ordinary replication batches, cut into jobs of the scale's own ``batch`` (or of
+the precision ``batch`` if larger): replication r of a cell has its own seed, so a cell extended
+over rounds holds exactly the replications a single batch of the same range gives.
 The rounds stop when no undecided cell is below the cap, or after ``rounds`` of them. Every look
 at the verdicts is a test, so at such a scale the claims are judged at the Bonferroni level over
 rounds + 1 looks (:meth:`Spec.claim_level`), the final look included.
@@ -50,13 +51,14 @@ def batches(have: dict[int, int], want: dict[int, int], batch: int) -> list[tupl
 
 def plan_round(specs, raw: pd.DataFrame, scale: str, round_: int) -> dict:
     """The batches round ``round_`` (1, 2, ...) adds, given the replications so far; ``specs``:
-    the experiment that simulates first, then those reading its data."""
+    the experiment that simulates first, then those reading its data. The precision ``batch`` is
+    the least a cell gets; the jobs hold the scale's ``batch`` where that is larger."""
     precision = specs[0].precision(scale)
     if precision is None:
         raise ValueError(f"{specs[0].path}: scale '{scale}' has no precision mode.")
     have = cell_counts(raw)
     want = targets(specs, raw, scale) if round_ <= precision["rounds"] else {}
-    added = batches(have, want, precision["batch"])
+    added = batches(have, want, max(precision["batch"], specs[0].batch_size(scale)))
     reason = ("more replications asked for" if added else
               "last round done" if round_ > precision["rounds"] else
               "every claim decided or every undecided cell at the cap")

@@ -22,21 +22,17 @@ holds every run to the Python model's, bit for bit.
 from __future__ import annotations
 
 import math
-from heapq import heappop, heappush
-from itertools import count
+from heapq import heappop
 
 import numpy as np
-from simpy.core import StopSimulation
-from simpy.events import NORMAL
 
-from simcore.core.engine import Timer
+from simcore.core.proxy import ProxyCalendar
 from simcore.models.cluster import cluster_kernels as CK
 from simcore.models.cluster.cluster import Cluster, Proc
 from simcore.models.cluster.mosix import Mosix, PVMOnMosix
 from simcore.models.cluster.opportunity import EnhancedMosix, EnhancedPVM
 from simcore.models.cluster.policies import PVM
 
-_new_timer = Timer.__new__
 _END = (math.inf, 0, 0)          # the key past every event (SimPy's queue is empty)
 _KINDS = {PVM: CK.PVM, EnhancedPVM: CK.ENHANCED_PVM, Mosix: CK.MOSIX, PVMOnMosix: CK.MOSIX,
           EnhancedMosix: CK.ENHANCED_MOSIX}
@@ -49,8 +45,10 @@ class _Pending:
         self.at, self.eid = at, eid
 
 
-class CompiledCluster(Cluster):
+class CompiledCluster(ProxyCalendar, Cluster):
     """``Cluster`` and its policy run by the kernels of :mod:`cluster_kernels`; every decision the same."""
+
+    MODEL = "cluster"
 
     @staticmethod
     def runs(policy) -> bool:
@@ -78,8 +76,7 @@ class CompiledCluster(Cluster):
         pending = getattr(self, "_round_at", None)
         if pending is not None:
             CK.set_timer_with(2 * len(self.machines), pending.at, pending.eid, self.CI, self.CF)
-        self._proxies: list = []
-        self._on_proxy_cb = (self._on_proxy,)
+        self._start_proxies()
         self._push_head()
 
     def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
@@ -140,10 +137,7 @@ class CompiledCluster(Cluster):
     def _call(self, kernel, *args) -> None:
         """A kernel call with SimPy's insertion numbers handed over and back, then a proxy at the
         calendar's first timer."""
-        env, CI = self.engine.env, self.CI
-        CI[CK.Y_EID] = next(env._eid)
-        kernel(*args, CI, self.CF)
-        env._eid = count(int(CI[CK.Y_EID]))
+        self.handing(self.CI, CK.Y_EID, kernel, *args, self.CI, self.CF)
         self._push_head()
 
     def _on_proxy(self, _event) -> None:
@@ -155,19 +149,14 @@ class CompiledCluster(Cluster):
         engine.now = env._now
         while True:
             stop = env._queue[0] if env._queue else _END
-            CI[CK.Y_EID] = next(env._eid)
-            CK.drain(stop[0], stop[1], stop[2], CI, self.CF)
-            env._eid = count(int(CI[CK.Y_EID]))
+            self.handing(CI, CK.Y_EID, CK.drain, stop[0], stop[1], stop[2], CI, self.CF)
             engine.events += int(CI[CK.Y_FIRED])
             if not CI[CK.Y_NEED]:
                 break
             self._draw_rounds()
         if CI[CK.Y_STOP] == 1:          # the last completion: SimPy's stop event, keyed as Engine.stop would
             CI[CK.Y_STOP] = 2
-            stopper = _new_timer(Timer)
-            stopper.callbacks = (StopSimulation.callback,)
-            stopper.callback = stopper.arg = None
-            heappush(env._queue, (float(self.CF[CK.Z_STOPT]), NORMAL, int(CI[CK.Y_STOPE]), stopper))
+            self._stop_at(float(self.CF[CK.Z_STOPT]), int(CI[CK.Y_STOPE]))
         self._push_head()
 
     def _draw_rounds(self) -> None:
@@ -185,16 +174,7 @@ class CompiledCluster(Cluster):
             return
         s = int(CI[CI[CK.O_H]])
         c = int(CI[CK.O_CI]) + s * CK.C_COLS
-        key = (float(self.CF[CI[CK.OF_CT] + s]), int(CI[c + CK.C_PRIO]), int(CI[c + CK.C_EID]))
-        if self._proxies and key >= self._proxies[0]:
-            return
-        if key[0] < self.engine.env._now:
-            raise RuntimeError(f"cluster model: a compiled timer at {key[0]} is before now ({self.engine.env._now})")
-        proxy = _new_timer(Timer)
-        proxy.callbacks = self._on_proxy_cb
-        proxy.callback = proxy.arg = None
-        heappush(self.engine.env._queue, (*key, proxy))
-        heappush(self._proxies, key)
+        self._proxy_at((float(self.CF[CI[CK.OF_CT] + s]), int(CI[c + CK.C_PRIO]), int(CI[c + CK.C_EID])))
 
     def close(self) -> None:
         """At the end of the run: the processes that completed, in the order they did (``on_finish``),

@@ -20,21 +20,18 @@ model's, bit for bit.
 from __future__ import annotations
 
 import math
-from heapq import heappop, heappush
-from itertools import count
+from heapq import heappop
 
 import numpy as np
-from simpy.core import StopSimulation
 from simpy.events import NORMAL
 
-from simcore.core.engine import Timer
+from simcore.core.proxy import ProxyCalendar
 from simcore.models.numa import system_kernels as SK
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.compiled import CompiledBalancer
 from simcore.models.numa.scheduler import NumaSystem
 from simcore.models.numa.task import _BATCH, BLOCKED, DONE, NEW, QUEUED, RUNNING
 
-_new_timer = Timer.__new__
 _END = (math.inf, 0, 0)          # the key past every event (SimPy's queue is empty)
 _STATES = (NEW, QUEUED, RUNNING, BLOCKED, DONE)
 
@@ -52,14 +49,14 @@ class SystemBalancer(CompiledBalancer):
         if getattr(system, "SI", None) is None:
             self.early[cpu] = (now + max(at - now, 0.0), next(self.env._eid))
             return
-        system.SI[SK.Y_EID] = next(self.env._eid)
-        SK.set_timer(cpu, at, now, system.SI, system.SF)
-        self.env._eid = count(int(system.SI[SK.Y_EID]))
+        system.handing(system.SI, SK.Y_EID, SK.set_timer, cpu, at, now, system.SI, system.SF)
         system._push_head()
 
 
-class CompiledSystem(NumaSystem):
+class CompiledSystem(ProxyCalendar, NumaSystem):
     """``NumaSystem`` run by the kernels of :mod:`system_kernels`; every decision the same."""
+
+    MODEL = "numa"
 
     def _run_queues(self, instant: bool) -> list:
         """None as Python objects: the kernels keep the run queues in their buffers."""
@@ -85,8 +82,7 @@ class CompiledSystem(NumaSystem):
         self.SI, self.SF = self._arrays(tasks)
         for cpu, (t, eid) in sorted(bal.early.items()):
             SK.schedule_with(self.ncpus + cpu, t, NORMAL, eid, self.SI, self.SF)
-        self._proxies: list = []
-        self._on_proxy_cb = (self._on_proxy,)
+        self._start_proxies()
         self._push_head()
 
     def _arrays(self, tasks: list) -> tuple[np.ndarray, np.ndarray]:
@@ -166,10 +162,9 @@ class CompiledSystem(NumaSystem):
         """A new task (an arrival, a SimPy event): the kernels place and queue it."""
         self.tasks.append(task)
         self.unfinished += 1
-        env, SI = self.engine.env, self.SI
-        SI[SK.Y_EID] = next(env._eid)
-        SK.create(self._index[id(task)], task.spec.parent_cpu, self.engine.now, SI, self.SF, self.F, self.I)
-        env._eid = count(int(SI[SK.Y_EID]))
+        SI = self.SI
+        self.handing(SI, SK.Y_EID, SK.create, self._index[id(task)], task.spec.parent_cpu, self.engine.now, SI,
+                     self.SF, self.F, self.I)
         self._push_head()
 
     def _on_proxy(self, _event) -> None:
@@ -179,16 +174,11 @@ class CompiledSystem(NumaSystem):
         env, engine, SI = self.engine.env, self.engine, self.SI
         engine.now = env._now
         stop = env._queue[0] if env._queue else _END
-        SI[SK.Y_EID] = next(env._eid)
-        SK.drain(stop[0], stop[1], stop[2], SI, self.SF, self.F, self.I)
-        env._eid = count(int(SI[SK.Y_EID]))
+        self.handing(SI, SK.Y_EID, SK.drain, stop[0], stop[1], stop[2], SI, self.SF, self.F, self.I)
         engine.events += int(SI[SK.Y_FIRED])
         if SI[SK.Y_STOP] == 1:          # the last task finished: SimPy's stop event, keyed as Engine.stop would
             SI[SK.Y_STOP] = 2
-            stopper = _new_timer(Timer)
-            stopper.callbacks = (StopSimulation.callback,)
-            stopper.callback = stopper.arg = None
-            heappush(env._queue, (float(self.SF[SK.Z_STOPT]), NORMAL, int(SI[SK.Y_STOPE]), stopper))
+            self._stop_at(float(self.SF[SK.Z_STOPT]), int(SI[SK.Y_STOPE]))
         self._push_head()
 
     def _push_head(self) -> None:
@@ -198,14 +188,7 @@ class CompiledSystem(NumaSystem):
             return
         s = int(SI[SI[SK.O_H]])
         c = int(SI[SK.O_CI]) + s * SK.C_COLS
-        key = (float(self.SF[SI[SK.OF_CT] + s]), int(SI[c + SK.C_PRIO]), int(SI[c + SK.C_EID]))
-        if self._proxies and key >= self._proxies[0]:
-            return
-        proxy = _new_timer(Timer)
-        proxy.callbacks = self._on_proxy_cb
-        proxy.callback = proxy.arg = None
-        heappush(self.engine.env._queue, (*key, proxy))
-        heappush(self._proxies, key)
+        self._proxy_at((float(self.SF[SI[SK.OF_CT] + s]), int(SI[c + SK.C_PRIO]), int(SI[c + SK.C_EID])))
 
     def close(self) -> None:
         """At the end of the run: the tasks' and the system's results back into the Python

@@ -91,7 +91,7 @@ def simulate(params: dict, policy: str, streams, attach=None) -> Run:
             if left[0] == 0:
                 engine.stop()
 
-    system = PoolSystem(engine, params, impl, done)
+    system = system_class(impl, attach is not None)(engine, params, impl, done)
     stream = JobStream(params, streams)
 
     def arrive(job) -> None:
@@ -107,9 +107,23 @@ def simulate(params: dict, policy: str, streams, attach=None) -> Run:
     if attach is not None:
         attach(engine, system)
     engine.run()
+    system.close()
     if left[0]:
         raise RuntimeError(f"pools model: {left[0]} sampled job(s) never finished under {policy}.")
     return Run(measure(params, sampled, areas, engine.events), sampled, system)
+
+
+def system_class(policy, python: bool) -> type:
+    """The compiled system (``compiled_pools.CompiledPoolSystem``) when it can run ``policy`` and
+    nothing asks for the Python model (``python``: a monitor reads its queues), unless
+    ``PoolSystem.compiled`` is off or numba is missing; else the Python model."""
+    if python or not PoolSystem.compiled:
+        return PoolSystem
+    try:
+        from simcore.models.pools.compiled_pools import CompiledPoolSystem
+    except ImportError:
+        return PoolSystem
+    return CompiledPoolSystem if CompiledPoolSystem.runs(policy) else PoolSystem
 
 
 def measure(params: dict, sampled: list[JobState], areas: list[float], events: int) -> dict[str, float]:

@@ -85,6 +85,7 @@ class PoolSystem:
     """
 
     lazy = True
+    compiled = True   # False: every run on this Python model (the reference), see ``model.system_class``
 
     def __init__(self, engine, params: dict, policy, on_done):
         self.engine = engine
@@ -126,6 +127,12 @@ class PoolSystem:
 
     def fork(self, state: JobState) -> None:
         """INIT is over: the policy decides a and the pools; the PARA threads are queued."""
+        for q, left in self.placement(state):
+            self.enqueue(Thread(state, left, q, False))
+
+    def placement(self, state: JobState) -> list[tuple[int, float]]:
+        """The PARA threads of a job whose INIT is over, in the order they are queued: (pool, work)
+        each, from the policy's a and pools and the job's draws (its phase, a, k set)."""
         job = state.job
         a, counts = self.policy.place(job.d, state.home, self)
         used = [(q, n) for q, n in counts if n > 0]
@@ -134,11 +141,8 @@ class PoolSystem:
         state.phase, state.a, state.k, state.running = PARA, a, len(used), a
         inflation = 1.0 + self.in_pool + self.spanning_overhead(len(used))
         demands = thread_demands(self.params, job.d, a, job.u)
-        i = 0
-        for q, n in used:
-            for _ in range(n):
-                self.enqueue(Thread(state, demands[i] * inflation, q, False))
-                i += 1
+        pools = [q for q, n in used for _ in range(n)]
+        return [(q, demands[i] * inflation) for i, q in enumerate(pools)]
 
     def finished(self, thread: Thread) -> None:
         """A thread's work is done: next phase of its job."""
@@ -235,6 +239,9 @@ class PoolSystem:
         now = self.engine.now
         self.busy_area += self.busy * (now - self.area_at)
         self.area_at = now
+
+    def close(self) -> None:
+        """At the end of a run (the compiled system copies its state back here)."""
 
     def area(self) -> float:
         """The busy-processor integral up to now."""
