@@ -212,22 +212,29 @@ def _results(folder, experiments: dict, scale: str = "full"):
 def test_save_reference_of_some_experiments_replaces_only_those(simcore_cli, tmp_path):
     """A rerun of amir-table2 replaces its folder in the reference (a file the rerun lacks goes
     with it), rebuilds the claims table from every experiment's claims and then the SAN figure's
-    (corr05-fig8), writes the rerun's jobs apart, and leaves the other experiments, the README and
-    jobs-full.csv alone."""
+    (corr05-fig8), writes the rerun's jobs of amir-table2 apart (not another experiment's jobs in
+    the same benchmark folder), and leaves the other experiments, the README and jobs-full.csv alone."""
     ref = _results(tmp_path / "ref", {"amir-table2": ["old"], "zhou91-fig1": ["z1", "z2"], "corr05-fig8": ["san"]})
     (ref / "amir-table2/traces.txt").write_text("old trace")
     (ref / "README.md").write_text("the end-to-end run")
     (ref / "jobs-full.csv").write_text("kept")
     run = _results(tmp_path / "run", {"amir-table2": ["new1", "new2", "new3"]})
     (run / "amir-table2/replications.csv").write_text("policy,value\npvm,1.0\n")
-    proc = simcore_cli("save-reference", "--results", run, "--benchmarks", tmp_path / "none", "--out", ref,
+    bench = tmp_path / "bench"   # the run's benchmark files: amir-table2's jobs and another experiment's
+    for rel in ("simulate/amir-table2/full/c000/r00000-00750.tsv", "aggregate/full/amir-table2.tsv",
+                "simulate/zhou91-fig1/full/c000/r00000-00010.tsv", "aggregate/full/zhou91-fig1.tsv"):
+        (bench / rel).parent.mkdir(parents=True, exist_ok=True)
+        (bench / rel).write_text("s\th:m:s\tcpu_time\n2.5\t0:00:02\t2.0\n")
+    proc = simcore_cli("save-reference", "--results", run, "--benchmarks", bench, "--out", ref,
                        "--cores", "2", "--experiments", "amir-table2")
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in (ref / "amir-table2").iterdir()) == ["claims.csv", "replications.csv.gz", "summary.csv"]
     assert pd.read_csv(ref / "claims.csv").claim.tolist() == ["new1", "new2", "new3", "z1", "z2", "san"]
     assert (ref / "zhou91-fig1/summary.csv").read_text() == "experiment\nzhou91-fig1\n"
     assert (ref / "README.md").read_text() == "the end-to-end run" and (ref / "jobs-full.csv").read_text() == "kept"
-    assert (ref / "jobs-full-rerun.csv").read_text().startswith("rule,name,paper,start,end,wall,cpu,cores")
+    jobs = pd.read_csv(ref / "jobs-full-rerun.csv")
+    assert sorted(zip(jobs.rule, jobs.name)) == [("aggregate", "amir-table2"), ("simulate", "amir-table2")]
+    assert jobs.wall.tolist() == [2.5, 2.5] and jobs.cores.tolist() == [2, 2]
 
 
 @pytest.mark.parametrize("args, fragment", [

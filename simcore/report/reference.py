@@ -80,7 +80,8 @@ def update_reference(results: Path, experiments: list[str], known: list[str], sa
     """Replace only ``experiments`` (of the ``known`` ids) in the reference ``out`` with those of
     a full run that reran them (after a change of their model's code): their kept files, every
     claim in one table again (the experiments', then the SAN figures', as ``save_reference``
-    orders them), and the rerun's jobs in ``jobs_out``; the other experiments, the SAN results,
+    orders them), and the rerun's jobs of those experiments in ``jobs_out`` (the benchmark folder
+    may hold other jobs of the same run); the other experiments, the SAN results,
     the end-to-end run's jobs and the README stay. Returns the number of files written."""
     from simcore.report.run_profile import save_jobs
 
@@ -109,7 +110,7 @@ def update_reference(results: Path, experiments: list[str], known: list[str], sa
     claims = [pd.read_csv(out / e / "claims.csv") for e in sorted(known) + sorted(san_figures)
               if (out / e / "claims.csv").exists()]
     write_csv(out / "claims.csv", pd.concat(claims, ignore_index=True))
-    save_jobs(benchmarks, "full", cores, jobs_out)
+    save_jobs(benchmarks, "full", cores, jobs_out, names=experiments)
     return written + 2
 
 

@@ -85,12 +85,16 @@ def busy_seconds(jobs: pd.DataFrame, t0: float, t1: float) -> float:
     return total
 
 
-def save_jobs(benchmarks: Path, scale: str, cores: int, out: Path) -> pd.DataFrame:
-    """The jobs of ``load_jobs`` as a CSV with the machine's cores (benchmark files keep their
-    times only in their modification times, which a copy or a commit loses)."""
+def save_jobs(benchmarks: Path, scale: str, cores: int, out: Path, names: list[str] | None = None) -> pd.DataFrame:
+    """The jobs of ``load_jobs`` (only those of the experiments or SAN models ``names``, if given)
+    as a CSV with the machine's cores (benchmark files keep their times only in their
+    modification times, which a copy or a commit loses)."""
     from simcore.core.output import write_csv
 
-    jobs = load_jobs(benchmarks, scale).assign(cores=cores)
+    jobs = load_jobs(benchmarks, scale)
+    if names is not None:
+        jobs = jobs[jobs.name.isin(names)]
+    jobs = jobs.assign(cores=cores)
     write_csv(out, jobs)
     return jobs
 
