@@ -128,6 +128,22 @@ def test_simulations_depend_on_the_model_code():
     assert code_fingerprint("numa") != code_fingerprint("cluster")
 
 
+def test_san_results_and_fits_depend_on_the_code_they_run():
+    """SAN results cover the SAN package and what corr05's generator imports from the models (its
+    time slice, its domains); a recorded fit's key covers all of it but the SimPy cross-check and
+    the solve/simulate commands, which a fit does not run."""
+    from simcore.experiments.fingerprint import fit_files, san_files
+
+    results = {p.as_posix() for p in san_files()}
+    fits = {p.as_posix() for p in fit_files()}
+    for part in ("simcore/san/solve.py", "simcore/san/corr05.py", "simcore/models/numa/task.py",
+                 "simcore/models/domains.py", "config/topologies/corr05-4x2.yaml"):
+        assert any(n.endswith(part) for n in results) and any(n.endswith(part) for n in fits), part
+    for part in ("simcore/san/simulate.py", "simcore/san/run.py"):
+        assert any(n.endswith(part) for n in results) and not any(n.endswith(part) for n in fits), part
+    assert not any("models/numa/balancer" in n for n in results)
+
+
 def test_batch_files_carry_the_fingerprint_of_what_made_them(toy):
     """The parquet metadata holds the spec's fingerprint; a --set override or another seed is
     another fingerprint, part by part."""

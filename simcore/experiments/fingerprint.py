@@ -33,12 +33,32 @@ def topology_files() -> list[Path]:
     return _files([ROOT / "topology", ROOT.parent / "config" / "topologies"])
 
 
+# What the SAN package reads from outside it: corr05's generator takes the time slice from the
+# NUMA model and its parameter domains from the models package.
+SAN_IMPORTS = ("models/__init__.py", "models/domains.py", "models/numa/task.py")
+# The SAN files a fit does not run: the SimPy cross-check and the solve/simulate commands.
+NOT_IN_A_FIT = ("san/simulate.py", "san/run.py")
+
+
+def san_files() -> list[Path]:
+    """The files SAN results depend on: the SAN package, what it imports from the models, the
+    topology code and catalog."""
+    return _files([ROOT / "san"]) + [ROOT / name for name in SAN_IMPORTS] + topology_files()
+
+
+def fit_files() -> list[Path]:
+    """The files a SAN fit's value depends on: :func:`san_files` but the simulator and the
+    solve/simulate commands (a fit only solves), so a faster cross-check keeps a recorded fit."""
+    skip = {ROOT / name for name in NOT_IN_A_FIT}
+    return [p for p in san_files() if p not in skip]
+
+
 def fingerprint_files(model: str) -> list[Path]:
     """The files a model's results depend on: the simulator core, the model package, the
     registry and the runner, and the topology code and catalog (for ``san``: the SAN package
     and the topology code and catalog)."""
     if model == "san":
-        return _files([ROOT / "san"]) + topology_files()
+        return san_files()
     own = _files([ROOT / "core", ROOT / "models" / model])
     shared = [ROOT / "models" / "__init__.py", ROOT / "models" / "registry.py", ROOT / "experiments" / "runner.py"]
     return own + shared + topology_files()
@@ -55,6 +75,11 @@ def _hash_files(files) -> str:
 def code_fingerprint(model: str) -> str:
     """Hash of :func:`fingerprint_files`: results are remade when a model's code changes."""
     return _hash_files(fingerprint_files(model))
+
+
+def fit_fingerprint() -> str:
+    """Hash of :func:`fit_files`: a recorded SAN fit is made again when one of them changes."""
+    return _hash_files(fit_files())
 
 
 @functools.lru_cache(maxsize=None)

@@ -7,8 +7,9 @@ is one transient solution with the file's ``solve`` options, so fit on a small i
 
 A fit takes minutes to an hour (corr05's 8-CPU model: about seven solutions of six minutes), so
 fits are kept in a record (``config/san/fits.yaml``) under a key of everything they depend on:
-the SAN code and topology catalog (the fingerprint of the ``san`` results), the model file's
-text, the parameter, the bounds and the scale. ``simcore san-fit --record FILE`` stores a fit
+the code a fit runs and the topology catalog (the ``san`` results' files but the SimPy
+cross-check and the solve/simulate commands: ``fit_files`` in
+:mod:`simcore.experiments.fingerprint`), the model file's text, the parameter, the bounds and the scale. ``simcore san-fit --record FILE`` stores a fit
 there; ``--cache FILE`` takes the stored fit whose key matches instead of solving again, and the
 CSV says so (``computed``: when the stored fit was made). Any change of code, model or bounds
 changes the key, and the fit is made again.
@@ -98,9 +99,9 @@ def fit(model: str | Path, parameter: str, low: float, high: float, scale: str |
 
 def fit_key(model, parameter: str, low: float, high: float, scale: str | None) -> str:
     """The key a fit is recorded under: a hash of what its result depends on (module docstring)."""
-    from simcore.experiments.fingerprint import code_fingerprint
+    from simcore.experiments.fingerprint import fit_fingerprint
 
-    what = {"code": code_fingerprint("san"), "model": Path(model).read_text(), "parameter": parameter,
+    what = {"code": fit_fingerprint(), "model": Path(model).read_text(), "parameter": parameter,
             "bounds": [low, high], "scale": scale}
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
 
