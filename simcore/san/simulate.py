@@ -17,6 +17,10 @@ stops early (``stop_early``); either way each measure is recorded at the observa
 Replication ``r`` draws only uniforms, in blocks, from ``SeedSequence(seed, spawn_key=(r,))``,
 in a fixed order per step (the time, the event, then each participant with several moves), so a
 replication's values depend neither on the batch (``first``) nor on the early stop.
+
+:class:`_Walker` is the reference; :func:`trajectories` walks with its numba transcription
+(:mod:`simcore.san.compiled_walk`, bit for bit the same values, steps and clock) unless
+:data:`COMPILED` is False.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from simcore.san.model import Rate, San, SanError
 from simcore.stats import mean_interval
 
 BLOCK = 1024                            # uniforms drawn per call to the generator
+COMPILED = True                         # walk in numba (simcore.san.compiled_walk); False: in Python
 
 Move = tuple[float, list[int], list[float]]   # (mass, destinations, cumulative probabilities)
 
@@ -183,6 +188,18 @@ class _Walker:
         self._record(math.inf)
 
 
+def _walkers(model: _Model, sizes: list[int], stop_early: bool):
+    """A maker of one trajectory's walker: compiled (:mod:`simcore.san.compiled_walk`) where
+    :data:`COMPILED` and the model's tables fit, else the Python walker, the reference."""
+    if COMPILED:
+        from simcore.san.compiled_walk import CompiledWalker, Tables
+
+        if Tables.fits(model, sizes):
+            tables = Tables(model, sizes)
+            return lambda times, rng: CompiledWalker(tables, times, rng, stop_early, BLOCK)
+    return lambda times, rng: _Walker(model, times, rng, stop_early)
+
+
 def trajectories(san: San, times, measures: dict[str, str], reps: int, seed: int = 0, first: int = 0,
                  stop_early: bool = True, progress=None) -> np.ndarray:
     """Each measure at each time on replications ``first .. first + reps - 1``: (reps, times, measures).
@@ -192,9 +209,10 @@ def trajectories(san: San, times, measures: dict[str, str], reps: int, seed: int
     model = _Model(san, measures)
     times = np.asarray(times, dtype=float)
     runs = np.zeros((reps, len(times), len(measures)))
+    walker_for = _walkers(model, [len(s) for s in san.automata.values()], stop_early)
     for r in range(reps):
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(first + r,))))
-        walker = _Walker(model, times, rng, stop_early)
+        walker = walker_for(times, rng)
         env = simpy.Environment()
         env.process(walker.run(env))
         env.run()
