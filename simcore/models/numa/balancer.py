@@ -15,6 +15,7 @@ Decisions a policy can change go through the policy object: which domains balanc
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -124,6 +125,63 @@ class Dom:
         self.wide = frozenset(c for i, g in enumerate(self.groups) if i != self.local and len(g) > 1 for c in g)
 
 
+    def copy(self) -> "Dom":
+        """A new domain with this one's fields (the static ones are never written after ``__init__``)."""
+        new = Dom.__new__(Dom)
+        for name in Dom.__slots__:
+            setattr(new, name, getattr(self, name))
+        return new
+
+
+def _matrices(doms: list[list[Dom]], n: int) -> None:
+    """Give each wide balancing domain its group-membership matrix (one per distinct grouping)."""
+    shared: dict = {}
+    for row in doms:
+        for dom in row:
+            if len(dom.span) >= VECTOR_MIN and dom.lb:
+                key = tuple(dom.groups)
+                if key not in shared:
+                    m = np.zeros((len(dom.groups), n))
+                    for i, g in enumerate(dom.groups):
+                        m[i, list(g)] = 1.0
+                    shared[key] = m
+                dom.matrix = shared[key]
+
+
+@dataclass
+class Static:
+    """The part of a balancer fixed by the domains and the policy: the domains as built (copied
+    by each run) and what a subclass derives from them (``extra``)."""
+
+    domains: list
+    doms: list[list[Dom]]
+    extra: dict
+
+
+_STATICS: dict = {}
+_KEEP = 16                    # runs of other domains or policies kept (a batch job needs 1-2)
+
+
+def _static(domains, policy, n: int) -> Static:
+    """The :class:`Static` of ``domains`` under ``policy``, built once per domain lists and policy
+    answers (a batch's replications share the model's domain lists, see ``model.simulate``).
+    The key holds what ``Dom`` asks the policy, so another policy or zone is another entry; the
+    entry holds the lists themselves, so an id is never taken for another list's."""
+    answers = tuple((policy.imbalance_pct(c, k, int(getattr(d, "imbalance_pct"))), policy.balances(c, k, "newidle"),
+                     policy.balances(c, k, "periodic"), policy.balances(c, k, "idle"))
+                    for c in range(n) for k, d in enumerate(domains[c]))
+    key = (id(domains), n, answers)
+    hit = _STATICS.get(key)
+    if hit is not None and hit.domains is domains:
+        return hit
+    doms = [[Dom(d, k, c, policy) for k, d in enumerate(domains[c])] for c in range(n)]
+    _matrices(doms, n)
+    if len(_STATICS) >= _KEEP:
+        _STATICS.clear()
+    _STATICS[key] = Static(domains, doms, {})
+    return _STATICS[key]
+
+
 class Balancer:
     """Periodic, newly-idle and active balancing over every CPU's domains."""
 
@@ -141,18 +199,8 @@ class Balancer:
         n = system.ncpus
         if len(domains) != n:
             raise ValueError(f"numa model: {len(domains)} domain lists for {n} CPUs")
-        self.doms = [[Dom(d, k, c, policy) for k, d in enumerate(domains[c])] for c in range(n)]
-        shared: dict = {}
-        for doms in self.doms:
-            for dom in doms:
-                if len(dom.span) >= VECTOR_MIN and dom.lb:
-                    key = tuple(dom.groups)
-                    if key not in shared:
-                        m = np.zeros((len(dom.groups), n))
-                        for i, g in enumerate(dom.groups):
-                            m[i, list(g)] = 1.0
-                        shared[key] = m
-                    dom.matrix = shared[key]
+        self.static = _static(domains, policy, n)
+        self.doms = self._own_domains()
         # wide domains: per-CPU load vectors (see _wide_loads) and the products of each group matrix
         self._bufs = tuple(np.zeros(n) for _ in range(4))
         self._vec_lo = self._vec_hi = None
@@ -169,6 +217,10 @@ class Balancer:
             for dom in self.doms[c]:
                 dom.last = -offset
             self.arm(c)
+
+    def _own_domains(self) -> list[list[Dom]]:
+        """This run's domains: copies of the static ones (their run-time state is this run's)."""
+        return [[dom.copy() for dom in doms] for doms in self.static.doms]
 
     def _setup(self, n: int) -> None:
         """The timers' and sleeping domains' run-time state, before the CPUs are armed (a subclass

@@ -74,6 +74,11 @@ class CompiledBalancer(Balancer):
     """``Balancer`` with its timing compiled; every decision the same (tests/test_numa_timing.py)."""
 
     # -- the buffers -------------------------------------------------------------------------
+    def _own_domains(self) -> list[list[Dom]]:
+        """The static domains themselves: ``_slots`` replaces each by an :class:`ArrayDom` (its
+        state in this run's buffers) before anything writes to one."""
+        return [list(doms) for doms in self.static.doms]
+
     def _setup(self, n: int) -> None:
         """The buffers and the calendar, before ``Balancer.__init__`` arms the CPUs."""
         self._build(self.sys)
@@ -89,6 +94,22 @@ class CompiledBalancer(Balancer):
         L = max(1, max(len(doms) for doms in self.doms))       # (a machine may have no domains)
         P = max(1, max(len(p) for p in self.pdoms))
         G = max((len(dom.groups) for doms in self.doms for dom in doms), default=1)
+        key = ("buffers", L, P, G, self.instant, self.sleeps, self.tick)
+        made = self.static.extra.get(key)
+        if made is None:                  # the domains' constants, once per batch (Balancer.static)
+            made = self.static.extra[key] = self._constants(n, L, P, G)
+        self.I, self.F = made[0].copy(), made[1].copy()
+        I, F = self.I, self.F
+        self._mirror(sys, n)
+        self._slots(L)
+        self.timer_at = self._block(F, "OF_TAT", n)
+        self.timer_at[:] = math.inf
+        self._cnt = I[K.H_ATTEMPTS:K.H_DEAD + 1]
+        self._out_cpu = self._block(I, "O_OUTCPU", n)
+        self._out_at = self._block(F, "OF_OUTAT", n)
+
+    def _constants(self, n: int, L: int, P: int, G: int) -> tuple[np.ndarray, np.ndarray]:
+        """The int and float buffers with their layout, header and every domain's constants."""
         D = n * L
         ints = [("O_BUSY", n), ("O_FAILED", D), ("O_DORMANT", D), ("O_BUSYOK", D), ("O_LOCAL", D), ("O_TOTALN", D),
                 ("O_IMB", D), ("O_HASWIDE", D), ("O_PD", n * P), ("O_NPD", n), ("O_GOF", D * n), ("O_SIZES", D * G),
@@ -109,14 +130,8 @@ class CompiledBalancer(Balancer):
         I[K.H_N], I[K.H_L], I[K.H_G], I[K.H_P] = n, L, G, P
         I[K.H_INSTANT], I[K.H_SLEEPS] = int(self.instant), int(self.sleeps)
         F[K.F_TICK] = self.tick
-        self.F, self.I = F, I
-        self._mirror(sys, n)
-        self._index(n, L, P, G)
-        self.timer_at = self._block(F, "OF_TAT", n)
-        self.timer_at[:] = math.inf
-        self._cnt = I[K.H_ATTEMPTS:K.H_DEAD + 1]
-        self._out_cpu = self._block(I, "O_OUTCPU", n)
-        self._out_at = self._block(F, "OF_OUTAT", n)
+        self._index(I, F, n, L, P, G)
+        return I, F
 
     def _block(self, buf, name: str, size: int):
         start = int(self.I[getattr(K, name)])
@@ -132,9 +147,8 @@ class CompiledBalancer(Balancer):
         for rq in sys.rqs:
             rq.np_avg, rq.np_tick = sys.np_avg, sys.np_tick
 
-    def _index(self, n: int, L: int, P: int, G: int) -> None:
-        """Write every domain's constants into the buffers and give it its state slot."""
-        F, I = self.F, self.I
+    def _index(self, I, F, n: int, L: int, P: int, G: int) -> None:
+        """Write every domain's constants into the buffers."""
         ib = {name: int(I[getattr(K, name)]) for name in ("O_BUSYOK", "O_LOCAL", "O_TOTALN", "O_IMB", "O_HASWIDE",
                                                           "O_GOF", "O_SIZES", "O_NGROUPS", "O_SPAN", "O_WIDE",
                                                           "O_PD", "O_NPD", "O_NEWIDLE")}
@@ -159,11 +173,18 @@ class CompiledBalancer(Balancer):
                     I[ib["O_WIDE"] + d * n + np.fromiter(dom.wide, np.int64, len(dom.wide))] = 1
                 F[fb["OF_BF"] + d] = dom.busy_factor
                 F[fb["OF_MAXI"] + d] = dom.max_interval
-                doms[k] = ArrayDom.of(dom, F, I, d)
-            self.pdoms[c] = [dom for dom in doms if dom.periodic]
-            I[ib["O_NPD"] + c] = len(self.pdoms[c])
-            for j, dom in enumerate(self.pdoms[c]):
+            periodic = [dom for dom in doms if dom.periodic]
+            I[ib["O_NPD"] + c] = len(periodic)
+            for j, dom in enumerate(periodic):
                 I[ib["O_PD"] + c * P + j] = dom.level
+
+    def _slots(self, L: int) -> None:
+        """Give every domain its state slot in the buffers (:class:`ArrayDom`)."""
+        F, I = self.F, self.I
+        for c, doms in enumerate(self.doms):
+            for k, dom in enumerate(doms):
+                doms[k] = ArrayDom.of(dom, F, I, c * L + k)
+            self.pdoms[c] = [dom for dom in doms if dom.periodic]
 
     # -- Python views of the compiled state ------------------------------------------------------
     @property

@@ -194,10 +194,13 @@ def default_domains_for(machine, builder: str, init: str = "ia64-2.6.12"):
     return domains_for(machine, builder, init)
 
 
+TUNED_FIELDS = ("min_interval", "max_interval", "busy_factor", "imbalance_pct", "cache_nice_tries")
+
+
 def tune_domains(domains, params: dict):
     """The domains with the model's overrides applied: cache-hot times always, the other
     SD_*_INIT fields where the parameter is set (not None). The CPU level is the one named 'cpu'."""
-    fields = ("min_interval", "max_interval", "busy_factor", "imbalance_pct", "cache_nice_tries")
+    fields = TUNED_FIELDS
     tuned = {}
     for level in ("cpu", "node"):
         over = {f: params[f"{level}_{f}"] for f in fields if params[f"{level}_{f}"] is not None}
@@ -211,6 +214,25 @@ def tune_domains(domains, params: dict):
         return memo[id(d)]
 
     return [[tune(d) for d in doms] for doms in domains]
+
+
+TUNING = tuple(f"{level}_{f}" for level in ("cpu", "node") for f in TUNED_FIELDS) + (
+    "cache_hot_time_cpu", "cache_hot_time_node")             # the parameters tune_domains reads
+_DOMAINS: dict = {}
+
+
+def batch_domains(machine, builder: str, params: dict):
+    """``tune_domains(default_domains_for(...))``, built once per machine, builder, node init and
+    tuning: a batch's replications share the lists (the domains are frozen, and the balancer keeps
+    what it derives from them per list: ``balancer.Static``)."""
+    key = (id(machine), builder, params["domain_init"], tuple(params[name] for name in TUNING))
+    hit = _DOMAINS.get(key)
+    if hit is None or hit[0] is not machine:
+        if len(_DOMAINS) >= 16:
+            _DOMAINS.clear()
+        domains = default_domains_for(machine, builder, params["domain_init"])
+        hit = _DOMAINS[key] = (machine, tune_domains(domains, params))
+    return hit[1]
 
 
 # -- workload -----------------------------------------------------------------------------------
@@ -282,10 +304,9 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
     impl = make_policy(policy, params, streams)
     try:
         if domains_for is None:
-            domains = default_domains_for(machine, impl.builder, params["domain_init"])
+            domains = batch_domains(machine, impl.builder, params)
         else:
-            domains = domains_for(machine, impl.builder)
-        domains = tune_domains(domains, params)
+            domains = tune_domains(domains_for(machine, impl.builder), params)
     except KeyError as exc:
         raise InputError(f"numa model: unknown sched-domain builder {impl.builder!r}") from exc
     impl.setup(machine, domains)

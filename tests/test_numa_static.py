@@ -1,0 +1,89 @@
+"""What a batch's runs share: the tuned domain lists (``model.batch_domains``) and the balancer's
+static part built from them (``balancer.Static``: the domains as the balancer reads them, and
+the compiled balancer's constant buffers). A run on shared ones is the run on fresh ones, for
+every policy in any order, and no run writes into what it shares."""
+
+from __future__ import annotations
+
+import pytest
+
+from simcore.models.numa import balancer as B
+from simcore.models.numa import model as M
+from simcore.models.numa import simulate
+from simcore.models.numa.balancer import Balancer, Dom
+from simcore.models.numa.scheduler import NumaSystem
+from test_numa_system import _same, _workload
+
+ORDER = ["multilevel", "conservative-soft", "conservative-hard", "multilevel", "conservative-hard"]
+
+
+def _forget() -> None:
+    B._STATICS.clear()
+    M._DOMAINS.clear()
+
+
+def _sequence(compiled: bool, monkeypatch, fresh: bool) -> list:
+    """mehta-sensitivity cell 0 (mehta-s3: the zones make the three policies' domains differ),
+    each policy of ORDER on one workload, the shared parts kept or forgotten before each run."""
+    monkeypatch.setattr(NumaSystem, "compiled", compiled)
+    monkeypatch.setattr(Balancer, "compiled", compiled)
+    spec, params, streams, workload = _workload("mehta-sensitivity", 0, 150)
+    runs = []
+    for policy in ORDER:
+        if fresh:
+            _forget()
+        runs.append(simulate(params, workload, policy, streams))
+    return runs
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_runs_on_shared_domains_are_the_runs_on_fresh_ones(compiled, monkeypatch):
+    _forget()
+    shared = _sequence(compiled, monkeypatch, fresh=False)
+    assert len(B._STATICS) == 3 and len(M._DOMAINS) == 1          # one per policy's answers; one domain list
+    _same(_sequence(compiled, monkeypatch, fresh=True), shared)
+    soft, hard = shared[1].system.balancer.static, shared[2].system.balancer.static
+    assert shared[0].system.balancer.static is shared[3].system.balancer.static and soft is not hard
+    assert shared[2].system.balancer.static is shared[4].system.balancer.static
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_no_run_writes_into_the_domains_it_shares(compiled, monkeypatch):
+    """After the runs, every shared domain holds the run-time state a new one starts with."""
+    _forget()
+    runs = _sequence(compiled, monkeypatch, fresh=False)
+    for run in runs:
+        assert all(type(d) is Dom for row in run.system.balancer.static.doms for d in row)
+        for row in run.system.balancer.static.doms:
+            for dom in row:
+                assert (dom.last, dom.failed, dom.dormant, dom.interval) == (0.0, 0, False, dom.min_interval)
+    assert sum(r.system.lb_attempts for r in runs) > 1000        # the runs did balance
+    assert all(d is not s for r in runs for row, srow in zip(r.system.balancer.doms, r.system.balancer.static.doms)
+               for d, s in zip(row, srow))
+
+
+def test_the_policy_answers_key_the_static_part(monkeypatch):
+    """The same domain list under the soft and the hard policy: the thresholds and the periodic
+    levels outside the zone differ, so the static parts do."""
+    _forget()
+    runs = _sequence(True, monkeypatch, fresh=False)
+    soft = runs[1].system.balancer.static.doms
+    hard = runs[2].system.balancer.static.doms
+    assert runs[1].system.balancer.static.domains is runs[2].system.balancer.static.domains
+    assert [d.imbalance_pct for row in soft for d in row] != [d.imbalance_pct for row in hard for d in row]
+    assert [d.busy_ok for row in soft for d in row] != [d.busy_ok for row in hard for d in row]
+
+
+def test_the_tuning_keys_the_domain_lists():
+    """The same machine, builder, node init and tuning give the same lists; another cache-hot
+    time or interval gives other lists, carrying it."""
+    _forget()
+    spec, params, streams, workload = _workload("mehta-sensitivity", 0, 10)
+    machine = M.load_machine(params["topology"])
+    first = M.batch_domains(machine, "multilevel", params)
+    assert M.batch_domains(machine, "multilevel", dict(params)) is first
+    hot = M.batch_domains(machine, "multilevel", {**params, "cache_hot_time_cpu": 7.5})
+    assert hot is not first and hot[0][0].cache_hot_time == 7.5 != first[0][0].cache_hot_time
+    slow = M.batch_domains(machine, "multilevel", {**params, "node_min_interval": 999})
+    assert slow[0][-1].min_interval == 999 != first[0][-1].min_interval
+    assert M.batch_domains(machine, "linux-2level", params) is not first
