@@ -1,7 +1,10 @@
-"""The balancer the model runs: ``CompiledBalancer`` makes the decisions of
+"""The compiled balancer: ``CompiledBalancer`` makes the decisions of
 :class:`simcore.models.numa.balancer.Balancer` (the pure-Python reference, ``Balancer.compiled =
 False``) with the periodic and newly-idle attempts up to the busiest queue, the timers' due times,
 the sleeping domains and the CPUs' timers themselves in compiled code (:mod:`timing_kernels`, numba).
+The Python system (``NumaSystem``: traces, invariant checks, monitors) runs it; the compiled
+system runs its subclass ``compiled_system.SystemBalancer``, whose timers go to the system's own
+calendar, and keeps only its buffers, domains and Python steps from here.
 
 The CPUs' timers form a calendar in the kernels' buffers instead of SimPy events. Each entry is
 keyed as SimPy would key the reference's timer: its time, SimPy's NORMAL priority, and the
@@ -14,7 +17,9 @@ What stays in Python: the moves of an attempt that found a busiest group (the po
 which task may move; SimPy's clock is set to that attempt's time first), active balancing, and the
 end-of-run count (``close``). The domains' run-time state
 (``last``, ``interval``, ``failed``, ``dormant``) lives in the kernels' buffers; a domain object
-reads and writes it there (:class:`ArrayDom`), so the inherited Python methods see one state.
+reads and writes it there (:class:`ArrayDom`, a view of the batch's static domain), so the
+inherited Python methods see one state. The buffers' constants are built once per batch
+(``Balancer.static``) and copied by each run.
 The system's load mirrors (``np_cur``, ``np_avg``, ``np_tick``) become views of the float buffer.
 
 The attempts the kernels count are kept in their buffer and added to the system's counters at
@@ -27,6 +32,7 @@ from __future__ import annotations
 import math
 from heapq import heappop, heappush
 from itertools import count
+from operator import attrgetter
 
 import numpy as np
 from simpy.events import NORMAL
@@ -43,9 +49,11 @@ _END = (math.inf, 0, 0)          # the key past every event (SimPy's queue is em
 
 
 class ArrayDom(Dom):
-    """A domain whose run-time state lives in the balancer's buffers (slot ``d`` of each block)."""
+    """A view of a static domain (``Balancer.static``) whose run-time state lives in the run's
+    buffers (slot ``d`` of each block; its first values are in the cached constants): the other
+    fields read the static domain's."""
 
-    __slots__ = ("_F", "_I", "_d", "_at")
+    __slots__ = ("_t", "_F", "_I", "_d", "_at")
 
     last = property(lambda self: float(self._F[self._at[0] + self._d]),
                     lambda self, v: self._F.__setitem__(self._at[0] + self._d, v))
@@ -57,17 +65,16 @@ class ArrayDom(Dom):
                        lambda self, v: self._I.__setitem__(self._at[3] + self._d, int(v)))
 
     @classmethod
-    def of(cls, dom: Dom, F, I, d: int) -> "ArrayDom":
-        """A copy of ``dom`` whose state is slot ``d`` of the buffers (set from ``dom``'s)."""
+    def of(cls, dom: Dom, F, I, d: int, at: tuple) -> "ArrayDom":
+        """``dom`` with its state in slot ``d`` of the buffers (``at``: the state blocks' offsets)."""
         new = cls.__new__(cls)
-        for name in Dom.__slots__:
-            if name not in _STATE:
-                setattr(new, name, getattr(dom, name))
-        new._F, new._I, new._d = F, I, d
-        new._at = (int(I[K.OF_LAST]), int(I[K.OF_IVL]), int(I[K.O_FAILED]), int(I[K.O_DORMANT]))
-        for name in _STATE:
-            setattr(new, name, getattr(dom, name))
+        new._t, new._F, new._I, new._d, new._at = dom, F, I, d, at
         return new
+
+
+for _name in Dom.__slots__:            # the static fields, read from the static domain
+    if _name not in _STATE:
+        setattr(ArrayDom, _name, property(attrgetter(f"_t.{_name}")))
 
 
 class CompiledBalancer(Balancer):
@@ -151,8 +158,8 @@ class CompiledBalancer(Balancer):
         """Write every domain's constants into the buffers."""
         ib = {name: int(I[getattr(K, name)]) for name in ("O_BUSYOK", "O_LOCAL", "O_TOTALN", "O_IMB", "O_HASWIDE",
                                                           "O_GOF", "O_SIZES", "O_NGROUPS", "O_SPAN", "O_WIDE",
-                                                          "O_PD", "O_NPD", "O_NEWIDLE")}
-        fb = {name: int(I[getattr(K, name)]) for name in ("OF_BF", "OF_MAXI")}
+                                                          "O_PD", "O_NPD", "O_NEWIDLE", "O_FAILED", "O_DORMANT")}
+        fb = {name: int(I[getattr(K, name)]) for name in ("OF_BF", "OF_MAXI", "OF_LAST", "OF_IVL")}
         for c, doms in enumerate(self.doms):
             for k, dom in enumerate(doms):
                 d = c * L + k
@@ -173,6 +180,8 @@ class CompiledBalancer(Balancer):
                     I[ib["O_WIDE"] + d * n + np.fromiter(dom.wide, np.int64, len(dom.wide))] = 1
                 F[fb["OF_BF"] + d] = dom.busy_factor
                 F[fb["OF_MAXI"] + d] = dom.max_interval
+                F[fb["OF_LAST"] + d], F[fb["OF_IVL"] + d] = dom.last, dom.interval     # the first state
+                I[ib["O_FAILED"] + d], I[ib["O_DORMANT"] + d] = dom.failed, int(dom.dormant)
             periodic = [dom for dom in doms if dom.periodic]
             I[ib["O_NPD"] + c] = len(periodic)
             for j, dom in enumerate(periodic):
@@ -181,9 +190,11 @@ class CompiledBalancer(Balancer):
     def _slots(self, L: int) -> None:
         """Give every domain its state slot in the buffers (:class:`ArrayDom`)."""
         F, I = self.F, self.I
+        at = (int(I[K.OF_LAST]), int(I[K.OF_IVL]), int(I[K.O_FAILED]), int(I[K.O_DORMANT]))
+        of = ArrayDom.of
         for c, doms in enumerate(self.doms):
             for k, dom in enumerate(doms):
-                doms[k] = ArrayDom.of(dom, F, I, c * L + k)
+                doms[k] = of(dom, F, I, c * L + k, at)
             self.pdoms[c] = [dom for dom in doms if dom.periodic]
 
     # -- Python views of the compiled state ------------------------------------------------------
