@@ -338,5 +338,6 @@ class CompiledBalancer(Balancer):
             self._set_timer(int(self._out_cpu[i]), float(self._out_at[i]), now)
 
     def close(self, until: float) -> None:
-        super().close(until)
+        """``Balancer.close`` in the kernels (:func:`timing_kernels.close`), then the counts."""
+        K.close(until, self.F, self.I)
         self._flush()

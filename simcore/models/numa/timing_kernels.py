@@ -326,6 +326,23 @@ def on_state(cpu, idle, now, F, I):
 
 
 @njit(cache=True)
+def close(until, F, I):
+    """``Balancer.close``: at the run's end, count every periodic domain's attempts due by
+    ``until`` (an awake domain of an idle CPU from its timer on, none if it has no timer)."""
+    L, P = I[H_L], I[H_P]
+    for cpu in range(I[H_N]):
+        idle = not I[I[O_BUSY] + cpu]
+        for j in range(I[I[O_NPD] + cpu]):
+            d = cpu * L + I[I[O_PD] + cpu * P + j]
+            if idle and not I[I[O_DORMANT] + d]:
+                at = F[I[OF_TAT] + cpu]
+                if at == math.inf:
+                    continue
+                overdue(d, at, F, I)
+            settle(d, until, idle, F, I)
+
+
+@njit(cache=True)
 def head(F, I):
     """The calendar's first CPU (earliest time, then lowest insertion number), also left in
     ``I[H_HEAD]``; -1 when no timer is set."""
