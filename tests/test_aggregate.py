@@ -139,7 +139,8 @@ def test_san_results_and_fits_depend_on_the_code_they_run():
     for part in ("simcore/san/solve.py", "simcore/san/corr05.py", "simcore/models/numa/task.py",
                  "simcore/models/domains.py", "config/topologies/corr05-4x2.yaml"):
         assert any(n.endswith(part) for n in results) and any(n.endswith(part) for n in fits), part
-    for part in ("simcore/san/simulate.py", "simcore/san/run.py"):
+    for part in ("simcore/san/simulate.py", "simcore/san/compiled_walk.py", "simcore/san/walk_kernel.py",
+                 "simcore/san/run.py"):
         assert any(n.endswith(part) for n in results) and not any(n.endswith(part) for n in fits), part
     assert not any("models/numa/balancer" in n for n in results)
 

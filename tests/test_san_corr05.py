@@ -139,6 +139,28 @@ def test_a_recorded_fit_is_taken_only_for_the_same_code_model_and_bounds(exponen
     assert len(solved) == 2
 
 
+def test_a_fit_runs_none_of_the_files_its_key_leaves_out(exponential_fit_model, tmp_path):
+    """``simcore san-fit`` in a fresh process imports none of the files ``fit_files`` leaves out
+    (so a change to them cannot change a fit), and its key covers every SAN file it did import."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from simcore.experiments.fingerprint import NOT_IN_A_FIT, ROOT, fit_files
+
+    code = ("import sys; from simcore.cli import main; "
+            f"main(['san-fit', {str(exponential_fit_model)!r}, '--parameter', 'lam', '--bounds', '0.1:5', "
+            f"'--out', {str(tmp_path / 'fit.csv')!r}]); "
+            "print('\\n'.join(m.__file__ for m in list(sys.modules.values()) "
+            "if (getattr(m, '__file__', None) or '').find('simcore') >= 0))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = {Path(f).resolve() for f in done.stdout.split()}
+    assert (tmp_path / "fit.csv").exists()
+    assert not loaded & {ROOT / name for name in NOT_IN_A_FIT}
+    san = {f for f in loaded if f.parent == ROOT / "san"}
+    assert len(san) >= 6 and san <= set(fit_files())
+
+
 def test_a_record_that_is_not_a_list_of_fits_is_one_sentence(exponential_fit_model, tmp_path):
     from simcore.san.fit import fit_to_csv
 

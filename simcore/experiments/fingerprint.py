@@ -36,8 +36,9 @@ def topology_files() -> list[Path]:
 # What the SAN package reads from outside it: corr05's generator takes the time slice from the
 # NUMA model and its parameter domains from the models package.
 SAN_IMPORTS = ("models/__init__.py", "models/domains.py", "models/numa/task.py")
-# The SAN files a fit does not run: the SimPy cross-check and the solve/simulate commands.
-NOT_IN_A_FIT = ("san/simulate.py", "san/run.py")
+# The SAN files a fit does not run: the SimPy cross-check (the reference walker and its compiled
+# one) and the solve/simulate commands.
+NOT_IN_A_FIT = ("san/simulate.py", "san/compiled_walk.py", "san/walk_kernel.py", "san/run.py")
 
 
 def san_files() -> list[Path]:

@@ -84,6 +84,19 @@ def _has_flag(flags, name: str) -> bool:
     return bool(norm & aliases)
 
 
+def policy_answers(d, k: int, cpu: int, policy) -> tuple:
+    """What a domain asks the policy, in this order: its imbalance threshold (from its default),
+    then, if it balances at all (LOAD_BALANCE, more than one group), whether newly idle (only
+    with BALANCE_NEWIDLE), periodically while busy and, if not, while idle. Returns
+    (imbalance_pct, balances, newidle, busy_ok, periodic)."""
+    imbalance_pct = int(policy.imbalance_pct(cpu, k, int(getattr(d, "imbalance_pct"))))
+    lb = has_flag(d, "LOAD_BALANCE") and len(d.groups) > 1
+    newidle = lb and has_flag(d, "BALANCE_NEWIDLE") and policy.balances(cpu, k, "newidle")
+    busy_ok = lb and policy.balances(cpu, k, "periodic")
+    periodic = busy_ok or (lb and policy.balances(cpu, k, "idle"))
+    return imbalance_pct, lb, newidle, busy_ok, periodic
+
+
 class Dom:
     """One (CPU, level) sched domain as the balancer uses it, plus its run-time state."""
 
@@ -92,7 +105,8 @@ class Dom:
                  "exec", "periodic", "busy_ok", "interval", "last", "failed", "dormant", "matrix", "sizes",
                  "total_n", "wide")
 
-    def __init__(self, d, k: int, cpu: int, policy):
+    def __init__(self, d, k: int, cpu: int, policy, answers: tuple | None = None):
+        """``answers``: :func:`policy_answers` for this domain, if already asked."""
         self.level = k
         self.name = getattr(d, "name", f"level{k}")
         self.span = frozenset(d.span)
@@ -105,14 +119,11 @@ class Dom:
         self.min_interval = float(getattr(d, "min_interval"))
         self.max_interval = float(getattr(d, "max_interval"))
         self.busy_factor = float(getattr(d, "busy_factor"))
-        self.imbalance_pct = int(policy.imbalance_pct(cpu, k, int(getattr(d, "imbalance_pct"))))
+        self.imbalance_pct, self.lb, self.newidle, self.busy_ok, self.periodic = (
+            answers if answers is not None else policy_answers(d, k, cpu, policy))
         self.cache_nice_tries = int(getattr(d, "cache_nice_tries"))
         self.cache_hot_time = float(d.cache_hot_time)   # ms, set by the model (model.tune_domains)
-        self.lb = has_flag(d, "LOAD_BALANCE") and len(self.groups) > 1
-        self.newidle = self.lb and has_flag(d, "BALANCE_NEWIDLE") and policy.balances(cpu, k, "newidle")
         self.exec = has_flag(d, "BALANCE_EXEC")
-        self.busy_ok = self.lb and policy.balances(cpu, k, "periodic")
-        self.periodic = self.busy_ok or (self.lb and policy.balances(cpu, k, "idle"))
         bi0 = getattr(d, "balance_interval", None)
         self.interval = float(bi0) if bi0 is not None else self.min_interval
         self.last = 0.0
@@ -164,17 +175,15 @@ _KEEP = 16                    # runs of other domains or policies kept (a batch 
 
 def _static(domains, policy, n: int) -> Static:
     """The :class:`Static` of ``domains`` under ``policy``, built once per domain lists and policy
-    answers (a batch's replications share the model's domain lists, see ``model.simulate``).
+    answers (a batch's replications share the model's domain lists, see ``model.batch_domains``).
     The key holds what ``Dom`` asks the policy, so another policy or zone is another entry; the
     entry holds the lists themselves, so an id is never taken for another list's."""
-    answers = tuple((policy.imbalance_pct(c, k, int(getattr(d, "imbalance_pct"))), policy.balances(c, k, "newidle"),
-                     policy.balances(c, k, "periodic"), policy.balances(c, k, "idle"))
-                    for c in range(n) for k, d in enumerate(domains[c]))
-    key = (id(domains), n, answers)
+    answers = [[policy_answers(d, k, c, policy) for k, d in enumerate(domains[c])] for c in range(n)]
+    key = (id(domains), n, tuple(map(tuple, answers)))
     hit = _STATICS.get(key)
     if hit is not None and hit.domains is domains:
         return hit
-    doms = [[Dom(d, k, c, policy) for k, d in enumerate(domains[c])] for c in range(n)]
+    doms = [[Dom(d, k, c, policy, answers[c][k]) for k, d in enumerate(domains[c])] for c in range(n)]
     _matrices(doms, n)
     if len(_STATICS) >= _KEEP:
         _STATICS.clear()
