@@ -390,13 +390,15 @@ def test_task_stream_ties_messages_to_read_points():
 def test_task_stream_draws_each_quantity_from_its_named_stream():
     # gaps from "arrivals", services from "service", the kind from "kind" (distributed iff the draw
     # is below pdt, strictly: pdt is set to the first draw, so task 0 is local), k and the read
-    # points from "messages"; indices 0, 1, 2, ... and the clock from 0
+    # points from "messages"; indices 0, 1, 2, ... and the clock from 0. The stream draws gaps,
+    # services and kinds BLOCK at a time: 600 tasks cross two refills
     pdt = float(streams().fresh("kind").random())
     params = full_params({"pdt": pdt, "mit": 1.8})
     stream = TaskStream(params, streams())
     ref = {name: streams().fresh(name) for name in ("arrivals", "service", "kind", "messages")}
     stretch, clock = 1 / (1 - 0.9 / 1.8), 0.0
-    for i in range(200):
+    assert TaskStream.BLOCK < 300
+    for i in range(600):
         clock += float(ref["arrivals"].exponential(1.8))
         service = float(ref["service"].exponential(0.9))
         distributed = bool(ref["kind"].random() < pdt)

@@ -22,13 +22,13 @@ READY, RUNNING, SPINNING, BLOCKED, DONE = "ready", "running", "spinning", "block
 
 
 class TaskState:
-    """A task's progress on the node."""
+    """A task's progress on the node (``points`` and ``service`` are its task's, kept at hand)."""
 
-    __slots__ = ("task", "state", "executed", "consumed", "arrived", "overtaken", "ready_since", "waited",
-                 "done_at", "spun")
+    __slots__ = ("task", "points", "service", "state", "executed", "consumed", "arrived", "overtaken", "ready_since",
+                 "waited", "done_at", "spun")
 
     def __init__(self, task: Task):
-        self.task = task
+        self.task, self.points, self.service = task, task.points, task.service
         self.state = READY
         self.executed = 0.0       # CPU time of program progress (spinning excluded)
         self.consumed = 0         # messages read
@@ -60,6 +60,8 @@ class Node:
         self.messages = self.coscheduled = self.switches = 0
         self.busy = 0.0           # CPU time of progress and spinning, up to the last stretch that ended
         self.spun = 0.0           # of which spinning
+        self._schedule = engine.schedule
+        self._on_reach, self._on_slice_end = self._reach, self._slice_end   # bound once: every stretch's timer
 
     # -- arrivals -------------------------------------------------------------------------------
     def arrive(self, task: Task) -> TaskState:
@@ -128,33 +130,49 @@ class Node:
 
     def _go(self) -> None:
         """The running task reads what has arrived, then runs to its next read, its end or the slice end."""
-        t, now = self.running, self.engine.now
-        points = t.task.points
-        while t.consumed < len(points) and points[t.consumed] <= t.executed:
-            if not t.pending:
+        t = self.running
+        points, executed, k = t.points, t.executed, t.consumed
+        n = len(points)
+        while k < n and points[k] <= executed:
+            if t.arrived == k:            # message k is not in the MBQ
+                t.consumed = k
                 self._wait(t)
                 return
-            t.consumed += 1
-        if t.executed >= t.task.service:
+            k += 1
+        t.consumed = k
+        if executed >= t.service:
             self._finish(t)
             return
-        target = points[t.consumed] if t.consumed < len(points) else t.task.service
-        need, left = target - t.executed, self.slice_end - now
+        now = self.engine.now
+        left = self.slice_end - now
         if left <= 0.0:
             self._expire(t)
             return
-        self.start, self.target, self.reaches = now, target, need <= left
-        self.timer = self.engine.schedule(need if need <= left else left, self._stretch_end)
-
-    def _stretch_end(self) -> None:
-        t = self.running
-        if self.reaches:
-            self.busy += self.target - t.executed
-            t.executed = self.target
-            self._go()
+        target = points[k] if k < n else t.service
+        need = target - executed
+        self.start, self.target = now, target
+        if need <= left:
+            self.timer = self._schedule(need, self._on_reach)
         else:
-            self._settle(t)
-            self._expire(t)
+            self.timer = self._schedule(left, self._on_slice_end)
+
+    def _reach(self) -> None:
+        """The running task has reached its target (a read point or its end)."""
+        t = self.running
+        self.busy += self.target - t.executed
+        t.executed = self.target
+        self._go()
+
+    def _slice_end(self) -> None:
+        """The running task's slice is over before its target: what it ran is settled (as
+        ``_settle`` does), then it expires."""
+        t = self.running
+        ran, room = self.engine.now - self.start, self.target - t.executed
+        if room < ran:
+            ran = room
+        t.executed += ran
+        self.busy += ran
+        self._expire(t)
 
     def _settle(self, t: TaskState) -> None:
         """Add the running stretch to ``t``'s executed time (never past its target)."""
@@ -163,9 +181,17 @@ class Node:
         self.busy += ran
 
     def _expire(self, t: TaskState) -> None:
-        self._to_bottom(t)
-        self.running = None
-        self.dispatch_head()
+        """``t``'s slice is over: it goes to the bottom of the RQ and the head runs a new slice
+        (``t`` itself when the RQ was empty: its round trip through the RQ is skipped)."""
+        rq, now = self.rq, self.engine.now
+        if rq:
+            t.state, t.ready_since = READY, now
+            rq.append(t)
+            t = self.running = rq.pop(0)
+            t.waited += now - t.ready_since
+            t.state = RUNNING
+        self.slice_end = now + self.quantum
+        self._go()
 
     def _wait(self, t: TaskState) -> None:
         """``t`` needs a message that has not arrived: spin (if the policy says so) or block."""
