@@ -34,11 +34,12 @@ def print_rates(label: str, what: str, events: int, wall: float) -> None:
     print(f"ratio (model / bare): {model_eps / bare_eps:.3f}")
 
 
-def print_paired_rates(label: str, what: str, rounds: Iterable[tuple[int, float]]) -> None:
+def print_paired_rates(label: str, what: str, rounds: Iterable[tuple[int, float]]) -> list[float]:
     """Print the model's rate against the bare loop's, round by round: ``rounds`` yields each
     round's events and wall seconds, and the bare loop fires as many timeouts right after it.
     This virtual machine's speed drifts from minute to minute, so a ratio compares two
-    measurements made next to each other; the median of the rounds' ratios is the result."""
+    measurements made next to each other; the median of the rounds' ratios is the result.
+    Returns the rounds' ratios."""
     ratios, events, wall, bare = [], 0, 0.0, 0.0
     for n, seconds in rounds:
         bare_seconds = bare_rate(n)
@@ -50,3 +51,4 @@ def print_paired_rates(label: str, what: str, rounds: Iterable[tuple[int, float]
           f"bare SimPy {events / bare:,.0f} events/s")
     print(f"ratio (model / bare), median of {len(ratios)} rounds: {statistics.median(ratios):.3f} "
           f"(rounds {min(ratios):.3f}-{max(ratios):.3f})")
+    return ratios

@@ -344,6 +344,80 @@ def test_monitor_replication_is_the_run_with_a_monitor_attached():
     assert list(table.queue) == ["rq", "blocked", "mbq"] * 9
 
 
+# -- the look-ahead of a lone task ---------------------------------------------------------------
+@pytest.fixture(params=[True, False], ids=["lookahead", "reference"])
+def lookahead(request, monkeypatch):
+    monkeypatch.setattr(Node, "lookahead", request.param)
+    return request.param
+
+
+def test_lone_slice_ends_before_the_next_queued_event_are_not_events(lookahead):
+    # quantum 1/4; A (service 1) alone from 0, B (service 1/4) arrives at .6. A's slices end at
+    # .25, .5 (alone) and .75, where B takes the CPU (waited .15) to its end at 1; A runs 1-1.25
+    # (waited .25). Events: 2 arrivals, the slice ends at .25, .5 and .75, B's end and A's end: 7.
+    # With the look-ahead, at .25 the next queued event is B's arrival (.6): the end at .5 comes
+    # before it and is done in the loop, .75 does not: 6 events, the same times.
+    m, s = script("rr", [local(0, 0.0, 1.0), local(1, 0.6, 0.25)], quantum=0.25)
+    assert (s[0].done_at, s[1].done_at) == (1.25, 1.0)
+    assert (s[0].waited, s[1].waited) == (0.25, 0.75 - 0.6)
+    assert m["utilization"] == 1.0
+    assert m["events"] == (6 if lookahead else 7)
+
+
+def test_a_lone_task_reaches_its_end_within_the_loop(lookahead):
+    # A (service .625) alone: slice ends at .25 and .5, its end at .625. At .25 nothing is queued:
+    # the end at .5 is done in the loop and the timer is A's end: 3 events instead of 4
+    m, s = script("rr", [local(0, 0.0, 0.625)], quantum=0.25)
+    assert s[0].done_at == 0.625 and m["utilization"] == 1.0
+    assert m["events"] == (3 if lookahead else 4)
+
+
+def test_a_slice_end_at_the_instant_of_the_next_queued_event_stays_an_event(lookahead):
+    # B arrives exactly at A's slice end .5. B's arrival was queued first (at A's arrival, before
+    # the timer of that slice end was made at .25), so it fires first: B is in the RQ when A's
+    # slice ends and runs .5-.75; A runs .75-1 and 1-1.25. Done in the loop, the end at .5 would
+    # come before B: B would wait until .75. Events: 2 arrivals, slice ends at .25, .5 and 1, B's
+    # end at .75 and A's at 1.25: 7; with the look-ahead the end at .5 stays an event, and only A's
+    # lone slice end at 1 (nothing queued after .75) is done in the loop: 6.
+    m, s = script("rr", [local(0, 0.0, 1.0), local(1, 0.5, 0.25)], quantum=0.25)
+    assert (s[0].done_at, s[1].done_at) == (1.25, 0.75)
+    assert (s[0].waited, s[1].waited) == (0.25, 0.0)
+    assert m["events"] == (6 if lookahead else 7)
+
+
+def test_lookahead_runs_are_the_reference_runs_with_fewer_events(monkeypatch):
+    """Random runs of every policy at two loads: every served task's times and counts and every
+    metric but the event count are the reference's bit for bit; the look-ahead fires fewer events."""
+    def runs(flag: bool) -> list:
+        monkeypatch.setattr(Node, "lookahead", flag)
+        out = []
+        for mit in (1.25, 2.5):
+            params = full_params({"pdt": 0.5, "mit": mit, "nst": 1500})
+            for policy in POLICIES:
+                run = simulate(params, policy, streams(3))
+                out.append((run.metrics, [(t.task.index, t.done_at, t.waited, t.executed, t.spun, t.consumed,
+                                           t.overtaken) for t in run.served]))
+        return out
+
+    ahead, reference = runs(True), runs(False)
+    for (m_ahead, served_ahead), (m_ref, served_ref) in zip(ahead, reference):
+        assert served_ahead == served_ref
+        assert m_ahead["events"] < m_ref["events"]
+        assert {k: v for k, v in m_ahead.items() if k != "events"} == \
+            pytest.approx({k: v for k, v in m_ref.items() if k != "events"}, rel=0, abs=0, nan_ok=True)
+
+
+def test_lookahead_keeps_the_monitor_samples(monkeypatch):
+    """A monitor's samples are queued events: the look-ahead stops before each, and the sampled
+    queues are the reference's."""
+    params = {"pdt": 0.5, "mit": 2.0, "nst": 300}
+    tables = []
+    for flag in (True, False):
+        monkeypatch.setattr(Node, "lookahead", flag)
+        tables.append(monitor_replication(params, "implicit", streams(), 0.05, 40.0))
+    assert tables[0].equals(tables[1])
+
+
 # -- the workload and the model as a whole ---------------------------------------------------------
 def test_without_distributed_tasks_every_policy_is_round_robin():
     result = run_replication({"pdt": 0.0, "nst": 2000, "mit": 1.25}, POLICIES, streams())

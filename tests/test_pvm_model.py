@@ -492,12 +492,15 @@ def test_switch_costs_still_owed_at_the_end_are_not_local_work():
 def test_exponential_draws_taken_ahead_are_numpys_draws_in_order():
     """Sintree draws its delays 64 standard exponentials at a time; each draw, scaled by its
     mean, is bit for bit what ``rng.exponential(mean)`` would give at that point of the sequence
-    (means alternating as a link alternates jitter and fragment gap), past a refill."""
+    (means alternating as a link alternates jitter and fragment gap), past a refill. A mean of 0
+    is 0 and draws nothing; fixed delays are their means and draw nothing."""
     import numpy as np
 
-    from simcore.models.pvm.sintree import Exponentials
+    from simcore.models.pvm.sintree import Delays
 
-    means = [20.0, 10.0, 0.5, 3e-4] * 50
-    draws = Exponentials(np.random.default_rng(9))
+    means = [20.0, 10.0, 0.0, 0.5, 3e-4] * 50
+    draws = Delays(np.random.default_rng(9))
     reference = np.random.default_rng(9)
-    assert [draws(m) for m in means] == [float(reference.exponential(m)) for m in means]
+    assert [draws(m) for m in means] == [float(reference.exponential(m)) if m > 0 else 0.0 for m in means]
+    fixed = Delays(np.random.default_rng(9), fixed=True)
+    assert [fixed(m) for m in means] == means and fixed._ahead == []

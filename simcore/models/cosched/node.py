@@ -46,7 +46,18 @@ class TaskState:
 
 
 class Node:
-    """The node's CPU, RQ and counters; ``policy`` decides on waits and message arrivals."""
+    """The node's CPU, RQ and counters; ``policy`` decides on waits and message arrivals.
+
+    A task alone on the node runs slice after slice, and each slice end decides nothing: it goes
+    to the bottom of the empty RQ and comes back at once. With ``lookahead`` (the default), the
+    slice ends of a lone task that come before the next event already on SimPy's queue are done
+    in a loop when its previous slice ends, with the same arithmetic, instead of as events: nothing
+    can reach the node before that next event, since every event that could (an arrival, a
+    message, a monitor's sample) is queued before it fires. Only the event count changes; with
+    ``lookahead = False`` every slice end is an event (the reference, for the tests).
+    """
+
+    lookahead = True
 
     def __init__(self, engine, params: dict, policy, done):
         self.engine, self.policy, self.done = engine, policy, done
@@ -62,6 +73,7 @@ class Node:
         self.spun = 0.0           # of which spinning
         self._schedule = engine.schedule
         self._on_reach, self._on_slice_end = self._reach, self._slice_end   # bound once: every stretch's timer
+        self._own_timer = False   # handling a stretch's timer: whatever it does ends with the next timer
 
     # -- arrivals -------------------------------------------------------------------------------
     def arrive(self, task: Task) -> TaskState:
@@ -153,19 +165,50 @@ class Node:
         self.start, self.target = now, target
         if need <= left:
             self.timer = self._schedule(need, self._on_reach)
+        elif self._own_timer and not self.rq and self.lookahead:
+            self._lone_slices(t, now, left, target)
         else:
             self.timer = self._schedule(left, self._on_slice_end)
 
-    def _reach(self) -> None:
-        """The running task has reached its target (a read point or its end)."""
+    def _lone_slices(self, t: TaskState, now: float, left: float, target: float) -> None:
+        """``t`` runs alone from ``now``, its slice ending after ``left`` and before its target:
+        the slice ends before the next queued event are done here, as ``_slice_end`` and
+        ``_expire`` would do them (a slice end that would bring ``t`` to its target stays an
+        event); the timer of the next reach or slice end is placed where they would place it."""
+        horizon = self.engine.env.peek()
+        executed, busy, quantum = t.executed, self.busy, self.quantum
+        at = now + left                       # when the slice's timer fires (SimPy adds the delay to now)
+        while at < horizon:
+            ran, room = at - now, target - executed   # the slice end at ``at``: _slice_end's settle
+            if room < ran:
+                ran = room
+            done, slice_end = executed + ran, at + quantum
+            if done >= target or done >= t.service or slice_end <= at:   # then _go would read, finish or expire
+                break
+            now, left, executed, busy = at, slice_end - at, done, busy + ran
+            self.slice_end = slice_end
+            if target - executed <= left:     # the task reaches its target in this slice
+                t.executed, self.busy, self.start = executed, busy, now
+                self.timer = self.engine.call_at(now + (target - executed), self._reach, None)
+                return
+            at = now + left
+        t.executed, self.busy, self.start = executed, busy, now
+        self.timer = self.engine.call_at(at, self._slice_end, None)
+
+    def _reach(self, _=None) -> None:
+        """The running task has reached its target (a read point or its end). (A timer placed by
+        ``_lone_slices`` passes None.)"""
+        self._own_timer = True
         t = self.running
         self.busy += self.target - t.executed
         t.executed = self.target
         self._go()
+        self._own_timer = False
 
-    def _slice_end(self) -> None:
+    def _slice_end(self, _=None) -> None:
         """The running task's slice is over before its target: what it ran is settled (as
         ``_settle`` does), then it expires."""
+        self._own_timer = True
         t = self.running
         ran, room = self.engine.now - self.start, self.target - t.executed
         if room < ran:
@@ -173,6 +216,7 @@ class Node:
         t.executed += ran
         self.busy += ran
         self._expire(t)
+        self._own_timer = False
 
     def _settle(self, t: TaskState) -> None:
         """Add the running stretch to ``t``'s executed time (never past its target)."""

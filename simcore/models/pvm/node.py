@@ -22,6 +22,7 @@ import math
 from typing import Callable
 
 READY, RUNNING, BLOCKED = "ready", "running", "blocked"
+INF = math.inf
 
 
 class Proc:
@@ -71,6 +72,7 @@ class Node:
         self.start = 0.0          # when the current process's stretch began
         self.timer = None
         self.switches = 0
+        self._schedule = engine.schedule
         self._done = self._step_done  # bound once: every step's timer calls it
         engine.schedule(tick_phase, self._tick)
 
@@ -81,19 +83,23 @@ class Node:
     # -- the running process's steps -------------------------------------------------------------
     def run(self, p: Proc, need: float, then: Callable[[], None]) -> None:
         """p's next step: ``need`` µs of CPU, then ``then()`` (p keeps the CPU if it has it)."""
-        if p is self.current:
-            self._settle()
-            if self.timer is not None:
-                self.timer.cancel()
-        p.need += need
         p.then = then
-        if p is self.current:
-            self._arm()
+        if p is not self.current:
+            p.need += need
+            return
+        now = self.engine.now
+        if self.start != now:   # not settled at this instant yet
+            self._settle()
+        if self.timer is not None:
+            self.timer.cancel()
+        need = p.need = p.need + need
+        self.start = now        # armed as _arm arms it
+        self.timer = self._schedule(need, self._done) if need < INF else None
 
     def _arm(self) -> None:
         p = self.current
         self.start = self.engine.now
-        self.timer = self.engine.schedule(p.need, self._done) if p.need < math.inf else None
+        self.timer = self._schedule(p.need, self._done) if p.need < INF else None
 
     def _settle(self) -> None:
         """Charge the running stretch to the current process."""
@@ -152,7 +158,8 @@ class Node:
         p.state = READY
         if p.stopped:
             return
-        self._enqueue(p)
+        if p not in self.ready:
+            self.ready.append(p)
         cur = self.current
         if cur is None or p.rt > cur.rt or (not p.rt and not cur.rt and p.counter > cur.counter + 3):
             self.schedule()
@@ -171,45 +178,42 @@ class Node:
         if p.state != BLOCKED:
             self.wake(p)
 
-    def _enqueue(self, p: Proc) -> None:
-        if p not in self.ready:
-            self.ready.append(p)
-
     def schedule(self) -> None:
-        """Give the CPU to the runnable process of greatest goodness (Linux 2.2's schedule())."""
-        prev = self.current
+        """Give the CPU to the runnable process of greatest goodness (Linux 2.2's schedule()); when
+        every candidate's counter is spent, every process's counter is recalculated first."""
+        prev, ready = self.current, self.ready
+        keep = False
         if prev is not None:
-            self._settle()
+            if self.start != self.engine.now:
+                self._settle()
             if self.timer is not None:
                 self.timer.cancel()
                 self.timer = None
             if prev.state == RUNNING:
                 prev.state = READY
-        keep = prev is not None and prev.state == READY and not prev.stopped
-        others = [p for p in self.ready if p is not prev] if prev is not None else self.ready
-        candidates = [prev, *others] if keep else others
-        nxt = self._pick(candidates)
-        if keep and nxt is not prev:
-            self._enqueue(prev)
+            keep = prev.state == READY and not prev.stopped
+            others = [p for p in ready if p is not prev]
+            candidates = [prev, *others] if keep else others
+        else:
+            candidates = ready
+        nxt = None
+        if candidates:
+            nxt, top = _best(candidates)
+            if top == 0:               # every counter spent: recalculate all, sleepers included
+                for p in self.procs:
+                    p.counter = p.counter // 2 + p.priority
+                nxt = _best(candidates)[0]
+        if keep and nxt is not prev and prev not in ready:
+            ready.append(prev)
         if nxt is not None:
-            if nxt in self.ready:
-                self.ready.remove(nxt)
+            if nxt in ready:
+                ready.remove(nxt)
             nxt.state = RUNNING
         self.current = nxt
         if nxt is not prev:
             self._switch(prev, nxt)
         if nxt is not None:
             self._arm()
-
-    def _pick(self, candidates: list[Proc]) -> Proc | None:
-        if not candidates:
-            return None
-        best, top = _best(candidates)
-        if top == 0:               # every counter spent: recalculate all, sleepers included
-            for p in self.procs:
-                p.counter = p.counter // 2 + p.priority
-            best = _best(candidates)[0]
-        return best
 
     def _switch(self, prev: Proc | None, nxt: Proc | None) -> None:
         """Charge the switch: W for the process leaving the CPU, W for the one taking it (to the incoming step)."""

@@ -9,7 +9,9 @@ it spins for up to ``spin`` µs first where the mode spins on that read (SPIN an
 body, MXISPIN on the single read), and blocks otherwise or when the spin runs out.
 
 Each process is a generator of steps: ``(CPU, µs)`` or ``(WAIT, take, spin)``, where ``take()``
-returns the awaited message once it is there (and None before).
+returns the awaited message once it is there (and None before). The steps of a receive are the
+same every time (``_reads``): the read of a body takes the body of the message whose head the
+process read last.
 """
 
 from __future__ import annotations
@@ -22,28 +24,32 @@ from simcore.models.pvm.node import Node, Proc
 CPU, WAIT = "cpu", "wait"
 
 
-class Exponentials:
-    """One generator's exponential draws, 64 standard ones at a time: ``draws(mean)`` is the value
-    ``float(rng.exponential(mean))`` would give in the same sequence (numpy scales a standard
-    exponential draw by the mean)."""
+class Delays:
+    """One generator's delays: ``delays(mean)`` is the value ``float(rng.exponential(mean))`` would
+    give in the same sequence, drawn 64 standard exponentials at a time (numpy scales a standard
+    exponential draw by the mean); with ``fixed`` delays, or a mean of 0, the mean itself (no draw)."""
 
-    __slots__ = ("rng", "_ahead")
+    __slots__ = ("rng", "fixed", "_ahead")
 
-    def __init__(self, rng):
-        self.rng = rng
+    def __init__(self, rng, fixed: bool = False):
+        self.rng, self.fixed = rng, fixed
         self._ahead: list[float] = []
 
     def __call__(self, mean: float) -> float:
+        if self.fixed or mean <= 0:
+            return mean
         if not self._ahead:
             self._ahead = self.rng.standard_exponential(64).tolist()[::-1]
         return mean * self._ahead.pop()
 
 
 class Message:
-    __slots__ = ("body",)
+    """A message on its way to process ``dst``; ``body``: its body fragment has arrived."""
 
-    def __init__(self):
-        self.body = False
+    __slots__ = ("dst", "body")
+
+    def __init__(self, dst: int):
+        self.dst, self.body = dst, False
 
 
 class Sintree:
@@ -55,15 +61,18 @@ class Sintree:
         self.compute, self.send_cost, self.read_cost = params["compute"], params["send_cost"], params["read_cost"]
         self.latency, self.jitter, self.gap = params["latency"], params["jitter"], params["fragment_gap"]
         self.spin = params["spin"]
-        self.fixed = params["delays"] == "fixed"
+        fixed = params["delays"] == "fixed"
         self.dps = [node.add(Proc(f"dist{i}", params["priority"], rt=1 if mode.realtime else 0))
                     for i, node in enumerate(nodes)]
         self.arrived: list[deque] = [deque() for _ in nodes]
-        self._compute = [Exponentials(streams.fresh(f"compute:{i}")) for i in range(len(nodes))]
-        self._links = {(a, b): Exponentials(streams.fresh(f"link:{a}:{b}")) for a in range(len(nodes))
-                       for b in range(len(nodes)) if a != b}
+        self._compute = [Delays(streams.fresh(f"compute:{i}"), fixed) for i in range(len(nodes))]
+        self._links = [{b: Delays(streams.fresh(f"link:{a}:{b}"), fixed) for b in range(len(nodes)) if a != b}
+                       for a in range(len(nodes))]
         self.programs = [self._root()] + [self._child(i) for i in range(1, len(nodes))]
         self._resume = [partial(self._advance, i) for i in range(len(nodes))]  # after a CPU step
+        self._reading: list[Message | None] = [None for _ in nodes]   # the message whose head i read last
+        self._reads = [self._receive_steps(i) for i in range(len(nodes))]
+        self._spin_overs = [partial(self._spin_over, i) for i in range(len(nodes))]
 
     def start(self) -> None:
         for i, p in enumerate(self.dps):
@@ -73,87 +82,87 @@ class Sintree:
 
     # -- the programs ----------------------------------------------------------------------------
     def _root(self):
-        children = range(1, len(self.nodes))
+        children, reads, send = range(1, len(self.nodes)), self._reads[0], (CPU, self.send_cost)
         for _ in range(self.n):
-            yield CPU, self._draw_compute(0)
+            yield CPU, self._compute[0](self.compute)
             for c in children:
-                yield CPU, self.send_cost
+                yield send
                 self._send(0, c)
             for _ in children:
-                yield from self._receive(0)
+                for step in reads:
+                    yield step
 
     def _child(self, i: int):
+        reads, send = self._reads[i], (CPU, self.send_cost)
         for _ in range(self.n):
-            yield from self._receive(i)
-            yield CPU, self._draw_compute(i)
-            yield CPU, self.send_cost
+            for step in reads:
+                yield step
+            yield CPU, self._compute[i](self.compute)
+            yield send
             self._send(i, 0)
 
-    def _receive(self, i: int):
-        """One message: head then body (two reads), or both in one read (MXI)."""
+    def _receive_steps(self, i: int) -> tuple:
+        """The steps of one receive by process i: head then body (two reads), or both in one read (MXI)."""
+        read = (CPU, self.read_cost)
         if self.mode.fragments == 2:
-            msg = yield WAIT, lambda: self._head(i), 0.0
-            yield CPU, self.read_cost
-            yield WAIT, lambda: msg if msg.body else None, self.spin if self.mode.spin_on == "data" else 0.0
-            yield CPU, self.read_cost
-        else:
-            yield WAIT, lambda: self._whole(i), self.spin if self.mode.spin_on == "message" else 0.0
-            yield CPU, self.read_cost
+            body_spin = self.spin if self.mode.spin_on == "data" else 0.0
+            return (WAIT, partial(self._head, i), 0.0), read, (WAIT, partial(self._body, i), body_spin), read
+        return (WAIT, partial(self._whole, i), self.spin if self.mode.spin_on == "message" else 0.0), read
 
     def _head(self, i: int):
-        return self.arrived[i].popleft() if self.arrived[i] else None
+        queue = self.arrived[i]
+        if not queue:
+            return None
+        msg = self._reading[i] = queue.popleft()
+        return msg
+
+    def _body(self, i: int):
+        msg = self._reading[i]
+        return msg if msg.body else None
 
     def _whole(self, i: int):
         queue = self.arrived[i]
         return queue.popleft() if queue and queue[0].body else None
 
-    def _draw(self, draws: Exponentials, mean: float) -> float:
-        """An exponential draw of mean ``mean`` (the mean itself with fixed delays; 0 for a mean of 0)."""
-        if self.fixed or mean <= 0:
-            return mean
-        return draws(mean)
-
-    def _draw_compute(self, i: int) -> float:
-        return self._draw(self._compute[i], self.compute)
-
     # -- messages --------------------------------------------------------------------------------
     def _send(self, src: int, dst: int) -> None:
         """The head arrives after latency + jitter, the body a fragment gap later (exponential draws)."""
-        rng = self._links[(src, dst)]
-        head = self.latency + self._draw(rng, self.jitter)
-        body = head + self._draw(rng, self.gap)
-        msg = Message()
-        self.engine.call(head, self._head_arrives, (dst, msg))
-        self.engine.call(body, self._body_arrives, (dst, msg))
+        delays = self._links[src][dst]
+        head = self.latency + delays(self.jitter)
+        body = head + delays(self.gap)
+        msg = Message(dst)
+        self.engine.call(head, self._head_arrives, msg)
+        self.engine.call(body, self._body_arrives, msg)
 
-    def _head_arrives(self, arg) -> None:
-        dst, msg = arg
-        self.arrived[dst].append(msg)
-        self._poke(dst)
+    def _head_arrives(self, msg: Message) -> None:
+        self.arrived[msg.dst].append(msg)
+        if self.dps[msg.dst].waiting is not None:
+            self._poke(msg.dst)
 
-    def _body_arrives(self, arg) -> None:
-        dst, msg = arg
+    def _body_arrives(self, msg: Message) -> None:
         msg.body = True
-        self._poke(dst)
+        if self.dps[msg.dst].waiting is not None:
+            self._poke(msg.dst)
 
     # -- driving the programs --------------------------------------------------------------------
     def _advance(self, i: int, value=None) -> None:
         """Run process i's program to its next step that takes time or waits."""
-        p, node, program = self.dps[i], self.nodes[i], self.programs[i]
+        program = self.programs[i]
         while True:
             try:
                 step = program.send(value)
             except StopIteration:
-                node.exit(p)
+                self.nodes[i].exit(self.dps[i])
                 if i == 0:
                     self.done()
                 return
-            if step[0] == CPU:
-                node.run(p, step[1], self._resume[i])
+            if step[0] is CPU:
+                self.nodes[i].run(self.dps[i], step[1], self._resume[i])
                 return
-            value = step[1]()
+            take = step[1]
+            value = take()
             if value is None:
-                self._wait(i, step[1], step[2])
+                self._wait(i, take, step[2])
                 return
 
     def _wait(self, i: int, take, spin: float) -> None:
@@ -161,7 +170,7 @@ class Sintree:
         p.waiting = take
         if spin > 0:
             p.spinning = True
-            node.run(p, spin, lambda: self._spin_over(i))
+            node.run(p, spin, self._spin_overs[i])
         else:
             node.block(p)
 
@@ -171,10 +180,8 @@ class Sintree:
         self.nodes[i].block(p)
 
     def _poke(self, i: int) -> None:
-        """A fragment arrived at node i: the process resumes if it was waiting for it."""
+        """A fragment arrived at node i while its process waits: it resumes if that is what it waits for."""
         p, node = self.dps[i], self.nodes[i]
-        if p.waiting is None:
-            return
         got = p.waiting()
         if got is None:
             return
