@@ -144,6 +144,34 @@ def test_dynamic_reads_the_running_task_executed_time_at_the_instant():
     assert s[1].waited == 0.5 and s[0].waited == 0.5
 
 
+def test_dynamic_counts_the_stretch_of_a_task_that_took_the_cpu_at_a_slice_end():
+    # quantum 1/4, share .3. A and B (service 1) and C (service 1/8, reads at 0 a message sent for
+    # .875) arrive at 0. A 0-.25, B .25-.5 (each taking the CPU at the other's slice end); C
+    # blocks at .5, A .5-.75, then B from .75, handed the CPU at A's slice end. At .875 C's
+    # message: executed(C) = 0, executed(B) = .25 + .125 (its running stretch) -> 0 + .3 < .375:
+    # C runs .875-1 (done); then A 1-1.25, B 1.25-1.5, A 1.5-1.75 (done), B 1.75-2.125 (done).
+    # Without B's running stretch (.25) C would wait for its turn and end at 1.375.
+    tasks = [local(0, 0.0, 1.0), local(1, 0.0, 1.0), dist(2, 0.0, 0.125, (0.0,), (0.875,))]
+    m, s = script("dynamic", tasks, quantum=0.25, share=0.3)
+    assert (s[2].done_at, s[0].done_at, s[1].done_at) == (1.0, 1.75, 2.125)
+    assert m["cosched_switches"] == 1 / 3 and m["node_code"] == 1.0
+
+
+def test_float_edges_of_the_lone_loop_keep_the_reference_runs(monkeypatch):
+    """Lone tasks whose slice ends land on their target, or on a service shorter than their read
+    point, only through rounding (times that are not dyadic): there the loop stops and leaves the
+    slice end to an event, and the runs are the reference's (every slice end an event) to the bit."""
+    cases = [([local(0, 0.1, 0.4)], 0.2), ([dist(0, 1.0, 1.197, (1.2,), (1.7,))], 0.2),
+             ([local(0, 0.6, 1.4)], 0.7)]
+    for tasks, quantum in cases:
+        runs = []
+        for flag in (True, False):
+            monkeypatch.setattr(Node, "lookahead", flag)
+            m, s = script("rr", tasks, quantum=quantum)
+            runs.append(({k: v for k, v in m.items() if k != "events"}, [(t.done_at, t.executed) for t in s.values()]))
+        assert runs[0] == runs[1] and all(math.isfinite(t[0]) for t in runs[0][1])
+
+
 def test_a_stretch_cut_at_the_instant_it_reaches_its_target_credits_no_more_than_the_target():
     # D blocks at 0 (its point 0); L arrives at .6, reads at .25 (message already there) and starts
     # its last .25 at .6 + .25; D's message comes at the instant that stretch ends, before it

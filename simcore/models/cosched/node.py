@@ -206,15 +206,11 @@ class Node:
         self._own_timer = False
 
     def _slice_end(self, _=None) -> None:
-        """The running task's slice is over before its target: what it ran is settled (as
-        ``_settle`` does), then it expires."""
+        """The running task's slice is over before its target: what it ran is settled, then it
+        expires. (A timer placed by ``_lone_slices`` passes None.)"""
         self._own_timer = True
         t = self.running
-        ran, room = self.engine.now - self.start, self.target - t.executed
-        if room < ran:
-            ran = room
-        t.executed += ran
-        self.busy += ran
+        self._settle(t)
         self._expire(t)
         self._own_timer = False
 
