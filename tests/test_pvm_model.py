@@ -281,8 +281,11 @@ def test_spin_time_counts_the_spin_and_never_the_switches_across_preemptions():
 
     engine.call(1.0, burst, None)
     engine.call(25.0, burst, None)
+    seen = []                        # at 5, while r runs: s still owes 2 of its first 3, spun 0
+    engine.call(5.0, lambda _: seen.append((s.owed, s.spun)), None)
     engine.run(until=100.0)
     assert done == [47.0] and s.spun == 10.0 and s.overhead == 3.0 + 6.0 + 6.0 and s.cpu == 25.0
+    assert seen == [(2.0, 0.0)]
 
 
 def test_a_ready_process_that_blocks_leaves_the_ready_list():

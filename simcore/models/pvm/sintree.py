@@ -145,12 +145,13 @@ class Sintree:
             self._poke(msg.dst)
 
     # -- driving the programs --------------------------------------------------------------------
-    def _advance(self, i: int, value=None) -> None:
-        """Run process i's program to its next step that takes time or waits."""
+    def _advance(self, i: int) -> None:
+        """Run process i's program to its next step that takes time or waits (a read whose
+        fragment is there takes it and goes on)."""
         program = self.programs[i]
         while True:
             try:
-                step = program.send(value)
+                step = next(program)
             except StopIteration:
                 self.nodes[i].exit(self.dps[i])
                 if i == 0:
@@ -160,8 +161,7 @@ class Sintree:
                 self.nodes[i].run(self.dps[i], step[1], self._resume[i])
                 return
             take = step[1]
-            value = take()
-            if value is None:
+            if take() is None:
                 self._wait(i, take, step[2])
                 return
 
@@ -182,14 +182,13 @@ class Sintree:
     def _poke(self, i: int) -> None:
         """A fragment arrived at node i while its process waits: it resumes if that is what it waits for."""
         p, node = self.dps[i], self.nodes[i]
-        got = p.waiting()
-        if got is None:
+        if p.waiting() is None:
             return
         p.waiting = None
         if p.spinning:          # running (or preempted) in its spin: the rest of the spin is dropped
             node.drop_step(p)
             p.spinning = False
-            self._advance(i, got)
+            self._advance(i)
         else:                   # blocked: its next step is set, then it wakes up
-            self._advance(i, got)
+            self._advance(i)
             node.wake(p)
