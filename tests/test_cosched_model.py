@@ -413,6 +413,18 @@ def test_a_slice_end_at_the_instant_of_the_next_queued_event_stays_an_event(look
     assert m["events"] == (6 if lookahead else 7)
 
 
+def test_a_lone_task_that_reaches_its_read_point_at_a_slice_end_does_not_spin(lookahead):
+    # IMPLICIT, quantum 1/4: D (service 1) alone reads at .75 a message sent for 5. Its slices end
+    # at .25 and .5 and it reaches its read point at .75, the end of its third slice: no time is
+    # left in the slice to spin, so it blocks at once (spun 0). The message wakes it at 5; it
+    # runs .75-1 of its work to 5.25. Events: arrival, slice ends .25 and .5, the reach at .75,
+    # the message, the end: 6; the look-ahead does the slice end at .5 in its loop: 5.
+    tasks = [dist(0, 0.0, 1.0, (0.75,), (5.0,))]
+    m, s = script("implicit", tasks, quantum=0.25, spin=2 ** -7)
+    assert s[0].spun == 0.0 and s[0].done_at == 5.25 and m["spin_share"] == 0.0
+    assert m["events"] == (5 if lookahead else 6)
+
+
 def test_lookahead_runs_are_the_reference_runs_with_fewer_events(monkeypatch):
     """Random runs of every policy at two loads: every served task's times and counts and every
     metric but the event count are the reference's bit for bit; the look-ahead fires fewer events."""
