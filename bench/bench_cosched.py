@@ -27,9 +27,8 @@ SPEC = Path(__file__).resolve().parents[1] / "config/experiments/solsona-fig6.ya
 LOADS = (1.5, 1.0)   # mit: 60% and 90% load
 
 
-def replication(rep: int) -> int:
+def replication(spec, rep: int) -> int:
     """Events of one replication: every policy at both loads."""
-    spec = load_spec(SPEC)
     events = 0
     for mit in LOADS:
         params = spec.params({"pdt": 0.5, "mit": mit})
@@ -38,29 +37,29 @@ def replication(rep: int) -> int:
     return events
 
 
-def rounds(replications: int, fired: list[int]):
+def rounds(spec, replications: int, fired: list[int]):
     """Per replication: its events and wall seconds (the events also kept in ``fired``)."""
     for rep in range(replications):
         start = time.perf_counter()
-        events = replication(rep)
+        events = replication(spec, rep)
         fired.append(events)
         yield events, time.perf_counter() - start
 
 
-def reference_events(replications: int) -> list[int]:
+def reference_events(spec, replications: int) -> list[int]:
     """The same replications' events with every slice end an event (``Node.lookahead = False``)."""
     Node.lookahead = False
     try:
-        return [replication(rep) for rep in range(replications)]
+        return [replication(spec, rep) for rep in range(replications)]
     finally:
         Node.lookahead = True
 
 
 def main(replications: int = 5) -> None:
-    fired: list[int] = []
+    spec, fired = load_spec(SPEC), []
     ratios = print_paired_rates("cosched model", f"{replications} replications (8 runs of 10000 tasks each)",
-                                rounds(replications, fired))
-    reference = reference_events(replications)
+                                rounds(spec, replications, fired))
+    reference = reference_events(spec, replications)
     on_reference = [r * ref / n for r, ref, n in zip(ratios, reference, fired)]
     print(f"events with every slice end an event: {sum(reference)} ({sum(fired) / sum(reference):.3f} of them fired)")
     print(f"ratio on that count, median of {replications} rounds: {statistics.median(on_reference):.3f} "

@@ -87,14 +87,11 @@ class Node:
         if p is not self.current:
             p.need += need
             return
-        now = self.engine.now
-        if self.start != now:   # not settled at this instant yet
-            self._settle()
+        self._settle()
         if self.timer is not None:
             self.timer.cancel()
-        need = p.need = p.need + need
-        self.start = now        # armed as _arm arms it
-        self.timer = self._schedule(need, self._done) if need < INF else None
+        p.need += need
+        self._arm()
 
     def _arm(self) -> None:
         p = self.current
@@ -108,7 +105,7 @@ class Node:
         if ran == 0.0:  # settled at this instant already (a step that follows a step)
             return
         need = p.need
-        if need < math.inf:  # a step of finite length (an endless one is the idle loop)
+        if need < INF:  # a step of finite length (an endless one is the idle loop)
             if ran > need:
                 ran = need
             p.need = need - ran
@@ -184,8 +181,7 @@ class Node:
         prev, ready = self.current, self.ready
         keep = False
         if prev is not None:
-            if self.start != self.engine.now:
-                self._settle()
+            self._settle()
             if self.timer is not None:
                 self.timer.cancel()
                 self.timer = None
