@@ -1510,6 +1510,48 @@ def test_a_task_away_from_home_runs_slower_by_the_memory_factor(scenario):
     assert out.metrics["share_level_1"] == pytest.approx(1500 / 2530)
 
 
+@pytest.mark.parametrize("scope, finished, waits", [
+    ("cpu", 160.0, [(60.0, 70.0)]),
+    ("lifetime", 170.0, [(60.0, 70.0), (130.0, 140.0)]),
+])
+def test_a_burst_far_from_home_is_work_or_wall_time_by_locality_scope(scenario, scope, finished, waits):
+    """The newly-idle scenario above with task 2 I/O-bound (nice 0: slice 100 ms, mean burst 100 ms,
+    mean I/O 1000 ms) and 80 ms of work; it moves to CPU 1 (slowdown 1.5 for its memory on node 0)
+    at t=30 before it ever ran. Its draws, in the order it makes them: 0.2, 0.6, 0.01, 0.9, 0.01.
+    Burst 0, drawn at creation (at home speed under both scopes): 20 ms of work, ends in I/O; it
+    runs 30-60 (20 x 1.5). At 60 it blocks and draws burst 1 (0.6 x 100 = 60 ms, shorter than the
+    slice) and an I/O wait of 10 ms; it wakes on CPU 1 at 70 with 70 ms of its slice left.
+    'cpu': burst 1 is 60 ms of work, all 60 ms of demand left: the last. Its 90 ms of wall time
+    outlast the slice: 70-140, a new slice, then the 13.33 ms of work left, 140-160. One I/O wait.
+    'lifetime': burst 1 is 60 ms of wall time on CPU 1, serving 60 / 1.5 = 40 ms of work (20 left):
+    it runs 70-130 and ends in I/O; at 130 burst 2 (0.9 x 100 = 90 ms, 60 ms of work here) is cut
+    to the 20 ms left, the last; I/O 10 ms, 130-140. It wakes with 10 ms of slice: 140-150, a new
+    slice, and the 13.33 ms of work left, 150-170. Two I/O waits; the same 120 ms of CPU time."""
+    d = dom({0, 1}, [{0}, {1}], flags=(LB, NI), interval=(200, 200), name="node")
+    draws = {2: Draws(2)}
+    draws[2].batches = [[0.2, 0.6, 0.01, 0.9, 0.01] + [1.0] * 27]
+    out = scenario(nodes(2), [[d], [d]], [T(0, 1, 30), T(0, 0, 1000), T(0, 0, 80, io=True)], draws=draws,
+                   memory_stall_fraction=0.5, locality_scope=scope)
+    assert out.pulls == [(30.0, 2, 0, 1)]
+    task = out.tasks[2]
+    assert task.finished == pytest.approx(finished)
+    assert [(a, b) for kind, _, a, b in segments(task) if kind == "io"] == [pytest.approx(w) for w in waits]
+    assert task.level_time == {1: pytest.approx(120.0)}
+
+
+def test_bursts_as_wall_time_need_a_machine_whose_own_distances_are_10():
+    """locality_scope 'lifetime' draws a new task's first burst at home speed: on a node whose own
+    SLIT distance is 5 it would run at another speed at home, so the run is refused, naming the
+    parameter."""
+    from simcore.errors import InputError
+
+    machine = make_machine("test", "near-5", [1], [[5]])
+    params = full_params({"topology": "scripted", "n_tasks": 1, "placement": "parent", "locality_scope": "lifetime"})
+    with pytest.raises(InputError, match="locality_scope"):
+        simulate(params, [TaskSpec(0, 0.0, 0, 30.0, 0, False, 0)], "linux-2level",
+                 Streams(replication_seed(1, "scripted", 0, 0)), machine=machine, domains_for=lambda m, b: [[]])
+
+
 # -- the run queue on its own: tick numbers, load average, priority arrays ---------------------------
 def rq_task(tid: int, nice: int = 0):
     """A CPU-bound task of 100 ms for a run queue driven by hand (static priority 120 + nice)."""

@@ -77,6 +77,8 @@ def test_the_compiled_system_gives_the_python_models_runs(monkeypatch, spec_id, 
     {"placement": "parent", "creation_cpu": "round-robin"},
     {"arrival": "batch", "io_task_fraction": 0.0, "demand_dist": "constant", "mean_demand": 200.0},
     {"tick": 0.1, "arrival": "uniform", "creation_window": 300.0},
+    {"locality_scope": "lifetime"},
+    {"locality_scope": "lifetime", "io_wait": "rest-of-slice", "io_task_fraction": 0.5, "active_balance": False},
 ], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
 def test_the_compiled_system_follows_the_options(monkeypatch, overrides):
     """Options that change the load estimates, the pushes, the intervals, the moves of hot tasks,
@@ -179,6 +181,27 @@ def test_a_task_takes_exactly_the_draws_counted_for_it(monkeypatch):
         assert any(c == 0 for c in counted) == (overrides.get("io_task_fraction", 1.0) < 1.0)
 
 
+def test_bursts_drawn_as_wall_time_take_at_most_the_draws_counted_at_the_slowest_cpu(monkeypatch):
+    """Under locality_scope 'lifetime' a burst serves its wall time over the slowdown where it is
+    drawn, so how many draws a task takes depends on where it runs; ``_count_draws`` at the
+    machine's largest slowdown bounds every task's, and at 1.0 (every burst at home speed) it is
+    at most what a task that ran away from home took. On corr05-4x4 some tasks run far from home
+    and take more draws than at home."""
+    from simcore.models.numa.bursts import WallBurstTask
+
+    spec, params, streams, workload = _workload("corr05-fig10", 2, 120, locality_scope="lifetime",
+                                                memory_stall_fraction=1.0)
+    machine = load_machine(params["topology"])
+    slowest = max(1.0 + (d / 10.0 - 1.0) for row in machine.distances for d in row)
+    bound = [_count_draws(WallBurstTask(s, params), False, slowest) for s in workload]
+    home = [_count_draws(WallBurstTask(s, params), False) for s in workload]
+    monkeypatch.setattr(NumaSystem, "compiled", False)
+    run = simulate(params, workload, "linux-2level", streams)
+    taken = [t._b * 32 + t._i if t._b >= 0 else 0 for t in run.tasks]
+    assert all(h <= n <= b for h, n, b in zip(home, taken, bound))
+    assert any(n > h for h, n in zip(home, taken)) and any(b > n for n, b in zip(taken, bound))
+
+
 def test_a_draw_past_the_counted_ones_is_an_error():
     """A task whose run would take more draws than counted raises instead of reading another
     task's draws."""
@@ -188,7 +211,7 @@ def test_a_draw_past_the_counted_ones_is_an_error():
         SI[key] = at
     tb = io[SK.O_TI]
     SI[tb + SK.T_IOBOUND], SI[tb + SK.T_DI], SI[tb + SK.T_DEND] = 1, 1, 2
-    SF[fo[SK.OF_TF] + SK.F_DEMAND] = 1000.0
+    SF[fo[SK.OF_TF] + SK.F_DEMAND], SF[fo[SK.OF_TF] + SK.F_SCALE] = 1000.0, 1.0
     SK.next_burst(0, SI, SF)
     with pytest.raises(IndexError, match="counted draws"):
         SK.next_burst(0, SI, SF)

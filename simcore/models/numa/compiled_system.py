@@ -89,7 +89,7 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
         """The buffers ``SI`` and ``SF`` of :mod:`system_kernels` for this run."""
         n, T, L = self.ncpus, len(tasks), int(self.I[K.H_L])
         bal, params, nodes, levels = self.balancer, self.params, len(self.dist), len(self.levels)
-        draws, starts = _draws(tasks, params["io_wait"] == "rest-of-slice")
+        draws, starts = _draws(tasks, params["io_wait"] == "rest-of-slice", self._slowest())
         io, isize, fo, fsize = SK.layout(n, T, n * L, nodes, levels, len(draws))
         SI, SF = np.zeros(isize, dtype=np.int64), np.zeros(fsize)
         for key, at in io.items():
@@ -124,13 +124,18 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
             _view(SI, io[SK.O_ZN], n, nodes)[:] = rules["in_zone"]
         return SI, SF
 
+    def _slowest(self) -> float:
+        """The largest slowdown a burst can be drawn at: the machine's under locality_scope
+        'lifetime', 1.0 when bursts are work at local speed."""
+        return max(max(row) for row in self.factor) if self.lifetime else 1.0
+
     def _header(self, SI: np.ndarray, SF: np.ndarray, T: int, nodes: int, levels: int) -> None:
         """The run-wide values: sizes, options, the policy's rules."""
         bal, params = self.balancer, self.params
         SI[SK.Y_TOFIN], SI[SK.Y_N], SI[SK.Y_T], SI[SK.Y_NODES], SI[SK.Y_LEVELS] = T, self.ncpus, T, nodes, levels
         SI[SK.Y_LOOK], SI[SK.Y_INSTANT] = int(self.look_ahead), int(params["load_average"] == "instant")
         SI[SK.Y_IOREST], SI[SK.Y_ACTIVE] = int(params["io_wait"] == "rest-of-slice"), int(bal.active)
-        SI[SK.Y_IGNHOT] = int(bal.idle_ignores_hot)
+        SI[SK.Y_IGNHOT], SI[SK.Y_LIFE] = int(bal.idle_ignores_hot), int(self.lifetime)
         rules = self.policy.compiled_rules()
         SI[SK.Y_PARENT] = int(rules["parent"])
         if rules["conservative"]:
@@ -151,7 +156,8 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
         for col, values in ((SK.F_SLICE, [t.slice for t in tasks]), (SK.F_SLEFT, [t.slice_left for t in tasks]),
                             (SK.F_DEMAND, [t.demand_left for t in tasks]), (SK.F_BURST, [t.burst_left for t in tasks]),
                             (SK.F_LAST, [t.last_ran for t in tasks]), (SK.F_SEG, [t.seg_start for t in tasks]),
-                            (SK.F_MEANB, [t.mean_burst for t in tasks])):
+                            (SK.F_MEANB, [t.mean_burst for t in tasks]),
+                            (SK.F_SCALE, [getattr(t, "scale", 1.0) for t in tasks])):
             TF[:, col] = values
         TI[:, SK.T_STATE] = SK.NEW
         TI[:, SK.T_NEXT] = TI[:, SK.T_PREV] = -1
@@ -218,34 +224,38 @@ def _view(buf: np.ndarray, at, rows: int, cols: int) -> np.ndarray:
     return buf[at:at + rows * cols].reshape(rows, cols)
 
 
-def _draws(tasks: list, io_rest: bool) -> tuple[np.ndarray, np.ndarray]:
+def _draws(tasks: list, io_rest: bool, slowest: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """Every task's draws, as one array, and where each task's start (``starts[i]``; the last entry
-    is the end): as many as the task will take, which does not depend on the policy (its bursts
-    and I/O waits come in a fixed order, see ``task``)."""
-    parts = [_task_draws(task, io_rest) for task in tasks]
+    is the end): as many as the task can take, which does not depend on the policy (its bursts
+    and I/O waits come in a fixed order, see ``task``). ``slowest``: the largest slowdown a task's
+    bursts can be drawn at (locality_scope 'lifetime'; 1.0 when bursts are work)."""
+    parts = [_task_draws(task, io_rest, slowest) for task in tasks]
     starts = np.zeros(len(tasks) + 1, dtype=np.int64)
     np.cumsum([len(p) for p in parts], out=starts[1:])
     return (np.concatenate(parts) if parts else np.zeros(0)), starts
 
 
-def _task_draws(task, io_rest: bool) -> np.ndarray:
-    """The draws ``task`` takes in its whole run, from its first (kept with its ``Draws``: the runs
-    of the other policies on the workload take the same)."""
+def _task_draws(task, io_rest: bool, slowest: float = 1.0) -> np.ndarray:
+    """The draws ``task`` can take in its whole run, from its first (kept with its ``Draws``: the
+    runs of the other policies on the workload take the same)."""
     src = task._src
-    key = (task.mean_burst, task.slice, task.spec.demand, io_rest, task.spec.io_bound)
+    key = (task.mean_burst, task.slice, task.spec.demand, io_rest, task.spec.io_bound, slowest)
     if getattr(src, "flat", None) is not None and src.flat[0] == key:
         return src.flat[1]
-    need = _count_draws(task, io_rest)
+    need = _count_draws(task, io_rest, slowest)
     batches = [src.batch(j) for j in range(-(-need // _BATCH))]
     flat = np.array([x for b in batches for x in b][:need], dtype=np.float64)
     src.flat = (key, flat)
     return flat
 
 
-def _count_draws(task, io_rest: bool) -> int:
+def _count_draws(task, io_rest: bool, slowest: float = 1.0) -> int:
     """How many draws ``task`` takes in its run (``Task.next_burst`` and ``draw_io`` replayed from
     its creation: each burst that ends with demand left is followed by the next burst, and if it
-    ends in I/O, by the wait's draw)."""
+    ends in I/O, by the wait's draw). With bursts drawn as wall time (``bursts.WallBurstTask``)
+    each serves its length over the slowdown where it is drawn: counted at the ``slowest``, every
+    burst serves least, so the count bounds any run's (whether a burst ends in I/O does not depend
+    on the slowdown)."""
     if not task.spec.io_bound:
         return 0
     src, i = task._src, 1
@@ -256,6 +266,7 @@ def _count_draws(task, io_rest: bool) -> int:
         nxt_io = b < task.slice
         if not nxt_io:
             b = task.slice
+        b = b / slowest
         if b >= demand:
             b, nxt_io = demand, False
         if io and not io_rest:

@@ -22,6 +22,7 @@ from simcore.models import Constraint, Metric, Parameter, with_defaults
 from simcore.models.domains import (BOOLEAN, COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, AnyOf,
                                     Choice, Integer, Real, Structured)
 from simcore.models.numa import invariants
+from simcore.models.numa.bursts import check_machine, task_class
 from simcore.models.numa.policies import zone_size  # importing registers the policies
 from simcore.models.numa.scheduler import NumaSystem
 from simcore.models.numa.task import Task, TaskSpec, timeslice
@@ -69,6 +70,8 @@ PARAMETERS: dict[str, Parameter] = with_hyperparameters("numa", {
                               AnyOf(Choice("random", "round-robin"), NONNEGATIVE_INTEGER)),
     # machine and scheduler
     "memory_stall_fraction": Parameter(0.25, "m in the slowdown 1 + m (d/10 - 1) at SLIT distance d from home: the share of local run time spent on memory, whose latency scales with d/10 (SLIT is relative latency). Assumed; neither paper states it.", PROBABILITY),
+    "locality_scope": Parameter("cpu", "What running far from the task's memory stretches (simcore/models/numa/bursts.py): 'cpu' (a burst is work at local speed, its wall time stretched by the slowdown; as many bursts and I/O waits anywhere) or 'lifetime' (corr05 section 4: a burst is the wall time run without losing the CPU, at most the timeslice, and serves that time over the slowdown in work, so a task far from home needs more bursts and I/O waits).",
+                                Choice("cpu", "lifetime")),
     "def_timeslice": Parameter(100.0, "DEF_TIMESLICE, ms (2.6: 100 ms at HZ=1000).", POSITIVE),
     "min_timeslice": Parameter(5.0, "MIN_TIMESLICE, ms (2.6: 5 ms).", POSITIVE),
     "tick": Parameter(1.0, "Jiffy, ms (HZ=1000): balancing happens on tick boundaries; the load average decays per tick.", POSITIVE),
@@ -310,11 +313,13 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
     except KeyError as exc:
         raise InputError(f"numa model: unknown sched-domain builder {impl.builder!r}") from exc
     impl.setup(machine, domains)
+    check_machine(params, machine)
     engine = Engine()
     system = system_class(impl, trace or attach is not None or params["check_invariants"])(engine, machine, domains, impl, params)
     if params["check_invariants"]:
         system.check = invariants.check
-    tasks = [Task(spec, params, trace, draws) for spec in workload]
+    make_task = task_class(params)
+    tasks = [make_task(spec, params, trace, draws) for spec in workload]
     system.expect(tasks)
     order = sorted(range(len(tasks)), key=lambda i: (tasks[i].spec.created, i))
 

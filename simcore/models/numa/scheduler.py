@@ -71,6 +71,7 @@ class NumaSystem:
         self.level_of = [[levels.index(d) for d in row] for row in dist]
         m = float(params["memory_stall_fraction"])
         self.factor = [[1.0 + m * (d / 10.0 - 1.0) for d in row] for row in dist]
+        self.lifetime = params["locality_scope"] == "lifetime"   # bursts drawn as wall time (bursts.py)
         self.np_avg = np.zeros(self.ncpus)
         self.np_tick = np.zeros(self.ncpus)
         self.np_cur = np.zeros(self.ncpus)
@@ -222,6 +223,8 @@ class NumaSystem:
         task.moved_unrun = False
         task.state = RUNNING
         task.cpu = cpu
+        if self.lifetime:                # its next bursts serve their wall time at this CPU's speed
+            task.scale = rq.frow[task.home]
         rq.run_start = now
         self._segment(rq, task)
         if self.look_ahead and not rq.n_queued:

@@ -39,11 +39,12 @@ NEW, QUEUED, RUNNING, BLOCKED, DONE = 0, 1, 2, 3, 4
 
 # the header of SI: run-wide values and counters ...
 (Y_EID, Y_FIRED, Y_STOP, Y_STOPE, Y_UNFIN, Y_TOFIN, Y_MIGR, Y_PUSH, Y_WASTE, Y_N, Y_T, Y_LOOK, Y_INSTANT, Y_IOREST,
- Y_ACTIVE, Y_IGNHOT, Y_RULES, Y_MAXMIG, Y_HOME, Y_HARD, Y_SCOPE, Y_PARENT, Y_STAMP, Y_HN, Y_NODES, Y_LEVELS) = range(26)
+ Y_ACTIVE, Y_IGNHOT, Y_RULES, Y_MAXMIG, Y_HOME, Y_HARD, Y_SCOPE, Y_PARENT, Y_STAMP, Y_HN, Y_NODES, Y_LEVELS,
+ Y_LIFE) = range(27)
 # ... and the offsets of the blocks of SI (O_*) and of SF (OF_*)
-O_TI, O_RI, O_Q, O_LORD, O_LV, O_DI, O_CI, O_H, O_ZN = range(26, 35)
-OF_TF, OF_RF, OF_LT, OF_D, OF_FR, OF_DF, OF_CT, OF_ND = range(35, 43)
-Y_SIZE = 43
+O_TI, O_RI, O_Q, O_LORD, O_LV, O_DI, O_CI, O_H, O_ZN = range(Y_LIFE + 1, Y_LIFE + 10)
+OF_TF, OF_RF, OF_LT, OF_D, OF_FR, OF_DF, OF_CT, OF_ND = range(O_ZN + 1, O_ZN + 9)
+Y_SIZE = OF_ND + 1
 # the header of SF
 Z_DELIV, Z_WORK, Z_STOPT, Z_TICK, Z_MEANIO = range(5)
 Z_SIZE = 5
@@ -54,8 +55,8 @@ Z_SIZE = 5
  T_NLVL) = range(14)
 T_COLS = 14
 # per task (block OF_TF)
-(F_SLICE, F_SLEFT, F_DEMAND, F_BURST, F_LAST, F_FIN, F_CPUT, F_SEG, F_MEANB) = range(9)
-F_COLS = 9
+(F_SLICE, F_SLEFT, F_DEMAND, F_BURST, F_LAST, F_FIN, F_CPUT, F_SEG, F_MEANB, F_SCALE) = range(10)
+F_COLS = 10
 # per CPU (block O_RI): current task (-1: none), queued count, cpu_load and its tick, pending ends,
 # SimPy priority of the run timer, node, physical index of the active array, bitmaps of the active
 # and expired arrays, in the loaded / overloaded sets, number of domains, a mark (active balancing)
@@ -214,6 +215,7 @@ def next_burst(t, SI, SF):
         io = b < SF[fb + F_SLICE]
         if not io:
             b = SF[fb + F_SLICE]
+        b = b / SF[fb + F_SCALE]           # bursts.WallBurstTask (1.0 under locality_scope 'cpu': exact)
     else:
         b, io = demand, False
     if b >= demand:
@@ -468,7 +470,7 @@ def look_ahead(cpu, t, SI, SF):
     f = abs(f)
     start, at = SF[rf + RF_START], SF[rf + RF_SEGEND]
     slice_left, burst_left, io, demand = SF[fb + F_SLEFT], SF[fb + F_BURST], SI[tb + T_IO] != 0, SF[fb + F_DEMAND]
-    tslice, meanb = SF[fb + F_SLICE], SF[fb + F_MEANB]
+    tslice, meanb, scale = SF[fb + F_SLICE], SF[fb + F_MEANB], SF[fb + F_SCALE]
     di, ddemand = SI[tb + T_DI], SF[fb + F_DEMAND]       # upcoming()'s own draw index and demand
     n = 0
     while n < LOOKAHEAD:
@@ -485,6 +487,7 @@ def look_ahead(cpu, t, SI, SF):
             io = b < tslice
             if not io:
                 b = tslice
+            b = b / scale
             if ddemand < b:
                 b = ddemand
             ddemand -= b
@@ -541,6 +544,9 @@ def run(cpu, t, now, SI, SF):
     SI[tb + T_MOVED] = 0
     SI[tb + T_STATE] = RUNNING
     SI[tb + T_CPU] = cpu
+    if SI[Y_LIFE]:
+        node = SI[rb + R_NODE]
+        SF[SI[OF_TF] + t * F_COLS + F_SCALE] = SF[SI[OF_FR] + node * SI[Y_NODES] + SI[tb + T_HOME]]
     SF[rf + RF_START] = now
     segment(cpu, t, SI, SF)
     if SI[Y_LOOK] and not SI[rb + R_NQ]:
