@@ -1510,6 +1510,24 @@ def test_a_task_away_from_home_runs_slower_by_the_memory_factor(scenario):
     assert out.metrics["share_level_1"] == pytest.approx(1500 / 2530)
 
 
+def test_the_migration_diagnostics_count_the_distance_crossed_and_the_returns_home(scenario):
+    """Two nodes of one CPU at distance 20 (levels: 10 -> 0, 20 -> 1), newly-idle balancing over
+    {0}|{1} (periodic every 200 ms). t=0: tasks 1 (150 ms) and 2 (1000 ms) on CPU 0, task 0
+    (30 ms) on CPU 1. t=30: CPU 1 goes idle and pulls task 2 off its home node 0 (level 1). t=50:
+    task 3 (1000 ms) is created on CPU 1 and queues behind task 2, whose slice ends at 130: it
+    goes to the expired array and task 3 runs. t=150: task 1 ends (a 100 ms slice, then 50 ms
+    more alone) and CPU 0, idle, pulls task 2 (expired first) back to its home node. Two
+    migrations, each across level 1: mean level 1; one migration of a task off home, which took
+    it home: return share 1. The periodic attempts find the two CPUs balanced."""
+    d = dom({0, 1}, [{0}, {1}], flags=(LB, NI), interval=(200, 200), name="node")
+    out = scenario(nodes(2), [[d], [d]], [T(0, 1, 30), T(0, 0, 150), T(0, 0, 1000), T(50, 1, 1000)])
+    assert out.pulls == [(30.0, 2, 0, 1), (150.0, 2, 1, 0)]
+    assert [t.finished for t in out.tasks] == pytest.approx([30.0, 150.0, 1050.0, 1130.0])
+    m = out.metrics
+    assert (m["migrations"], m["mean_migration_level"], m["home_return_share"]) == (2, 1.0, 1.0)
+    assert m["lb_attempts_per_s"] == pytest.approx(m["lb_attempts"] / 1.13)
+
+
 @pytest.mark.parametrize("scope, finished, waits", [
     ("cpu", 160.0, [(60.0, 70.0)]),
     ("lifetime", 170.0, [(60.0, 70.0), (130.0, 140.0)]),

@@ -99,13 +99,21 @@ class Spec:
 
     @property
     def files(self) -> list[Path]:
-        """The files this spec is made of: itself, its preset and its data source's files."""
+        """The files this spec is made of: itself, its preset, its data source's files and those
+        of the experiment it judges."""
         out = [self.path]
         if "preset" in self.data:
             out.append(self.path.parent.parent / "presets" / f"{self.data['preset']}.yaml")
-        if self.source_id != self.id:
-            out += load_spec(self.path.parent / f"{self.source_id}.yaml").files
+        for other in dict.fromkeys(x for x in (self.source_id, self.data.get("judges")) if x and x != self.id):
+            out += load_spec(self.path.parent / f"{other}.yaml").files
         return out
+
+    def reading_combinations(self) -> list[dict]:
+        """``judges``: every reading, the judged experiment's own first, as {parameter: entry}
+        (entry: value, support, why), in the order of ``readings``."""
+        readings = self.data.get("readings") or {}
+        names = list(readings)
+        return [dict(zip(names, combo)) for combo in itertools.product(*(readings[n] for n in names))]
 
     @property
     def policies(self) -> list[str]:
@@ -343,7 +351,19 @@ def _check_semantics(path: Path, data: dict) -> None:
         for name, values in grid.items():
             if len(set(map(repr, values))) != len(values):
                 raise SpecError(f"{path}: key 'grid.{name}': a one-at-a-time grid lists each value once.")
-    _check_published_judged(path, data)
+    if "judged_claims" not in data:     # the judged experiment's were checked where they are stated
+        _check_published_judged(path, data)
+    _check_judged_output(path, data, grid)
+
+
+def _check_judged_output(path, data: dict, grid: dict) -> None:
+    """output.kind 'judged' draws the judged claims against output.x, a grid parameter of the
+    judged experiment; it belongs to, and only to, an experiment that judges another."""
+    judged = data["output"]["kind"] == "judged"
+    if judged != ("judged_claims" in data):
+        raise SpecError(f"{path}: key 'output.kind': 'judged' is the output of, and only of, an experiment with 'judges'.")
+    if judged and (data["output"].get("x") not in grid or data["output"]["x"] in data["readings"]):
+        raise SpecError(f"{path}: key 'output.x': a grid parameter of the judged experiment, not {data['output'].get('x')!r}.")
 
 
 def _check_than_cell(path, i: int, claim: dict, data: dict, grid: dict) -> None:
@@ -465,17 +485,71 @@ def _link_source(path: Path, data: dict) -> dict:
             "fixed": source.data.get("fixed"), "assumptions": source.data.get("assumptions")}
 
 
+JUDGED_KEYS = ("preset", "fixed", "assumptions", "grid", "published", "claims")   # taken from the judged experiment
+
+
+def _link_judged(path: Path, data: dict) -> dict:
+    """``judges``: the judged experiment's model values, published numbers and claims (kept as
+    ``judged_claims``, not this experiment's own), its grid crossed with the readings' values."""
+    if "judges" not in data:
+        if "readings" in data:
+            raise SpecError(f"{path}: key 'readings': readings are judged only with 'judges' (the experiment whose claims they judge).")
+        return data
+    name = data["judges"]
+    other = path.parent / f"{name}.yaml"
+    if name == data["id"] or not other.is_file():
+        raise SpecError(f"{path}: key 'judges': no other experiment '{name}' ({other} does not exist or is this one).")
+    if "readings" not in data:
+        raise SpecError(f"{path}: key 'readings' is missing: 'judges' needs the readings to judge under.")
+    raw = _read_yaml(other)
+    if isinstance(raw, dict) and ("judges" in raw or "data_from" in raw):   # no chain, hence no cycle
+        raise SpecError(f"{path}: key 'judges': '{name}' itself judges or reads another experiment.")
+    judged = load_spec(other)
+    if judged["model"] != data["model"] or judged.policies != data["policies"] or judged.baseline != data["baseline"]:
+        raise SpecError(f"{path}: key 'judges': '{name}' must have this experiment's model, policies and baseline.")
+    if not judged.data.get("claims"):
+        raise SpecError(f"{path}: key 'judges': '{name}' states no claims to judge.")
+    _check_readings(path, data, judged)
+    grid = {**judged.grid, **{param: [e["value"] for e in entries] for param, entries in data["readings"].items()}}
+    return {**data, "fixed": judged.data.get("fixed"), "assumptions": judged.data.get("assumptions"), "grid": grid,
+            "published": judged.data.get("published"), "judged_claims": judged.data["claims"]}
+
+
+def _check_readings(path: Path, data: dict, judged: Spec) -> None:
+    """The judged claims' metrics are measured; each reading is a parameter the judged experiment
+    holds fixed, its values in the parameter's domain, listed once, the judged experiment's first."""
+    metrics = {m["name"] for m in data["metrics"]}
+    for claim in judged.data["claims"]:
+        if claim["metric"] not in metrics:
+            raise SpecError(f"{path}: key 'metrics': '{claim['metric']}' is missing (claim '{claim['id']}' of "
+                            f"'{judged.id}' judges it).")
+    own = judged.params()
+    model = _model(path, data)
+    for param, entries in data["readings"].items():
+        key = f"{path}: key 'readings.{param}'"
+        if param not in model.PARAMETERS or param in judged.grid:
+            raise SpecError(f"{key}: not a parameter of model '{data['model']}' that '{judged.id}' holds fixed.")
+        for i, entry in enumerate(entries):
+            model.PARAMETERS[param].check(entry["value"], f"{path}: readings.{param}[{i}].value")
+        values = [e["value"] for e in entries]
+        if len(set(map(repr, values))) != len(values) or values[0] != own[param]:
+            raise SpecError(f"{key}: list each value once, {judged.id}'s own ({own[param]!r}) first.")
+
+
 def load_spec(path: str | Path) -> Spec:
     """Read, schema-check and cross-check one spec."""
     path = Path(path)
     data = _read_yaml(path)
     _check_schema(path, data)
-    if "data_from" in data:
-        for key in ("scales", "grid", "fixed", "assumptions", "preset"):
-            if key in data:
-                raise SpecError(f"{path}: key '{key}' must not be given: it comes from 'data_from'.")
+    for link, keys in (("data_from", ("scales", "grid", "fixed", "assumptions", "preset")), ("judges", JUDGED_KEYS)):
+        if link in data:
+            for key in keys:
+                if key in data:
+                    raise SpecError(f"{path}: key '{key}' must not be given: it comes from '{link}'.")
+    if "data_from" in data and "judges" in data:
+        raise SpecError(f"{path}: key 'judges': an experiment that judges another simulates its own cells (no 'data_from').")
     _check_params(path, data, _model(path, data))
-    data = _link_source(path, _merge_preset(path, data))
+    data = _link_judged(path, _link_source(path, _merge_preset(path, data)))
     data = {k: v for k, v in data.items() if v is not None}
     _check_semantics(path, data)
     spec = Spec(path, data)

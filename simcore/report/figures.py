@@ -1,6 +1,7 @@
 """Figures of experiments (PDF): reproduced curves with intervals and the published points
 over them (``lines``), one point per replication against x = y (``scatter``), a claim's
-statistic under each reading of the open assumptions (``readings``, ``map``), or an open
+statistic under each reading of the open assumptions (``readings``, ``map``), a paper's claims
+under every reading of its simulator (``judged``, :mod:`simcore.report.judged`), or an open
 quantity fitted on one machine and the others' levels read off at it (``fit``)."""
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ def make_figure(spec, results_dir: Path, out: Path) -> None:
             fig, axes = _readings_axes(spec)
         elif kind == "fit":
             fig, axes = plt.subplots(1, 2, figsize=WIDE, squeeze=False)
+        elif kind == "judged":   # two panels and the legend's
+            fig, axes = plt.subplots(1, 3, figsize=(WIDE[0], WIDE[1] * 1.15), squeeze=False,
+                                     gridspec_kw={"width_ratios": [1, 1, 0.8]})
         elif kind == "map":
             n = max(len(_readings_claims(spec)), 1)
             fig, axes = plt.subplots(n, 1, figsize=(SIZE[0] * 1.6, n * SIZE[1] * 1.1), squeeze=False)
@@ -68,6 +72,9 @@ def make_figure(spec, results_dir: Path, out: Path) -> None:
                 _scatter(spec, Path(results_dir), ax)
             elif kind == "fit":
                 _fit(spec, Path(results_dir), axes[0])
+            elif kind == "judged":
+                from simcore.report.judged import draw
+                draw(spec, Path(results_dir), axes[0])
             else:
                 raise ValueError(f"{spec.path}: key 'output.kind': unknown figure kind '{kind}'.")
             fig.tight_layout(pad=0.3)

@@ -13,7 +13,7 @@ from simcore.experiments.spec import SCALES, where_matches
 from simcore.report.data import (
     cell_key, cell_values, claim_rows, claim_statistic, fmt, fmt_ci, fmt_percent, fmt_published,
     has_gain_panel, isnum, metric_label, pair_ratio, published_for, published_ratios,
-    VERDICT_COLOURS, read_provenance, read_replications, read_summary, split_cells, tex_escape, tex_id, verdict_tex,
+    VERDICT_COLOURS, read_claims, read_provenance, read_replications, read_summary, split_cells, tex_escape, tex_id, verdict_tex,
 )
 from simcore.stats.claims import VERDICTS
 
@@ -125,10 +125,61 @@ def numbers(specs, results_dir: Path, figures=()) -> dict:
             m.add(f"{prefix}/{verdict.replace(' ', '')}", str(n))
         m.add(f"{prefix}/total", str(sum(table.values())))
         m.add(f"{prefix}/sentence", verdict_sentence(table))
+    standings = standing_counts([*specs, *figures], results_dir)
+    for paper, table in standings.items():
+        for key, n in table.items():
+            m.add(f"score/{paper}/{key.replace(' ', '')}", str(n))
+    m.add("score/readings", standing_sentence({k: sum(t[k] for t in standings.values()) for k in STANDINGS}))
     return dict(_pairs_of(m.lines))
 
 
+STANDINGS = ("reproduced", "explained", "calibrated", "not reproduced", "judged under readings")
+
+
+def standing_counts(specs, results_dir: Path) -> dict[str, dict[str, int]]:
+    """Per paper, how many claims reproduce under the default reading, are explained by a reading
+    the text supports (:func:`simcore.report.judged.standing`), are calibrated or reproduce under
+    no reading tried; and how many were judged under readings at all."""
+    from simcore.report.judged import judged_rows, standing
+
+    judged = judged_rows(specs, results_dir)
+    out: dict[str, dict[str, int]] = {}
+    for spec in specs:
+        counts = out.setdefault(spec["paper"], {k: 0 for k in STANDINGS})
+        for claim, row in claim_rows(spec, results_dir):
+            rows = judged.get((spec.id, claim["id"]), [])
+            counts[standing(_verdict_of(row), rows)] += 1
+            counts["judged under readings"] += bool(rows)
+    return out
+
+
+def standing_sentence(counts: dict[str, int]) -> str:
+    """'12 reproduced under the default reading, 3 explained by a reading the papers' texts
+    support, ...' (every count, zeros included: the sentence is the report's first summary)."""
+    return (f"{counts['reproduced']} reproduced under the default reading, {counts['explained']} explained by a "
+            f"reading the paper's text supports, {counts['calibrated']} calibrated, and {counts['not reproduced']} "
+            f"not reproduced under any reading tried ({counts['judged under readings']} of all claims were judged "
+            "under readings of their paper's own simulator)")
+
+
+def _judged_macros(m: _Macros, spec, results_dir: Path) -> None:
+    """``judges``: per reading k (0: the judged experiment's own) and judged claim, its verdict and
+    statistic: ``ID/reading{k}/CLAIM/verdict``, ``.../verdicttex``, ``.../estimate``, ``/low``, ``/high``."""
+    claims = read_claims(spec, results_dir)
+    if claims is None:
+        return
+    readings = {r: k for k, r in enumerate(dict.fromkeys(claims["reading"]))}
+    for row in claims.to_dict("records"):
+        base = f"{spec.id}/reading{readings[row['reading']]}/{row['judged_claim']}"
+        m.add(f"{base}/verdict", tex_escape(_verdict_of(row)))
+        m.add(f"{base}/verdicttex", verdict_tex(_verdict_of(row)))
+        for key, column in (("estimate", "estimate"), ("low", "ci_low"), ("high", "ci_high")):
+            m.add(f"{base}/{key}", fmt(row.get(column)))
+
+
 def _claim_macros(m: _Macros, spec, results_dir: Path) -> None:
+    if "judges" in getattr(spec, "data", {}):
+        _judged_macros(m, spec, results_dir)
     for claim, row in claim_rows(spec, results_dir):
         verdict = _verdict_of(row)
         base = f"{spec.id}/claim/{claim['id']}"
@@ -446,18 +497,23 @@ def _why_not(claim: dict, verdict: str) -> str:
 
 
 def scorecard_tex(specs, results_dir: Path) -> str:
+    from simcore.report.judged import judged_rows, summary_note
+
+    judged = judged_rows(specs, results_dir)
+    head = r"\toprule Paper & Experiment & Claim & Statistic, estimate [CI] & Verdict & Best reading the text supports \\ \midrule"
     lines = [HEADER.rstrip(), *verdict_counts_tex(specs, results_dir), *findings_tex(specs, results_dir),
              r"\begingroup\small",
-             r"\begin{longtable}{@{}" + _ragged(0.065, 0.17, 0.34, 0.22, 0.1) + "@{}}",
+             r"\begin{longtable}{@{}" + _ragged(0.065, 0.15, 0.21, 0.18, 0.1, 0.145) + "@{}}",
              r"\caption{Scorecard: every claim of every paper and its verdict. The statistic is the one "
              r"behind the verdict (in the cell that decides it), with its confidence interval and the "
-             r"threshold it is tested against." + _scale_caption(specs, results_dir) + r"}\label{tab:scorecard}\\",
-             r"\toprule Paper & Experiment & Claim & Statistic, estimate [CI] & Verdict \\ \midrule",
-             r"\endfirsthead",
-             r"\toprule Paper & Experiment & Claim & Statistic, estimate [CI] & Verdict \\ \midrule",
-             r"\endhead", r"\bottomrule", r"\endlastfoot"]
+             r"threshold it is tested against. Last column: where an experiment judges the claim under "
+             r"readings of the paper's own simulator, the reading the paper's text supports under which it "
+             r"comes nearest to reproducing, with its verdict and statistic." + _scale_caption(specs, results_dir)
+             + r"}\label{tab:scorecard}\\",
+             head, r"\endfirsthead", head, r"\endhead", r"\bottomrule", r"\endlastfoot"]
     for spec in specs:
         for claim, row in claim_rows(spec, results_dir):
+            rows = judged.get((spec.id, claim["id"]))
             cells = ""
             if row and isnum(row.get("cells")) and int(row["cells"]) > 1:
                 cells = (f" (mean over {_int(row['cells'])} cells)" if row.get("across") == "mean" else
@@ -468,6 +524,7 @@ def scorecard_tex(specs, results_dir: Path) -> str:
                 tex_escape(claim["text"]),
                 (claim_statistic(row) if row else "--") + cells,
                 verdict_tex(row.get("verdict") if row else None),
+                summary_note(rows) if rows else "--",
             ]) + r" \\")
     lines += [r"\end{longtable}", r"\endgroup", ""]
     return "\n".join(lines)
@@ -685,6 +742,11 @@ def _figure_tex(spec) -> str:
                 "intervals; dashed: the published level in the machine's colour. Right: the ratio of the two policies, "
                 "dotted: the published ratio. Vertical line and band: the value fitted on "
                 f"{tex_escape(out['fit_on'])} and its interval.")
+    elif out["kind"] == "judged":
+        what = (f"Left: each claim's statistic of \\texttt{{{tex_escape(spec.data['judges'])}}} against "
+                f"{tex_escape(out['x'].replace('_', ' '))} under every reading (solid: every value supported by the "
+                f"paper's text; dotted: not; thick, with its {level} band: the experiment's own reading); circles: the "
+                "paper's ratios. Right: the same policy's paired difference in the share of CPU time on the home node.")
     elif out["kind"] == "scatter":
         what = (f"One point per execution: {tex_escape(spec.label(out['x']))} on x, "
                 f"{tex_escape(spec.label(out['y']))} on y, with the line x = y"
@@ -699,7 +761,7 @@ def _figure_tex(spec) -> str:
                      "the paper's gain as open markers.")
     caption = f"{tex_escape(spec['title'])} ({tex_escape(spec['source'])}). {what}"
     return (f"\\IfFileExists{{figures/{eid}.pdf}}{{\\begin{{figure}}[htbp]\\centering"
-            f"\\includegraphics[width={0.98 if has_gain_panel(spec) or out['kind'] in ('readings', 'fit') else 0.62}\\linewidth]{{{eid}.pdf}}"
+            f"\\includegraphics[width={0.98 if has_gain_panel(spec) or out['kind'] in ('readings', 'fit', 'judged') else 0.62}\\linewidth]{{{eid}.pdf}}"
             f"\\caption{{{caption}}}\\label{{fig:{eid}}}\\end{{figure}}}}"
             f"{{\\par\\emph{{(Figure {tex_escape(eid)} not built.)}}\\par}}") + _monitor_tex(spec)
 

@@ -33,6 +33,9 @@ def table_tex(spec, results_dir: Path) -> str:
         body, note = _readings(spec, results_dir)
     elif kind == "fit":
         body, note = _fit(spec, results_dir)
+    elif kind == "judged":
+        from simcore.report.judged import table
+        body, note = table(spec, results_dir)
     elif kind in ("lines", "map") or rows == "cells":
         body, note = _cells(spec, results_dir, summary)
     elif rows == "pairs":

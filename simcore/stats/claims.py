@@ -308,7 +308,38 @@ def cell_estimates(spec, raw: pd.DataFrame, claim: dict) -> dict[int, tuple]:
 
 
 def evaluate_claims(spec, raw: pd.DataFrame) -> pd.DataFrame:
-    """One row per claim of the spec (COLUMNS)."""
+    """One row per claim of the spec (COLUMNS); for an experiment that judges another, one row per
+    judged claim and reading (:func:`evaluate_readings`)."""
+    if "judged_claims" in spec.data:
+        return evaluate_readings(spec, raw)
     rows = [evaluate_claim(spec, raw, c) for c in spec.data.get("claims") or []]
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+# what a judged claim's row adds: the judged experiment and claim, the reading (its parameter
+# values), whether it is that experiment's own, whether the paper supports every value, and how
+READING_COLUMNS = ["judged", "judged_claim", "reading", "default_reading", "supported", "support"]
+
+
+def reading_text(combination: dict) -> str:
+    """'name = value; ...' of one reading (``Spec.reading_combinations``)."""
+    return "; ".join(f"{name} = {entry['value']}" for name, entry in combination.items())
+
+
+def evaluate_readings(spec, raw: pd.DataFrame) -> pd.DataFrame:
+    """``judges``: each claim of the judged experiment in the cells of each reading (the claim's
+    own cells with the reading's values), judged as there (docs/statistics.md, "Judged
+    readings"). The claim column names the claim and the reading, so a row's key stays
+    (experiment, claim)."""
+    rows = []
+    for k, combination in enumerate(spec.reading_combinations()):
+        values = {name: entry["value"] for name, entry in combination.items()}
+        text = reading_text(combination)
+        support = " ".join(f"{name} = {e['value']}: {e['support']}" for name, e in combination.items() if e["support"])
+        for claim in spec.data["judged_claims"]:
+            row = evaluate_claim(spec, raw, {**claim, "where": {**(claim.get("where") or {}), **values}})
+            rows.append({**row, "claim": f"{claim['id']} | {text}", "judged": spec.data["judges"],
+                         "judged_claim": claim["id"], "reading": text, "default_reading": k == 0,
+                         "supported": all(e["support"] for e in combination.values()), "support": support})
+    return pd.DataFrame(rows, columns=COLUMNS + READING_COLUMNS)
 

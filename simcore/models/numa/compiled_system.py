@@ -211,6 +211,7 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
             seen = [(int(LORD[i, lvl]), lvl) for lvl in range(LT.shape[1]) if LORD[i, lvl] >= 0]
             task.level_time = {lvl: float(LT[i, lvl]) for _, lvl in sorted(seen)}
         self.migrations, self.active_pushes, self.wasted_migrations = (int(SI[k]) for k in (SK.Y_MIGR, SK.Y_PUSH, SK.Y_WASTE))
+        self.migration_levels, self.away_moves, self.home_moves = (int(SI[k]) for k in (SK.Y_MLEVEL, SK.Y_AWAY, SK.Y_HOMEM))
         self.unfinished, self.to_finish = int(SI[SK.Y_UNFIN]), int(SI[SK.Y_TOFIN])
         self.delivered, self.work = float(SF[SK.Z_DELIV]), float(SF[SK.Z_WORK])
         busy = self.I[int(self.I[K.O_BUSY]):int(self.I[K.O_BUSY]) + self.ncpus]

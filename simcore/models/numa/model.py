@@ -128,6 +128,9 @@ METRICS: dict[str, Metric] = {
     "mean_migrations": Metric("Migrations per task.", "nonnegative"),
     "tasks_migrated": Metric("Share of tasks migrated at least once by the balancer.", "share"),
     "wasted_migrations": Metric("Share of migrations after which the task was migrated again before it ran (mehta II.B: successful balancing, unsuccessful migration).", "share"),
+    "mean_migration_level": Metric("Mean distance level a migration crosses (0 = within a node; levels are the machine's sorted distinct SLIT distances): how far the balancer moves tasks (corr05's mechanism: tasks migrated to distant nodes).", "nonnegative"),
+    "home_return_share": Metric("Of the migrations of tasks that were off their home node, the share that took them back home (corr05: 'the probability they return back to their original nodes'); 0 without such migrations.", "share"),
+    "lb_attempts_per_s": Metric("Balancing attempts per second of the run (lb_attempts over the time from t=0 to the last completion, when the run ends): mehta's overheads of balancing attempts.", "nonnegative"),
     "share_far": Metric("Share of CPU time at distance levels beyond the conservative balancer's zone (levels >= S = L // 2 + 1 of L >= 4 levels; 0 on machines with fewer than four levels): mehta's 'No Load Balancing Zone'.", "share"),
     **{f"share_level_{k}": Metric(f"Share of CPU time executed at distance level {k} from the task's home node (0 = own node; levels are the machine's sorted distinct SLIT distances; the last bin holds all farther ones).", "share") for k in range(MAX_LEVELS)},
     **{f"task_share_level_{k}": Metric(f"Share of tasks that received most of their CPU time at distance level {k} from home (mehta Table 2 counts tasks per level).", "share") for k in range(MAX_LEVELS)},
@@ -382,7 +385,10 @@ def measure(system: NumaSystem, engine: Engine) -> dict[str, float]:
         "mean_migrations": system.migrations / n,
         "tasks_migrated": sum(t.migrations > 0 for t in tasks) / n,
         "wasted_migrations": system.wasted_migrations / system.migrations if system.migrations else 0.0,
+        "mean_migration_level": system.migration_levels / system.migrations if system.migrations else 0.0,
+        "home_return_share": system.home_moves / system.away_moves if system.away_moves else 0.0,
     }
+    out["lb_attempts_per_s"] = out["lb_attempts"] / (max(t.finished for t in tasks) / 1000.0)   # the run starts at t=0
     zone = zone_size(len(system.levels))
     out["share_far"] = math.fsum(share[zone:]) / total
     out.update({f"share_level_{k}": share[k] / total for k in range(MAX_LEVELS)})

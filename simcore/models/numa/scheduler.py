@@ -84,6 +84,9 @@ class NumaSystem:
         self.migrations = 0
         self.active_pushes = 0                # migrations made by active balancing
         self.wasted_migrations = 0            # migrations followed by another before the task ran
+        self.migration_levels = 0             # sum over migrations of the distance level crossed
+        self.away_moves = 0                   # migrations of a task that was off its home node
+        self.home_moves = 0                   # of those, the ones that took it back home
         self.lb_attempts = 0
         self.lb_failed = 0
         self.lb_dead = 0                      # attempts sure to fail (Balancer.quiet; newly idle: no queued task)
@@ -435,6 +438,11 @@ class NumaSystem:
         dst.enqueue(task, task.expired)
         task.migrations += 1
         self.migrations += 1
+        self.migration_levels += self.level_of[src.node][dst.node]
+        if src.node != task.home:
+            self.away_moves += 1
+            if dst.node == task.home:
+                self.home_moves += 1
         if task.moved_unrun:
             self.wasted_migrations += 1
         task.moved_unrun = True

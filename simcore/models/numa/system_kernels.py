@@ -38,9 +38,9 @@ NORMAL = 1
 NEW, QUEUED, RUNNING, BLOCKED, DONE = 0, 1, 2, 3, 4
 
 # the header of SI: run-wide values and counters ...
-(Y_EID, Y_FIRED, Y_STOP, Y_STOPE, Y_UNFIN, Y_TOFIN, Y_MIGR, Y_PUSH, Y_WASTE, Y_N, Y_T, Y_LOOK, Y_INSTANT, Y_IOREST,
+(Y_EID, Y_FIRED, Y_STOP, Y_STOPE, Y_UNFIN, Y_TOFIN, Y_MIGR, Y_PUSH, Y_WASTE, Y_MLEVEL, Y_AWAY, Y_HOMEM, Y_N, Y_T, Y_LOOK, Y_INSTANT, Y_IOREST,
  Y_ACTIVE, Y_IGNHOT, Y_RULES, Y_MAXMIG, Y_HOME, Y_HARD, Y_SCOPE, Y_PARENT, Y_STAMP, Y_HN, Y_NODES, Y_LEVELS,
- Y_LIFE) = range(27)
+ Y_LIFE) = range(30)
 # ... and the offsets of the blocks of SI (O_*) and of SF (OF_*)
 O_TI, O_RI, O_Q, O_LORD, O_LV, O_DI, O_CI, O_H, O_ZN = range(Y_LIFE + 1, Y_LIFE + 10)
 OF_TF, OF_RF, OF_LT, OF_D, OF_FR, OF_DF, OF_CT, OF_ND = range(O_ZN + 1, O_ZN + 9)
@@ -700,6 +700,13 @@ def pull(t, src, dst, now, SI, SF, F, I):
     enqueue(dst, t, SI[tb + T_EXP] != 0, False, SI)
     SI[tb + T_MIGR] += 1
     SI[Y_MIGR] += 1
+    nodes, home = SI[Y_NODES], SI[tb + T_HOME]
+    sn, dn = SI[SI[O_RI] + src * R_COLS + R_NODE], SI[SI[O_RI] + dst * R_COLS + R_NODE]
+    SI[Y_MLEVEL] += SI[SI[O_LV] + sn * nodes + dn]
+    if sn != home:
+        SI[Y_AWAY] += 1
+        if dn == home:
+            SI[Y_HOMEM] += 1
     if SI[tb + T_MOVED]:
         SI[Y_WASTE] += 1
     SI[tb + T_MOVED] = 1

@@ -1,0 +1,188 @@
+"""Judged readings (``judges``): a paper's claims under every reading of what its simulator did.
+
+An experiment that judges another (``output.kind: judged``) holds one claims.csv row per judged
+claim and reading (:func:`simcore.stats.claims.evaluate_readings`). This module draws them (each
+judged statistic against the load, one line per reading, the published points over them, and
+the hierarchy's effect on a mechanism diagnostic), tabulates them with their support and the
+diagnostics, and picks per claim the best reading the paper's text supports, for the scorecard.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from simcore.report.data import (
+    claim_statistic, fmt, fmt_ci, isnum, metric_label, read_claims, read_summary, tex_escape, verdict_tex,
+)
+
+# how near a reading's verdict comes to the paper's claim: the first is the best
+CLOSENESS = ("reproduced", "smaller than published", "larger than published", "inconclusive", "absent",
+             "contradicted", "calibrated")
+DIAGNOSTICS = ("mean_migrations", "mean_migration_level", "home_return_share", "share_level_0", "active_pushes",
+               "lb_attempts_per_s")
+
+
+def judged_rows(specs, results_dir: Path) -> dict[tuple[str, str], list[dict]]:
+    """(judged experiment, claim id) -> the rows of every experiment that judges it, one per reading."""
+    out: dict[tuple[str, str], list[dict]] = {}
+    for spec in specs:
+        if "judges" not in spec.data:
+            continue
+        claims = read_claims(spec, results_dir)
+        for row in [] if claims is None else claims.to_dict("records"):
+            out.setdefault((row["judged"], row["judged_claim"]), []).append({**row, "readings_experiment": spec.id})
+    return out
+
+
+def _supported(row: dict) -> bool:
+    return str(row.get("supported")).lower() == "true"
+
+
+def best_supported(rows: list[dict]) -> dict | None:
+    """The reading the text supports under which the claim comes nearest to reproducing (the
+    order of CLOSENESS; ties: the reading listed first), or None when none is supported."""
+    rank = {v: i for i, v in enumerate(CLOSENESS)}
+    good = [r for r in rows if _supported(r) and isinstance(r.get("verdict"), str)]
+    return min(good, key=lambda r: rank.get(r["verdict"], len(rank))) if good else None
+
+
+def standing(default_verdict, rows: list[dict]) -> str:
+    """'reproduced' (under the default reading), 'explained' (not by default, but under a reading
+    the text supports), 'calibrated', or 'not reproduced' (under no reading tried)."""
+    if default_verdict in ("reproduced", "calibrated"):
+        return default_verdict
+    best = best_supported(rows)
+    return "explained" if best is not None and best["verdict"] == "reproduced" else "not reproduced"
+
+
+def reading_tex(row: dict) -> str:
+    """A reading's values, short: 'locality scope lifetime, active balance False, ...', breakable
+    after a value's hyphens (narrow table columns)."""
+    parts = [p.strip().partition(" = ") for p in str(row["reading"]).split(";")]
+    return ", ".join(tex_escape(f"{name.replace('_', ' ')} {value}").replace("-", r"-\allowbreak{}")
+                     for name, _, value in parts)
+
+
+# --------------------------------------------------------------------------- figure
+
+def draw(spec, results_dir: Path, axes) -> None:
+    """Left: the judged claims' statistic (policy / baseline on their metric) against output.x,
+    one line per reading (solid: supported by the text; dotted: not), the published ratios as
+    black circles. Middle: the same policy's paired difference in home-node CPU share. Right:
+    the legend."""
+    summary = read_summary(spec, results_dir)
+    if summary is None:
+        raise FileNotFoundError(f"{results_dir}/{spec.id}/summary.csv is missing: aggregate {spec.id} first.")
+    x = spec["output"]["x"]
+    claim = spec.data["judged_claims"][0]
+    policy, metric = claim["policy"], claim["metric"]
+    names = list(spec.data["readings"])
+    colours = [f"C{i}" for i in range(10)]
+    for k, combo in enumerate(spec.reading_combinations()):
+        rows = summary[(summary.policy == policy)]
+        for name, entry in combo.items():
+            rows = rows[rows[name].astype(str) == str(entry["value"])]
+        supported = all(e["support"] for e in combo.values())
+        label = ", ".join(f"{entry['value']}" for entry in combo.values())
+        style = {"color": colours[k % 10], "linestyle": "-" if supported else ":", "linewidth": 1.6 if k == 0 else 0.9}
+        for ax, m, col in ((axes[0], metric, "ratio"), (axes[1], "share_level_0", "diff")):
+            part = rows[rows.metric == m].sort_values(x)
+            if part.empty:
+                continue
+            xs = part[x].to_numpy(float)
+            ax.plot(xs, part[f"{col}_mean"].to_numpy(float), label=label if ax is axes[0] else None, **style)
+            if k == 0:
+                ax.fill_between(xs, part[f"{col}_low"].to_numpy(float), part[f"{col}_high"].to_numpy(float),
+                                color=style["color"], alpha=0.2, linewidth=0)
+    pub = _published_ratios(spec, policy, metric, x)
+    if pub:
+        axes[0].plot(*zip(*pub), linestyle="none", marker="o", markersize=4, markerfacecolor="none",
+                     markeredgecolor="black", label="paper")
+    axes[0].axhline(1.0, color="0.3", linewidth=0.6, linestyle="--")
+    axes[1].axhline(0.0, color="0.3", linewidth=0.6, linestyle="--")
+    axes[0].set_ylabel(f"{metric_label(spec, metric).split(' (')[0]}, ratio")
+    axes[0].set_title(f"{spec.label(policy)} / {spec.label(spec.baseline)}")
+    axes[1].set_ylabel("home-node CPU share, difference")
+    axes[1].set_title(f"{spec.label(policy)} - {spec.label(spec.baseline)}")
+    for ax in axes[:2]:
+        ax.set_xlabel(spec["output"].get("xlabel", x.replace("_", " ")))
+        ax.grid(True, linewidth=0.3, alpha=0.5)
+    handles, labels = axes[0].get_legend_handles_labels()
+    axes[2].axis("off")
+    axes[2].legend(handles, labels, loc="center left", fontsize=6, title="reading:\n" + "\n".join(
+        n.replace("_", " ") for n in names), title_fontsize=6)
+
+
+def _published_ratios(spec, policy: str, baseline_metric: str, x: str) -> list[tuple[float, float]]:
+    """(x, published policy/baseline) where the paper gives both values."""
+    values: dict = {}
+    for e in spec.data.get("published") or []:
+        if "than" in e or e["metric"] != baseline_metric or x not in (e.get("where") or {}):
+            continue
+        values.setdefault(e["where"][x], {})[e.get("policy", spec.baseline)] = float(e["value"])
+    return sorted((float(k), v[policy] / v[spec.baseline]) for k, v in values.items()
+                  if policy in v and spec.baseline in v and v[spec.baseline])
+
+
+# --------------------------------------------------------------------------- table
+
+def table(spec, results_dir: Path) -> tuple[str, str]:
+    """Every judged claim under every reading: its statistic and verdict, and whether the text
+    supports the reading; then the diagnostics per reading and policy at the lightest and the
+    heaviest load. Returns (tabular, note)."""
+    claims, summary = read_claims(spec, results_dir), read_summary(spec, results_dir)
+    if claims is None or summary is None:
+        body = "\\begin{tabular}{l}\n\\toprule\nNo results yet.\\\\\n\\bottomrule\n\\end{tabular}"
+        return body, f"(Results of {tex_escape(spec.id)} are missing.)"
+    lines = ["\\begin{tabular}{@{}lllll@{}}", "\\toprule",
+             "Claim & Reading & Text & Statistic, estimate [CI] & Verdict \\\\", "\\midrule"]
+    for row in claims.to_dict("records"):
+        lines.append(" & ".join([f"\\texttt{{{tex_escape(row['judged_claim'])}}}", reading_tex(row),
+                                 "yes" if _supported(row) else "no", claim_statistic(row),
+                                 verdict_tex(row.get("verdict"))]) + " \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    supports = {f"{name} = {e['value']}": e["support"] for name, entries in spec.data["readings"].items() for e in entries}
+    said = "; ".join(f"{tex_escape(k)}: {tex_escape(v) if v else 'no sentence of the paper'}" for k, v in supports.items())
+    note = (f"Each claim of \\texttt{{{tex_escape(spec.data['judges'])}}} judged in the cells of each reading, "
+            "as it is judged there (the first reading is that experiment's own). Text: whether the paper supports every "
+            f"value of the reading ({said}). Below the claims, the mechanism's diagnostics (mean over the replications) at "
+            "the lightest and the heaviest load.")
+    body = "\n".join(["\\begin{tabular}{@{}c@{}}", *lines, "\\\\[1.5ex]", *_diagnostics(spec, summary), "\\end{tabular}"])
+    return body, note
+
+
+def _diagnostics(spec, summary: pd.DataFrame) -> list[str]:
+    """A tabular: per reading, load (the lightest and the heaviest) and policy, the mean of each
+    diagnostic the spec measures."""
+    x = spec["output"]["x"]
+    metrics = [m for m in DIAGNOSTICS if m in {d["name"] for d in spec.metrics}]
+    loads = sorted(summary[x].unique())
+    loads = [loads[0], loads[-1]] if len(loads) > 1 else loads
+    out = ["\\begin{tabular}{@{}lll" + "r" * len(metrics) + "@{}}", "\\toprule",
+           " & ".join(["Reading", tex_escape(x.replace("_", " ")), "Policy",
+                       *(tex_escape(metric_label(spec, m)) for m in metrics)]) + " \\\\", "\\midrule"]
+    for combo in spec.reading_combinations():
+        rows = summary
+        for name, entry in combo.items():
+            rows = rows[rows[name].astype(str) == str(entry["value"])]
+        text = reading_tex({"reading": "; ".join(f"{n} = {e['value']}" for n, e in combo.items())})
+        for load in loads:
+            for policy in spec.policies:
+                part = rows[(rows[x] == load) & (rows.policy == policy)]
+                cells = []
+                for m in metrics:
+                    v = part[part.metric == m]["mean"]
+                    cells.append(fmt(v.iloc[0], 3) if len(v) and isnum(v.iloc[0]) else "--")
+                out.append(" & ".join([text, fmt(load), tex_escape(spec.label(policy)), *cells]) + " \\\\")
+                text = ""
+    return out + ["\\bottomrule", "\\end{tabular}"]
+
+
+def summary_note(rows: list[dict]) -> str:
+    """The scorecard's cell for one claim: the best supported reading, its verdict and values."""
+    best = best_supported(rows)
+    if best is None:
+        return "no reading the text supports"
+    return f"{verdict_tex(best['verdict'])} under {reading_tex(best)} ({fmt_ci(best['estimate'], best['ci_low'], best['ci_high'])})"

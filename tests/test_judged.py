@@ -1,0 +1,140 @@
+"""Judged readings (``judges``/``readings``): what a spec may say, how each judged claim is
+evaluated under each reading, and how the scorecard picks the best reading the text supports
+(docs/statistics.md, "Judged readings")."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from simcore.experiments import load_spec
+from simcore.errors import InputError
+from simcore.experiments.spec import SpecError
+from simcore.report.judged import best_supported, standing
+from simcore.stats.claims import evaluate_claims
+
+SPEC = "corr05-fig9-readings"
+
+
+@pytest.fixture
+def tree(tmp_path, root):
+    shutil.copytree(root / "config", tmp_path / "config")
+    return tmp_path
+
+
+def _edit(tree: Path, edit, name: str = SPEC) -> Path:
+    path = tree / f"config/experiments/{name}.yaml"
+    data = yaml.safe_load(path.read_text())
+    edit(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def test_a_judging_spec_takes_the_judged_experiments_values_and_crosses_its_grid_with_the_readings(root):
+    """corr05-fig9-readings: corr05-fig9's ten loads times 2 x 2 x 2 readings, the judged
+    experiment's own reading first; its published values and claims are corr05-fig9's, the claims
+    kept apart (the scorecard counts them once, under corr05-fig9)."""
+    spec, judged = load_spec(root / f"config/experiments/{SPEC}.yaml"), load_spec(root / "config/experiments/corr05-fig9.yaml")
+    assert len(spec.all_cells()) == 10 * 8
+    assert spec.grid["n_tasks"] == judged.grid["n_tasks"]
+    first = spec.reading_combinations()[0]
+    assert {n: e["value"] for n, e in first.items()} == {n: judged.params()[n] for n in first}
+    assert spec.data["judged_claims"] == judged.data["claims"] and "claims" not in spec.data
+    assert spec.data["published"] == judged.data["published"]
+    assert spec.params(spec.cell(0).values)["topology"] == "corr05-4x2"
+    assert root / "config/experiments/corr05-fig9.yaml" in spec.files
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["readings"]["locality_scope"].reverse(), "readings.locality_scope': list each value once, corr05-fig9's own ('lifetime') first"),
+    (lambda d: d["readings"].update(n_tasks=[{"value": 50, "support": None}]), "readings.n_tasks': not a parameter of model 'numa' that 'corr05-fig9' holds fixed"),
+    (lambda d: d["readings"]["domain_init"].append({"value": "sparc", "support": None}), "readings.domain_init[2].value"),
+    (lambda d: d.update(judges="corr05-fig99"), "key 'judges': no other experiment 'corr05-fig99'"),
+    (lambda d: d.update(judges="corr05-fig10-readings"), "itself judges or reads another experiment"),
+    (lambda d: d.pop("readings"), "key 'readings' is missing"),
+    (lambda d: d.update(grid={"n_tasks": [50]}), "key 'grid' must not be given: it comes from 'judges'"),
+    (lambda d: d.update(policies=["multilevel", "linux-2level"]), "must have this experiment's model, policies and baseline"),
+    (lambda d: d.update(metrics=[{"name": "migrations"}]), "key 'metrics': 'mean_turnaround_s' is missing"),
+    (lambda d: d["output"].update(x="locality_scope"), "output.x': a grid parameter of the judged experiment"),
+    (lambda d: d["output"].update(kind="lines"), "output.kind': 'judged' is the output of, and only of"),
+    (lambda d: d["readings"]["active_balance"][0].update(support="too short"), "readings.active_balance.0.support"),
+])
+def test_a_bad_judging_spec_is_one_sentence_naming_the_key(tree, edit, message):
+    path = _edit(tree, edit)
+    with pytest.raises(InputError, match=re.escape(message)):   # SpecError, or a parameter's domain error
+        load_spec(path)
+
+
+def test_readings_need_judges_and_judged_output_needs_judges(tree):
+    path = _edit(tree, lambda d: d.update(readings={"locality_scope": [{"value": "cpu", "support": None}]}), "corr05-fig9")
+    with pytest.raises(SpecError, match="readings are judged only with 'judges'"):
+        load_spec(path)
+
+
+def _raw(spec, ratios: dict) -> pd.DataFrame:
+    """Rows of every cell of ``spec`` (two replications): the baseline's time 10 and 12, the
+    other policy's times those times ``ratios[reading index]`` in the cells of that reading."""
+    rows = []
+    readings = [{n: e["value"] for n, e in c.items()} for c in spec.reading_combinations()]
+    for cell in spec.all_cells():
+        k = next(i for i, r in enumerate(readings) if all(cell.values[n] == v for n, v in r.items()))
+        for rep, base in enumerate((10.0, 12.0)):
+            for policy, t in (("linux-2level", base), ("multilevel", base * ratios.get(k, 1.0))):
+                rows.append({"cell": cell.index, **cell.values, "policy": policy, "rep": rep,
+                             "mean_turnaround_s": t, "mean_migrations": 1.0, "mean_migration_level": 1.0,
+                             "home_return_share": 0.5, "share_level_0": 0.5, "active_pushes": 0.0,
+                             "lb_attempts_per_s": 10.0})
+    return pd.DataFrame(rows)
+
+
+def test_each_judged_claim_is_evaluated_in_the_cells_of_each_reading(root):
+    """Replications whose ratio multilevel / 2 levels is exactly 0.95 in every cell of reading 3
+    and exactly 1.10 in every cell of reading 5 (1 elsewhere; two replications, so the ratio's
+    interval has zero width). multilevel-better-light (ratio below 1 at 50 and 100 tasks, paper
+    0.948 and 0.991) is reproduced under reading 3 only where both cells lie within the margin:
+    0.95 against 0.948 is, 0.95 against 0.991 is 'larger' (effect 5.1% against 0.9%, beyond a
+    quarter): so 'larger than published'; under reading 5 it is contradicted, and under the
+    others absent. multilevel-worse-heavy (above 1 from 150 tasks, paper up to 1.112) is
+    contradicted under reading 3, and under reading 5 reproduced where 1.10 is within a quarter of
+    the paper's effect. Rows carry the reading, its support and whether it is the default."""
+    spec = load_spec(root / f"config/experiments/{SPEC}.yaml")
+    out = evaluate_claims(spec, _raw(spec, {3: 0.95, 5: 1.10}))
+    combos = spec.reading_combinations()
+    assert len(out) == 2 * len(combos)
+    rows = {(r.judged_claim, r.reading): r for r in out.itertuples()}
+    from simcore.stats.claims import reading_text
+    light = [rows[("multilevel-better-light", reading_text(c))] for c in combos]
+    heavy = [rows[("multilevel-worse-heavy", reading_text(c))] for c in combos]
+    assert [r.verdict for r in light] == ["absent"] * 3 + ["larger than published", "absent", "contradicted", "absent", "absent"]
+    assert heavy[3].verdict == "contradicted" and heavy[0].verdict == "absent"
+    assert [r.default_reading for r in light] == [True] + [False] * 7
+    assert [r.supported for r in light] == [all(e["support"] for e in c.values()) for c in combos]
+    assert light[3].claim == f"multilevel-better-light | {reading_text(combos[3])}"
+    assert set(out.judged) == {"corr05-fig9"} and (out.cells == [2, 8] * 8).all()
+
+
+def _row(verdict, supported=True, reading="r"):
+    return {"verdict": verdict, "supported": supported, "reading": reading, "estimate": 1.0, "ci_low": 1.0, "ci_high": 1.0}
+
+
+def test_the_best_supported_reading_is_the_nearest_verdict_and_never_an_unsupported_one():
+    """Among supported readings the nearest verdict wins (reproduced, then smaller or larger than
+    published, inconclusive, absent, contradicted; ties: the first listed); an unsupported reading
+    that reproduces explains nothing. A claim reproduced by default stays 'reproduced'; one
+    reproduced only under a supported reading is 'explained'; otherwise 'not reproduced'."""
+    rows = [_row("absent", reading="a"), _row("reproduced", supported=False, reading="b"),
+            _row("inconclusive", reading="c"), _row("inconclusive", reading="d")]
+    assert best_supported(rows)["reading"] == "c"
+    assert standing("absent", rows) == "not reproduced"
+    rows.append(_row("reproduced", reading="e"))
+    assert best_supported(rows)["reading"] == "e"
+    assert standing("absent", rows) == "explained"
+    assert standing("reproduced", rows) == "reproduced" and standing("calibrated", rows) == "calibrated"
+    assert best_supported([_row("reproduced", supported=False)]) is None
+    assert standing("contradicted", []) == "not reproduced"
+    assert best_supported([_row("absent", supported="True")])["verdict"] == "absent"   # as read back from a CSV
