@@ -606,3 +606,17 @@ def test_artifact_checklist_times_each_experiment_from_the_saved_jobs(tmp_path):
     assert r"\texttt{x} & \texttt{make figure ID=x} & -- & 2.1 / 2.0 & -- \\" in tex
     assert r"\texttt{y} & \texttt{make figure ID=y} & -- & -- & -- \\" in tex
     assert "Scales not yet measured: smoke, full." in tex and "Results Reproduced" in tex
+
+
+@pytest.mark.slow
+def test_the_full_scale_references_macros_fit_texs_string_pool(root):
+    """numbers.tex defines one control sequence (val@KEY) per value, and pdflatex keeps every
+    name in its string pool: TeX Live's pdflatex stops with 'TeX capacity exceeded, sorry [pool
+    size=5840942]' beyond it (a full run with every cell of the judged readings did). The macros
+    of the committed full-scale reference stay under 5,000,000 characters of names, leaving the
+    rest of the pool to the report's own."""
+    from simcore.report.macros import numbers
+
+    specs = [load_spec(p) for p in sorted(SPECS.glob("*.yaml"))]
+    names = numbers(specs, root / "results/reference")
+    assert sum(len("val@") + len(k) for k in names) < 5_000_000

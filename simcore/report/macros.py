@@ -107,10 +107,10 @@ def numbers(specs, results_dir: Path, figures=()) -> dict:
     counts = {v: sum(c[v] for c in per_paper.values()) for v in (*VERDICTS, "missing")}
     for spec in specs:
         _published_macros(m, spec)
-        summary = read_summary(spec, results_dir)
+        summary = _default_reading(spec, read_summary(spec, results_dir))
         if summary is not None:
             _summary_macros(m, spec, summary)
-        reps = read_replications(spec, results_dir)
+        reps = _default_reading(spec, read_replications(spec, results_dir))
         if reps is not None:
             _pair_macros(m, spec, reps)
             if spec["output"]["kind"] == "fit":
@@ -160,6 +160,18 @@ def standing_sentence(counts: dict[str, int]) -> str:
             f"reading the paper's text supports, {counts['calibrated']} calibrated, and {counts['not reproduced']} "
             f"not reproduced under any reading tried ({counts['judged under readings']} of all claims were judged "
             "under readings of their paper's own simulator)")
+
+
+def _default_reading(spec, frame):
+    """An experiment that judges another: only the rows of its first (the judged experiment's own)
+    reading, whose cells the prose quotes; every reading's claims have their own macros
+    (:func:`_judged_macros`). All its cells' values would be hundreds of thousands of macros,
+    beyond TeX's string pool. Any other experiment: ``frame`` as it is."""
+    if frame is None or "judges" not in spec.data:
+        return frame
+    for name, entries in spec.data["readings"].items():
+        frame = frame[frame[name].astype(str) == str(entries[0]["value"])]
+    return frame
 
 
 def _judged_macros(m: _Macros, spec, results_dir: Path) -> None:
