@@ -169,9 +169,10 @@ def test_a_policy_the_kernels_do_not_know_runs_on_the_python_model(monkeypatch):
 def test_a_task_takes_exactly_the_draws_counted_for_it(monkeypatch):
     """``_count_draws`` replays a task's bursts and I/O waits from its creation; the Python model's
     tasks, run to the end, have taken that many (exponential waits and rest-of-slice ones, I/O-bound
-    and CPU-bound tasks)."""
+    and CPU-bound tasks), bursts being work at local speed (locality_scope 'cpu': the count does
+    not depend on where a task runs; the next test bounds it under 'lifetime')."""
     for overrides in ({"io_task_fraction": 0.7}, {"io_wait": "rest-of-slice"}):
-        spec, params, streams, workload = _workload("corr05-fig10", 2, 120, **overrides)
+        spec, params, streams, workload = _workload("corr05-fig10", 2, 120, locality_scope="cpu", **overrides)
         from simcore.models.numa.task import Task
         counted = [_count_draws(Task(s, params), params["io_wait"] == "rest-of-slice") for s in workload]
         monkeypatch.setattr(NumaSystem, "compiled", False)

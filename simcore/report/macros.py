@@ -403,7 +403,9 @@ def cells_not_run(spec, prov: dict | None) -> list[dict]:
     if not prov or prov.get("scale") not in SCALES:
         return []
     run = {c.index for c in spec.cells(prov["scale"])}
-    return [c.values for c in spec.all_cells() if c.index not in run]
+    own = {name: entries[0]["value"] for name, entries in (spec.data.get("readings") or {}).items()}
+    return [c.values for c in spec.all_cells()   # judged readings: their own reading's cells (_default_reading)
+            if c.index not in run and where_matches(own, c.values)]
 
 
 def _cell_keys(spec, values: dict):
@@ -758,7 +760,8 @@ def _figure_tex(spec) -> str:
         what = (f"Left: each claim's statistic of \\texttt{{{tex_escape(spec.data['judges'])}}} against "
                 f"{tex_escape(out['x'].replace('_', ' '))} under every reading (solid: every value supported by the "
                 f"paper's text; dotted: not; thick, with its {level} band: the experiment's own reading); circles: the "
-                "paper's ratios. Right: the same policy's paired difference in the share of CPU time on the home node.")
+                "paper's ratios. Middle: the same policy's paired difference in the share of CPU time on the home node. "
+                "Right: the readings, as values of the parameters named above them.")
     elif out["kind"] == "scatter":
         what = (f"One point per execution: {tex_escape(spec.label(out['x']))} on x, "
                 f"{tex_escape(spec.label(out['y']))} on y, with the line x = y"
