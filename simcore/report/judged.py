@@ -16,6 +16,7 @@ import pandas as pd
 from simcore.report.data import (
     claim_statistic, fmt, fmt_ci, isnum, metric_label, read_claims, read_summary, tex_escape, verdict_tex,
 )
+from simcore.stats.claims import reading_text
 
 # how near a reading's verdict comes to the paper's claim: the first is the best
 CLOSENESS = ("reproduced", "smaller than published", "larger than published", "inconclusive", "absent",
@@ -34,6 +35,14 @@ def judged_rows(specs, results_dir: Path) -> dict[tuple[str, str], list[dict]]:
         for row in [] if claims is None else claims.to_dict("records"):
             out.setdefault((row["judged"], row["judged_claim"]), []).append({**row, "readings_experiment": spec.id})
     return out
+
+
+def rows_of_reading(frame: pd.DataFrame, combination: dict) -> pd.DataFrame:
+    """The rows of ``frame`` (a summary or replications table) in the cells of one reading
+    (``Spec.reading_combinations``: parameter -> entry with its value)."""
+    for name, entry in combination.items():
+        frame = frame[frame[name].astype(str) == str(entry["value"])]
+    return frame
 
 
 def _supported(row: dict) -> bool:
@@ -81,9 +90,7 @@ def draw(spec, results_dir: Path, axes) -> None:
     names = list(spec.data["readings"])
     colours = [f"C{i}" for i in range(10)]
     for k, combo in enumerate(spec.reading_combinations()):
-        rows = summary[(summary.policy == policy)]
-        for name, entry in combo.items():
-            rows = rows[rows[name].astype(str) == str(entry["value"])]
+        rows = rows_of_reading(summary[summary.policy == policy], combo)
         supported = all(e["support"] for e in combo.values())
         label = ", ".join(f"{entry['value']}" for entry in combo.values())
         style = {"color": colours[k % 10], "linestyle": "-" if supported else ":", "linewidth": 1.6 if k == 0 else 0.9}
@@ -164,10 +171,8 @@ def _diagnostics(spec, summary: pd.DataFrame) -> list[str]:
            " & ".join(["Reading", tex_escape(x.replace("_", " ")), "Policy",
                        *(tex_escape(metric_label(spec, m)) for m in metrics)]) + " \\\\", "\\midrule"]
     for combo in spec.reading_combinations():
-        rows = summary
-        for name, entry in combo.items():
-            rows = rows[rows[name].astype(str) == str(entry["value"])]
-        text = reading_tex({"reading": "; ".join(f"{n} = {e['value']}" for n, e in combo.items())})
+        rows = rows_of_reading(summary, combo)
+        text = reading_tex({"reading": reading_text(combo)})
         for load in loads:
             for policy in spec.policies:
                 part = rows[(rows[x] == load) & (rows.policy == policy)]

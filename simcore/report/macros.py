@@ -167,11 +167,11 @@ def _default_reading(spec, frame):
     reading, whose cells the prose quotes; every reading's claims have their own macros
     (:func:`_judged_macros`). All its cells' values would be hundreds of thousands of macros,
     beyond TeX's string pool. Any other experiment: ``frame`` as it is."""
+    from simcore.report.judged import rows_of_reading
+
     if frame is None or "judges" not in spec.data:
         return frame
-    for name, entries in spec.data["readings"].items():
-        frame = frame[frame[name].astype(str) == str(entries[0]["value"])]
-    return frame
+    return rows_of_reading(frame, spec.reading_combinations()[0])
 
 
 def _judged_macros(m: _Macros, spec, results_dir: Path) -> None:
