@@ -58,7 +58,9 @@ def test_a_judging_spec_takes_the_judged_experiments_values_and_crosses_its_grid
     (lambda d: d.update(judges="corr05-fig10-readings"), "itself judges or reads another experiment"),
     (lambda d: d.pop("readings"), "key 'readings' is missing"),
     (lambda d: d.update(grid={"n_tasks": [50]}), "key 'grid' must not be given: it comes from 'judges'"),
-    (lambda d: d.update(policies=["multilevel", "linux-2level"]), "must have this experiment's model, policies and baseline"),
+    (lambda d: d.update(baseline="multilevel"), "must have this experiment's model and baseline"),
+    (lambda d: d.update(policies=["linux-2level", "multilevel", "conservative-soft"]), "key 'policies': 'conservative-soft' is not a policy of 'corr05-fig9'"),
+    (lambda d: d.update(policies=["linux-2level"]), "key 'policies': 'multilevel' is missing (claim"),
     (lambda d: d.update(metrics=[{"name": "migrations"}]), "key 'metrics': 'mean_turnaround_s' is missing"),
     (lambda d: d["output"].update(x="locality_scope"), "output.x': a grid parameter of the judged experiment"),
     (lambda d: d["output"].update(kind="lines"), "output.kind': 'judged' is the output of, and only of"),
@@ -68,6 +70,34 @@ def test_a_bad_judging_spec_is_one_sentence_naming_the_key(tree, edit, message):
     path = _edit(tree, edit)
     with pytest.raises(InputError, match=re.escape(message)):   # SpecError, or a parameter's domain error
         load_spec(path)
+
+
+def test_readings_named_in_a_file_are_shared_by_the_experiments_that_name_them(root):
+    """mehta's Tables 3-5 are judged under one set of readings, config/readings/mehta-overheads.yaml:
+    each experiment crosses its judged grid with those readings (2 x 2 x 2 x 2 = 16), runs only the
+    policies its claims compare, and lists the file among its own (a change reruns it)."""
+    spec = load_spec(root / "config/experiments/mehta-table4-w2-readings.yaml")
+    judged = load_spec(root / "config/experiments/mehta-table4-w2.yaml")
+    file = root / "config/readings/mehta-overheads.yaml"
+    assert spec.data["readings"] == yaml.safe_load(file.read_text())
+    assert len(spec.reading_combinations()) == 16
+    assert len(spec.all_cells()) == 16 * len(judged.grid["n_tasks"])
+    assert spec.policies == ["multilevel", "conservative-soft"] and len(judged.policies) == 3
+    assert file in spec.files
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "key 'readings': no readings file 'mehta-overheads'"),
+    ({"rules_scope": [{"value": "all"}]}, "mehta-overheads.yaml: key 'rules_scope.0': 'support' is a required property"),
+])
+def test_a_bad_readings_file_is_one_sentence_naming_it(tree, content, message):
+    file = tree / "config/readings/mehta-overheads.yaml"
+    if content is None:
+        file.unlink()
+    else:
+        file.write_text(yaml.safe_dump(content))
+    with pytest.raises(SpecError, match=re.escape(message)):
+        load_spec(tree / "config/experiments/mehta-table3-w1-readings.yaml")
 
 
 def test_readings_need_judges_and_judged_output_needs_judges(tree):

@@ -1510,6 +1510,50 @@ def test_a_task_away_from_home_runs_slower_by_the_memory_factor(scenario):
     assert out.metrics["share_level_1"] == pytest.approx(1500 / 2530)
 
 
+@pytest.mark.parametrize("migration_cost, attempt_cost, finished", [
+    (0.0, 0.0, [30.0, 1000.0, 1530.0]),
+    (10.0, 0.0, [30.0, 1000.0, 1545.0]),
+    (0.0, 2.0, [30.0, 1010.0, 1544.0]),
+    (10.0, 2.0, [30.0, 1010.0, 1559.0]),
+])
+def test_migrations_and_busy_attempts_cost_the_task_their_time(scenario, migration_cost, attempt_cost, finished):
+    """The scenario above (periodic balancing every 200 ms, busy factor 1; CPU 1's first attempt
+    is overdue at t=0, when it is still idle; CPU 0's is due at 200) with balancing costs.
+    migration_cost 10: task 2 pulled at t=30 has 1010 ms of work to do on CPU 1, at 1.5: 1515 ms,
+    ending at 1545. lb_attempt_cost 2: every periodic attempt of a busy CPU finds the CPUs balanced
+    and delays its running task by 2 ms of wall time. CPU 0 runs task 1 through its attempts at
+    200, 400, 600, 800 and 1000: 1000 + 5 x 2 = 1010 (the next, at 1200, comes after). CPU 1 runs
+    task 2 through 200, 400, ..., 1400 (seven): 1530 + 14 = 1544, or 1545 + 14 = 1559 with both
+    costs (1600 comes after either). Task 0 and the attempts of idle CPUs delay no one. The
+    overhead per task is the work added: 10 for the migration, 2 per attempt on task 1 (at
+    speed 1) and 2/1.5 per attempt on task 2."""
+    d = dom({0, 1}, [{0}, {1}], flags=(LB, NI), interval=(200, 200), name="node")
+    out = scenario(nodes(2), [[d], [d]], [T(0, 1, 30), T(0, 0, 1000), T(0, 0, 1000)], memory_stall_fraction=0.5,
+                   migration_cost=migration_cost, lb_attempt_cost=attempt_cost)
+    assert out.pulls == [(30.0, 2, 0, 1)]
+    assert [t.finished for t in out.tasks] == pytest.approx(finished)
+    work = migration_cost + (5 * attempt_cost + 7 * attempt_cost / 1.5)
+    assert out.metrics["overhead_per_task"] == pytest.approx(work / 3)
+
+
+@pytest.mark.parametrize("cost, finished", [(0.0, 1035.0), (10.0, 1050.0)])
+def test_a_task_moved_again_before_its_refill_is_done_owes_one_refill(scenario, cost, finished):
+    """One node of three CPUs, newly-idle balancing over {0}|{1}|{2}. t=0: task 2 (1000 ms) queues
+    on CPU 0 behind task 1; tasks 0 (30 ms) and 3 (40 ms) run on CPUs 1 and 2. t=30: CPU 1 pulls
+    task 2, which owes the refill (migration_cost 10) before its work: 1010 ms. t=35: task 4
+    (nice -5) is created on CPU 1 and preempts it after 5 ms (5 of the refill done, 5 owed). t=40:
+    CPU 2, idle, pulls task 2: its cache is cold again, and it owes one refill, 10, not 5 + 10:
+    1000 + 10 ms of work to do from t=40, ending at 1050 (1055 if refills added up). Free
+    migrations: 995 ms from t=40, ending at 1035. Work added: 10 at the first move, 10 - 5 at
+    the second, 15 over 5 tasks."""
+    d = dom({0, 1, 2}, [{0}, {1}, {2}], flags=(LB, NI), interval=(200, 200))
+    tasks = [T(0, 1, 30), T(0, 0, 1000), T(0, 0, 1000), T(0, 2, 40), T(35, 1, 500, nice=-5)]
+    out = scenario(one_node(3), [[d], [d], [d]], tasks, migration_cost=cost)
+    assert out.pulls == [(30.0, 2, 0, 1), (40.0, 2, 1, 2)]
+    assert out.tasks[2].finished == pytest.approx(finished)
+    assert out.metrics["overhead_per_task"] == pytest.approx((cost + cost / 2) / 5)
+
+
 def test_the_migration_diagnostics_count_the_distance_crossed_and_the_returns_home(scenario):
     """Two nodes of one CPU at distance 20 (levels: 10 -> 0, 20 -> 1), newly-idle balancing over
     {0}|{1} (periodic every 200 ms). t=0: tasks 1 (150 ms) and 2 (1000 ms) on CPU 0, task 0

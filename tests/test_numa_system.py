@@ -50,7 +50,7 @@ def _same(ref, fast) -> None:
         assert [(t.finished, t.migrations, t.cpu_time, list(t.level_time.items())) for t in b.tasks] == \
                [(t.finished, t.migrations, t.cpu_time, list(t.level_time.items())) for t in a.tasks]
         assert b.metrics == a.metrics          # events, attempts, migrations, shares included
-        assert (b.system.delivered, b.system.work) == (a.system.delivered, a.system.work)
+        assert (b.system.delivered, b.system.work, b.system.overhead) == (a.system.delivered, a.system.work, a.system.overhead)
         assert b.system.migrations > 0
 
 
@@ -79,6 +79,9 @@ def test_the_compiled_system_gives_the_python_models_runs(monkeypatch, spec_id, 
     {"tick": 0.1, "arrival": "uniform", "creation_window": 300.0},
     {"locality_scope": "lifetime"},
     {"locality_scope": "lifetime", "io_wait": "rest-of-slice", "io_task_fraction": 0.5, "active_balance": False},
+    {"migration_cost": 1.25},
+    {"lb_attempt_cost": 0.05},
+    {"lb_attempt_cost": 0.5, "migration_cost": 5.0, "locality_scope": "lifetime", "io_wait": "rest-of-slice"},
 ], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
 def test_the_compiled_system_follows_the_options(monkeypatch, overrides):
     """Options that change the load estimates, the pushes, the intervals, the moves of hot tasks,
@@ -91,6 +94,7 @@ def test_the_compiled_system_follows_the_options(monkeypatch, overrides):
     {"rules_scope": "periodic"},
     {"zone_scope": "all", "max_migrations": 1},
     {"soft_threshold_factor": 4.0, "conservative_domains": "linux-2level"},
+    {"rules_scope": "periodic", "lb_attempt_cost": 0.1, "migration_cost": 1.25},
 ], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
 def test_the_compiled_system_follows_the_conservative_rules(monkeypatch, overrides):
     """Each rule of the conservative policies' ``can_migrate`` and their zone options."""

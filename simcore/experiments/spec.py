@@ -106,6 +106,8 @@ class Spec:
             out.append(self.path.parent.parent / "presets" / f"{self.data['preset']}.yaml")
         for other in dict.fromkeys(x for x in (self.source_id, self.data.get("judges")) if x and x != self.id):
             out += load_spec(self.path.parent / f"{other}.yaml").files
+        if "readings_from" in self.data:
+            out.append(readings_path(self.path, self.data["readings_from"]))
         return out
 
     def reading_combinations(self) -> list[dict]:
@@ -501,18 +503,51 @@ def _link_judged(path: Path, data: dict) -> dict:
         raise SpecError(f"{path}: key 'judges': no other experiment '{name}' ({other} does not exist or is this one).")
     if "readings" not in data:
         raise SpecError(f"{path}: key 'readings' is missing: 'judges' needs the readings to judge under.")
+    if isinstance(data["readings"], str):
+        data = {**data, "readings_from": data["readings"], "readings": _readings_file(path, data["readings"])}
     raw = _read_yaml(other)
     if isinstance(raw, dict) and ("judges" in raw or "data_from" in raw):   # no chain, hence no cycle
         raise SpecError(f"{path}: key 'judges': '{name}' itself judges or reads another experiment.")
     judged = load_spec(other)
-    if judged["model"] != data["model"] or judged.policies != data["policies"] or judged.baseline != data["baseline"]:
-        raise SpecError(f"{path}: key 'judges': '{name}' must have this experiment's model, policies and baseline.")
+    if judged["model"] != data["model"] or judged.baseline != data["baseline"]:
+        raise SpecError(f"{path}: key 'judges': '{name}' must have this experiment's model and baseline.")
     if not judged.data.get("claims"):
         raise SpecError(f"{path}: key 'judges': '{name}' states no claims to judge.")
+    _check_judged_policies(path, data, judged)
     _check_readings(path, data, judged)
     grid = {**judged.grid, **{param: [e["value"] for e in entries] for param, entries in data["readings"].items()}}
     return {**data, "fixed": judged.data.get("fixed"), "assumptions": judged.data.get("assumptions"), "grid": grid,
             "published": judged.data.get("published"), "judged_claims": judged.data["claims"]}
+
+
+def readings_path(spec_path: Path, name: str) -> Path:
+    """The file of a named set of readings: config/readings/<name>.yaml beside config/experiments."""
+    return spec_path.parent.parent / "readings" / f"{name}.yaml"
+
+
+def _readings_file(path: Path, name: str) -> dict:
+    """The readings of ``config/readings/<name>.yaml``, checked against the spec schema's mapping."""
+    file = readings_path(path, name)
+    if not file.is_file():
+        raise SpecError(f"{path}: key 'readings': no readings file '{name}' ({file} does not exist).")
+    data = _read_yaml(file)
+    schema = _validator().schema["properties"]["readings"]["oneOf"][1]
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    if error is not None:
+        raise SpecError(f"{file}: key '{_key(error.absolute_path)}': {error.message}.")
+    return data
+
+
+def _check_judged_policies(path: Path, data: dict, judged: Spec) -> None:
+    """The policies: some of the judged experiment's, every one its claims compare among them
+    (a reading need not rerun a policy no claim is about)."""
+    extra = [p for p in data["policies"] if p not in judged.policies]
+    if extra:
+        raise SpecError(f"{path}: key 'policies': '{extra[0]}' is not a policy of '{judged.id}'.")
+    for claim in judged.data["claims"]:
+        for p in (claim.get("policy"), claim.get("than")):
+            if p is not None and p not in data["policies"]:
+                raise SpecError(f"{path}: key 'policies': '{p}' is missing (claim '{claim['id']}' of '{judged.id}' compares it).")
 
 
 def _check_readings(path: Path, data: dict, judged: Spec) -> None:

@@ -205,6 +205,8 @@ class Balancer:
         self.idle_ignores_hot = bool(params["idle_ignores_cache_hot"])
         self.active = bool(params["active_balance"])
         self.instant = params["load_average"] == "instant"
+        self.attempt_cost = float(params["lb_attempt_cost"])
+        self.sleeps = type(self).sleeps and not self.attempt_cost   # costed attempts are made one by one
         n = system.ncpus
         if len(domains) != n:
             raise ValueError(f"numa model: {len(domains)} domain lists for {n} CPUs")
@@ -273,13 +275,16 @@ class Balancer:
         self.timer_at[cpu] = math.inf
         now = self.engine.now
         idle = not sys.busy[cpu]
+        busy = not idle
         tick = self.tick
         moved_any = False
+        made = 0
         for dom in self.pdoms[cpu]:
             if dom.dormant or not (idle or dom.busy_ok):
                 continue
             if now + 1e-9 < due(dom.last, dom, idle, tick):
                 continue
+            made += 1
             quiet = self.quiet(cpu, dom)
             if quiet:                         # a certain failure (counted, and done, all the same)
                 sys.lb_dead += 1
@@ -293,6 +298,8 @@ class Balancer:
                 self.dormant_cpus.add(cpu)
                 if dom.wide:
                     self.wide_sleepers += 1
+        if busy and made and self.attempt_cost:   # the attempts took the running task's CPU time
+            sys.charge(sys.rqs[cpu], made * self.attempt_cost)
         if moved_any:
             sys.resched(sys.rqs[cpu])
         self.arm(cpu)

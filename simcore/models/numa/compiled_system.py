@@ -142,6 +142,7 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
             SI[SK.Y_RULES], SI[SK.Y_MAXMIG] = 1, rules["max_migrations"]
             SI[SK.Y_HOME], SI[SK.Y_HARD], SI[SK.Y_SCOPE] = int(rules["home"]), int(rules["hard"]), int(rules["periodic_only"])
         SF[SK.Z_TICK], SF[SK.Z_MEANIO] = self.tick, float(params["mean_io"])
+        SF[SK.Z_MCOST], SF[SK.Z_ACOST] = self.migration_cost, self.attempt_cost
 
     @staticmethod
     def _tasks_into(tasks: list, starts: np.ndarray, TI: np.ndarray, TF: np.ndarray) -> None:
@@ -156,9 +157,9 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
         for col, values in ((SK.F_SLICE, [t.slice for t in tasks]), (SK.F_SLEFT, [t.slice_left for t in tasks]),
                             (SK.F_DEMAND, [t.demand_left for t in tasks]), (SK.F_BURST, [t.burst_left for t in tasks]),
                             (SK.F_LAST, [t.last_ran for t in tasks]), (SK.F_SEG, [t.seg_start for t in tasks]),
-                            (SK.F_MEANB, [t.mean_burst for t in tasks]),
-                            (SK.F_SCALE, [getattr(t, "scale", 1.0) for t in tasks])):
+                            (SK.F_MEANB, [t.mean_burst for t in tasks])):
             TF[:, col] = values
+        TF[:, SK.F_SCALE] = 1.0          # a task's first burst is drawn at home (bursts.WallBurstTask)
         TI[:, SK.T_STATE] = SK.NEW
         TI[:, SK.T_NEXT] = TI[:, SK.T_PREV] = -1
         TF[:, SK.F_FIN] = math.nan
@@ -213,7 +214,7 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
         self.migrations, self.active_pushes, self.wasted_migrations = (int(SI[k]) for k in (SK.Y_MIGR, SK.Y_PUSH, SK.Y_WASTE))
         self.migration_levels, self.away_moves, self.home_moves = (int(SI[k]) for k in (SK.Y_MLEVEL, SK.Y_AWAY, SK.Y_HOMEM))
         self.unfinished, self.to_finish = int(SI[SK.Y_UNFIN]), int(SI[SK.Y_TOFIN])
-        self.delivered, self.work = float(SF[SK.Z_DELIV]), float(SF[SK.Z_WORK])
+        self.delivered, self.work, self.overhead = float(SF[SK.Z_DELIV]), float(SF[SK.Z_WORK]), float(SF[SK.Z_OVER])
         busy = self.I[int(self.I[K.O_BUSY]):int(self.I[K.O_BUSY]) + self.ncpus]
         self.busy = [bool(b) for b in busy]
         super().close()

@@ -88,6 +88,8 @@ PARAMETERS: dict[str, Parameter] = with_hyperparameters("numa", {
        for field, domain in (("min_interval", POSITIVE), ("max_interval", POSITIVE), ("busy_factor", COUNT),
                              ("imbalance_pct", Integer(ge=100)), ("cache_nice_tries", NONNEGATIVE_INTEGER))},
     "active_balance": Parameter(True, "When a periodic attempt that found an imbalance moves nothing and the domain's failure count (nr_balance_failed) then exceeds cache_nice_tries + 2, the busiest CPU's migration thread preempts its running task and pushes tasks to idle CPUs (2.6.11 active_load_balance): over its own balancing domains bottom-up, one task, cache-hot or not, to each idle CPU, nearest first, while it has a task left; the first task in move_tasks order that the policy allows, the preempted one included. The CPU that asked is not sought out; the failure count goes back to cache_nice_tries. Pushes count as migrations (also active_pushes). False: no push.", BOOLEAN),
+    "lb_attempt_cost": Parameter(0.0, "CPU time of one balancing attempt, ms (mehta: 'storms of load balancing attempts ... involving large overheads of time', no value given). A periodic attempt of a busy CPU delays its running task by this much (its burst is lengthened so that it ends that much later; the slice runs on meanwhile, as 2.6 charges softirq time to the task it interrupts); an idle CPU's attempts delay no one. Above 0, no domain sleeps (every attempt is an event at its own tick) and a Python system balances in Python. 0: attempts are free.", NONNEGATIVE),
+    "migration_cost": Parameter(0.0, "Work a task does again after each migration by the balancer, ms at local-memory speed (its cache refilled on the new CPU; run at that CPU's speed for the task's memory, like all its work): added to the moved task's burst. mehta names the overhead of process migration without a value; 2.6.16 sets cache_hot_time to twice the migration cost it measures. 0: migrations are free.", NONNEGATIVE),
     "check_invariants": Parameter(False, "Check the model's invariants after every event (tests).", BOOLEAN),
 })  # then the policies' own hyperparameters (simcore params lists which policies read them)
 
@@ -135,6 +137,7 @@ METRICS: dict[str, Metric] = {
     **{f"share_level_{k}": Metric(f"Share of CPU time executed at distance level {k} from the task's home node (0 = own node; levels are the machine's sorted distinct SLIT distances; the last bin holds all farther ones).", "share") for k in range(MAX_LEVELS)},
     **{f"task_share_level_{k}": Metric(f"Share of tasks that received most of their CPU time at distance level {k} from home (mehta Table 2 counts tasks per level).", "share") for k in range(MAX_LEVELS)},
     **{f"task_share_from_level_{k}": Metric(f"Share of tasks that received most of their CPU time at distance level {k} or farther from home (mehta: 'far' nodes are levels IV-VI, level 3 on).", "share") for k in range(1, MAX_LEVELS)},
+    "overhead_per_task": Metric("Work added per task by balancing costs (lb_attempt_cost, migration_cost), ms at local-memory speed; 0 when both are 0.", "nonnegative"),
     "events": Metric("Simulation events fired (engine callbacks) in this policy's run; a lone task's timer skips the ends of bursts and slices that decide nothing (docs/linux26-scheduler.md, 'The run timer').", "nonnegative"),
 }
 
@@ -388,6 +391,7 @@ def measure(system: NumaSystem, engine: Engine) -> dict[str, float]:
         "mean_migration_level": system.migration_levels / system.migrations if system.migrations else 0.0,
         "home_return_share": system.home_moves / system.away_moves if system.away_moves else 0.0,
     }
+    out["overhead_per_task"] = system.overhead / n
     out["lb_attempts_per_s"] = out["lb_attempts"] / (max(t.finished for t in tasks) / 1000.0)   # the run starts at t=0
     zone = zone_size(len(system.levels))
     out["share_far"] = math.fsum(share[zone:]) / total

@@ -72,6 +72,10 @@ class NumaSystem:
         m = float(params["memory_stall_fraction"])
         self.factor = [[1.0 + m * (d / 10.0 - 1.0) for d in row] for row in dist]
         self.lifetime = params["locality_scope"] == "lifetime"   # bursts drawn as wall time (bursts.py)
+        self.migration_cost = float(params["migration_cost"])   # work redone after a migration (pull)
+        self.attempt_cost = float(params["lb_attempt_cost"])    # CPU time of a balancing attempt (charge)
+        self.overhead = 0.0                   # work added by both costs (local-speed ms)
+        self.debt: dict[int, float] = {}      # per task: the refill work of its last migration not yet done
         self.np_avg = np.zeros(self.ncpus)
         self.np_tick = np.zeros(self.ncpus)
         self.np_cur = np.zeros(self.ncpus)
@@ -114,7 +118,12 @@ class NumaSystem:
         return [RunQueue(c, self.cpu_node[c], self.tick, instant) for c in range(self.ncpus)]
 
     def balancer_class(self):
-        """The balancer's class (see the module's ``balancer_class``)."""
+        """The balancer's class (see the module's ``balancer_class``); the Python one when attempts
+        cost time (the compiled timing kernels make failed attempts without returning to Python,
+        so they could not charge them)."""
+        if self.attempt_cost:
+            from simcore.models.numa.balancer import Balancer
+            return Balancer
         return balancer_class()
 
     def expect(self, tasks: list) -> None:
@@ -230,10 +239,30 @@ class NumaSystem:
             task.scale = rq.frow[task.home]
         rq.run_start = now
         self._segment(rq, task)
+        self._arm_run(rq, task)
+
+    def _arm_run(self, rq: RunQueue, task: Task) -> None:
+        """Set the run timer of the segment just computed (looking ahead if the task is alone)."""
         if self.look_ahead and not rq.n_queued:
             self._look_ahead(rq, task)
         else:
             rq.timer = self.engine.call_at(rq.seg_end, self._run_end, rq, rq.end_order)
+
+    def charge(self, rq: RunQueue, wall: float) -> None:
+        """The running task loses ``wall`` ms of its CPU to balancing attempts made there
+        (``lb_attempt_cost``): its burst grows by the work that takes, so it ends ``wall`` later."""
+        task = rq.curr
+        now = self.engine.now
+        if rq.pending:
+            self._catch_up(rq, now)
+        rq.timer.cancel()
+        self._account(rq, task, now)
+        f = rq.run_factor
+        extra = wall / (f if f >= 0 else -f)
+        task.burst_left += extra
+        self.overhead += extra
+        self._segment(rq, task)
+        self._arm_run(rq, task)
 
     @staticmethod
     def _segment(rq: RunQueue, task: Task) -> None:
@@ -318,6 +347,9 @@ class NumaSystem:
         work = elapsed / (f if f >= 0 else -f)
         task.slice_left -= elapsed
         task.burst_left -= work
+        if self.migration_cost:              # the refill is the first work done after a move
+            owed = self.debt.get(task.tid, 0.0) - work
+            self.debt[task.tid] = owed if owed > 0.0 else 0.0
         task.cpu_time += elapsed
         lvl = rq.lrow[task.home]
         lt = task.level_time
@@ -438,6 +470,11 @@ class NumaSystem:
         dst.enqueue(task, task.expired)
         task.migrations += 1
         self.migrations += 1
+        if self.migration_cost:          # a cold cache on dst: the refill owed is one migration_cost
+            extra = self.migration_cost - self.debt.get(task.tid, 0.0)
+            task.burst_left += extra
+            self.overhead += extra
+            self.debt[task.tid] = self.migration_cost
         self.migration_levels += self.level_of[src.node][dst.node]
         if src.node != task.home:
             self.away_moves += 1

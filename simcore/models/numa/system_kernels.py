@@ -46,8 +46,8 @@ O_TI, O_RI, O_Q, O_LORD, O_LV, O_DI, O_CI, O_H, O_ZN = range(Y_LIFE + 1, Y_LIFE 
 OF_TF, OF_RF, OF_LT, OF_D, OF_FR, OF_DF, OF_CT, OF_ND = range(O_ZN + 1, O_ZN + 9)
 Y_SIZE = OF_ND + 1
 # the header of SF
-Z_DELIV, Z_WORK, Z_STOPT, Z_TICK, Z_MEANIO = range(5)
-Z_SIZE = 5
+Z_DELIV, Z_WORK, Z_STOPT, Z_TICK, Z_MEANIO, Z_MCOST, Z_ACOST, Z_OVER = range(8)
+Z_SIZE = 8
 # per task (block O_TI, T_COLS each): priority, state, CPU, home node, in the expired array,
 # migrations, moved and not yet run, burst ends in I/O, I/O-bound, next draw and end of its draws,
 # next and previous task of its run-queue list, levels of level_time so far
@@ -55,8 +55,8 @@ Z_SIZE = 5
  T_NLVL) = range(14)
 T_COLS = 14
 # per task (block OF_TF)
-(F_SLICE, F_SLEFT, F_DEMAND, F_BURST, F_LAST, F_FIN, F_CPUT, F_SEG, F_MEANB, F_SCALE) = range(10)
-F_COLS = 10
+(F_SLICE, F_SLEFT, F_DEMAND, F_BURST, F_LAST, F_FIN, F_CPUT, F_SEG, F_MEANB, F_SCALE, F_DEBT) = range(11)
+F_COLS = 11
 # per CPU (block O_RI): current task (-1: none), queued count, cpu_load and its tick, pending ends,
 # SimPy priority of the run timer, node, physical index of the active array, bitmaps of the active
 # and expired arrays, in the loaded / overloaded sets, number of domains, a mark (active balancing)
@@ -430,6 +430,9 @@ def account(cpu, t, now, SI, SF):
     work = elapsed / (f if f >= 0 else -f)
     SF[fb + F_SLEFT] -= elapsed
     SF[fb + F_BURST] -= work
+    if SF[Z_MCOST]:
+        owed = SF[fb + F_DEBT] - work
+        SF[fb + F_DEBT] = owed if owed > 0.0 else 0.0
     SF[fb + F_CPUT] += elapsed
     levels = SI[Y_LEVELS]
     lvl = SI[SI[O_LV] + SI[SI[O_RI] + cpu * R_COLS + R_NODE] * SI[Y_NODES] + SI[tb + T_HOME]]
@@ -549,10 +552,34 @@ def run(cpu, t, now, SI, SF):
         SF[SI[OF_TF] + t * F_COLS + F_SCALE] = SF[SI[OF_FR] + node * SI[Y_NODES] + SI[tb + T_HOME]]
     SF[rf + RF_START] = now
     segment(cpu, t, SI, SF)
+    arm_run(cpu, t, SI, SF)
+
+
+@njit(cache=True)
+def arm_run(cpu, t, SI, SF):
+    """``NumaSystem._arm_run``."""
+    rb = SI[O_RI] + cpu * R_COLS
     if SI[Y_LOOK] and not SI[rb + R_NQ]:
         look_ahead(cpu, t, SI, SF)
     else:
-        schedule_at(cpu, SF[rf + RF_SEGEND], SI[rb + R_ORDER], SI, SF)
+        schedule_at(cpu, SF[SI[OF_RF] + cpu * RF_COLS + RF_SEGEND], SI[rb + R_ORDER], SI, SF)
+
+
+@njit(cache=True)
+def charge(cpu, wall, now, SI, SF):
+    """``NumaSystem.charge``."""
+    rb = SI[O_RI] + cpu * R_COLS
+    t = SI[rb + R_CURR]
+    if SI[rb + R_PEND]:
+        catch_up(cpu, now, SI, SF)
+    cancel(cpu, SI, SF)
+    account(cpu, t, now, SI, SF)
+    f = SF[SI[OF_RF] + cpu * RF_COLS + RF_FACTOR]
+    extra = wall / (f if f >= 0 else -f)
+    SF[SI[OF_TF] + t * F_COLS + F_BURST] += extra
+    SF[Z_OVER] += extra
+    segment(cpu, t, SI, SF)
+    arm_run(cpu, t, SI, SF)
 
 
 @njit(cache=True)
@@ -700,6 +727,12 @@ def pull(t, src, dst, now, SI, SF, F, I):
     enqueue(dst, t, SI[tb + T_EXP] != 0, False, SI)
     SI[tb + T_MIGR] += 1
     SI[Y_MIGR] += 1
+    if SF[Z_MCOST]:
+        fb = SI[OF_TF] + t * F_COLS
+        extra = SF[Z_MCOST] - SF[fb + F_DEBT]
+        SF[fb + F_BURST] += extra
+        SF[Z_OVER] += extra
+        SF[fb + F_DEBT] = SF[Z_MCOST]
     nodes, home = SI[Y_NODES], SI[tb + T_HOME]
     sn, dn = SI[SI[O_RI] + src * R_COLS + R_NODE], SI[SI[O_RI] + dst * R_COLS + R_NODE]
     SI[Y_MLEVEL] += SI[SI[O_LV] + sn * nodes + dn]
@@ -915,7 +948,10 @@ def fire(cpu, now, SI, SF, F, I):
     """``Balancer.fire`` (the CPU's balancing timer fired): ``timing_kernels.periodic``, with the
     attempts that found a group carried on (``CompiledBalancer._found``)."""
     busy = I[K.O_BUSY] + cpu
+    was_busy = I[busy] != 0
+    made = I[K.H_ATTEMPTS]
     r = K.periodic(cpu, 0, now, I[busy] == 0, False, F, I)
+    made = I[K.H_ATTEMPTS] - made
     if r < 0:
         idle = I[busy] == 0
         moved_any = False
@@ -924,13 +960,25 @@ def fire(cpu, now, SI, SF, F, I):
             if carry_on(cpu, j, idle, now, SI, SF, F, I):
                 idle = False
                 moved_any = True
+            a = I[K.H_ATTEMPTS]           # (a push's newly-idle attempts on another CPU are not this CPU's)
             r = K.periodic(cpu, j + 1, now, idle, moved_any, F, I)
+            made += I[K.H_ATTEMPTS] - a
+        charge_attempts(cpu, was_busy, made, now, SI, SF)
         if moved_any:
             resched(cpu, now, SI, SF, F, I)
             arm(cpu, now, SI, SF, F, I)
             return
+    else:
+        charge_attempts(cpu, was_busy, made, now, SI, SF)
     if r != math.inf:
         set_timer(cpu, r, now, SI, SF)
+
+
+@njit(cache=True)
+def charge_attempts(cpu, was_busy, made, now, SI, SF):
+    """The end of ``Balancer.fire``'s loop: a busy CPU's attempts take its running task's time."""
+    if was_busy and made and SF[Z_ACOST]:
+        charge(cpu, made * SF[Z_ACOST], now, SI, SF)
 
 
 @njit(cache=True)
