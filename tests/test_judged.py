@@ -168,3 +168,18 @@ def test_the_best_supported_reading_is_the_nearest_verdict_and_never_an_unsuppor
     assert best_supported([_row("reproduced", supported=False)]) is None
     assert standing("contradicted", []) == "not reproduced"
     assert best_supported([_row("absent", supported="True")])["verdict"] == "absent"   # as read back from a CSV
+
+
+def test_a_readings_rows_are_found_whatever_type_the_table_read_its_values_back_as():
+    """A CSV reads the values 0.0 and 5.0 of a reading back as the integers 0 and 5, and False as a
+    boolean: the rows of reading (migration_cost 5.0, active_balance False, domain_init x86_64) are
+    still found, and only they."""
+    from simcore.report.judged import rows_of_reading
+
+    frame = pd.DataFrame({"migration_cost": [0, 5, 5, 0], "active_balance": [False, False, True, False],
+                          "domain_init": ["x86_64-2.6.12", "x86_64-2.6.12", "x86_64-2.6.12", "ia64-2.6.12"],
+                          "mean": [1.0, 2.0, 3.0, 4.0]})
+    reading = {"migration_cost": {"value": 5.0}, "active_balance": {"value": False},
+               "domain_init": {"value": "x86_64-2.6.12"}}
+    assert rows_of_reading(frame, reading)["mean"].tolist() == [2.0]
+    assert rows_of_reading(frame, {"migration_cost": {"value": 0.0}})["mean"].tolist() == [1.0, 4.0]

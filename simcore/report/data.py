@@ -201,8 +201,11 @@ def cell_values(spec, row) -> dict:
 
 
 def cell_key(spec, values: dict) -> str:
-    """'n_procs=17/' for a grid cell ('' for an experiment without grid)."""
-    return "".join(f"{k}={_val_str(values[k])}/" for k in grid_names(spec) if k in values)
+    """'n_procs=17/' for a grid cell ('' for an experiment without grid). An experiment that judges
+    another names only the judged grid's values: its cell macros are those of its own reading
+    (``macros._default_reading``), and the readings' values would only lengthen every name."""
+    readings = spec.data.get("readings") or {} if "judges" in spec.data else {}
+    return "".join(f"{k}={_val_str(values[k])}/" for k in grid_names(spec) if k in values and k not in readings)
 
 
 def _val_str(v) -> str:

@@ -41,8 +41,17 @@ def rows_of_reading(frame: pd.DataFrame, combination: dict) -> pd.DataFrame:
     """The rows of ``frame`` (a summary or replications table) in the cells of one reading
     (``Spec.reading_combinations``: parameter -> entry with its value)."""
     for name, entry in combination.items():
-        frame = frame[frame[name].astype(str) == str(entry["value"])]
+        frame = frame[_equals(frame[name], entry["value"])]
     return frame
+
+
+def _equals(column: pd.Series, value) -> pd.Series:
+    """Where ``column`` holds ``value``: numbers as numbers (a CSV reads 5.0 back as 5), anything
+    else (text, booleans) as its text."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if number and pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
+        return column.astype(float) == float(value)
+    return column.astype(str) == str(value)
 
 
 def _supported(row: dict) -> bool:
@@ -110,9 +119,9 @@ def draw(spec, results_dir: Path, axes) -> None:
     axes[0].axhline(1.0, color="0.3", linewidth=0.6, linestyle="--")
     axes[1].axhline(0.0, color="0.3", linewidth=0.6, linestyle="--")
     axes[0].set_ylabel(f"{metric_label(spec, metric).split(' (')[0]}, ratio")
-    axes[0].set_title(f"{spec.label(policy)} / {spec.label(spec.baseline)}")
+    axes[0].set_title(f"{spec.label(policy)} /\n{spec.label(spec.baseline)}", fontsize=8)   # two lines: panels side by side
     axes[1].set_ylabel("home-node CPU share, difference")
-    axes[1].set_title(f"{spec.label(policy)} - {spec.label(spec.baseline)}")
+    axes[1].set_title(f"{spec.label(policy)} -\n{spec.label(spec.baseline)}", fontsize=8)
     for ax in axes[:2]:
         ax.set_xlabel(spec["output"].get("xlabel", x.replace("_", " ")))
         ax.grid(True, linewidth=0.3, alpha=0.5)
