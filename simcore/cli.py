@@ -27,15 +27,20 @@ def _spec(args):
     return load_spec(find_spec(args.experiment, args.specs))
 
 
-def _reps(text: str) -> range:
+def _range(text: str, option: str) -> range:
+    """``A:B`` (integers, 0 <= A < B) as range(A, B), or a one-sentence error naming ``option``."""
     a, sep, b = text.partition(":")
     try:
         start, stop = int(a), int(b)
     except ValueError:
-        raise SpecError(f"--reps '{text}': expected A:B with integers A < B.") from None
+        raise SpecError(f"{option} '{text}': expected A:B with integers A < B.") from None
     if not sep or start < 0 or stop <= start:
-        raise SpecError(f"--reps '{text}': expected A:B with integers 0 <= A < B.")
+        raise SpecError(f"{option} '{text}': expected A:B with integers 0 <= A < B.")
     return range(start, stop)
+
+
+def _reps(text: str) -> range:
+    return _range(text, "--reps")
 
 
 def _all_specs(specs_dir: str):
@@ -65,19 +70,29 @@ def cmd_validate(args) -> int:
 
 
 def cmd_run(args) -> int:
+    import pandas as pd
+
     from simcore.experiments.runner import run_batch, write_batch
 
     spec = _spec(args)
     spec.scale(args.scale)
     reps = _reps(args.reps)
     overrides = spec.parse_overrides(args.set)
-    cell = spec.cell(args.cell)
+    if args.cells is not None:
+        span = _range(args.cells, "--cells")
+        cells = spec.cells_between(args.scale, span.start, span.stop)
+    else:
+        cells = [spec.cell(args.cell)]
     seed = args.seed if args.seed is not None else load_config(args.config)["seed"]
     gc.freeze()      # what is loaded so far lives as long as the job: the collector need not scan it again
-    with _progress(args, f"simcore run {spec.id} cell {cell.index}") as progress:
-        frame = run_batch(spec, cell.index, reps, seed, overrides,
-                          lambda rep: progress(rep - reps.start + 1, len(reps), "replications"))
-    write_batch(args.out, frame, spec, seed, overrides)
+    label = f"cell {cells[0].index}" if len(cells) == 1 else f"cells {cells[0].index}-{cells[-1].index}"
+    total, frames = len(cells) * len(reps), []
+    with _progress(args, f"simcore run {spec.id} {label}") as progress:
+        for k, cell in enumerate(cells):
+            done = k * len(reps) - reps.start + 1
+            frames.append(run_batch(spec, cell.index, reps, seed, overrides,
+                                    lambda rep, done=done: progress(done + rep, total, "replications")))
+    write_batch(args.out, pd.concat(frames, ignore_index=True), spec, seed, overrides)
     return 0
 
 
@@ -435,7 +450,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("experiments", nargs="*", metavar="ID", help="experiment ids (default: every spec)")
     p = add("run", cmd_run, "run replications A..B-1 of one cell for every policy")
     p.add_argument("experiment", metavar="ID", help=ID_HELP)
-    p.add_argument("--cell", type=INDEX, required=True, metavar="K", help="cell index in the full grid")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--cell", type=INDEX, metavar="K", help="cell index in the full grid")
+    which.add_argument("--cells", metavar="A:B", help="the scale's cells with index A <= K < B, in one file")
     p.add_argument("--reps", required=True, metavar="A:B", help="replication range, B exclusive")
     p.add_argument("--out", required=True, metavar="FILE", help="raw rows (parquet), written atomically")
     p.add_argument("--scale", choices=SCALES, default="full", help=SCALE_HELP)

@@ -54,3 +54,40 @@ def test_the_batch_size_is_no_part_of_the_fingerprint(root):
     assert simulation_fingerprint(rebatched, 11) == simulation_fingerprint(spec, 11)
     data["fixed"] = {**data["fixed"], "topology": "corr05-4x4"}
     assert simulation_fingerprint(Spec(spec.path, data), 11) != simulation_fingerprint(spec, 11)
+
+
+def test_cells_per_job_groups_the_scales_cells_and_keeps_the_fingerprint(root):
+    """`cells_per_job: 3` cuts a scale's cells into consecutive groups of three, the last one
+    shorter; like `batch`, it only cuts the work into jobs and keeps the fingerprint."""
+    import copy
+
+    from simcore.experiments.fingerprint import simulation_fingerprint
+    from simcore.experiments.spec import Spec, SpecError
+
+    spec = load_spec(root / "config/experiments/barak96-fig2.yaml")
+    data = copy.deepcopy(spec.data)
+    data["scales"]["full"]["cells_per_job"] = 3
+    grouped = Spec(spec.path, data)
+    n = len(spec.cells("full"))
+    groups = grouped.cell_groups("full")
+    assert [len(g) for g in groups] == [3] * (n // 3) + ([n % 3] if n % 3 else [])
+    assert [c.index for g in groups for c in g] == [c.index for c in spec.cells("full")]
+    assert [c.index for c in grouped.cells_between("full", 3, 6)] == [3, 4, 5]
+    with pytest.raises(SpecError, match="no cell of scale 'full' lies in"):
+        grouped.cells_between("full", n, n + 5)
+    assert [len(g) for g in spec.cell_groups("full")] == [1] * n          # the default: one cell a job
+    assert simulation_fingerprint(grouped, 11) == simulation_fingerprint(spec, 11)
+
+
+def test_a_job_of_several_cells_writes_the_rows_of_one_job_per_cell(root, simcore_cli, tmp_path):
+    """`simcore run --cells 5:7` writes, in one file, the rows `--cell 5` and `--cell 6` write."""
+    files = []
+    for name, which in (("both", ("--cells", "5:7")), ("five", ("--cell", 5)), ("six", ("--cell", 6))):
+        out = tmp_path / f"{name}.parquet"
+        proc = simcore_cli("run", "barak96-table1", *which, "--reps", "0:2", "--out", out, "--scale", "full")
+        assert proc.returncode == 0, proc.stderr
+        files.append(pd.read_parquet(out).drop(columns=["wall_time"]))
+    pdt.assert_frame_equal(files[0], pd.concat(files[1:], ignore_index=True))
+    bad = simcore_cli("run", "barak96-table1", "--cells", "7:5", "--reps", "0:2", "--out", tmp_path / "bad.parquet")
+    assert bad.returncode == 2 and "--cells '7:5': expected A:B" in bad.stderr
+    assert not (tmp_path / "bad.parquet").exists()

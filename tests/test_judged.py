@@ -62,7 +62,8 @@ def test_a_judging_spec_takes_the_judged_experiments_values_and_crosses_its_grid
     (lambda d: d.update(policies=["linux-2level", "multilevel", "conservative-soft"]), "key 'policies': 'conservative-soft' is not a policy of 'corr05-fig9'"),
     (lambda d: d.update(policies=["linux-2level"]), "key 'policies': 'multilevel' is missing (claim"),
     (lambda d: d.update(metrics=[{"name": "migrations"}]), "key 'metrics': 'mean_turnaround_s' is missing"),
-    (lambda d: d["output"].update(x="locality_scope"), "output.x': a grid parameter of the judged experiment"),
+    (lambda d: d["output"].update(x="locality_scope"), "output.x': one of n_tasks, not 'locality_scope'"),
+    (lambda d: d["output"].pop("x"), "output.x': one of n_tasks, not None"),
     (lambda d: d["output"].update(kind="lines"), "output.kind': 'judged' is the output of, and only of"),
     (lambda d: d["readings"]["active_balance"][0].update(support="too short"), "readings.active_balance.0.support"),
 ])
@@ -183,3 +184,48 @@ def test_a_readings_rows_are_found_whatever_type_the_table_read_its_values_back_
                "domain_init": {"value": "x86_64-2.6.12"}}
     assert rows_of_reading(frame, reading)["mean"].tolist() == [2.0]
     assert rows_of_reading(frame, {"migration_cost": {"value": 0.0}})["mean"].tolist() == [1.0, 4.0]
+
+
+def test_a_judged_experiment_without_a_grid_is_judged_reading_by_reading(root, tmp_path):
+    """mehta-table2 has no grid: its judging experiment has the 16 readings' cells only, no
+    output.x (naming one is refused), and draws one point per reading, its interval as an error
+    bar: reading k's ratio hard/Linux of the share at level I is 0.5 + k / 100 here, and so is the
+    k-th point; the diagnostics table has no load column."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from simcore.report.judged import draw, table
+
+    spec = load_spec(root / "config/experiments/mehta-table2-readings.yaml")
+    assert len(spec.all_cells()) == 16 and "x" not in spec["output"]
+    rows = []
+    for k, combo in enumerate(spec.reading_combinations()):
+        values = {n: e["value"] for n, e in combo.items()}
+        for policy in spec.policies:
+            for metric in ("task_share_level_0", "share_level_0", "migrations"):
+                ratio = 0.5 + k / 100 if policy != spec.baseline else 1.0
+                rows.append({"cell": k, **values, "policy": policy, "metric": metric, "mean": 0.2 * ratio,
+                             "ci_low": 0.1, "ci_high": 0.3, "ratio_mean": ratio, "ratio_low": ratio - 0.01,
+                             "ratio_high": ratio + 0.01, "diff_mean": 0.0, "diff_low": -0.1, "diff_high": 0.1})
+    (tmp_path / spec.id).mkdir()
+    pd.DataFrame(rows).to_csv(tmp_path / spec.id / "summary.csv", index=False)
+    fig, axes = plt.subplots(1, 3)
+    draw(spec, tmp_path, axes)
+    points = [line.get_ydata()[0] for line in axes[0].get_lines() if len(line.get_xdata()) == 1
+              and line.get_marker() == "o" and line.get_label() != "paper"]
+    assert points == pytest.approx([0.5 + k / 100 for k in range(16)])
+    assert axes[0].get_title().startswith("conservative, hard /")   # the first claim comparing two policies
+    plt.close(fig)
+    pd.DataFrame([{"judged_claim": "soft-fewer-farthest", "reading": "rules_scope = periodic", "supported": True,
+                   "verdict": "reproduced", "statistic": "ratio", "estimate": 0.5, "ci_low": 0.4, "ci_high": 0.6}]
+                 ).to_csv(tmp_path / spec.id / "claims.csv", index=False)
+    body, _ = table(spec, tmp_path)
+    assert "Reading & Policy & " in body and "number of tasks" not in body and "n tasks" not in body
+    with pytest.raises(SpecError, match=re.escape("output.x': none (the judged experiment has no grid), not 'n_tasks'")):
+        load_spec(_edit(_copy_config(root, tmp_path), lambda d: d["output"].update(x="n_tasks"), "mehta-table2-readings"))
+
+
+def _copy_config(root: Path, tmp_path: Path) -> Path:
+    shutil.copytree(root / "config", tmp_path / "tree" / "config")
+    return tmp_path / "tree"

@@ -48,11 +48,11 @@ def test_full_dag_dry_run(workdir):
     counts = dict(line.split()[:2] for line in proc.stdout.splitlines() if line.split()[:1] and
                   line.split()[0] in ("simulate", "aggregate", "figure", "table", "report"))
     assert int(counts["aggregate"]) == len(list((workdir / "config/experiments").glob("*.yaml")))
-    jobs = 0  # one simulate job per cell and replication batch of every experiment that simulates
+    jobs = 0  # one simulate job per group of cells (cells_per_job) and replication batch of every experiment that simulates
     for path in sorted((workdir / "config/experiments").glob("*.yaml")):
         spec = load_spec(path)
         if spec.source_id == spec.id:
-            jobs += len(spec.cells("full")) * len(spec.batches("full", 50))
+            jobs += len(spec.cell_groups("full")) * len(spec.batches("full", 50))
     assert int(counts["simulate"]) == jobs
     assert int(counts["report"]) == 1
 

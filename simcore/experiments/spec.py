@@ -215,6 +215,19 @@ class Spec:
         n, size = self.replications(scale), self.batch_size(scale, default)
         return [(a, min(a + size, n)) for a in range(0, n, size)]
 
+    def cell_groups(self, scale: str) -> list[list[Cell]]:
+        """The cells of ``scale`` in the groups one workflow job runs together (``cells_per_job``
+        consecutive cells of the scale's grid; 1 by default): cheap cells share a job's start."""
+        cells, size = self.cells(scale), int(self.scale(scale).get("cells_per_job", 1))
+        return [cells[i:i + size] for i in range(0, len(cells), size)]
+
+    def cells_between(self, scale: str, first: int, stop: int) -> list[Cell]:
+        """The cells of ``scale`` whose index lies in [first, stop) (a job's group of cells)."""
+        found = [c for c in self.cells(scale) if first <= c.index < stop]
+        if not found:
+            raise SpecError(f"{self.path}: no cell of scale '{scale}' lies in {first}:{stop}.")
+        return found
+
     def precision(self, scale: str) -> dict | None:
         """The scale's precision mode, defaults filled in (``max_replications``, ``batch``,
         ``rounds``), or None (docs/statistics.md, "Precision mode")."""
@@ -360,12 +373,18 @@ def _check_semantics(path: Path, data: dict) -> None:
 
 def _check_judged_output(path, data: dict, grid: dict) -> None:
     """output.kind 'judged' draws the judged claims against output.x, a grid parameter of the
-    judged experiment; it belongs to, and only to, an experiment that judges another."""
+    judged experiment (none when that experiment has no grid: the readings side by side); it
+    belongs to, and only to, an experiment that judges another."""
     judged = data["output"]["kind"] == "judged"
     if judged != ("judged_claims" in data):
         raise SpecError(f"{path}: key 'output.kind': 'judged' is the output of, and only of, an experiment with 'judges'.")
-    if judged and (data["output"].get("x") not in grid or data["output"]["x"] in data["readings"]):
-        raise SpecError(f"{path}: key 'output.x': a grid parameter of the judged experiment, not {data['output'].get('x')!r}.")
+    if not judged:
+        return
+    own = [name for name in grid if name not in data["readings"]]
+    x = data["output"].get("x")
+    if (x is None and own) or (x is not None and x not in own):
+        wanted = f"one of {', '.join(own)}" if own else "none (the judged experiment has no grid)"
+        raise SpecError(f"{path}: key 'output.x': {wanted}, not {x!r}.")
 
 
 def _check_than_cell(path, i: int, claim: dict, data: dict, grid: dict) -> None:

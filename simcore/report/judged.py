@@ -86,16 +86,18 @@ def reading_tex(row: dict) -> str:
 # --------------------------------------------------------------------------- figure
 
 def draw(spec, results_dir: Path, axes) -> None:
-    """Left: the judged claims' statistic (policy / baseline on their metric) against output.x,
-    one line per reading (solid: supported by the text; dotted: not), the published ratios as
-    black circles. Middle: the same policy's paired difference in home-node CPU share. Right:
-    the legend."""
+    """Left: the first judged claim that compares two policies (policy / baseline on its metric;
+    else the first claim's own value) against output.x, one line per reading (solid: supported
+    by the text; dotted: not), the published numbers as black circles; without output.x (a
+    judged experiment with no grid), one point per reading. Middle: the same policy's paired
+    difference in home-node CPU share. Right: the legend."""
     summary = read_summary(spec, results_dir)
     if summary is None:
         raise FileNotFoundError(f"{results_dir}/{spec.id}/summary.csv is missing: aggregate {spec.id} first.")
-    x = spec["output"]["x"]
-    claim = spec.data["judged_claims"][0]
-    policy, metric = claim["policy"], claim["metric"]
+    x = spec["output"].get("x")
+    claims = spec.data["judged_claims"]
+    claim = next((c for c in claims if c.get("than")), claims[0])
+    policy, metric, col = claim["policy"], claim["metric"], "ratio" if claim.get("than") else "mean"
     names = list(spec.data["readings"])
     colours = [f"C{i}" for i in range(10)]
     for k, combo in enumerate(spec.reading_combinations()):
@@ -103,27 +105,37 @@ def draw(spec, results_dir: Path, axes) -> None:
         supported = all(e["support"] for e in combo.values())
         label = ", ".join(f"{entry['value']}" for entry in combo.values())
         style = {"color": colours[k % 10], "linestyle": "-" if supported else ":", "linewidth": 1.6 if k == 0 else 0.9}
-        for ax, m, col in ((axes[0], metric, "ratio"), (axes[1], "share_level_0", "diff")):
-            part = rows[rows.metric == m].sort_values(x)
+        for ax, m, c in ((axes[0], metric, col), (axes[1], "share_level_0", "diff")):
+            part = rows[rows.metric == m].sort_values(x) if x else rows[rows.metric == m]
             if part.empty:
                 continue
+            mean, low, high = _band(part, c)
+            if x is None:      # one point per reading, its interval as an error bar
+                ax.errorbar([k], mean, yerr=[mean - low, high - mean], marker="o", markersize=3, color=style["color"],
+                            linestyle="none", mfc=style["color"] if supported else "none",
+                            label=label if ax is axes[0] else None)
+                continue
             xs = part[x].to_numpy(float)
-            ax.plot(xs, part[f"{col}_mean"].to_numpy(float), label=label if ax is axes[0] else None, **style)
+            ax.plot(xs, mean, label=label if ax is axes[0] else None, **style)
             if k == 0:
-                ax.fill_between(xs, part[f"{col}_low"].to_numpy(float), part[f"{col}_high"].to_numpy(float),
-                                color=style["color"], alpha=0.2, linewidth=0)
-    pub = _published_ratios(spec, policy, metric, x)
+                ax.fill_between(xs, low, high, color=style["color"], alpha=0.2, linewidth=0)
+    pub = _published_ratios(spec, policy, metric, x) if col == "ratio" else _published_values(spec, policy, metric, x)
     if pub:
         axes[0].plot(*zip(*pub), linestyle="none", marker="o", markersize=4, markerfacecolor="none",
                      markeredgecolor="black", label="paper")
-    axes[0].axhline(1.0, color="0.3", linewidth=0.6, linestyle="--")
+    if col == "ratio":
+        axes[0].axhline(1.0, color="0.3", linewidth=0.6, linestyle="--")
     axes[1].axhline(0.0, color="0.3", linewidth=0.6, linestyle="--")
-    axes[0].set_ylabel(f"{metric_label(spec, metric).split(' (')[0]}, ratio")
-    axes[0].set_title(f"{spec.label(policy)} /\n{spec.label(spec.baseline)}", fontsize=8)   # two lines: panels side by side
+    name = metric_label(spec, metric).split(" (")[0]
+    axes[0].set_ylabel(f"{name}, ratio" if col == "ratio" else name)
+    over = f" /\n{spec.label(spec.baseline)}" if col == "ratio" else ""
+    axes[0].set_title(f"{spec.label(policy)}{over}", fontsize=8)   # two lines: panels side by side
     axes[1].set_ylabel("home-node CPU share, difference")
     axes[1].set_title(f"{spec.label(policy)} -\n{spec.label(spec.baseline)}", fontsize=8)
     for ax in axes[:2]:
-        ax.set_xlabel(spec["output"].get("xlabel", x.replace("_", " ")))
+        ax.set_xlabel(spec["output"].get("xlabel", x.replace("_", " ")) if x else "reading (see the legend)")
+        if x is None:
+            ax.set_xticks([])
         ax.grid(True, linewidth=0.3, alpha=0.5)
     handles, labels = axes[0].get_legend_handles_labels()
     axes[2].axis("off")
@@ -131,13 +143,27 @@ def draw(spec, results_dir: Path, axes) -> None:
         n.replace("_", " ") for n in names), title_fontsize=6)
 
 
-def _published_ratios(spec, policy: str, baseline_metric: str, x: str) -> list[tuple[float, float]]:
-    """(x, published policy/baseline) where the paper gives both values."""
+def _band(part: pd.DataFrame, col: str):
+    """(mean, low, high) arrays of a summary's ``col`` ('ratio', 'diff' or 'mean': the value's own)."""
+    low, high = ("ci_low", "ci_high") if col == "mean" else (f"{col}_low", f"{col}_high")
+    return (part[f"{col}_mean" if col != "mean" else "mean"].to_numpy(float), part[low].to_numpy(float),
+            part[high].to_numpy(float))
+
+
+def _published_values(spec, policy: str, metric: str, x: str | None) -> list[tuple[float, float]]:
+    """(x, published value) of one policy's metric (x = 0, the first reading's place, with no grid)."""
+    return sorted((float(e["where"][x]) if x else 0.0, float(e["value"])) for e in spec.data.get("published") or []
+                  if "than" not in e and e["metric"] == metric and e.get("policy", spec.baseline) == policy
+                  and (x is None or x in (e.get("where") or {})))
+
+
+def _published_ratios(spec, policy: str, baseline_metric: str, x: str | None) -> list[tuple[float, float]]:
+    """(x, published policy/baseline) where the paper gives both values (x = 0 with no grid)."""
     values: dict = {}
     for e in spec.data.get("published") or []:
-        if "than" in e or e["metric"] != baseline_metric or x not in (e.get("where") or {}):
+        if "than" in e or e["metric"] != baseline_metric or (x and x not in (e.get("where") or {})):
             continue
-        values.setdefault(e["where"][x], {})[e.get("policy", spec.baseline)] = float(e["value"])
+        values.setdefault(e["where"][x] if x else 0, {})[e.get("policy", spec.baseline)] = float(e["value"])
     return sorted((float(k), v[policy] / v[spec.baseline]) for k, v in values.items()
                   if policy in v and spec.baseline in v and v[spec.baseline])
 
@@ -164,7 +190,7 @@ def table(spec, results_dir: Path) -> tuple[str, str]:
     note = (f"Each claim of \\texttt{{{tex_escape(spec.data['judges'])}}} judged in the cells of each reading, "
             "as it is judged there (the first reading is that experiment's own). Text: whether the paper supports every "
             f"value of the reading ({said}). Below the claims, the mechanism's diagnostics (mean over the replications) at "
-            "the lightest and the heaviest load.")
+            "the lightest and the heaviest load (the one load of an experiment without a grid).")
     body = "\n".join(["\\begin{tabular}{@{}c@{}}", *lines, "\\\\[1.5ex]", *_diagnostics(spec, summary), "\\end{tabular}"])
     return body, note
 
@@ -172,24 +198,24 @@ def table(spec, results_dir: Path) -> tuple[str, str]:
 def _diagnostics(spec, summary: pd.DataFrame) -> list[str]:
     """A tabular: per reading, load (the lightest and the heaviest) and policy, the mean of each
     diagnostic the spec measures."""
-    x = spec["output"]["x"]
+    x = spec["output"].get("x")
     metrics = [m for m in DIAGNOSTICS if m in {d["name"] for d in spec.metrics}]
-    loads = sorted(summary[x].unique())
+    loads = sorted(summary[x].unique()) if x else [None]
     loads = [loads[0], loads[-1]] if len(loads) > 1 else loads
-    out = ["\\begin{tabular}{@{}lll" + "r" * len(metrics) + "@{}}", "\\toprule",
-           " & ".join(["Reading", tex_escape(x.replace("_", " ")), "Policy",
+    out = ["\\begin{tabular}{@{}l" + "l" * bool(x) + "l" + "r" * len(metrics) + "@{}}", "\\toprule",
+           " & ".join(["Reading", *([tex_escape(x.replace("_", " "))] if x else []), "Policy",
                        *(tex_escape(metric_label(spec, m)) for m in metrics)]) + " \\\\", "\\midrule"]
     for combo in spec.reading_combinations():
         rows = rows_of_reading(summary, combo)
         text = reading_tex({"reading": reading_text(combo)})
         for load in loads:
             for policy in spec.policies:
-                part = rows[(rows[x] == load) & (rows.policy == policy)]
+                part = rows[((rows[x] == load) if x else True) & (rows.policy == policy)]
                 cells = []
                 for m in metrics:
                     v = part[part.metric == m]["mean"]
                     cells.append(fmt(v.iloc[0], 3) if len(v) and isnum(v.iloc[0]) else "--")
-                out.append(" & ".join([text, fmt(load), tex_escape(spec.label(policy)), *cells]) + " \\\\")
+                out.append(" & ".join([text, *([fmt(load)] if x else []), tex_escape(spec.label(policy)), *cells]) + " \\\\")
                 text = ""
     return out + ["\\bottomrule", "\\end{tabular}"]
 

@@ -757,10 +757,13 @@ def _figure_tex(spec) -> str:
                 "dotted: the published ratio. Vertical line and band: the value fitted on "
                 f"{tex_escape(out['fit_on'])} and its interval.")
     elif out["kind"] == "judged":
-        what = (f"Left: each claim's statistic of \\texttt{{{tex_escape(spec.data['judges'])}}} against "
-                f"{tex_escape(out['x'].replace('_', ' '))} under every reading (solid: every value supported by the "
-                f"paper's text; dotted: not; thick, with its {level} band: the experiment's own reading); circles: the "
-                "paper's ratios. Middle: the same policy's paired difference in the share of CPU time on the home node. "
+        against = (f"against {tex_escape(out['x'].replace('_', ' '))} under every reading (solid: every value "
+                   f"supported by the paper's text; dotted: not; thick, with its {level} band: the experiment's own "
+                   "reading)" if out.get("x") else f"under every reading, one point each with its {level} interval "
+                   "(filled: every value supported by the paper's text; open: not)")
+        what = (f"Left: the statistic of the first claim of \\texttt{{{tex_escape(spec.data['judges'])}}} that "
+                f"compares two policies (else its first claim's value) {against}; circles: the paper's numbers. "
+                "Middle: the same policy's paired difference in the share of CPU time on the home node. "
                 "Right: the readings, as values of the parameters named above them.")
     elif out["kind"] == "scatter":
         what = (f"One point per execution: {tex_escape(spec.label(out['x']))} on x, "

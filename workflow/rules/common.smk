@@ -60,12 +60,19 @@ wildcard_constraints:  # a wildcard is one of the known names, never a path; she
     scale="|".join(SCALES),
 
 
+def cells_name(group):
+    """'c<cell>' for a job of one cell, 'c<first>-<stop>' for one of several (stop exclusive)."""
+    if len(group) == 1:
+        return f"c{group[0].index:03d}"
+    return f"c{group[0].index:03d}-{group[-1].index + 1:03d}"
+
+
 def batch_names(exp):
-    """'c<cell>/r<a>-<b>' for every workflow job of a simulated experiment at SCALE."""
+    """'c<cells>/r<a>-<b>' for every workflow job of a simulated experiment at SCALE."""
     spec = SPECS[exp]
     return [
-        f"c{cell.index:03d}/r{a:05d}-{b:05d}"
-        for cell in spec.cells(SCALE)
+        f"{cells_name(group)}/r{a:05d}-{b:05d}"
+        for group in spec.cell_groups(SCALE)
         for a, b in spec.batches(SCALE, config.get("batch", 50))
     ]
 
