@@ -229,3 +229,33 @@ def test_a_judged_experiment_without_a_grid_is_judged_reading_by_reading(root, t
 def _copy_config(root: Path, tmp_path: Path) -> Path:
     shutil.copytree(root / "config", tmp_path / "tree" / "config")
     return tmp_path / "tree"
+
+
+def test_a_claim_about_the_baseline_alone_draws_its_value_and_its_own_home_share(root, tmp_path):
+    """mehta-table1-8-2-3-io's one claim is Linux's own share of failed attempts: the left panel
+    draws that share (0.9 + k / 1000 under reading k) beside the paper's 0.359, the middle one
+    Linux's share of CPU time at home (0.8 here), not a difference with itself."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from simcore.report.judged import draw
+
+    spec = load_spec(root / "config/experiments/mehta-table1-8-2-3-io-readings.yaml")
+    rows = []
+    for k, combo in enumerate(spec.reading_combinations()):
+        values = {n: e["value"] for n, e in combo.items()}
+        for metric, mean in (("lb_failed_share", 0.9 + k / 1000), ("share_level_0", 0.8)):
+            rows.append({"cell": k, **values, "policy": "multilevel", "metric": metric, "mean": mean,
+                         "ci_low": mean - 0.01, "ci_high": mean + 0.01})
+    (tmp_path / spec.id).mkdir()
+    pd.DataFrame(rows).to_csv(tmp_path / spec.id / "summary.csv", index=False)
+    fig, axes = plt.subplots(1, 3)
+    draw(spec, tmp_path, axes)
+
+    def points(ax):
+        return [line.get_ydata()[0] for line in ax.get_lines() if len(line.get_xdata()) == 1 and line.get_marker() == "o"]
+
+    assert points(axes[0]) == pytest.approx([0.9 + k / 1000 for k in range(16)] + [0.359])   # the paper's last
+    assert points(axes[1]) == pytest.approx([0.8] * 16) and axes[1].get_ylabel() == "home-node CPU share"
+    plt.close(fig)
