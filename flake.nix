@@ -42,7 +42,7 @@
       # build) but mutmut, which nixpkgs packages as an application only: `make mutation` needs
       # the virtualenv (`make env`).
       pythonPackages = ps: with ps; [
-        simpy numpy numba scipy pandas pyarrow matplotlib jsonschema pyyaml tqdm
+        simpy numpy numba scipy pandas pyarrow matplotlib jsonschema pyyaml tqdm threadpoolctl
         snakemake snakemake-executor-plugin-slurm
         pytest pytest-benchmark hypothesis pypdf nbclient nbformat ipykernel nbconvert
         setuptools wheel

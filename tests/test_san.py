@@ -472,3 +472,27 @@ def test_unreachable_trailing_states_leave_the_product_space():
     assert Descriptor(named).shape == (3, 2)                    # 'z' is named in an expression: kept
     middle = San().automaton("A", ["x", "never", "y"]).local("A", "x", "y", 1.0)
     assert Descriptor(middle).shape == (3,)                     # only a suffix goes: indices keep meaning
+
+
+@pytest.mark.parametrize("solve", [
+    lambda desc: transient(desc, [0.5, 1.0], keep=False),
+    lambda desc: transient_krylov(desc, [0.5, 1.0]),
+    lambda desc: steady_state(desc, method="gmres"),
+], ids=["uniformization", "krylov", "gmres"])
+def test_every_solver_runs_blas_on_one_thread_whatever_the_caller_set(solve, monkeypatch):
+    """OpenBLAS shares a product among its threads in ways that change the last bits (the full
+    corr05 Figure 8 solution moved in its 10th digit from 1 to 2 threads): each product of a
+    solve sees one BLAS thread, also when the caller allowed two."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+    desc = Descriptor(load_san(EXAMPLE))
+    seen, product = [], Descriptor.matvec
+
+    def counting(self, x):
+        seen.append({lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"})
+        return product(self, x)
+
+    monkeypatch.setattr(Descriptor, "matvec", counting)
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"} == {2}
+        solve(desc)
+    assert seen and all(threads == {1} for threads in seen)

@@ -14,15 +14,28 @@ rounding aside). A measure with values in ``[a, b]`` is off by at most ``max(|a|
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 from scipy.special import pdtr, pdtrc
+from threadpoolctl import threadpool_limits
 
 from simcore.san.descriptor import Descriptor
 from simcore.san.model import SanError
+
+
+def one_blas_thread(solver):
+    """Run ``solver`` with BLAS on one thread: OpenBLAS shares a matrix product among its
+    threads in ways that change the last bits, and a solution must depend on the model only
+    (the full corr05 Figure 8 solution differed in its 10th digit between 1 and 2 threads)."""
+    @functools.wraps(solver)
+    def run(*args, **kwargs):
+        with threadpool_limits(limits=1, user_api="blas"):
+            return solver(*args, **kwargs)
+    return run
 
 
 # -- Poisson weights ---------------------------------------------------------------------------
@@ -104,6 +117,7 @@ class Transient:
     products: int = 0
 
 
+@one_blas_thread
 def transient(desc: Descriptor, times, eps: float = 1e-10, measures: dict[str, np.ndarray] | None = None,
               initial: np.ndarray | None = None, keep: bool = True, progress=None) -> Transient:
     """π(t) at each of the non-decreasing ``times`` (≥ 0) by uniformization, stepping from one time to the next.
@@ -151,6 +165,7 @@ def _step(desc: Descriptor, pi: np.ndarray, rate: float, lam: float, eps: float)
 
 
 # -- Krylov ------------------------------------------------------------------------------------
+@one_blas_thread
 def transient_krylov(desc: Descriptor, times, tol: float = 1e-8, measures: dict[str, np.ndarray] | None = None,
                      initial: np.ndarray | None = None, keep: bool = False, m: int = 30, progress=None) -> Transient:
     """π(t) by a Krylov (Arnoldi) exponential integrator with adaptive steps, after Expokit's ``expv``.
@@ -310,6 +325,7 @@ def residual(desc: Descriptor, pi: np.ndarray) -> float:
     return float(np.abs(desc.matvec(pi)).sum())
 
 
+@one_blas_thread
 def steady_state(desc: Descriptor, method: str = "gmres", tol: float = 1e-10, maxiter: int = 100_000,
                  progress=None) -> Steady:
     """Stationary distribution over the reachable states; stops once ``||π Q||_1 ≤ tol``.
