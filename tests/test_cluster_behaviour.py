@@ -820,6 +820,30 @@ def test_enhanced_mosix_greedy_cost_of_staying_leaves_the_process_out():
     assert greedy_moves([(2.0, 10.0), (2.0, 20.0)], procs, known) == [(0, 1)]
 
 
+def test_enhanced_mosix_greedy_scan_counts_the_processes_it_already_sends_away():
+    """Four processes (no memory) on machine 0, machine 1 (both speed 1) seen empty; with c(k) the
+    CPU cost one process adds at load k (increasing in k). Staying costs the first process c(3)
+    > c(0): it goes, and the view of machine 1 counts it. The second: staying without the first
+    costs c(2) > c(1): it goes. The third: staying without both costs c(1), going c(2): it stays,
+    and so does the fourth. Two leave, two stay. Priced on the machine as it was before the scan,
+    staying would cost c(3) each time and three would leave (c(2) < c(3)), leaving machine 0 the
+    lighter: 1 against 3."""
+    procs = [(proc(i), 0) for i in range(4)]
+    assert greedy_moves([(1.0, BIG)] * 2, procs, [{1: [0.0, 0.0]}, {}]) == [(0, 1), (1, 1)]
+
+
+def test_enhanced_mosix_greedy_scan_counts_the_memory_it_already_sends_away():
+    """Two processes of 4 MB on machine 0 (speed 1, 8 MB), machine 1 (speed 1, 10 MB) seen empty;
+    base 2, L = 4 (load 2). Staying costs the first 2**1 - 2**0.5 (memory 4 -> 8 of 8 MB) +
+    2**0.5 - 2**0.25 (load 1 -> 2) = 0.81079; machine 1 costs it 2**0.4 - 1 + 2**0.25 - 1 =
+    0.50872: it goes, and the view counts it. The second: machine 1 now costs 2**0.8 - 2**0.4 +
+    2**0.5 - 2**0.25 = 0.64660; staying without the first (0 -> 4 MB, load 0 -> 1) costs
+    2**0.5 - 1 + 2**0.25 - 1 = 0.60342: it stays. With the first's memory still counted (4 -> 8
+    MB) staying would cost 0.77499, and with the machine as it was 0.81079: it would go too."""
+    procs = [(proc(0, 4.0), 0), (proc(1, 4.0), 0)]
+    assert greedy_moves([(1.0, 8.0), (1.0, 10.0)], procs, [{1: [0.0, 0.0]}, {}]) == [(0, 1)]
+
+
 # --- optimal ----------------------------------------------------------------------------------------
 
 OPTIMAL_CASE = [(0, 3, 0, 0), (0, 1, 0, 0), (0, 6, 0, 0), (0, 1, 0, 0), (0, 12, 0, 0), (0, 12, 0, 0)]
@@ -1419,9 +1443,9 @@ def test_stability_cost_when_placed_follows_the_bound():
     p = proc(0)
     cluster.place(p, 0)
     m = cluster.machines[0]
-    assert policy._cost_here(m, p) == pytest.approx(2 ** 0.5 - 1, rel=1e-12)
+    assert policy._cost_here(m, p, 0, 0.0) == pytest.approx(2 ** 0.5 - 1, rel=1e-12)
     policy.costs.bound = 4.0
-    assert policy._cost_here(m, p) == pytest.approx(2 ** 0.25 - 1, rel=1e-12)
+    assert policy._cost_here(m, p, 0, 0.0) == pytest.approx(2 ** 0.25 - 1, rel=1e-12)
 
 
 def test_the_first_grid_point_a_process_is_old_enough_at_is_found_exactly():

@@ -773,13 +773,15 @@ def least_cost(p, CI, CF):
 
 
 @njit(cache=True)
-def cost_here(m, p, CI, CF):
-    """``EnhancedMosix._cost_here``: now (greedy), or when placed (stability; kept while ``L`` stays)."""
+def cost_here(m, p, gone, gone_mem, CI, CF):
+    """``EnhancedMosix._cost_here``: now without the ``gone`` processes the scan sends away
+    (greedy), or when placed (stability; kept while ``L`` stays)."""
     pf, pb = CI[OF_PF] + p * PF_COLS, CI[O_PI] + p * P_COLS
     mf = CI[OF_MF] + m * MF_COLS
     memory = CF[pf + PF_MEMORY]
     if CI[Y_GREEDY]:
-        return marginal(m, CF[mf + MF_USED] - memory, load(m, CI, CF) - 1.0 / CF[mf + MF_SPEED], memory, CI, CF)
+        rest = CI[CI[O_MI] + m * M_COLS + M_NPROC] - gone - 1
+        return marginal(m, CF[mf + MF_USED] - gone_mem - memory, rest / CF[mf + MF_SPEED], memory, CI, CF)
     if CI[pb + P_CTOKEN] != CI[pb + P_TOKEN] or CF[pf + PF_CBOUND] != CF[Z_BOUND]:
         CF[pf + PF_CCOST] = marginal(m, CF[pf + PF_HMEM], CF[pf + PF_HLOAD], memory, CI, CF)
         CI[pb + P_CTOKEN], CF[pf + PF_CBOUND] = CI[pb + P_TOKEN], CF[Z_BOUND]
@@ -800,6 +802,7 @@ def reassign(now, CI, CF):
             continue
         vs, vl, vm = CI[O_VS] + m * V, CI[OF_VL] + m * V, CI[OF_VM] + m * V
         built = False
+        gone, gone_mem = 0, 0.0
         p = CI[mi + m * M_COLS + M_FIRST]
         while p >= 0:
             if now - CF[pf + p * PF_COLS + PF_PLACED] >= CF[Z_RESID]:
@@ -808,10 +811,11 @@ def reassign(now, CI, CF):
                         prices(CI[vs + k], CF[vm + k], CF[vl + k], k, CI, CF)
                     built = True
                 k, cost = cheapest(vn, CF[pf + p * PF_COLS + PF_MEMORY], CI, CF)
-                if cost_here(m, p, CI, CF) > factor * cost:
+                if cost_here(m, p, gone, gone_mem, CI, CF) > factor * cost:
                     target = CI[vs + k]
                     CI[mv + 2 * nmoves], CI[mv + 2 * nmoves + 1] = p, target
                     nmoves += 1
+                    gone, gone_mem = gone + 1, gone_mem + CF[pf + p * PF_COLS + PF_MEMORY]
                     moved(m, target, p, CI, CF)
                     prices(target, CF[vm + k], CF[vl + k], k, CI, CF)
             p = CI[pi + p * P_COLS + P_NEXT]

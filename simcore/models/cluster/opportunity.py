@@ -130,8 +130,10 @@ class EnhancedMosix(Policy):
     ``min_residency`` against the machines in its window. Rule ``stability`` (section 3.3): the
     marginal cost the process had when placed here must not exceed ``reassign_factor`` times
     its marginal cost on a known machine. Rule ``greedy`` (section 4, "minimise the sum of the
-    costs"): the process moves when a known machine is cheaper for it than staying is now.
-    A violator moves to the known machine where its marginal cost is least.
+    costs"): the process moves when a known machine is cheaper for it than staying is now, the
+    machine's state counted without the processes the same scan already sends away (so only as
+    many leave as make staying no dearer than going). A violator moves to the known machine
+    where its marginal cost is least; that machine's known state grows by it at once.
     """
 
     HYPERPARAMETERS = {
@@ -177,23 +179,27 @@ class EnhancedMosix(Policy):
             if not known or m.movable == 0:
                 continue
             prices = None  # of the known machines, built at the first process that may move
+            gone, gone_mem = 0, 0.0  # the processes this scan already sends away, and their memory
             for p in m.procs.values():  # moves are made after the scan
                 if p.pinned or now - p.placed_at < self.residency:
                     continue
                 if prices is None:
                     prices = {j: costs.prices(machines[j], e[1], e[0]) for j, e in known.items()}
                 target, cost = cheapest(prices, p.memory, costs.log_base)
-                if self._cost_here(m, p) > factor * cost:
+                if self._cost_here(m, p, gone, gone_mem) > factor * cost:
                     moves.append((p, target))
+                    gone, gone_mem = gone + 1, gone_mem + p.memory
                     self.knowledge.moved(m.index, target, p)
                     entry = known[target]
                     prices[target] = costs.prices(machines[target], entry[1], entry[0])
         return moves
 
-    def _cost_here(self, m, p) -> float:
-        """The process's marginal cost on its machine: now (greedy) or when it was placed (stability)."""
+    def _cost_here(self, m, p, gone: int, gone_mem: float) -> float:
+        """The process's marginal cost on its machine: now, without the ``gone`` processes
+        (``gone_mem`` MB) the scan already sends away (greedy), or when it was placed (stability)."""
         if self.greedy:
-            return self.costs.marginal(m, m.mem_used - p.memory, m.load - 1.0 / m.speed, p.memory)
+            rest = len(m.procs) - gone - 1
+            return self.costs.marginal(m, m.mem_used - gone_mem - p.memory, rest / m.speed, p.memory)
         bound, cost = self._placed_cost.get(p.token, (None, 0.0))
         if bound != self.costs.bound:  # placed since, or L has grown: compute it again
             cost = self.costs.marginal(m, p.h_mem, p.h_load, p.memory)
