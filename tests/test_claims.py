@@ -29,7 +29,7 @@ CLAIM = {"id": "faster", "text": "policy is 20% faster", "kind": "ratio-below", 
 
 
 def _spec(confidence=0.95):
-    return SimpleNamespace(id="toy", shares_seeds=False, model=MODEL, metrics=[{"name": "t"}], baseline="base", confidence=confidence,
+    return SimpleNamespace(id="toy", data={}, shares_seeds=False, model=MODEL, metrics=[{"name": "t"}], baseline="base", confidence=confidence,
                            grid={"k": [1, 2]})
 
 
@@ -50,7 +50,8 @@ def _verdict(ratio, spread=0.0, claim=None):
 
 @pytest.mark.parametrize("ratio,spread,expected", [
     (0.8, 0.01, "reproduced"),               # log ratio 0.223 +- ~0.01: P inside
-    (0.85, 0.01, "reproduced"),              # effect 0.163, hi + m = 0.17 + 0.056 > P
+    (0.83, 0.01, "reproduced"),              # effect 0.186: |0.186 - P| = 0.037 <= m = 0.056
+    (0.85, 0.01, "inconclusive"),            # effect 0.163: 0.060 from P, beyond m, but hi ~ 0.17 > P - m
     (0.95, 0.01, "smaller than published"),  # effect 0.051 > 0, hi + m ~ 0.11 < P
     (0.5, 0.01, "larger than published"),    # effect 0.693, lo - m ~ 0.63 > P
     (1.0, 0.01, "absent"),                   # interval ~ [-0.01, 0.01] holds 0; hi + m < P
@@ -81,25 +82,74 @@ def test_a_calibrated_claim_is_not_counted_as_reproduced():
     (0.1, 0.3, 0.2, "reproduced"), (0.1, 0.3, None, "reproduced"), (-0.1, 0.3, None, "inconclusive"),
     (-0.3, -0.1, 0.2, "contradicted"), (-0.3, -0.1, None, "contradicted"),
     (0.01, 0.05, 0.2, "smaller than published"),  # 0.05 + 0.05 < 0.2
-    (0.01, 0.15, 0.2, "reproduced"),              # 0.15 + 0.05 = 0.2: on the margin's edge, consistent
+    (0.01, 0.15, 0.2, "inconclusive"),            # centre 0.08, 0.12 from P; hi reaches P - m = 0.15
     (0.26, 0.4, 0.2, "larger than published"),    # 0.26 - 0.05 > 0.2
-    (0.25, 0.4, 0.2, "reproduced"),               # 0.25 - 0.05 = 0.2
+    (0.25, 0.4, 0.2, "inconclusive"),             # centre 0.325, 0.125 from P; lo = P + m is not above it
     (-0.05, 0.1, 0.2, "absent"),                  # holds 0, 0.1 + 0.05 < 0.2
     (-0.05, 0.16, 0.2, "inconclusive"),           # holds 0 and reaches P - m = 0.15
 ])
 def test_cell_verdict_by_hand(lo, hi, effect, expected):
-    """Margin m = 0.25 x 0.2 = 0.05 on effects measured towards the claimed side."""
+    """Margin m = 0.25 x 0.2 = 0.05 on effects measured towards the claimed side; the estimate is
+    the interval's centre (the margin bounds it, not the interval's far end)."""
     assert cell_verdict(lo, hi, effect) == expected
 
 
+@pytest.mark.parametrize("lo,hi,effect,estimate,practical,expected", [
+    (0.1, 0.3, 0.2, 0.24, 0.0, "reproduced"),            # |0.24 - 0.2| <= m = 0.05
+    (0.1, 0.3, 0.2, 0.26, 0.0, "inconclusive"),          # 0.06 > m, the interval reaching inside
+    (0.12, 0.14, 0.2, 0.13, 0.0, "smaller than published"),  # hi < P - m = 0.15
+    (0.12, 0.14, 0.2, 0.13, 0.125, "smaller than published"),  # e = 0.13 >= d
+    (0.12, 0.14, 0.2, 0.13, 0.135, "inconclusive"),      # e < d, but hi reaches d
+    (0.12, 0.14, 0.2, 0.13, 0.15, "negligible"),         # the whole interval below d: real but negligible
+    (-0.01, 0.14, 0.2, 0.13, 0.15, "absent"),            # holds 0 and stays below P - m
+    (0.02, 0.04, None, 0.03, 0.01, "reproduced"),        # direction claim: lo > 0 and e >= d
+    (0.001, 0.003, None, 0.002, 0.01, "negligible"),     # a 0.2% effect with a tight interval, d = 1%
+    (-0.001, 0.003, None, 0.001, 0.01, "negligible"),    # no effect of practical size fits either way
+    (0.001, 0.02, None, 0.005, 0.01, "inconclusive"),    # e < d, hi beyond d
+    (-0.02, -0.01, None, -0.015, 0.01, "contradicted"),
+])
+def test_cell_verdict_with_its_estimate_and_practical_size(lo, hi, effect, estimate, practical, expected):
+    """The margin applies to the point estimate; a direction (without P) reproduces only with
+    an effect of practical size d, and an interval below d is negligible."""
+    assert cell_verdict(lo, hi, effect, estimate, practical) == expected
+
+
+def test_a_tiny_effect_with_a_tight_interval_is_not_reproduced():
+    """A synthetic 'ratio-below' direction claim: the policy 0.1% below the baseline in every
+    replication (ratio 0.999 +- 0.0001): the interval excludes 1, but 0.1% is below the
+    practical size, 1% where the paper reports no comparison (log 1.01): negligible. A 5%
+    effect reproduces."""
+    claim = {**CLAIM, "published_effect": None}
+    tiny = evaluate_claim(_spec(), _raw((BASE * 0.999 * (1 + 0.0001 * NOISE), BASE)), claim)
+    assert tiny["ci_high"] < 1 and tiny["practical_size"] == pytest.approx(math.log(1.01))
+    assert tiny["verdict"] == "negligible"
+    assert evaluate_claim(_spec(), _raw((BASE * 0.95 * (1 + 0.0001 * NOISE), BASE)), claim)["verdict"] == "reproduced"
+
+
+def test_the_practical_size_is_a_quarter_of_the_figures_smallest_published_effect():
+    """The figure publishes 10 and 8 at k = 1 (a ratio 1.25) and a ratio row 0.9 at k = 2: the
+    smallest |log| is log(1/0.9) = 0.1054, a quarter of it 0.0263 (a ratio 1.027). A ratio
+    claim's d is that; a difference claim's is (e^0.0263 - 1) x |than's value|."""
+    from simcore.stats.claims import figure_effect, practical_size
+
+    published = [{"policy": "new", "metric": "t", "value": 10.0, "where": {"k": 1}},
+                 {"policy": "base", "metric": "t", "value": 8.0, "where": {"k": 1}},
+                 {"policy": "new", "than": "base", "metric": "t", "value": 0.9, "where": {"k": 2}}]
+    assert figure_effect(published) == pytest.approx(math.log(1 / 0.9))
+    spec = _toy(published=published)
+    d = 0.25 * math.log(1 / 0.9)
+    assert practical_size(spec, {"kind": "ratio-below"}, None) == pytest.approx(d)
+    assert practical_size(spec, {"kind": "less"}, 40.0) == pytest.approx(math.expm1(d) * 40.0)
+    assert practical_size(spec, {"kind": "share-less"}, None) == 0.0
+    assert practical_size(_toy(), {"kind": "ratio-above"}, None) == pytest.approx(math.log(1.01))
+
+
 def test_effects_are_measured_towards_the_claimed_side_on_the_log_scale_for_ratios():
-    lo, hi, p = effect_interval("ratio-below", 0.7, 0.9, 1.0, 0.8)
-    assert (lo, hi, p) == pytest.approx((-math.log(0.9), -math.log(0.7), -math.log(0.8)))
-    lo, hi, p = effect_interval("greater", -1.0, 3.0, 0.0, 2.0)
-    assert (lo, hi, p) == (-1.0, 3.0, 2.0)
-    lo, hi, p = effect_interval("less", -1.0, 3.0, 0.5, None)
-    assert (lo, hi, p) == (-2.5, 1.5, None)
-    assert effect_interval("ratio-above", -0.5, 2.0, 1.0, None) == (-1.5, 1.0, None)  # not all positive: linear
+    lo, hi, p, e = effect_interval("ratio-below", 0.7, 0.9, 1.0, 0.8, 0.75)
+    assert (lo, hi, p, e) == pytest.approx((-math.log(0.9), -math.log(0.7), -math.log(0.8), -math.log(0.75)))
+    assert effect_interval("greater", -1.0, 3.0, 0.0, 2.0) == (-1.0, 3.0, 2.0, None)
+    assert effect_interval("less", -1.0, 3.0, 0.5, None, 1.0) == (-2.5, 1.5, None, -0.5)
+    assert effect_interval("ratio-above", -0.5, 2.0, 1.0, None) == (-1.5, 1.0, None, None)  # not all positive: linear
 
 
 def test_required_replications_checked_against_a_direct_computation():
@@ -109,7 +159,7 @@ def test_required_replications_checked_against_a_direct_computation():
     Directly: the same differences repeated four times (n = 20) give an interval that excludes 0."""
     base = np.array([10.0, 10.0, 10.0, 10.0, 10.0])
     diffs = np.array([-1.0, 1.0, -3.0, 0.0, -2.0])
-    spec = SimpleNamespace(id="toy", shares_seeds=False, model=SimpleNamespace(METRICS={"t": Metric("t", "real")}), metrics=[{"name": "t"}],
+    spec = SimpleNamespace(id="toy", data={}, shares_seeds=False, model=SimpleNamespace(METRICS={"t": Metric("t", "real")}), metrics=[{"name": "t"}],
                            baseline="base", confidence=0.95, grid={})
     claim = {"id": "c", "text": "t", "kind": "less", "metric": "t", "policy": "new"}
     row = evaluate_claim(spec, _raw((base + diffs, base)), claim)
@@ -134,7 +184,7 @@ def test_several_cells_need_every_cell_and_bonferroni_for_the_rest():
     +0.5, +1, +1.5 (mean 1, sd 0.5): at 90% h = 2.92 x 0.5 / sqrt 3 = 0.84 -> [0.16, 1.84],
     contradicted alone; over k = 2 cells the Bonferroni level 95% gives h = 4.30 x 0.5 / sqrt 3
     = 1.24 -> [-0.24, 2.24], so the cell and the claim are inconclusive."""
-    spec = SimpleNamespace(id="toy", shares_seeds=False, model=SimpleNamespace(METRICS={"t": Metric("t", "real")}), metrics=[{"name": "t"}],
+    spec = SimpleNamespace(id="toy", data={}, shares_seeds=False, model=SimpleNamespace(METRICS={"t": Metric("t", "real")}), metrics=[{"name": "t"}],
                            baseline="base", confidence=0.9, grid={"k": [1, 2]})
     base = np.zeros(3)
     claim = {"id": "c", "text": "t", "kind": "less", "metric": "t", "policy": "new"}
@@ -147,17 +197,19 @@ def test_several_cells_need_every_cell_and_bonferroni_for_the_rest():
     assert first["verdict"] == "reproduced"
 
 
-@pytest.mark.parametrize("published,expected", [(None, "reproduced"), (-1.5, "reproduced"), (-3.0, "reproduced"),
-                                                (-4.0, "smaller than published")])
+@pytest.mark.parametrize("published,expected", [(None, "reproduced"), (-1.5, "reproduced"), (-1.9, "reproduced"),
+                                                (-3.0, "inconclusive"), (-4.0, "smaller than published")])
 def test_a_claim_across_cells_judges_the_mean_of_the_cell_effects(published, expected):
     """'less' with ``across: mean`` at 95%. Cell 1: differences -1, -2, -3 (mean -2, variance 1),
     cell 2: 0, -1, -2 (mean -1, variance 1). The mean over cells is -1.5 with standard error
     sqrt(1/3 + 1/3) / 2 = 0.408 and Welch-Satterthwaite df (2/3)^2 / (2 (1/3)^2 / 2) = 4:
     h = t_{0.975,4} x 0.408 = 1.133, the interval [-2.633, -0.367]. As effects towards 'less':
-    [0.367, 2.633]. Published -3: P = 3, m = 0.75, hi + m = 3.38 >= P: reproduced; published -4:
-    P = 4, hi + m = 3.63 < P: smaller than published. Cell by cell, cell 2 alone would be
+    [0.367, 2.633], estimate 1.5. Published -1.9: P = 1.9, m = 0.475, |1.5 - 1.9| = 0.4 <= m:
+    reproduced; published -3: P = 3, m = 0.75, the estimate 1.5 from P, the interval reaching
+    P - m = 2.25: inconclusive; published -4: P = 4, hi = 2.633 < P - m = 3: smaller than
+    published. The baseline is 0, so a direction's practical size is 0. Cell by cell, cell 2 alone would be
     inconclusive (its interval, -1 +- 2.48, holds 0)."""
-    spec = SimpleNamespace(id="toy", shares_seeds=False, model=SimpleNamespace(METRICS={"t": Metric("t", "real")}), metrics=[{"name": "t"}],
+    spec = SimpleNamespace(id="toy", data={}, shares_seeds=False, model=SimpleNamespace(METRICS={"t": Metric("t", "real")}), metrics=[{"name": "t"}],
                            baseline="base", confidence=0.95, grid={"k": [1, 2]})
     base = np.zeros(3)
     raw = _raw((np.array([-1.0, -2.0, -3.0]), base), (np.array([0.0, -1.0, -2.0]), base))
@@ -177,7 +229,7 @@ def test_gain_grows_judges_the_relative_gain():
     """than = 1..5. policy = 0.8 than: the relative gain is 0.2 everywhere, slope exactly 0 (the
     absolute gain 0.2 than would have slope 0.2): the interval is [0, 0], not a growing gain.
     policy = than - 0.1 than^2: relative gain 0.1 than, slope exactly 0.1: reproduced."""
-    spec = SimpleNamespace(id="toy", shares_seeds=False, model=SimpleNamespace(METRICS={"t": Metric("t", "positive")}),
+    spec = SimpleNamespace(id="toy", data={}, shares_seeds=False, model=SimpleNamespace(METRICS={"t": Metric("t", "positive")}),
                            metrics=[{"name": "t"}], baseline="base", confidence=0.95, grid={})
     than = np.arange(1.0, 6.0)
     claim = {"id": "g", "text": "t", "kind": "gain-grows", "metric": "t", "policy": "new"}
@@ -297,23 +349,27 @@ def test_share_less_is_a_clopper_pearson_interval_of_the_wins():
     (0.0, 0.2, None, "inconclusive"),      # touching zero from above is not the claimed side
     (0.0, 0.3, 0.2, "inconclusive"),       # the published effect inside, but lo = 0 holds no effect
     (-0.25, 0.375, 0.5, "inconclusive"),   # hi + m = 0.375 + 0.125 = P exactly: not excluded
-    (0.125, 0.375, 0.5, "reproduced"),     # the same upper end with lo > 0: P at the widened edge
+    (0.125, 0.375, 0.5, "inconclusive"),   # the same upper end with lo > 0: the centre 0.25 is 0.25 from P
     (0.0, 0.25, 0.5, "absent"),            # hi + m = 0.375 < P and lo = 0: no effect fits
-    (0.625, 0.75, 0.5, "reproduced"),      # lo - m = 0.5 = P: at the widened lower edge
+    (0.625, 0.75, 0.5, "inconclusive"),    # lo = P + m: not above it; the centre 0.6875 beyond m
     (0.75, 1.0, 0.5, "larger than published"),
 ])
 def test_cell_verdict_at_its_boundaries(lo, hi, effect, expected):
-    """Binary-exact boundaries (P = 0.5, m = 0.125): strict inequalities at 0 and at the
-    widened interval's ends, as the module states them."""
+    """Binary-exact boundaries (P = 0.5, m = 0.125): strict inequalities at 0 and at P -+ m, as the
+    module states them; an estimate exactly m from P reproduces (|e - P| <= m)."""
     assert cell_verdict(lo, hi, effect) == expected
+    if (lo, hi) == (0.125, 0.375):
+        assert cell_verdict(lo, hi, effect, 0.375) == "reproduced"   # e = P - m
+    if (lo, hi) == (0.625, 0.75):
+        assert cell_verdict(lo, hi, effect, 0.625) == "reproduced"   # e = P + m
 
 
 def test_effects_are_measured_from_a_threshold_that_is_not_the_null():
     """'less' than a threshold of 2 with interval [1, 3] and published value 5: effects
     2 - x, so [-1, 1] and P = 2 - 5 = -3. A ratio interval touching 0 cannot go to the log
     scale: it stays linear, effects 1 - x: [0.5, 1]."""
-    assert effect_interval("less", 1.0, 3.0, 2.0, 5.0) == (-1.0, 1.0, -3.0)
-    assert effect_interval("ratio-below", 0.0, 0.5, 1.0, None) == (0.5, 1.0, None)
+    assert effect_interval("less", 1.0, 3.0, 2.0, 5.0) == (-1.0, 1.0, -3.0, None)
+    assert effect_interval("ratio-below", 0.0, 0.5, 1.0, None) == (0.5, 1.0, None, None)
 
 
 def _three(*cells):
@@ -364,18 +420,22 @@ def test_a_claim_row_on_no_cell_says_so_in_every_column():
 
 
 def test_an_undecided_claim_needs_every_cell_decided():
-    """Two inconclusive cells: cell 0's differences 0.5 +- 2 (h = t s / sqrt 6 around 0.5 from
-    the threshold 1: decided after n (h / 0.5)^2 replications), cell 1's centred exactly on the
-    threshold (never decided by more replications: NaN). The claim's count is NaN, whatever the
-    order of the cells; the first alone gives its own finite count."""
+    """Two inconclusive cells (the other policy's value 35: a direction's practical size d is
+    1% of it, 0.35): cell 0's differences 0.5 +- 2 (h = t s / sqrt 6 around 0.5 from the threshold
+    1, above d: decided after n (h / 0.5)^2 replications), cell 1's centred exactly on the threshold
+    (decided negligible once h < d - 0 = 0.35). The claim needs the larger count, whatever the
+    order of the cells; the first alone gives its own. Without a practical size a cell centred on
+    the threshold is never decided (NaN), and then neither is the claim."""
     wide = 20 * PM
     raw = _three((BASE + 0.5 + wide, BASE), (BASE + 1.0 + wide, BASE))
     claim = {**THREE_CLAIM, "calibrated": ""}
     both = evaluate_claim(_spec(), raw, claim)
-    assert both["statistical_verdict"] == "inconclusive" and math.isnan(both["required_replications"])
-    first = evaluate_claim(_spec(), raw, {**claim, "where": {"k": 1}})
     h = stats.t.ppf(0.975, 5) * np.std(wide, ddof=1) / math.sqrt(6)
+    assert both["statistical_verdict"] == "inconclusive"
+    assert both["required_replications"] == math.ceil(6 * (h / 0.35) ** 2)
+    first = evaluate_claim(_spec(), raw, {**claim, "where": {"k": 1}})
     assert first["required_replications"] == math.ceil(6 * (h / 0.5) ** 2)
+    assert math.isnan(replications_to_decide(6, -h, h, None, 0.0, 0.0))
 
 
 def _toy(grid=None, published=None, confidence=0.95, range_="real"):
@@ -393,8 +453,9 @@ def test_bonferroni_applies_to_decided_verdicts_only_and_keeps_the_magnitude():
     inconclusive and needs n (h / h*)^2 replications with the 97.5% interval's h and h* =
     max(|0.3|, (1 - 0.25) 0.9 - 0.3) = 0.375: the published effect still counts."""
     spread = 0.1 * math.sqrt(6) / np.std(PM, ddof=1) * PM
-    new = BASE + 0.3 + spread
-    raw = _raw((new, BASE), (new, BASE))
+    base = np.zeros(6)  # the baseline's value 0: a direction's practical size is 0
+    new = base + 0.3 + spread
+    raw = _raw((new, base), (new, base))
     claim = {"id": "g", "text": "t", "kind": "greater", "metric": "t", "policy": "new"}
     assert evaluate_claim(_toy(), raw, claim)["verdict"] == "reproduced"
     alone = evaluate_claim(_toy(), raw, {**claim, "published_effect": 0.9, "where": {"k": 1}})
@@ -552,7 +613,7 @@ def test_a_spread_claim_across_cells_is_the_mean_of_the_cells_spreads():
 # -- claims across cells (than_cell) and means over cells that share seeds ---------------------------
 
 def _shared_spec(range_="positive"):
-    return SimpleNamespace(id="toy", shares_seeds=True, model=SimpleNamespace(METRICS={"t": Metric("t", range_)}),
+    return SimpleNamespace(id="toy", data={}, shares_seeds=True, model=SimpleNamespace(METRICS={"t": Metric("t", range_)}),
                            metrics=[{"name": "t"}], baseline="base", confidence=0.95, grid={"k": [1, 2]})
 
 
@@ -720,7 +781,7 @@ def test_a_published_effect_that_rounds_to_zero_is_not_exceeded_by_an_interval_f
     the same double, so P = 0 and m = 0. The ratio's interval [3, 3.6] gives effects
     [0, log 1.2]. It holds P itself: not larger than published (lo - m = 0 is not > P = 0), not
     reproduced (lo = 0 is not > 0), not absent (hi + m = 0.18 is not < 0): inconclusive."""
-    lo, hi, p = effect_interval("ratio-above", 3.0, 3.6, 3.0, float(np.nextafter(3.0, 4.0)))
+    lo, hi, p, _ = effect_interval("ratio-above", 3.0, 3.6, 3.0, float(np.nextafter(3.0, 4.0)))
     assert (lo, hi, p) == (0.0, pytest.approx(math.log(1.2)), 0.0)
     assert cell_verdict(lo, hi, p) == "inconclusive"
 

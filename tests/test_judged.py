@@ -155,9 +155,11 @@ def _row(verdict, supported=True, reading="r"):
 
 def test_the_best_supported_reading_is_the_nearest_verdict_and_never_an_unsupported_one():
     """Among supported readings the nearest verdict wins (reproduced, then smaller or larger than
-    published, inconclusive, absent, contradicted; ties: the first listed); an unsupported reading
-    that reproduces explains nothing. A claim reproduced by default stays 'reproduced'; one
-    reproduced only under a supported reading is 'explained'; otherwise 'not reproduced'."""
+    published, inconclusive, absent, negligible, contradicted; ties: the first listed); an
+    unsupported reading that reproduces explains nothing. A claim reproduced by default is
+    'reproduced with magnitude' (with a published effect) or 'in direction only' (without one,
+    or smaller or larger than published); one reproduced only under a supported reading is
+    'explained'; otherwise 'not reproduced'."""
     rows = [_row("absent", reading="a"), _row("reproduced", supported=False, reading="b"),
             _row("inconclusive", reading="c"), _row("inconclusive", reading="d")]
     assert best_supported(rows)["reading"] == "c"
@@ -165,7 +167,11 @@ def test_the_best_supported_reading_is_the_nearest_verdict_and_never_an_unsuppor
     rows.append(_row("reproduced", reading="e"))
     assert best_supported(rows)["reading"] == "e"
     assert standing("absent", rows) == "explained"
-    assert standing("reproduced", rows) == "reproduced" and standing("calibrated", rows) == "calibrated"
+    assert standing("reproduced", rows) == "reproduced with magnitude" and standing("calibrated", rows) == "calibrated"
+    assert standing("reproduced", rows, magnitude=False) == "reproduced in direction only"
+    assert standing("smaller than published", []) == standing("larger than published", []) == \
+        "reproduced in direction only"
+    assert standing("negligible", rows) == "explained" and standing("negligible", []) == "not reproduced"
     assert best_supported([_row("reproduced", supported=False)]) is None
     assert standing("contradicted", []) == "not reproduced"
     assert best_supported([_row("absent", supported="True")])["verdict"] == "absent"   # as read back from a CSV

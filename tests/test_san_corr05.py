@@ -249,3 +249,29 @@ def test_figure_8_difference_is_judged_by_the_artifacts_rule(reproduced, phrase)
     from simcore.report.san_published import verdict
 
     assert verdict(0.0082, reproduced).startswith(phrase)
+
+
+def test_a_figure_claim_comparing_a_fitted_curve_is_calibrated():
+    """A value fitted on a figure never judges that figure: when one of the two compared models
+    carries a fit (corr05 Fig. 8: expired_wait on the two-level curve), the claim's verdict is
+    'calibrated', the statistical one kept beside it; without a fit it is the rule's verdict."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from simcore.report.san_published import claim_rows
+
+    def model(name, exact, published, claim=None, fit=None):
+        times = np.array([0.0, 30.0])
+        return {"name": name, "san": SimpleNamespace(published={"figure": "fig", **({"claim": claim} if claim else {})}),
+                "exact": pd.DataFrame({"time": times, "finished": [0.0, exact]}), "measure": "finished",
+                "time": times, "value": np.array([0.0, published]), "fit": fit}
+
+    claim = {"id": "more", "text": "four levels finish more", "than": "two", "time": 30}
+    fit = pd.Series({"parameter": "expired_wait", "value": 3.0575})
+    rows = claim_rows([model("four", 0.851, 0.849, claim), model("two", 0.841, 0.841, fit=fit)])
+    row = rows.iloc[0]
+    assert (row.verdict, row.statistical_verdict) == ("calibrated", "reproduced")
+    assert "expired_wait = 3.058 was fitted on the published curve of two" in row.calibrated
+    plain = claim_rows([model("four", 0.851, 0.849, claim), model("two", 0.841, 0.841)]).iloc[0]
+    assert (plain.verdict, plain.calibrated) == ("reproduced", "")

@@ -232,7 +232,7 @@ def split_cells(spec, reps: pd.DataFrame):
 
 VERDICT_COLOURS = {"reproduced": "green!45!black", "smaller than published": "orange!90!black",
                    "larger than published": "orange!90!black", "inconclusive": "blue!55!black",
-                   "absent": "red!60!black", "contradicted": "red!75!black", "calibrated": "violet!70!black"}
+                   "absent": "red!60!black", "negligible": "red!45!black", "contradicted": "red!75!black", "calibrated": "violet!70!black"}
 
 
 def verdict_tex(verdict) -> str:

@@ -19,7 +19,7 @@ from simcore.report.data import (
 from simcore.stats.claims import reading_text
 
 # how near a reading's verdict comes to the paper's claim: the first is the best
-CLOSENESS = ("reproduced", "smaller than published", "larger than published", "inconclusive", "absent",
+CLOSENESS = ("reproduced", "smaller than published", "larger than published", "inconclusive", "absent", "negligible",
              "contradicted", "calibrated")
 DIAGNOSTICS = ("mean_migrations", "mean_migration_level", "home_return_share", "share_level_0", "active_pushes",
                "lb_attempts_per_s")
@@ -66,11 +66,21 @@ def best_supported(rows: list[dict]) -> dict | None:
     return min(good, key=lambda r: rank.get(r["verdict"], len(rank))) if good else None
 
 
-def standing(default_verdict, rows: list[dict]) -> str:
-    """'reproduced' (under the default reading), 'explained' (not by default, but under a reading
-    the text supports), 'calibrated', or 'not reproduced' (under no reading tried)."""
-    if default_verdict in ("reproduced", "calibrated"):
+DIRECTION_ONLY = ("smaller than published", "larger than published")
+
+
+def standing(default_verdict, rows: list[dict], magnitude: bool = True) -> str:
+    """Under the default reading 'reproduced with magnitude' (a claim with a published effect,
+    within the margin) or 'reproduced in direction only' (a direction claim reproduced, or the
+    published direction with a decided effect of practical size but another magnitude);
+    'explained' (not by default, but under a reading the text supports), 'calibrated', or 'not
+    reproduced' (under no reading tried)."""
+    if default_verdict == "calibrated":
         return default_verdict
+    if default_verdict == "reproduced":
+        return "reproduced with magnitude" if magnitude else "reproduced in direction only"
+    if default_verdict in DIRECTION_ONLY:
+        return "reproduced in direction only"
     best = best_supported(rows)
     return "explained" if best is not None and best["verdict"] == "reproduced" else "not reproduced"
 

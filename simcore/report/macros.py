@@ -133,7 +133,8 @@ def numbers(specs, results_dir: Path, figures=()) -> dict:
     return dict(_pairs_of(m.lines))
 
 
-STANDINGS = ("reproduced", "explained", "calibrated", "not reproduced", "judged under readings")
+STANDINGS = ("reproduced with magnitude", "reproduced in direction only", "explained", "not reproduced", "calibrated",
+             "judged under readings")
 
 
 def standing_counts(specs, results_dir: Path) -> dict[str, dict[str, int]]:
@@ -148,18 +149,21 @@ def standing_counts(specs, results_dir: Path) -> dict[str, dict[str, int]]:
         counts = out.setdefault(spec["paper"], {k: 0 for k in STANDINGS})
         for claim, row in claim_rows(spec, results_dir):
             rows = judged.get((spec.id, claim["id"]), [])
-            counts[standing(_verdict_of(row), rows)] += 1
+            counts[standing(_verdict_of(row), rows, bool(row) and isnum(row.get("published_effect")))] += 1
             counts["judged under readings"] += bool(rows)
     return out
 
 
 def standing_sentence(counts: dict[str, int]) -> str:
-    """'12 reproduced under the default reading, 3 explained by a reading the papers' texts
-    support, ...' (every count, zeros included: the sentence is the report's first summary)."""
-    return (f"{counts['reproduced']} reproduced under the default reading, {counts['explained']} explained by a "
-            f"reading the paper's text supports, {counts['calibrated']} calibrated, and {counts['not reproduced']} "
-            f"not reproduced under any reading tried ({counts['judged under readings']} of all claims were judged "
-            "under readings of their paper's own simulator)")
+    """'12 reproduced with the paper's magnitude, 5 in direction only, 3 explained by a reading the
+    paper's text supports, ...' (every count, zeros included: the sentence is the report's first
+    summary)."""
+    return (f"{counts['reproduced with magnitude']} reproduced with the paper's magnitude and "
+            f"{counts['reproduced in direction only']} in direction only under the default reading, "
+            f"{counts['explained']} explained by a reading the paper's text supports, {counts['not reproduced']} "
+            f"not reproduced under any reading tried, and {counts['calibrated']} calibrated "
+            f"({counts['judged under readings']} of all claims were judged under readings of their paper's own "
+            "simulator)")
 
 
 def _default_reading(spec, frame):
@@ -467,7 +471,7 @@ def verdict_counts_tex(specs, results_dir: Path) -> list[str]:
     return lines + [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
 
 
-DECIDED_OTHERWISE = ("contradicted", "absent", "smaller than published", "larger than published")
+DECIDED_OTHERWISE = ("contradicted", "absent", "negligible", "smaller than published", "larger than published")
 
 
 def _claim_ref(spec, claim) -> str:
@@ -489,10 +493,17 @@ def findings_tex(specs, results_dir: Path) -> list[str]:
         groups: dict[str, list[str]] = {}   # one reason, said once for the claims it explains
         for verdict in DECIDED_OTHERWISE + ("calibrated",):
             for spec, claim, row in by[verdict]:
-                groups.setdefault(_why_not(claim, verdict), []).append(
+                groups.setdefault(_why_not(claim, verdict, row), []).append(
                     f"{_claim_ref(spec, claim)} {verdict_tex(verdict)}, {claim_statistic(row)}")
         for why, items in groups.items():   # the claims' texts are in the table below
             text.append("; ".join(items) + f". {why[0].upper()}{why[1:].rstrip('.')}.")
+        partly: dict[str, list[str]] = {}
+        for spec, claim, _ in rows:
+            if claim.get("calibrated_input"):
+                partly.setdefault(claim["calibrated_input"], []).append(_claim_ref(spec, claim))
+        for why, refs in partly.items():
+            text.append("Partly calibrated (the verdict stands): " + "; ".join(refs)
+                        + f": {tex_escape(why.rstrip('.'))}.")
         open_ = by["inconclusive"]
         if open_:
             needs = [int(r["required_replications"]) for _, _, r in open_ if isnum(r.get("required_replications"))]
@@ -503,9 +514,9 @@ def findings_tex(specs, results_dir: Path) -> list[str]:
     return [r"\begingroup\sloppy", *lines, r"\par\endgroup", ""] if lines else []  # long ids: break between words
 
 
-def _why_not(claim: dict, verdict: str) -> str:
-    if verdict == "calibrated":
-        return f"its number chose a model value: {tex_escape(claim['calibrated'])}"
+def _why_not(claim: dict, verdict: str, row=None) -> str:
+    if verdict == "calibrated":  # the spec says why, or (a SAN figure's claim) the row the rule wrote
+        return f"its number chose a model value: {tex_escape(claim.get('calibrated') or row['calibrated'])}"
     reason = claim.get("if_not_reproduced")
     return f"most likely reason: {tex_escape(reason)}" if reason else "no reason identified yet"
 
@@ -537,11 +548,17 @@ def scorecard_tex(specs, results_dir: Path) -> str:
                 f"\\hyperref[tab:{spec.id}]{{{tex_id(spec.id)}}}",
                 tex_escape(claim["text"]),
                 (claim_statistic(row) if row else "--") + cells,
-                verdict_tex(row.get("verdict") if row else None),
+                verdict_tex(row.get("verdict") if row else None) + _partly_calibrated(claim),
                 summary_note(rows) if rows else "--",
             ]) + r" \\")
     lines += [r"\end{longtable}", r"\endgroup", ""]
     return "\n".join(lines)
+
+
+def _partly_calibrated(claim: dict) -> str:
+    """' (partly calibrated)' for a claim whose statistic holds a value chosen on another claim's
+    number (``calibrated_input``; the findings say which), else ''."""
+    return " (partly calibrated)" if claim.get("calibrated_input") else ""
 
 
 def _scale_caption(specs, results_dir: Path) -> str:

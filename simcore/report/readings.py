@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 
-from simcore.stats.claims import MARGIN, NULL, STATISTIC, cell_estimates, cell_statistics, cell_verdict, effect_interval
+from simcore.stats.claims import (MARGIN, NULL, STATISTIC, cell_estimates, cell_statistics, cell_verdict, effect_interval,
+                                  practical_size)
 from simcore.stats.intervals import Estimate
 
 
@@ -28,7 +29,7 @@ def cell_table(spec, raw, claim: dict) -> list[dict]:
     the verdict the claim would get in that cell alone."""
     cells = {c.index: c for c in spec.all_cells()}
     return [{"cell": index, "values": cells[index].values, "mean": iv.mean, "low": iv.low, "high": iv.high,
-             "verdict": _verdict(claim, iv)} for index, iv in sorted(cell_statistics(spec, raw, claim).items())]
+             "verdict": _verdict(spec, claim, iv)} for index, iv in sorted(cell_statistics(spec, raw, claim).items())]
 
 
 def readings(spec, raw, claim: dict) -> list[dict]:
@@ -48,7 +49,7 @@ def readings(spec, raw, claim: dict) -> list[dict]:
         rows.append({"cell": index, "parameter": name, "value": cells[index].values[name] if name else None,
                      "mean": iv.mean, "low": iv.low, "high": iv.high, "change": change,
                      "change_low": low if math.isfinite(change) else math.nan,
-                     "change_high": high if math.isfinite(change) else math.nan, "verdict": _verdict(claim, iv)})
+                     "change_high": high if math.isfinite(change) else math.nan, "verdict": _verdict(spec, claim, iv)})
     return rows
 
 
@@ -67,14 +68,15 @@ def _change_interval(claim: dict, cell, base, level: float) -> tuple[float, floa
     return iv.low, iv.high
 
 
-def _verdict(claim: dict, iv) -> str:
+def _verdict(spec, claim: dict, iv) -> str:
     """The verdict the claim would get in this one cell (docs/statistics.md, "Verdicts")."""
     if not (math.isfinite(iv.low) and math.isfinite(iv.high)):
         return "inconclusive"
     published = claim.get("published_effect")
     published = float(published) if isinstance(published, (int, float)) and not isinstance(published, bool) else None
     threshold = float(claim.get("threshold", NULL[STATISTIC[claim["kind"]]]))
-    return cell_verdict(*effect_interval(claim["kind"], iv.low, iv.high, threshold, published))
+    practical = practical_size(spec, claim, None)
+    return cell_verdict(*effect_interval(claim["kind"], iv.low, iv.high, threshold, published, iv.mean), practical)
 
 
 def _positive(claim: dict, iv, base) -> bool:

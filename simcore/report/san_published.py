@@ -152,6 +152,7 @@ def verdict(published: float, reproduced: float) -> str:
             "smaller than published": f"is smaller than published ({ratio})",
             "larger than published": f"is larger than published ({ratio})",
             "absent": "is absent: the reproduced difference is zero",
+            "negligible": "is negligible: below the practical size",
             "contradicted": f"is contradicted: the reproduced difference has the opposite sign ({ratio})",
             }.get(word, word)
 
@@ -206,6 +207,16 @@ def _table(data: list[dict], rows: dict) -> list[str]:
     return out
 
 
+def fitted_on(*models: dict) -> str:
+    """Why a claim comparing ``models`` is calibrated: a value was fitted on one of their
+    published curves (a value fitted on a figure never judges that figure); '' if none was."""
+    for m in models:
+        if m["fit"] is not None:
+            return (f"{m['fit']['parameter']} = {float(m['fit']['value']):.4g} was fitted on the published curve of "
+                    f"{m['name']}, one of the two curves this claim compares")
+    return ""
+
+
 def claim_rows(data: list[dict]) -> pd.DataFrame:
     """The scorecard rows (simcore.stats.claims.COLUMNS) of the figure's claims: a model's
     ``published.claim`` says its curve exceeds the model ``than``'s at ``time``; the published
@@ -230,14 +241,16 @@ def claim_rows(data: list[dict]) -> pd.DataFrame:
         effect = float(at(d["exact"], d["measure"], t)[0] - at(other["exact"], other["measure"], t)[0])
         side = 1.0 if published >= 0 else -1.0
         verdict = cell_verdict(side * effect, side * effect, abs(published) if published else None)
+        calibrated = fitted_on(d, other)
         rows.append({"experiment": d["san"].published.get("figure", d["name"]), "claim": claim["id"],
                      "text": claim["text"], "kind": "greater" if side > 0 else "less", "metric": d["measure"],
                      "policy": d["name"], "than": other["name"], "statistic": "difference", "threshold": 0.0,
                      "published_effect": published, "margin": MARGIN, "across": "", "cells": 1,
                      "cells_reproduced": int(verdict == "reproduced"), "deciding_cell": np.nan, "estimate": effect,
                      "ci_low": effect, "ci_high": effect, "level": np.nan, "n": np.nan,
-                     "required_replications": np.nan, "verdict": verdict, "statistical_verdict": verdict,
-                     "calibrated": ""})
+                     "required_replications": np.nan, "verdict": "calibrated" if calibrated else verdict,
+                     "statistical_verdict": verdict, "calibrated": calibrated, "practical_size": np.nan,
+                     "calibrated_input": ""})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -14,15 +14,18 @@ value the spec's ``published`` list gives there (for ``value``, the policy's; fo
 difference, a published ratio row policy/than, else the two policies' values combined).
 
 Per cell, on the analysis scale (log for positive ratios, else linear), with the effect e
-measured from the threshold towards the claimed side, the interval [lo, hi] of e, the published
-effect P > 0 and the margin m = MARGIN x P:
+measured from the threshold towards the claimed side, its estimate e (the point), the interval
+[lo, hi], the published effect P > 0 and the margin m = MARGIN x P:
 
 - ``contradicted``: hi < 0, the whole interval on the other side;
-- without a published effect: ``reproduced`` if lo > 0, else ``inconclusive``;
-- with one: ``reproduced`` if lo > 0 and P lies in [lo - m, hi + m]; ``smaller than
-  published`` if lo > 0 and hi + m < P; ``larger than published`` if lo - m > P; ``absent``
-  if lo <= 0 and hi + m < P (no effect is consistent with the data, the published one is not);
-  otherwise ``inconclusive``.
+- without a published effect, with the practical size d (:func:`practical_size`):
+  ``reproduced`` if lo > 0 and e >= d; ``negligible`` if hi < d (no effect of practical size
+  is consistent with the data); else ``inconclusive``;
+- with one: ``reproduced`` if lo > 0 and |e - P| <= m (the margin bounds the point estimate,
+  never the far end of the interval); ``smaller than published`` if lo > 0, e >= d and
+  hi < P - m (``negligible`` if lo > 0 and hi < d);
+  ``larger than published`` if lo > P + m; ``absent`` if lo <= 0 and hi < P - m (no effect is
+  consistent with the data, the published one is not); otherwise ``inconclusive``.
 
 An inconclusive row states the replications that would decide it: with the interval's half
 width h at n replications and h* the largest half width that decides (see
@@ -53,12 +56,15 @@ from simcore.stats.kinds import NULL, SIDE, STATISTIC, published_in_cell  # noqa
 from simcore.stats.summary import metric_estimate
 
 MARGIN = 0.25  # equivalence margin: a quarter of the published effect, on the analysis scale
-VERDICT_ORDER = ("contradicted", "absent", "smaller than published", "larger than published", "inconclusive",
-                 "reproduced")
+PRACTICAL = 0.25  # practical size: a quarter of the smallest effect the paper reports for the figure...
+PRACTICAL_DEFAULT = math.log(1.01)  # ...or 1 % where it reports none (log of a ratio)
+VERDICT_ORDER = ("contradicted", "absent", "negligible", "smaller than published", "larger than published",
+                 "inconclusive", "reproduced")
 VERDICTS = (*VERDICT_ORDER, "calibrated")
 COLUMNS = ["experiment", "claim", "text", "kind", "metric", "policy", "than", "statistic", "threshold",
            "published_effect", "margin", "across", "cells", "cells_reproduced", "deciding_cell", "estimate", "ci_low",
-           "ci_high", "level", "n", "required_replications", "verdict", "statistical_verdict", "calibrated"]
+           "ci_high", "level", "n", "required_replications", "verdict", "statistical_verdict", "calibrated",
+           "practical_size", "calibrated_input"]
 
 
 def _scale(kind: str, values) -> tuple:
@@ -68,47 +74,101 @@ def _scale(kind: str, values) -> tuple:
     return tuple(values)
 
 
-def effect_interval(kind: str, low: float, high: float, threshold: float, published: float | None):
-    """(lo, hi, P): the interval and the published effect as effects from the threshold towards
-    the claimed side, on the analysis scale (P is None without a published effect)."""
-    values = [low, high, threshold] + ([published] if published is not None else [])
-    scaled = _scale(kind, values)
+def effect_interval(kind: str, low: float, high: float, threshold: float, published: float | None,
+                    estimate: float | None = None):
+    """(lo, hi, P, e): the interval, the published effect and the estimate as effects from the
+    threshold towards the claimed side, on the analysis scale (P, e: None when not given)."""
+    given = [v for v in (published, estimate) if v is not None]
+    scaled = _scale(kind, [low, high, threshold, *given])
     side, zero = SIDE[kind], scaled[2]
     lo, hi = sorted((side * (scaled[0] - zero), side * (scaled[1] - zero)))
-    return lo, hi, (side * (scaled[3] - zero) if published is not None else None)
+    rest = iter(side * (v - zero) for v in scaled[3:])
+    return lo, hi, (next(rest) if published is not None else None), (next(rest) if estimate is not None else None)
 
 
-def cell_verdict(lo: float, hi: float, effect: float | None) -> str:
-    """The verdict of one interval of effects [lo, hi] against the published effect (module doc)."""
+def cell_verdict(lo: float, hi: float, effect: float | None, estimate: float | None = None,
+                 practical: float = 0.0) -> str:
+    """The verdict of one interval of effects [lo, hi] with its point ``estimate`` (default: the
+    interval's centre) against the published effect, or without one against the ``practical``
+    size (module doc)."""
     if hi < 0:
         return "contradicted"
+    e = (lo + hi) / 2 if estimate is None else estimate
     if effect is None:
-        return "reproduced" if lo > 0 else "inconclusive"
+        if lo > 0 and e >= practical:
+            return "reproduced"
+        return "negligible" if hi < practical else "inconclusive"
     margin = MARGIN * effect
-    if lo > 0 and lo - margin <= effect <= hi + margin:
+    if lo > 0 and abs(e - effect) <= margin:
         return "reproduced"
     if hi + margin < effect:
-        return "smaller than published" if lo > 0 else "absent"
+        if lo > 0 and e >= practical:
+            return "smaller than published"
+        if lo <= 0:
+            return "absent"
+        return "negligible" if hi < practical else "inconclusive"
     if lo - margin > effect:
         return "larger than published"
     return "inconclusive"
 
 
-def replications_to_decide(n: int, lo: float, hi: float, effect: float | None) -> float:
+def replications_to_decide(n: int, lo: float, hi: float, effect: float | None, estimate: float | None = None,
+                           practical: float = 0.0) -> float:
     """Replications after which an interval with the same centre and spread decides the verdict.
 
-    With centre c and half width h, the verdict is decided once h < h* = max(|c|, P - m - c)
-    (the second only with a published effect P): the interval then leaves 0 (contradicted or on
-    the claimed side) or falls below P - m (absent). h shrinks as 1/sqrt(n): n (h / h*)^2.
-    NaN when h* = 0 (the estimate sits on the boundary) or the interval is not finite.
+    With centre c (the estimate) and half width h, the verdict is decided once h < h*, the
+    largest of the distances the interval must clear: -c (contradicted), c when c is where the
+    claim reproduces (|c - P| <= m, or c >= d without P), P - m - c (smaller, absent), c - P - m
+    (larger), d - c (negligible). h shrinks as 1/sqrt(n): n (h / h*)^2. NaN when h* <= 0 (the
+    estimate sits on a boundary) or the interval is not finite.
     """
-    centre, half = (lo + hi) / 2, (hi - lo) / 2
-    target = abs(centre)
-    if effect is not None:
-        target = max(target, (1 - MARGIN) * effect - centre)
+    centre = (lo + hi) / 2 if estimate is None else estimate
+    half = (hi - lo) / 2
+    if effect is None:
+        targets = [-centre, practical - centre, centre if centre >= practical else 0.0]
+        if practical == 0:
+            targets.append(abs(centre))
+    else:
+        margin = MARGIN * effect
+        targets = [-centre, effect - margin - centre, centre - effect - margin,
+                   centre if abs(centre - effect) <= margin else 0.0]
+    target = max(targets)
     if not (math.isfinite(half) and target > 0):
         return math.nan
     return float(max(n, math.ceil(n * (half / target) ** 2)))
+
+
+def figure_effect(published: list) -> float | None:
+    """The smallest effect the paper reports for a figure, as |log| of a ratio: over its published
+    ratio rows (``than``) and the pairs of policies it gives on one metric at one point (None:
+    it reports no comparison)."""
+    sizes, points = [], {}
+    for e in published:
+        value = float(e["value"])
+        if e.get("than") is not None:
+            sizes.append(abs(math.log(value)) if value > 0 else math.nan)
+            continue
+        key = (e["metric"], repr(sorted((e.get("where") or {}).items())))
+        points.setdefault(key, []).append(value)
+    for values in points.values():
+        sizes += [abs(math.log(a / b)) for i, a in enumerate(values) for b in values[i + 1:] if a > 0 and b > 0]
+    sizes = [x for x in sizes if math.isfinite(x) and x > 0]
+    return min(sizes) if sizes else None
+
+
+def practical_size(spec, claim: dict, than_value: float | None) -> float:
+    """A direction claim's practical size d on the analysis scale: a quarter of the smallest
+    effect the paper reports for the figure (:func:`figure_effect`), or 1 % where it reports
+    none, as a ratio (log) or as that share of ``than``'s value (differences); 0 for values,
+    shares, slopes and spreads, whose threshold is the paper's own statement."""
+    smallest = figure_effect(spec.data.get("published") or [])
+    log_size = PRACTICAL * smallest if smallest is not None else PRACTICAL_DEFAULT
+    statistic = STATISTIC[claim["kind"]]
+    if statistic == "ratio":
+        return log_size
+    if statistic == "difference" and than_value is not None and math.isfinite(than_value):
+        return math.expm1(log_size) * abs(than_value)
+    return 0.0
 
 
 def _paired_values(rows: pd.DataFrame, policy: str, than: str, metric: str):
@@ -151,12 +211,22 @@ def _cell_interval(spec, rows, claim, metric, than, level: float) -> Interval:
     return _cell_estimate(spec, rows, claim, metric, than).interval(level)
 
 
-def _judge(kind: str, iv: Interval, threshold: float, published: float | None) -> tuple[str, float]:
+def _judge(kind: str, iv: Interval, threshold: float, published: float | None,
+           practical: float = 0.0) -> tuple[str, float]:
     """A cell's verdict and the replications that would decide it (NaN unless inconclusive)."""
-    lo, hi, effect = effect_interval(kind, iv.low, iv.high, threshold, published)
-    verdict = cell_verdict(lo, hi, effect) if math.isfinite(lo) and math.isfinite(hi) else "inconclusive"
-    needed = replications_to_decide(iv.n, lo, hi, effect) if verdict == "inconclusive" else math.nan
+    if not (math.isfinite(iv.low) and math.isfinite(iv.high)):
+        return "inconclusive", math.nan
+    lo, hi, effect, e = effect_interval(kind, iv.low, iv.high, threshold, published, iv.mean)
+    verdict = cell_verdict(lo, hi, effect, e, practical)
+    needed = replications_to_decide(iv.n, lo, hi, effect, e, practical) if verdict == "inconclusive" else math.nan
     return verdict, needed
+
+
+def _than_value(spec, rows, claim, metric, than) -> float | None:
+    """``than``'s value in a cell (the scale of a difference claim's practical size)."""
+    if STATISTIC[claim["kind"]] != "difference":
+        return None
+    return metric_estimate(spec.model, rows[rows.policy == than], metric).value
 
 
 def _grid_values(spec, rows: pd.DataFrame) -> dict:
@@ -218,7 +288,9 @@ def _pooled(spec, raw, claim, metric, than, threshold) -> list[tuple]:
           else mean_of_independent(estimates, spec.confidence))
     each = [_cell_published(spec, claim, rows, than) for _, rows in chosen]
     published = None if any(p is None for p in each) else sum(each) / len(each)
-    return [(None, iv, *_judge(claim["kind"], iv, threshold, published), published)]
+    thans = [_than_value(spec, rows, claim, metric, than) for _, rows in chosen]
+    practical = practical_size(spec, claim, None if None in thans else sum(thans) / len(thans))
+    return [(None, iv, *_judge(claim["kind"], iv, threshold, published, practical), published, practical)]
 
 
 def _cells(spec, raw, claim, metric, than, threshold) -> list[tuple]:
@@ -229,14 +301,16 @@ def _cells(spec, raw, claim, metric, than, threshold) -> list[tuple]:
     out = []
     for cell_index, rows in chosen:
         published = _cell_published(spec, claim, rows, than)
+        practical = practical_size(spec, claim, _than_value(spec, rows, claim, metric, than))
         iv = _cell_interval(spec, rows, claim, metric, than, spec.confidence)
-        verdict, needed = _judge(claim["kind"], iv, threshold, published)
+        verdict, needed = _judge(claim["kind"], iv, threshold, published, practical)
         if verdict not in ("reproduced", "inconclusive") and len(chosen) > 1:
             strict_iv = _cell_interval(spec, rows, claim, metric, than, strict)
-            if _judge(claim["kind"], strict_iv, threshold, published)[0] != verdict:
-                lo, hi, effect = effect_interval(claim["kind"], strict_iv.low, strict_iv.high, threshold, published)
-                verdict, needed = "inconclusive", replications_to_decide(iv.n, lo, hi, effect)
-        out.append((cell_index, iv, verdict, needed, published))
+            if _judge(claim["kind"], strict_iv, threshold, published, practical)[0] != verdict:
+                lo, hi, effect, e = effect_interval(claim["kind"], strict_iv.low, strict_iv.high, threshold,
+                                                    published, strict_iv.mean)
+                verdict, needed = "inconclusive", replications_to_decide(iv.n, lo, hi, effect, e, practical)
+        out.append((cell_index, iv, verdict, needed, published, practical))
     return out
 
 
@@ -256,20 +330,22 @@ def evaluate_claim(spec, raw: pd.DataFrame, claim: dict) -> dict:
             "metric": claim["metric"], "policy": claim["policy"], "than": than, "statistic": statistic,
             "threshold": threshold, "published_effect": math.nan,
             "margin": MARGIN if published is not None else math.nan, "across": claim.get("across", ""),
-            "calibrated": claim.get("calibrated", "")}
+            "calibrated": claim.get("calibrated", ""), "calibrated_input": claim.get("calibrated_input", ""),
+            "practical_size": math.nan}
     pooled = claim.get("across") == "mean"
     cells = (_pooled if pooled else _cells)(spec, raw, claim, metric, than, threshold)
     if not cells:
         return {**base, "cells": 0, "cells_reproduced": 0, "verdict": "inconclusive",
                 "statistical_verdict": "inconclusive"}
     rank = {v: i for i, v in enumerate(VERDICT_ORDER)}
-    cell_index, iv, verdict, needed, effect = min(cells, key=lambda c: (rank[c[2]], -abs(c[1].mean - threshold)))
+    cell_index, iv, verdict, needed, effect, practical = min(cells, key=lambda c: (rank[c[2]], -abs(c[1].mean - threshold)))
     if verdict == "inconclusive":  # every undecided cell must be decided
         counts = [c[3] for c in cells if c[2] == "inconclusive"]
         needed = math.nan if any(math.isnan(x) for x in counts) else max(counts)
     reproduced = math.nan if pooled else sum(c[2] == "reproduced" for c in cells)
     return {
         **base, "published_effect": math.nan if effect is None else float(effect),
+        "practical_size": float(practical),
         "cells": len(_chosen(spec, raw, claim)), "cells_reproduced": reproduced,
         "deciding_cell": math.nan if cell_index is None else cell_index, "estimate": iv.mean, "ci_low": iv.low, "ci_high": iv.high,
         "level": iv.level, "n": iv.n, "required_replications": needed,

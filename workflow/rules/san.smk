@@ -116,6 +116,8 @@ rule san_published_figure:
         solutions=lambda w: expand("results/san/{model}/solution.csv", model=SAN_FIGURES[w.fig]),
         simulations=lambda w: expand("results/san/{model}/simulation.csv", model=SAN_FIGURES[w.fig]),
         fits=lambda w: [f"results/san/{m}/fit.csv" for m in SAN_FIGURES[w.fig] if m in SAN_FITS],
+        models=lambda w: [f"config/san/{m}.yaml" for m in SAN_FIGURES[w.fig]],
+        code=ANALYSIS_CODE,  # its claims are judged by the artifact's rule (simcore/stats/claims.py)
     output:
         figure=report("paper/figures/{fig}.pdf", caption="../report/san-published.rst", category="corr05",
                       labels={"experiment": "{fig}", "figure": "SAN against the published curve"}),
