@@ -812,3 +812,31 @@ def test_than_label_names_every_substituted_grid_value():
     assert than_label({"than_cell": {"k": 1, "nodes": 4}}, "base") == "base at k = 1, nodes = 4"
     assert than_label({"than_cell": {"k": 1}}, "new") == "new at k = 1"
     assert than_label({}, "base") == "base"
+
+
+CURVE = [{"policy": p, "metric": "t", "value": v, "where": {"k": k}}
+         for k, (new, base) in enumerate([(90.0, 100.0), (95.0, 100.0), (110.0, 100.0)], start=1)
+         for p, v in (("new", new), ("base", base))]
+
+
+@pytest.mark.parametrize("offsets, verdict, cell", [
+    ((5.0, 5.0, 5.0), "not specific", 0),    # slower everywhere: the paper's light-load gains are not there
+    ((-5.0, -5.0, 5.0), "reproduced", 2),    # the sign changes where the paper's does
+    ((0.1, 0.1, 5.0), "reproduced", 2),      # slower at light loads too, but below the practical size
+    ((5.0, -5.0, 5.0), "not specific", 0),   # one light load is enough
+])
+def test_a_claim_on_part_of_a_curve_needs_the_sign_the_paper_has_elsewhere(offsets, verdict, cell):
+    """'new is slower from k = 3 on' (greater, where k = 3) on a figure whose published curve has
+    new faster at k = 1, 2 (90 and 95 against 100) and slower at k = 3 (110). Practical size: a
+    quarter of the smallest published effect, |log 0.95| / 4 = 0.0128, times the baseline's mean 35:
+    0.449. Each data set adds an offset to the baseline per cell (spread +-0.1, decided at the
+    Bonferroni level 97.5% over the two opposite cells). At k = 3 the offset 5 reproduces the claim;
+    it is 'not specific' when a light load shows the same decided slowdown of practical size (the
+    row then gives that cell), not when the light loads are faster or only slower by 0.1."""
+    raw = _raw(*[(BASE + off + PM, BASE) for off in offsets])
+    claim = {"id": "worse-heavy", "text": "t", "kind": "greater", "metric": "t", "policy": "new", "where": {"k": 3}}
+    spec = _toy(grid={"k": [1, 2, 3]}, published=CURVE)
+    row = evaluate_claim(spec, raw, claim)
+    assert (row["verdict"], row["deciding_cell"]) == (verdict, cell)
+    assert row["estimate"] == pytest.approx(offsets[cell])
+    assert evaluate_claim(_toy(grid={"k": [1, 2, 3]}), raw, claim)["verdict"] == "reproduced"   # no curve, no rule

@@ -1225,12 +1225,15 @@ def test_measure_of_no_measured_process_and_an_unknown_mode():
     """No measured process: mean, max and makespan are nan, sum and jobs 0. An unknown
     parallel_job_slowdown value is bad input, named in the message."""
     cluster = bare_cluster(1.0)
-    out = model_mod.measure([], {"parallel_job_slowdown": "process"}, cluster, cluster.engine)
+    ok = {"parallel_job_slowdown": "process", "slowdown_demand": "reference"}
+    out = model_mod.measure([], ok, cluster, cluster.engine)
     assert all(math.isnan(out[k]) for k in ("mean_slowdown", "max_slowdown", "makespan"))
     assert (out["slowdown_sum"], out["jobs"]) == (0.0, 0.0)
     with pytest.raises(InputError, match=r"^parameter 'parallel_job_slowdown': unknown value 'x' "
                                          r"\(use 'process' or 'job'\)\.$"):
-        model_mod.measure([], {"parallel_job_slowdown": "x"}, cluster, cluster.engine)
+        model_mod.measure([], {**ok, "parallel_job_slowdown": "x"}, cluster, cluster.engine)
+    with pytest.raises(InputError, match=r"^parameter 'slowdown_demand': unknown value 'x' "):
+        model_mod.measure([], {**ok, "slowdown_demand": "x"}, cluster, cluster.engine)
 
 
 def test_knowledge_recipients_are_the_window_smallest_keys_round_by_round():

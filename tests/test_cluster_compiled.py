@@ -76,6 +76,7 @@ def test_the_compiled_cluster_gives_the_python_models_runs(monkeypatch, spec_id,
     {"memory_threshold": 0.5, "load_threshold": 0.5},
     {"balance_interval": 2.5, "migration_cost": 0.3},
     {"parallel_job_slowdown": "job"},
+    {"parallel_draws": "process", "slowdown_demand": "machine", "mosix_initial": "round-robin"},
 ], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
 def test_the_compiled_cluster_follows_the_options(monkeypatch, overrides):
     """Each reading and hyperparameter the amir experiments vary, on amir-table2's workload."""

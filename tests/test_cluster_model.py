@@ -148,6 +148,44 @@ def test_speed_scales_service():
     assert out["makespan"] == pytest.approx(20.0)
 
 
+def test_slowdown_on_the_machine_that_ran_it():
+    """One process of 10 CPU s alone on a half-speed machine takes 20 s: slowdown 2 against its
+    demand on a speed-1.0 machine ('reference'), 1 against its demand on the machine it ran on
+    ('machine'); on two machines of speeds 1 and 0.5, pvm's round robin puts the second process on
+    the slow one: (1 + 1) / 2 under 'machine', (1 + 2) / 2 under 'reference'."""
+    slow = [{"name": "slow", "count": 1, "speed": 0.5, "memory_mb": 100}]
+    two = [{"name": "fast", "count": 1, "speed": 1.0, "memory_mb": 100}, *slow]
+    cases = [(slow, 1, 2.0, 1.0), (two, 2, 1.5, 1.0)]
+    for machines, n, reference, own in cases:
+        workload = Workload(tuple(ProcSpec(i, i, 0.0, 10.0, 1.0, 0, True) for i in range(n)))
+        got = {mode: simulate(full_params({"machines": machines, "slowdown_demand": mode}), workload, "pvm",
+                              streams()).metrics["mean_slowdown"] for mode in ("reference", "machine")}
+        assert got == pytest.approx({"reference": reference, "machine": own})
+
+
+def test_parallel_processes_share_or_draw_their_demand_and_memory():
+    """amir's parallel jobs: 'job' gives every process of a job the job's one r and m (identical
+    processes); 'process' gives each its own, from streams of their own, so single jobs, arrivals
+    and widths are the same draws under both."""
+    params = full_params({"parallel_fraction": 0.5})
+    loads = {mode: make_workload({**params, "parallel_draws": mode}, streams(3)).procs for mode in ("job", "process")}
+    by_job = {mode: {} for mode in loads}
+    for mode, procs in loads.items():
+        for p in procs:
+            by_job[mode].setdefault(p.job, []).append(p)
+    wide = [j for j, ps in by_job["job"].items() if len(ps) > 1]
+    assert wide and by_job["job"].keys() == by_job["process"].keys()
+    for j in wide:
+        assert len({(p.demand, p.memory) for p in by_job["job"][j]}) == 1
+        assert len({(p.demand, p.memory) for p in by_job["process"][j]}) == len(by_job["process"][j])
+        assert all(p.demand >= 20.0 and p.memory <= 64.0 for p in by_job["process"][j])
+    for mode in loads:
+        assert [p.arrival for p in loads[mode]] == [p.arrival for p in loads["job"]]
+    parallel = streams(3)["jobs"].random(len(by_job["job"])) < 0.5   # the workload's first draws of "jobs"
+    singles = [j for j in by_job["job"] if not parallel[j]]
+    assert singles and [by_job["job"][j][0][3:5] for j in singles] == [by_job["process"][j][0][3:5] for j in singles]
+
+
 def _beside_background(demand: float, draws: list[float]) -> float:
     """Completion of a process started at t=0 on a speed-1 machine beside a background process
     whose bursts and idle periods are draws[0], draws[1], draws[2], ...: during a burst each of the

@@ -170,6 +170,20 @@ def test_measure_with_mser_5_deletes_the_biased_first_batch():
                  "jobs": 10.0, "warmup_jobs": 5.0, "events": 7.0}
 
 
+def test_measure_with_a_fixed_share_deletes_the_first_jobs_whatever_their_values():
+    """warmup 'fraction', 0.2 of 15: the first 3 go (not 5, as MSER would take). Kept i = 3..14:
+    mean response (2 x 100 + 10 x 10) / 12 = 25; A = (4 + ... + 15) / 12 = 9.5; spanning share
+    3/12 (i = 7, 8, 9); U = (areas[14] - areas[3]) / (2 x (150 - 40)) = (200 - 13) / 220 = 0.85. An unknown
+    rule is bad input, named."""
+    sampled, areas = _fifteen()
+    m = model.measure({"warmup": "fraction", "warmup_fraction": 0.2, "processors": 2}, sampled, areas, 5)
+    assert m == {"mean_response": pytest.approx(25.0), "actual_parallelism": pytest.approx(9.5),
+                 "utilization": pytest.approx(0.85), "spanning_share": pytest.approx(3 / 12),
+                 "jobs": 12.0, "warmup_jobs": 3.0, "events": 5.0}
+    with pytest.raises(InputError, match="^parameter 'warmup': unknown value 'x'"):
+        model.measure({"warmup": "x", "processors": 2}, sampled, areas, 5)
+
+
 def test_measure_utilisation_over_a_short_or_empty_span():
     """Arrivals 3 and 3.5, busy integral 1.0 then 1.6, P = 2: U = 0.6 / (2 x 0.5) = 0.6. Both at 3:
     no span to divide by, U is NaN."""

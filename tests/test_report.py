@@ -623,3 +623,36 @@ def test_the_full_scale_references_macros_fit_texs_string_pool(root):
     specs = [load_spec(p) for p in sorted(SPECS.glob("*.yaml"))]
     names = numbers(specs, root / "results/reference")
     assert sum(len("val@") + len(k) for k in names) < 5_000_000
+
+
+def test_a_judged_experiment_without_a_grid_gives_each_readings_levels(root):
+    """amir-table2-readings (one cell per reading): each policy's level per reading, as the amir
+    section quotes them, is that reading's row of the summary (reading 3: round robin, effective
+    load); an experiment with a grid of its own gives none (corr05-fig9-readings)."""
+    from simcore.report.data import fmt, read_summary
+    from simcore.report.judged import rows_of_reading
+    from simcore.report.macros import numbers
+
+    specs = [load_spec(SPECS / f"{name}.yaml") for name in ("amir-table2-readings", "corr05-fig9-readings")]
+    names = numbers(specs, root / "results/reference")
+    spec = specs[0]
+    combo = spec.reading_combinations()[3]
+    assert [e["value"] for e in combo.values()] == ["round-robin", "effective"]
+    row = rows_of_reading(read_summary(spec, root / "results/reference"), combo)
+    mean = row[(row.policy == "mosix") & (row.metric == "mean_slowdown")]["mean"].iloc[0]
+    assert names["amir-table2-readings/reading3/mosix/mean_slowdown/mean"] == fmt(mean)
+    assert not any(k.startswith("corr05-fig9-readings/reading1/multilevel/") for k in names)
+
+
+def test_a_one_at_a_time_grid_names_a_cell_by_what_it_changes():
+    """amir-readings changes one reading per cell: its macros name only the changed value
+    ('slowdown_demand=machine/'), the default cell 'default/' (its 15 parameters in every
+    name overflowed pdflatex's string pool); a crossed grid names every value."""
+    from simcore.report.data import cell_key
+
+    spec = load_spec(SPECS / "amir-readings.yaml")
+    keys = {cell_key(spec, c.values) for c in spec.all_cells()}
+    assert "default/" in keys and "slowdown_demand=machine/" in keys and "thrashing_factor=3/" in keys
+    assert len(keys) == len(spec.all_cells())
+    crossed = load_spec(SPECS / "amir-map.yaml")
+    assert cell_key(crossed, crossed.all_cells()[0].values) == "mosix_known_machines=1/mean_interarrival=5/"

@@ -385,6 +385,10 @@ def _check_judged_output(path, data: dict, grid: dict) -> None:
     if (x is None and own) or (x is not None and x not in own):
         wanted = f"one of {', '.join(own)}" if own else "none (the judged experiment has no grid)"
         raise SpecError(f"{path}: key 'output.x': {wanted}, not {x!r}.")
+    measured = [m["name"] for m in data["metrics"]]
+    for name in data["output"].get("diagnostics", ()):
+        if name not in measured:
+            raise SpecError(f"{path}: key 'output.diagnostics': '{name}' is not one of the metrics ({', '.join(measured)}).")
 
 
 def _check_than_cell(path, i: int, claim: dict, data: dict, grid: dict) -> None:
@@ -525,8 +529,8 @@ def _link_judged(path: Path, data: dict) -> dict:
     if isinstance(data["readings"], str):
         data = {**data, "readings_from": data["readings"], "readings": _readings_file(path, data["readings"])}
     raw = _read_yaml(other)
-    if isinstance(raw, dict) and ("judges" in raw or "data_from" in raw):   # no chain, hence no cycle
-        raise SpecError(f"{path}: key 'judges': '{name}' itself judges or reads another experiment.")
+    if isinstance(raw, dict) and ("judges" in raw or raw.get("data_from") == data["id"]):   # no chain, hence no cycle
+        raise SpecError(f"{path}: key 'judges': '{name}' itself judges another experiment or reads this one's data.")
     judged = load_spec(other)
     if judged["model"] != data["model"] or judged.baseline != data["baseline"]:
         raise SpecError(f"{path}: key 'judges': '{name}' must have this experiment's model and baseline.")
@@ -535,6 +539,9 @@ def _link_judged(path: Path, data: dict) -> dict:
     _check_judged_policies(path, data, judged)
     _check_readings(path, data, judged)
     grid = {**judged.grid, **{param: [e["value"] for e in entries] for param, entries in data["readings"].items()}}
+    if "data_from" in data and list((data.get("grid") or {}).items()) != list(grid.items()):
+        raise SpecError(f"{path}: key 'data_from': '{data['data_from']}' must have run this experiment's cells "
+                        f"(the judged grid crossed with the readings, in order), not others.")
     return {**data, "fixed": judged.data.get("fixed"), "assumptions": judged.data.get("assumptions"), "grid": grid,
             "published": judged.data.get("published"), "judged_claims": judged.data["claims"]}
 
@@ -600,8 +607,6 @@ def load_spec(path: str | Path) -> Spec:
             for key in keys:
                 if key in data:
                     raise SpecError(f"{path}: key '{key}' must not be given: it comes from '{link}'.")
-    if "data_from" in data and "judges" in data:
-        raise SpecError(f"{path}: key 'judges': an experiment that judges another simulates its own cells (no 'data_from').")
     _check_params(path, data, _model(path, data))
     data = _link_judged(path, _link_source(path, _merge_preset(path, data)))
     data = {k: v for k, v in data.items() if v is not None}

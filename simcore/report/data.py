@@ -201,11 +201,17 @@ def cell_values(spec, row) -> dict:
 
 
 def cell_key(spec, values: dict) -> str:
-    """'n_procs=17/' for a grid cell ('' for an experiment without grid). An experiment that judges
+    """'n_procs=17/' for a grid cell ('' for an experiment without grid; with a one-at-a-time grid
+    only the values that differ from the first, 'default/' for the default cell). An experiment that judges
     another names only the judged grid's values: its cell macros are those of its own reading
     (``macros._default_reading``), and the readings' values would only lengthen every name."""
     readings = spec.data.get("readings") or {} if "judges" in spec.data else {}
-    return "".join(f"{k}={_val_str(values[k])}/" for k in grid_names(spec) if k in values and k not in readings)
+    names = [k for k in grid_names(spec) if k in values and k not in readings]
+    if spec.data.get("grid_design") == "one-at-a-time":   # only what differs from the default cell
+        first = {k: _val_str(spec.grid[k][0]) for k in names}
+        changed = "".join(f"{k}={_val_str(values[k])}/" for k in names if _val_str(values[k]) != first[k])
+        return changed or "default/"
+    return "".join(f"{k}={_val_str(values[k])}/" for k in names)
 
 
 def _val_str(v) -> str:
@@ -232,7 +238,8 @@ def split_cells(spec, reps: pd.DataFrame):
 
 VERDICT_COLOURS = {"reproduced": "green!45!black", "smaller than published": "orange!90!black",
                    "larger than published": "orange!90!black", "inconclusive": "blue!55!black",
-                   "absent": "red!60!black", "negligible": "red!45!black", "contradicted": "red!75!black", "calibrated": "violet!70!black"}
+                   "absent": "red!60!black", "negligible": "red!45!black", "not specific": "red!55!black",
+                   "contradicted": "red!75!black", "calibrated": "violet!70!black"}
 
 
 def verdict_tex(verdict) -> str:

@@ -176,7 +176,7 @@ def _readings(spec, results_dir: Path, axes) -> None:
 
 
 SHORT = {"reproduced": "reproduced", "smaller than published": "smaller", "larger than published": "larger",
-         "absent": "absent", "negligible": "negligible", "contradicted": "contradicted", "inconclusive": "inconclusive"}
+         "absent": "absent", "negligible": "negligible", "not specific": "not specific", "contradicted": "contradicted", "inconclusive": "inconclusive"}
 
 
 def _map(spec, results_dir: Path, axes) -> None:

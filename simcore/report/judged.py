@@ -20,7 +20,7 @@ from simcore.stats.claims import reading_text
 
 # how near a reading's verdict comes to the paper's claim: the first is the best
 CLOSENESS = ("reproduced", "smaller than published", "larger than published", "inconclusive", "absent", "negligible",
-             "contradicted", "calibrated")
+             "not specific", "contradicted", "calibrated")
 DIAGNOSTICS = ("mean_migrations", "mean_migration_level", "home_return_share", "share_level_0", "active_pushes",
                "lb_attempts_per_s")
 
@@ -210,9 +210,9 @@ def table(spec, results_dir: Path) -> tuple[str, str]:
 
 def _diagnostics(spec, summary: pd.DataFrame) -> list[str]:
     """A tabular: per reading, load (the lightest and the heaviest) and policy, the mean of each
-    diagnostic the spec measures."""
+    diagnostic the spec measures (``output.diagnostics``, else DIAGNOSTICS)."""
     x = spec["output"].get("x")
-    metrics = [m for m in DIAGNOSTICS if m in {d["name"] for d in spec.metrics}]
+    metrics = [m for m in spec["output"].get("diagnostics", DIAGNOSTICS) if m in {d["name"] for d in spec.metrics}]
     loads = sorted(summary[x].unique()) if x else [None]
     loads = [loads[0], loads[-1]] if len(loads) > 1 else loads
     out = ["\\begin{tabular}{@{}l" + "l" * bool(x) + "l" + "r" * len(metrics) + "@{}}", "\\toprule",

@@ -38,7 +38,15 @@ over the claim's k cells, else the cell is inconclusive. The claim takes the fir
 VERDICT_ORDER among its cells. A claim with ``across: mean`` is about one statistic instead: the mean over its cells of the
 per-cell difference or ratio (a paper's "average improvement" over its workloads), with the
 interval of a mean of independent estimates (:func:`simcore.stats.intervals.mean_of_independent`),
-judged as one cell. A claim marked ``calibrated`` (its number was used to choose a
+judged as one cell.
+
+A claim about part of a curve (``where``) whose figure the paper gives elsewhere with the other
+sign (the published pair policy/than lies on the far side of the threshold in cells outside
+``where``: gains at light loads, losses at heavy ones) says that the sign changes there. Its
+direction, reproduced or of another magnitude, is ``not specific`` when the reproduction shows
+the same direction, of practical size and decided at the Bonferroni level over those cells, in a
+cell where the paper's curve has the other sign: an offset everywhere is not the paper's change
+of sign. The row then gives that cell and its interval. A claim marked ``calibrated`` (its number was used to choose a
 model value) has the verdict ``calibrated`` and keeps the statistical one beside it.
 """
 
@@ -58,8 +66,8 @@ from simcore.stats.summary import metric_estimate
 MARGIN = 0.25  # equivalence margin: a quarter of the published effect, on the analysis scale
 PRACTICAL = 0.25  # practical size: a quarter of the smallest effect the paper reports for the figure...
 PRACTICAL_DEFAULT = math.log(1.01)  # ...or 1 % where it reports none (log of a ratio)
-VERDICT_ORDER = ("contradicted", "absent", "negligible", "smaller than published", "larger than published",
-                 "inconclusive", "reproduced")
+VERDICT_ORDER = ("contradicted", "absent", "negligible", "not specific", "smaller than published",
+                 "larger than published", "inconclusive", "reproduced")
 VERDICTS = (*VERDICT_ORDER, "calibrated")
 COLUMNS = ["experiment", "claim", "text", "kind", "metric", "policy", "than", "statistic", "threshold",
            "published_effect", "margin", "across", "cells", "cells_reproduced", "deciding_cell", "estimate", "ci_low",
@@ -314,6 +322,45 @@ def _cells(spec, raw, claim, metric, than, threshold) -> list[tuple]:
     return out
 
 
+def _opposite_cells(spec, raw, claim, than, threshold) -> list[tuple]:
+    """(cell, rows) outside the claim's ``where`` where the paper's curve has the other sign:
+    its published policy/than there lies on the far side of ``threshold`` (none for a claim on
+    one statistic per cell, ``across``, ``than_cell`` or no ``where``)."""
+    where = claim.get("where")
+    if not where or claim.get("across") or claim.get("than_cell") or STATISTIC[claim["kind"]] not in ("ratio", "difference"):
+        return []
+    published = spec.data.get("published") or []
+    out = []
+    for i, rows in raw.groupby("cell", sort=True):
+        values = _grid_values(spec, rows)
+        if where_matches(where, values):
+            continue
+        paper = published_in_cell(published, {**claim, "than": than}, values)
+        if paper is not None and SIDE[claim["kind"]] * (paper - threshold) < 0:
+            out.append((i, rows))
+    return out
+
+
+def _unspecific(spec, raw, claim, metric, than, threshold) -> tuple | None:
+    """(cell, interval) of the first cell where the paper's curve has the other sign and the
+    reproduction shows the claim's direction, of practical size, at the Bonferroni level over
+    those cells; None if there is none."""
+    cells = _opposite_cells(spec, raw, claim, than, threshold)
+    strict = 1 - (1 - spec.confidence) / max(len(cells), 1)
+    for i, rows in cells:
+        practical = practical_size(spec, claim, _than_value(spec, rows, claim, metric, than))
+        iv = _cell_interval(spec, rows, claim, metric, than, strict)
+        if not (math.isfinite(iv.low) and math.isfinite(iv.high)):
+            continue
+        lo, _, _, e = effect_interval(claim["kind"], iv.low, iv.high, threshold, None, iv.mean)
+        if lo > 0 and e >= practical:
+            return i, _cell_interval(spec, rows, claim, metric, than, spec.confidence)
+    return None
+
+
+SPECIFIC = ("reproduced", "smaller than published", "larger than published")   # what "not specific" can overrule
+
+
 def _terms(spec, claim: dict) -> tuple[dict, str, str, float]:
     """The claim's metric (its spec entry), other policy, statistic and threshold."""
     metric = next(m for m in spec.metrics if m["name"] == claim["metric"])
@@ -343,6 +390,9 @@ def evaluate_claim(spec, raw: pd.DataFrame, claim: dict) -> dict:
         counts = [c[3] for c in cells if c[2] == "inconclusive"]
         needed = math.nan if any(math.isnan(x) for x in counts) else max(counts)
     reproduced = math.nan if pooled else sum(c[2] == "reproduced" for c in cells)
+    elsewhere = _unspecific(spec, raw, claim, metric, than, threshold) if verdict in SPECIFIC else None
+    if elsewhere is not None:
+        (cell_index, iv), verdict, needed = elsewhere, "not specific", math.nan
     return {
         **base, "published_effect": math.nan if effect is None else float(effect),
         "practical_size": float(practical),
@@ -402,6 +452,12 @@ def reading_text(combination: dict) -> str:
     return "; ".join(f"{name} = {entry['value']}" for name, entry in combination.items())
 
 
+def _reading_rows(spec, raw: pd.DataFrame, values: dict) -> pd.DataFrame:
+    """The rows of the cells whose grid holds a reading's ``values``."""
+    cells = [rows for _, rows in raw.groupby("cell", sort=True) if where_matches(values, _grid_values(spec, rows))]
+    return pd.concat(cells) if cells else raw.iloc[:0]
+
+
 def evaluate_readings(spec, raw: pd.DataFrame) -> pd.DataFrame:
     """``judges``: each claim of the judged experiment in the cells of each reading (the claim's
     own cells with the reading's values), judged as there (docs/statistics.md, "Judged
@@ -412,8 +468,9 @@ def evaluate_readings(spec, raw: pd.DataFrame) -> pd.DataFrame:
         values = {name: entry["value"] for name, entry in combination.items()}
         text = reading_text(combination)
         support = " ".join(f"{name} = {e['value']}: {e['support']}" for name, e in combination.items() if e["support"])
+        own = _reading_rows(spec, raw, values)   # a claim's other cells (its curve) are this reading's too
         for claim in spec.data["judged_claims"]:
-            row = evaluate_claim(spec, raw, {**claim, "where": {**(claim.get("where") or {}), **values}})
+            row = evaluate_claim(spec, own, {**claim, "where": {**(claim.get("where") or {}), **values}})
             rows.append({**row, "claim": f"{claim['id']} | {text}", "judged": spec.data["judges"],
                          "judged_claim": claim["id"], "reading": text, "default_reading": k == 0,
                          "supported": all(e["support"] for e in combination.values()), "support": support})

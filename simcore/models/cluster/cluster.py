@@ -31,7 +31,7 @@ class Proc:
 
     __slots__ = ("pid", "job", "arrival", "demand", "memory", "home", "measured", "pinned",
                  "machine", "token", "finish_v", "remaining", "placed_at", "h_mem", "h_load",
-                 "completion", "migrations")
+                 "completion", "migrations", "ended_on")
 
     def __init__(self, spec: ProcSpec | None = None, *, pinned: bool = False):
         if spec is not None:
@@ -46,6 +46,7 @@ class Proc:
         self.h_load = 0.0
         self.completion = float("nan")
         self.migrations = 0
+        self.ended_on = -1  # the machine it completed on
 
 
 class Machine:
@@ -253,6 +254,7 @@ class Cluster:
             _, token, proc = heappop(heap)
             if proc.token == token:
                 self._drop(m, proc)
+                proc.ended_on = m.index
                 done.append(proc)
         self._refresh(m)
         foreground = False

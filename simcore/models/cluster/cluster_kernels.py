@@ -47,9 +47,9 @@ MF_SPEED, MF_MEM, MF_USED, MF_VCLOCK, MF_STAMP, MF_RATE, MF_WORK, MF_THRASH, MF_
 MF_COLS = 11
 # per process (block O_PI): machine (-1: none), placement token, next and previous on its machine,
 # position in its machine's heap, migrations, home, the token of its stability cost, where a
-# delayed migration goes, its place among the completions
-P_MACHINE, P_TOKEN, P_NEXT, P_PREV, P_HPOS, P_MIGR, P_HOME, P_CTOKEN, P_TARGET, P_DONE = range(10)
-P_COLS = 10
+# delayed migration goes, its place among the completions, the machine it completed on
+P_MACHINE, P_TOKEN, P_NEXT, P_PREV, P_HPOS, P_MIGR, P_HOME, P_CTOKEN, P_TARGET, P_DONE, P_ENDED = range(11)
+P_COLS = 11
 # per process (block OF_PF)
 (PF_ARRIVAL, PF_MEMORY, PF_FINV, PF_REMAIN, PF_PLACED, PF_HMEM, PF_HLOAD, PF_COMPL, PF_CBOUND,
  PF_CCOST) = range(10)
@@ -371,6 +371,7 @@ def complete(m, now, CI, CF):
         CF[pf + p * PF_COLS + PF_REMAIN] = 0.0
         CF[pf + p * PF_COLS + PF_COMPL] = now
         CI[CI[O_PI] + p * P_COLS + P_DONE] = CI[Y_NDONE]
+        CI[CI[O_PI] + p * P_COLS + P_ENDED] = m
         CI[Y_NDONE] += 1
         done += 1
     _refresh(m, now, CI, CF)

@@ -107,7 +107,7 @@ class CompiledCluster(ProxyCalendar, Cluster):
             CF[CK.Z_FACTOR], CF[CK.Z_RESID] = policy.factor, policy.residency
         self._machines_into(_view(CI, io[CK.O_MI], n, CK.M_COLS), _view(CF, fo[CK.OF_MF], n, CK.MF_COLS))
         PI, PF = _view(CI, io[CK.O_PI], T, CK.P_COLS), _view(CF, fo[CK.OF_PF], T, CK.PF_COLS)
-        PI[:, [CK.P_MACHINE, CK.P_TOKEN, CK.P_NEXT, CK.P_PREV, CK.P_CTOKEN, CK.P_DONE]] = -1
+        PI[:, [CK.P_MACHINE, CK.P_TOKEN, CK.P_NEXT, CK.P_PREV, CK.P_CTOKEN, CK.P_DONE, CK.P_ENDED]] = -1
         PI[:, CK.P_HOME] = [spec.home for spec in self._specs]
         PF[:, CK.PF_ARRIVAL] = [spec.arrival for spec in self._specs]
         PF[:, CK.PF_MEMORY] = [spec.memory for spec in self._specs]
@@ -191,7 +191,7 @@ class CompiledCluster(ProxyCalendar, Cluster):
         for _, i in order:
             proc = Proc(self._specs[i])
             proc.completion, proc.remaining = float(PF[i, CK.PF_COMPL]), 0.0
-            proc.migrations = int(PI[i, CK.P_MIGR])
+            proc.migrations, proc.ended_on = int(PI[i, CK.P_MIGR]), int(PI[i, CK.P_ENDED])
             self.on_finish(proc)
 
 

@@ -45,6 +45,10 @@ PARAMETERS: dict[str, Parameter] = with_hyperparameters("cluster", {
     "parallel_cpu_cap": Parameter(10000.0, "Largest demand of a process of a parallel job, CPU s (amir).", POSITIVE),
     "reference_memory_mb": Parameter(64.0, "Memory of which a process needs (1/m)%, m ~ U(0,1), MB (amir: a Pentium Pro).", NONNEGATIVE),
     "memory_cap_percent": Parameter(100.0, "Largest memory of a process, percent of reference_memory_mb (amir).", POSITIVE),
+    "parallel_draws": Parameter("job", "'job': the processes of a parallel job share one r and one m (identical processes); 'process': each draws its own (amir).",
+                                Choice("job", "process")),
+    "slowdown_demand": Parameter("reference", "t(j) of the slowdown: 'reference', CPU s on a speed-1.0 machine; 'machine', CPU s on the machine the process completed on (demand / its speed).",
+                                 Choice("reference", "machine")),
     "parallel_job_slowdown": Parameter("process", "'process': each process of a parallel job counts as one job; 'job': one slowdown per job from its last completion.",
                                        Choice("process", "job")),
     # batch workload
@@ -136,14 +140,15 @@ def cluster_class(policy, params: dict, python: bool):
 def measure(done: list[Proc], params: dict, cluster: Cluster, engine: Engine) -> dict[str, float]:
     """The METRICS of one run from its finished processes."""
     measured = [p for p in done if p.measured]
+    own = own_time(params, cluster)
     if params["parallel_job_slowdown"] == "job":
         jobs: dict[int, tuple[float, float, float]] = {}
         for p in measured:
-            a, d, c = jobs.get(p.job, (p.arrival, p.demand, p.completion))
+            a, d, c = jobs.get(p.job, (p.arrival, own(p), p.completion))
             jobs[p.job] = (a, d, max(c, p.completion))
         slowdowns = [(c - a) / d for a, d, c in jobs.values()]
     elif params["parallel_job_slowdown"] == "process":
-        slowdowns = [(p.completion - p.arrival) / p.demand for p in measured]
+        slowdowns = [(p.completion - p.arrival) / own(p) for p in measured]
     else:
         raise InputError(f"parameter 'parallel_job_slowdown': unknown value {params['parallel_job_slowdown']!r} "
                          "(use 'process' or 'job').")
@@ -159,6 +164,17 @@ def measure(done: list[Proc], params: dict, cluster: Cluster, engine: Engine) ->
         "thrashing_share": thrashing_share(cluster, max((p.completion for p in done), default=0.0)),
         "events": float(engine.events),
     }
+
+
+def own_time(params: dict, cluster: Cluster):
+    """t(j) of a finished process: its demand (CPU s on a speed-1.0 machine) or, for
+    ``slowdown_demand: machine``, its demand at the speed of the machine it completed on."""
+    if params["slowdown_demand"] == "reference":
+        return lambda p: p.demand
+    if params["slowdown_demand"] == "machine":
+        speeds = [m.speed for m in cluster.machines]
+        return lambda p: p.demand / speeds[p.ended_on]
+    raise InputError(f"parameter 'slowdown_demand': unknown value {params['slowdown_demand']!r} (use 'reference' or 'machine').")
 
 
 def thrashing_share(cluster: Cluster, end: float) -> float:

@@ -3,7 +3,8 @@
 A workload is immutable: each policy run builds its own mutable processes from it, so all
 policies of one replication see the same arrivals, demands, memory sizes and home machines
 (common random numbers). Each quantity comes from its own named stream ("arrivals", "jobs",
-"demand", "memory", "home", "background"), so changing how one is drawn never shifts another.
+"demand", "memory", "home", "background", and "process-demand", "process-memory" for
+parallel processes drawn one by one), so changing how one is drawn never shifts another.
 
 Demands are CPU seconds on a speed-1.0 machine; memory sizes are in MB.
 """
@@ -80,12 +81,31 @@ def amir(params: dict, streams: Streams, n_machines: int) -> Workload:
     percent = np.minimum(1.0 / m, float(params["memory_cap_percent"]))
     memory = float(params["reference_memory_mb"]) * percent / 100.0
     home = streams["home"].integers(0, n_machines, n)
+    own = _own_draws(params, streams, parallel, width)
     procs, pid = [], 0
     for j in range(n):
-        for _ in range(int(width[j])):
-            procs.append(ProcSpec(pid, j, float(times[j]), float(demand[j]), float(memory[j]), int(home[j]), True))
+        for k in range(int(width[j])):
+            d, mem = own(j, k) if own and parallel[j] else (demand[j], memory[j])
+            procs.append(ProcSpec(pid, j, float(times[j]), float(d), float(mem), int(home[j]), True))
             pid += 1
     return Workload(tuple(procs))
+
+
+def _own_draws(params: dict, streams: Streams, parallel: np.ndarray, width: np.ndarray):
+    """``parallel_draws: process``: (job, k) -> the demand and memory of the k-th process of a
+    parallel job, each process with its own r and m (streams "process-demand" and
+    "process-memory", so the jobs' own draws do not move); None for one draw per job."""
+    if params["parallel_draws"] == "job":
+        return None
+    if params["parallel_draws"] != "process":
+        raise InputError(f"parameter 'parallel_draws': unknown value {params['parallel_draws']!r} (use 'job' or 'process').")
+    count = int(width[parallel].sum())
+    r = np.maximum(streams["process-demand"].random(count), np.finfo(float).tiny)
+    m = np.maximum(streams["process-memory"].random(count), np.finfo(float).tiny)
+    demand = np.minimum(float(params["parallel_cpu_scale"]) / r, float(params["parallel_cpu_cap"]))
+    memory = float(params["reference_memory_mb"]) * np.minimum(1.0 / m, float(params["memory_cap_percent"])) / 100.0
+    first = np.concatenate([[0], np.cumsum(np.where(parallel, width, 0))])
+    return lambda j, k: (demand[first[j] + k], memory[first[j] + k])
 
 
 def batch(params: dict, streams: Streams, n_machines: int) -> Workload:

@@ -2,8 +2,8 @@
 
 One replication runs each policy on the same job stream. Jobs 0..jobs-1 are the run's sample:
 arrivals go on until every one of them has finished (so the last ones still see a loaded
-machine), then the run stops. The warm-up is deleted by the MSER-5 rule on the response times
-in arrival order (``simcore.stats.warmup``); the metrics are over the jobs kept, the
+machine), then the run stops. The warm-up, a fixed share of the sampled jobs in arrival order,
+is deleted (``simcore.stats.warmup``); the metrics are over the jobs kept, the
 utilisation over the time from the first kept arrival to the last sampled one.
 """
 
@@ -13,12 +13,13 @@ import math
 from typing import NamedTuple
 
 from simcore.core.engine import Engine
+from simcore.errors import InputError
 from simcore.models import Constraint, Metric, Parameter, with_defaults
 from simcore.models.domains import COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, AnyOf, Choice, Integer, Real
 from simcore.models.pools.system import JobState, PoolSystem
 from simcore.models.pools.workload import JobStream, largest_mean
 from simcore.models.registry import get_policy, with_hyperparameters
-from simcore.stats.warmup import mser_truncation
+from simcore.stats.warmup import fixed_truncation, mser_truncation
 
 PARAMETERS: dict[str, Parameter] = with_hyperparameters("pools", {
     "processors": Parameter(60, "P, processors of the machine (Table 2).", COUNT),
@@ -38,7 +39,11 @@ PARAMETERS: dict[str, Parameter] = with_hyperparameters("pools", {
     "thread_demand": Parameter(100.0, "PARA work per desired thread: the PARA phase needs thread_demand x d in all (section 2).", POSITIVE),
     "thread_spread": Parameter(10.0, "Half-width of a thread's uniform demand around thread_demand d / a (section 2: U(100d/a - 10, 100d/a + 10)).", NONNEGATIVE),
     "jobs": Parameter(4000, "Jobs sampled per run (arrivals continue until all of them have finished).", Integer(ge=10)),
-    "warmup": Parameter("mser-5", "How the warm-up is deleted: 'mser-5' (the MSER-5 rule on response times) or 'none'.", Choice("mser-5", "none")),
+    "warmup": Parameter("fraction", "How the warm-up is deleted: 'fraction' (the first warmup_fraction of the sampled jobs), "
+                        "'mser-5' (the MSER-5 rule on each run's response times; biased low under load) or 'none'.",
+                        Choice("fraction", "mser-5", "none")),
+    "warmup_fraction": Parameter(0.1, "Share of the sampled jobs, first in arrival order, deleted as warm-up (warmup 'fraction').",
+                                 Real(ge=0, le=0.5)),
 })  # then the policies' own hyperparameters (F and G)
 
 CONSTRAINTS = (
@@ -129,7 +134,7 @@ def system_class(policy, python: bool) -> type:
 def measure(params: dict, sampled: list[JobState], areas: list[float], events: int) -> dict[str, float]:
     """The METRICS of one run from its sampled jobs (in arrival order) and the busy integral at their arrivals."""
     response = [s.done_at - s.job.arrival for s in sampled]
-    cut = mser_truncation(response) if params["warmup"] == "mser-5" else 0
+    cut = warmup_cut(params, response)
     kept = sampled[cut:]
     span = kept[-1].job.arrival - kept[0].job.arrival
     busy = areas[-1] - areas[cut]
@@ -142,6 +147,18 @@ def measure(params: dict, sampled: list[JobState], areas: list[float], events: i
         "warmup_jobs": float(cut),
         "events": float(events),
     }
+
+
+def warmup_cut(params: dict, response: list[float]) -> int:
+    """How many of the sampled jobs, first in arrival order, the warm-up rule deletes."""
+    rule = params["warmup"]
+    if rule == "fraction":
+        return fixed_truncation(len(response), params["warmup_fraction"])
+    if rule == "mser-5":
+        return mser_truncation(response)
+    if rule == "none":
+        return 0
+    raise InputError(f"parameter 'warmup': unknown value {rule!r} (use 'fraction', 'mser-5' or 'none').")
 
 
 def run_replication(params: dict, policies: list[str], streams) -> dict[str, dict[str, float]]:
