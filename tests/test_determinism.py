@@ -66,6 +66,8 @@ def test_cells_per_job_groups_the_scales_cells_and_keeps_the_fingerprint(root):
 
     spec = load_spec(root / "config/experiments/barak96-fig2.yaml")
     data = copy.deepcopy(spec.data)
+    data["scales"]["full"].pop("cells_per_job", None)
+    single = Spec(spec.path, copy.deepcopy(data))
     data["scales"]["full"]["cells_per_job"] = 3
     grouped = Spec(spec.path, data)
     n = len(spec.cells("full"))
@@ -75,8 +77,8 @@ def test_cells_per_job_groups_the_scales_cells_and_keeps_the_fingerprint(root):
     assert [c.index for c in grouped.cells_between("full", 3, 6)] == [3, 4, 5]
     with pytest.raises(SpecError, match="no cell of scale 'full' lies in"):
         grouped.cells_between("full", n, n + 5)
-    assert [len(g) for g in spec.cell_groups("full")] == [1] * n          # the default: one cell a job
-    assert simulation_fingerprint(grouped, 11) == simulation_fingerprint(spec, 11)
+    assert [len(g) for g in single.cell_groups("full")] == [1] * n        # the default: one cell a job
+    assert simulation_fingerprint(grouped, 11) == simulation_fingerprint(single, 11) == simulation_fingerprint(spec, 11)
 
 
 def test_a_job_of_several_cells_writes_the_rows_of_one_job_per_cell(root, simcore_cli, tmp_path):
