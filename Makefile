@@ -19,6 +19,7 @@ CORES ?= all
 ID ?=
 EVAL_SCALE ?= smoke
 EVAL_DIR ?= build/evaluation
+EVAL_ARGS ?=
 PART ?=
 STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
 export PATH := $(abspath $(BIN)):$(PATH)
@@ -79,7 +80,7 @@ evaluate: env tex  ## artifact evaluation: the whole DAG at EVAL_SCALE (smoke|qu
 	@mkdir -p $(EVAL_DIR)/paper && rm -rf $(EVAL_DIR)/workflow $(EVAL_DIR)/config $(EVAL_DIR)/paper/sections
 	cp -rp Snakefile workflow config $(EVAL_DIR)/ && cp -rp paper/report.tex paper/sections $(EVAL_DIR)/paper/
 	cd $(EVAL_DIR) && $(abspath $(BIN))/snakemake --profile workflow/profiles/ci --config scale=$(EVAL_SCALE)
-	$(SIMCORE) evaluate --results $(EVAL_DIR)/results --reference results/reference --out results/evaluation.md
+	$(SIMCORE) evaluate --results $(EVAL_DIR)/results --reference results/reference --out results/evaluation.md $(EVAL_ARGS)
 
 test: env tex  ## the whole test suite, including the smoke-scale workflow
 	$(BIN)/python -m pytest

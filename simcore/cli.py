@@ -359,13 +359,24 @@ def cmd_evaluate(args) -> int:
     figures = san_figures(args.san)
     root = Path(args.results).resolve().parent     # the run's folder: its paper/ is beside its results/
     wanted = [root / t for name in [*ids, *figures] for t in targets(name, args.specs, args.san)]
-    wanted.append(root / "paper/build/report.pdf")
-    result = evaluate(Path(args.results), Path(args.reference), ids, set(figures), wanted, args.alpha)
+    report = root / "paper/build/report.pdf"
+    wanted.append(report)
+    result = evaluate(Path(args.results), Path(args.reference), ids, set(figures), wanted, args.alpha,
+                      allow_changed=args.allow_changed, replications=args.replications, report=str(report))
+    result.scorecard = _scorecard(args, Path(args.reference))
     write_text(Path(args.out), markdown(result) + "\n")
     state = "consistent" if result.ok else "INCONSISTENT"
     print(f"evaluate: {state} ({len(result.missing)} missing outputs, {len(result.inconsistent_claims)} claims and "
           f"{len(result.inconsistent_means)} means differ beyond chance); see {args.out}", file=sys.stderr)
     return 0 if result.ok else 1
+
+
+def _scorecard(args, reference: Path) -> dict:
+    """The reference's standing counts over every claim (the report's first page)."""
+    from simcore.report.macros import STANDINGS, figure_claims, standing_counts
+
+    per_paper = standing_counts([*_all_specs(args.specs), *figure_claims(Path(args.san))], reference)
+    return {k: sum(t[k] for t in per_paper.values()) for k in STANDINGS}
 
 
 def cmd_san_report(args) -> int:
@@ -581,6 +592,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="family-wise level of the claims' and the means' tests (default: %(default)s)")
     p.add_argument("--out", default="results/evaluation.md", metavar="FILE",
                    help="the verdict page, Markdown (default: %(default)s)")
+    p.add_argument("--allow-changed", action="store_true",
+                   help="report experiments simulated from other inputs than the reference's (spec, preset, seed, "
+                        "model code, topologies) instead of failing on them: for deliberate changes")
+    p.add_argument("--replications", choices=("auto", "identical", "paired"), default="auto",
+                   help="how replications both runs hold are compared: identical in every value (the reference's "
+                        "platform), a paired test (another platform), or auto: by the platforms the provenance "
+                        "records (default: %(default)s)")
     p = add("run-profile", cmd_run_profile,
             "the cores the run used over time and its CPU time per paper, from the workflow's benchmark files")
     p.add_argument("--benchmarks", default="logs/benchmarks", metavar="DIR", help="Snakemake's benchmark files")

@@ -147,6 +147,9 @@ def test_claims_are_compared_only_where_both_runs_estimate_one_quantity():
     assert same.loc["d", "reason"] == "" and same.loc["d", "inconsistent"]
 
 
+PLATFORM = "Linux-6.18.44-fc-v669-x86_64-with-glibc2.36"
+
+
 def _summary(exp, rows):
     columns = ["experiment", "cell", "policy", "metric", "n", "mean", "sd", "level", "ci_low", "ci_high"]
     return pd.DataFrame([[exp, c, p, "m", n, m, s, 0.95, m - s, m + s] for c, p, n, m, s in rows], columns=columns)
@@ -165,7 +168,7 @@ def test_means_compared_by_the_pooled_t_test_and_holm_over_the_family():
     assert not out.loc[0, "inconsistent"]
 
 
-def _results(folder, scale, claims, summary, provenance=True, fingerprints=None):
+def _results(folder, scale, claims, summary, provenance=True, fingerprints=None, parts=None, platform=PLATFORM):
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "scale.txt").write_text(json.dumps(scale))
     for exp, frame in claims.groupby("experiment"):
@@ -174,8 +177,12 @@ def _results(folder, scale, claims, summary, provenance=True, fingerprints=None)
     for exp, frame in summary.groupby("experiment"):
         frame.to_csv(folder / exp / "summary.csv", index=False)
         if provenance:
-            (folder / exp / "provenance.json").write_text(json.dumps({"commit": "abc", "root_seed": 7, "wall_time_s": 60.0,
-                                                                     "fingerprint": (fingerprints or {}).get(exp, "f0")}))
+            record = {"commit": "abc", "root_seed": 7, "wall_time_s": 60.0, "platform": platform,
+                      "packages": {"python": "3.11.7", "numpy": "2.4.6"},
+                      "fingerprint": (fingerprints or {}).get(exp, "f0")}
+            if parts and exp in parts:
+                record["fingerprint_parts"] = parts[exp]
+            (folder / exp / "provenance.json").write_text(json.dumps(record))
 
 
 def test_evaluate_names_what_is_missing_and_what_differs(tmp_path):
@@ -189,7 +196,7 @@ def test_evaluate_names_what_is_missing_and_what_differs(tmp_path):
     assert ev.missing == [str(tmp_path / "run/x/provenance.json"), str(tmp_path / "report.pdf")]
     assert ev.inconsistent_claims.claim.tolist() == ["b"] and ev.inconsistent_means.empty
     page = markdown(ev)
-    assert "**INCONSISTENT**: 2 missing outputs, 1 claims and 0 means" in page
+    assert "**INCONSISTENT**: 2 missing outputs; 1 claims and 0 means differ beyond chance" in page
     assert "| x | b | 3 [2.5, 3.5] | 1 [0.9, 1.1] | +2 (7.7 se) |" in page
     # the same run with the claim at the reference's value and its outputs present is consistent
     claims.loc[1, ["estimate", "ci_low", "ci_high"]] = [1.1, 0.6, 1.6]
@@ -201,19 +208,27 @@ def test_evaluate_names_what_is_missing_and_what_differs(tmp_path):
 
 def test_evaluate_names_the_experiments_simulated_from_other_inputs_than_the_reference(tmp_path):
     """x and y agree with the reference, but y's fingerprint differs (another spec, seed or model
-    code): the page names y; the verdict stays the statistical one. Each experiment took 60 s; in
-    the reference both share one fingerprint (y reads x's replications), so it counts once: 1.0 min,
-    against 2.0 min here."""
+    code): the run is inconsistent, naming y and what differs, unless the change is allowed. Each
+    experiment took 60 s; in the reference both share one fingerprint (y reads x's replications),
+    so it counts once: 1.0 min, against 2.0 min here."""
     claims = pd.DataFrame([_claim("x", "a", 1.0, 0.9, 1.1), _claim("y", "a", 1.0, 0.9, 1.1)])
     summary = pd.concat([_summary("x", [(0, "p", 4, 10.0, 1.0)]), _summary("y", [(0, "p", 4, 10.0, 1.0)])])
-    _results(tmp_path / "run", "smoke", claims, summary, fingerprints={"y": "f1"})
-    _results(tmp_path / "ref", "full", claims, summary)
+    _results(tmp_path / "run", "smoke", claims, summary, fingerprints={"y": "f1"},
+             parts={"y": {"params": "p1", "seed": "s0", "code": "c1"}})
+    _results(tmp_path / "ref", "full", claims, summary, parts={"y": {"params": "p0", "seed": "s0", "code": "c0"}})
     ev = evaluate(tmp_path / "run", tmp_path / "ref", ["x", "y"], set())
-    assert ev.other_code == ("y",) and ev.ok
+    assert ev.other_code == ("y",) and ev.changed == {"y": ["parameters (spec, preset)", "model code"]}
+    assert not ev.ok and ev.inconsistent_claims.empty and ev.inconsistent_means.empty
     page = markdown(ev)
-    assert "1 experiments were simulated from other specs, seed or model code than the reference's (y)" in page
+    assert "**INCONSISTENT**: 1 experiments simulated from other inputs than the reference's" in page
+    assert "y (parameters (spec, preset), model code)" in page and "--allow-changed" in page
     assert "root seed 7, 2.0 min of simulation." in page.split("- Reference:")[0]
     assert "root seed 7, 1.0 min of simulation." in page.split("- Reference:")[1]
+    allowed = evaluate(tmp_path / "run", tmp_path / "ref", ["x", "y"], set(), allow_changed=True)
+    assert allowed.ok and "Allowed (`--allow-changed`)" in markdown(allowed)
+    # a reference that records only the hash: the page says the fingerprint differs
+    _results(tmp_path / "old", "full", claims, summary)
+    assert evaluate(tmp_path / "run", tmp_path / "old", ["x", "y"], set()).changed == {"y": ["fingerprint"]}
 
 
 def test_evaluate_refuses_a_folder_that_is_no_reference(tmp_path):
@@ -262,3 +277,166 @@ def test_replications_the_reference_also_holds_are_counted_and_compared_value_by
         (tmp_path / folder / "x").mkdir(parents=True)
         frame.to_csv(tmp_path / folder / "x/replications.csv", index=False)
     assert identical_replications(tmp_path / "run", tmp_path / "ref", ["x", "absent"]) == (2, 1)
+
+
+def _replications(folder, exp, rows, platform=PLATFORM, cpu=None):
+    """A result folder holding ``exp``'s replications (cell, policy, rep, m) and a provenance."""
+    (folder / exp).mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows, columns=["cell", "policy", "rep", "spawn_key", "m"]).to_csv(folder / exp / "replications.csv", index=False)
+    record = {"commit": "abc", "root_seed": 7, "wall_time_s": 1.0, "fingerprint": "f0", "platform": platform,
+              "packages": {"python": "3.11.7", "numpy": "2.4.6"}}
+    (folder / exp / "provenance.json").write_text(json.dumps({**record, **({"cpu": cpu} if cpu else {})}))
+
+
+REF = [10.0, 12.0, 9.0, 11.0]
+
+
+def _rows(values):
+    return [[0, "p", r, f"1.0.{r}", v] for r, v in enumerate(values)]
+
+
+def test_the_platform_decides_how_shared_replications_are_compared(tmp_path):
+    """Another kernel on the same CPU model is the same platform; another C library, or another
+    CPU, is not; a run that records no CPU model cannot show one platform (paired)."""
+    from simcore.report.evaluation import platform_of, replication_mode
+
+    _replications(tmp_path / "ref", "x", _rows(REF), cpu="A")
+    _replications(tmp_path / "nocpu", "x", _rows(REF))
+    _replications(tmp_path / "kernel", "x", _rows(REF), platform="Linux-6.1.0-9-amd64-x86_64-with-glibc2.36", cpu="A")
+    _replications(tmp_path / "libc", "x", _rows(REF), platform="Linux-6.18.44-fc-v669-x86_64-with-glibc2.39")
+    _replications(tmp_path / "cpuA", "x", _rows(REF), cpu="A")
+    _replications(tmp_path / "cpuB", "x", _rows(REF), cpu="B")
+    assert platform_of(json.loads((tmp_path / "libc/x/provenance.json").read_text())) == {
+        "arch": "x86_64", "libc": "glibc2.39", "python": "3.11.7", "numpy": "2.4.6"}
+    assert replication_mode(tmp_path / "kernel", tmp_path / "ref", ["x"])[0] == "identical"
+    assert replication_mode(tmp_path / "nocpu", tmp_path / "ref", ["x"]) == (
+        "paired", "one of the runs records no CPU model, so one platform cannot be shown")
+    mode, why = replication_mode(tmp_path / "libc", tmp_path / "ref", ["x"])
+    assert mode == "paired" and "libc" in why
+    assert replication_mode(tmp_path / "cpuA", tmp_path / "cpuB", ["x"]) == (
+        "paired", "this run's platform differs from the reference's in cpu")
+    assert replication_mode(tmp_path / "libc", tmp_path / "ref", ["x"], "identical")[0] == "identical"
+    with pytest.raises(InputError, match="--replications"):
+        replication_mode(tmp_path / "libc", tmp_path / "ref", ["x"], "sometimes")
+
+
+def test_on_one_platform_a_shared_replication_must_be_identical(tmp_path):
+    """Replications 0-2 here, 0-3 in the reference; replication 1 differs in its 10th digit: on
+    one platform that is inconsistent, and the page names replication 1."""
+    from simcore.report.evaluation import compare_replications
+
+    _replications(tmp_path / "ref", "x", _rows(REF))
+    _replications(tmp_path / "run", "x", _rows([10.0, 12.000000001, 9.0]))
+    out, first = compare_replications(tmp_path / "run", tmp_path / "ref", ["x"], "identical", 0.01)
+    assert out[["k", "identical", "agree"]].values.tolist() == [[3, 2, 3]] and out.inconsistent.tolist() == [True]
+    assert first == "x, cell 0, policy p, replication 1: m = 12.000000001 here, 12.0 in the reference"
+    out, first = compare_replications(tmp_path / "ref", tmp_path / "ref", ["x"], "identical", 0.01)
+    assert not out.inconsistent.any() and first == ""
+
+
+def test_on_another_platform_last_bits_pass_and_a_five_percent_shift_fails(tmp_path):
+    """Paired mode. Every value times (1 + 1e-12): floating point's last bits, consistent, and any
+    shift is detectable (0). Every value times 1.05: differences 0.5, 0.6, 0.45, 0.55, mean
+    0.525, sd sqrt(0.0125 / 3) = 0.06455, se 0.032275, t = 16.27 on 3 df, p = 5.1e-4 <= 0.01:
+    inconsistent. The shift detected with power 0.8 at 0.01: (t_0.995,3 + t_0.8,3) se =
+    (5.8409 + 0.9785) 0.032275 = 0.2201, 2.10% of the reference's mean 10.5."""
+    from simcore.report.evaluation import compare_replications
+
+    _replications(tmp_path / "ref", "x", _rows(REF))
+    _replications(tmp_path / "bits", "x", _rows([v * (1 + 1e-12) for v in REF]))
+    _replications(tmp_path / "shift", "x", _rows([v * 1.05 for v in REF]))
+    out, _ = compare_replications(tmp_path / "bits", tmp_path / "ref", ["x"], "paired", 0.01)
+    assert out.agree.tolist() == [4] and out.p.tolist() == [1.0] and out.detectable.tolist() == [0.0]
+    assert not out.inconsistent.any()
+    out, _ = compare_replications(tmp_path / "shift", tmp_path / "ref", ["x"], "paired", 0.01)
+    se = math.sqrt(0.0125 / 3) / 2
+    assert out.se[0] == pytest.approx(se) and out.difference[0] == pytest.approx(0.525)
+    assert out.p[0] == pytest.approx(2 * stats.t.sf(0.525 / se, 3)) and out.p[0] < 0.001
+    assert out.inconsistent.tolist() == [True]
+    assert out.detectable[0] == pytest.approx((stats.t.ppf(0.995, 3) + stats.t.ppf(0.8, 3)) * se / 10.5)
+    assert out.detectable[0] == pytest.approx(0.02096, abs=1e-4)
+
+
+def test_the_paired_test_of_one_value():
+    """No difference left after the last bits: p = 1. One differing replication, or the same
+    difference in each: p = 0. A value on one side only: p = 0."""
+    from simcore.stats.consistency import detectable_shift, paired_t
+
+    assert paired_t([1.0, 2.0], [1.0, 2.0 + 1e-12]).p == 1.0
+    assert paired_t([1.5], [1.0]).p == 0.0 and paired_t([2.0, 3.0], [1.0, 2.0]).p == 0.0
+    assert paired_t([float("nan"), 1.0], [1.0, 1.0]).p == 0.0
+    assert paired_t([float("nan"), 1.0], [float("nan"), 1.0]).p == 1.0
+    assert detectable_shift(0.0, 3, 0.01) == 0.0 and detectable_shift(1.0, 1, 0.01) == math.inf
+    with pytest.raises(ValueError, match="same replications"):
+        paired_t([1.0], [1.0, 2.0])
+
+
+def test_a_mean_over_shared_replications_is_judged_by_them_not_by_the_pooled_test(tmp_path):
+    """The reference's mean is 10.5 and this run's 10.33 over replications 0-2: the pooled t test
+    would compare them; with the replications identical, the run is consistent and the mean is
+    not compared a second time."""
+    claims = pd.DataFrame([_claim("x", "a", 1.0, 0.9, 1.1)])
+    _results(tmp_path / "run", "smoke", claims, _summary("x", [(0, "p", 3, 10.33, 1.5)]))
+    _results(tmp_path / "ref", "full", claims, _summary("x", [(0, "p", 4, 10.5, 1.3)]))
+    _replications(tmp_path / "ref", "x", _rows(REF), cpu="A")
+    _replications(tmp_path / "run", "x", _rows(REF[:3]), cpu="A")
+    ev = evaluate(tmp_path / "run", tmp_path / "ref", ["x"], set())
+    assert ev.ok and ev.means.empty and len(ev.replications) == 1 and ev.mode == "identical"
+    assert "On one platform each must be identical, value for value; they are." in markdown(ev)
+
+
+def test_the_page_says_what_consistent_establishes_and_gives_the_references_scorecard(tmp_path):
+    claims = pd.DataFrame([_claim("x", "a", 1.0, 0.9, 1.1)])
+    summary = _summary("x", [(0, "p", 4, 10.0, 1.0)])
+    _results(tmp_path / "run", "smoke", claims, summary)
+    _results(tmp_path / "ref", "full", claims, summary)
+    card = {"reproduced with magnitude": 9, "reproduced in direction only": 55, "explained": 19,
+            "not reproduced": 42, "calibrated": 2}
+    page = markdown(evaluate(tmp_path / "run", tmp_path / "ref", ["x"], set(), scorecard=card, report="run/report.pdf"))
+    head = page.split("\n- This run")[0]
+    assert "It does not say the papers reproduce." in head
+    assert "reproduces 9 of the papers' claims with their magnitude and 55 in direction only, 19 are explained" in head
+    assert "This run's report: `run/report.pdf`." in head
+
+
+def test_a_preset_sabotaged_by_ten_percent_fails_the_evaluation(root, simcore_cli, tmp_path):
+    """In a scratch copy of the configuration, barak96's migration cost 0.3 -> 0.33 s: barak96-fig2
+    simulated at smoke scale from it has another fingerprint and other replications, and `simcore
+    evaluate` against the committed reference exits 1 naming it (the reference records no CPU
+    model, so its shared replications are compared in paired mode: they differ too). The same run
+    from the committed preset (the control) has the reference's inputs and agreeing replications;
+    it exits 1 only because it made no figures, tables or report."""
+    import shutil
+
+    pages = {}
+    for name, cost in (("control", "0.3"), ("sabotaged", "0.33")):
+        config = tmp_path / name / "config"
+        shutil.copytree(root / "config", config)
+        preset = config / "presets/barak96.yaml"
+        text = preset.read_text()
+        assert "    value: 0.3\n" in text
+        preset.write_text(text.replace("    value: 0.3\n", f"    value: {cost}\n"))
+        only = tmp_path / name / "specs"
+        only.mkdir()
+        shutil.copy(config / "experiments/barak96-fig2.yaml", only)
+        shutil.copytree(config / "presets", tmp_path / name / "presets")
+        results = tmp_path / name / "results"
+        raw = tmp_path / name / "raw.parquet"
+        common = ["--specs", only, "--config", root / "config/config.yaml"]
+        proc = simcore_cli(*common, "run", "barak96-fig2", "--cells", "0:12", "--reps", "0:3", "--scale", "smoke",
+                           "--out", raw, "--progress", "off")
+        assert proc.returncode == 0, proc.stderr
+        proc = simcore_cli(*common, "aggregate", "barak96-fig2", "--raw", raw, "--outdir", results / "barak96-fig2",
+                           "--scale", "smoke")
+        assert proc.returncode == 0, proc.stderr
+        (results / "scale.txt").write_text('"smoke"')
+        out, san = tmp_path / name / "evaluation.md", tmp_path / name / "san"
+        san.mkdir()
+        proc = simcore_cli(*common, "evaluate", "--results", results, "--reference", root / "results/reference",
+                           "--san", san, "--out", out)
+        assert proc.returncode == 1, proc.stderr       # both lack the figures, tables and report
+        pages[name] = out.read_text()
+    assert "(their fingerprints agree)" in pages["control"] and "Shared replications that differ" not in pages["control"]
+    assert "1 experiments simulated from other inputs than the reference's" in pages["sabotaged"]
+    assert "barak96-fig2 (parameters (spec, preset))" in pages["sabotaged"]
+    assert "Mode: **paired**" in pages["sabotaged"] and "Shared replications that differ" in pages["sabotaged"]

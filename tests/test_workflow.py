@@ -145,8 +145,8 @@ def _a_saved_reference_rebuilds_the_report(workdir):
                  "--san", str(workdir / "config/san"), "--out", str(out)]) == 0
     page = out.read_text()
     assert "Verdict: **consistent**" in page and "- Outputs: " in page and "all present." in page
-    assert "Means: 0 compared" not in page and "Claims: 0 compared" not in page
-    shared, identical = map(int, re.search(r"same seeds: (\d+); identical in every value: (\d+)", page).groups())
+    assert "Claims: 0 compared" not in page and "value for value; they are." in page
+    shared, identical = map(int, re.search(r"same seeds\): (\d+) \(per cell and policy\), (\d+) identical", page).groups())
     assert shared == identical > 0
 
 
@@ -164,8 +164,10 @@ def _the_smoke_run_is_consistent_with_the_committed_reference(workdir):
                  "--out", str(out)])
     page = out.read_text()
     assert code == 0, page[:6000]
-    assert "Verdict: **consistent**" in page and "Means: 0 compared" not in page
+    assert "Verdict: **consistent**" in page and "Claims: 0 compared" not in page
     assert "(their fingerprints agree)" in page, page[:3000]
+    shared, identical = map(int, re.search(r"same seeds\): (\d+) \(per cell and policy\), (\d+) identical", page).groups())
+    assert shared == identical > 0 and "value for value; they are." in page
 
 
 def _clean_env():

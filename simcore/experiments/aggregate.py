@@ -48,7 +48,7 @@ def aggregate(spec, paths, outdir: Path, scale: str, root_seed: int, config_path
     raw, fingerprint = load_raw(spec, paths, root_seed)
     summary = summarize(spec, raw)
     claims = evaluate_claims(spec.at_level(spec.claim_level(scale)), raw)
-    record = provenance(spec, raw, scale, root_seed, config_path, fingerprint["hash"])
+    record = provenance(spec, raw, scale, root_seed, config_path, fingerprint["hash"], fingerprint["parts"])
     if rounds:
         record["precision"] = rounds
     outdir = Path(outdir)

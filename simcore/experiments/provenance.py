@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-PACKAGES = ("simcore", "simpy", "numpy", "scipy", "pandas", "pyarrow", "matplotlib", "snakemake")
+PACKAGES = ("simcore", "simpy", "numpy", "scipy", "numba", "llvmlite", "pandas", "pyarrow", "matplotlib", "snakemake")
 
 
 def git_commit(root: Path | None = None) -> str:
@@ -47,7 +47,20 @@ def package_versions() -> dict:
     return out
 
 
-def provenance(spec, raw, scale: str, root_seed: int, config_path: Path, fingerprint: str = "") -> dict:
+def cpu_model() -> str:
+    """The CPU's model name (Linux: /proc/cpuinfo), else what the platform module says: the
+    compiled kernels are built for the CPU they run on, so it is part of a result's platform."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def provenance(spec, raw, scale: str, root_seed: int, config_path: Path, fingerprint: str = "",
+               fingerprint_parts: dict | None = None) -> dict:
     return {
         "experiment": spec.id,
         "paper": spec["paper"],
@@ -57,6 +70,7 @@ def provenance(spec, raw, scale: str, root_seed: int, config_path: Path, fingerp
         "scale": scale,
         "root_seed": root_seed,
         "fingerprint": fingerprint,
+        "fingerprint_parts": dict(fingerprint_parts or {}),
         "cells": int(raw["cell"].nunique()),
         "replications_per_cell": int(raw.groupby(["cell", "policy"]).size().min()),
         "replications_per_cell_max": int(raw.groupby(["cell", "policy"]).size().max()),  # precision rounds
@@ -65,5 +79,6 @@ def provenance(spec, raw, scale: str, root_seed: int, config_path: Path, fingerp
         "wall_time_s": round(float(raw["wall_time"].sum()), 3),
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "platform": platform.platform(),
+        "cpu": cpu_model(),
         "packages": package_versions(),
     }

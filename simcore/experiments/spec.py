@@ -17,7 +17,7 @@ import jsonschema
 import yaml
 
 from simcore.errors import InputError
-from simcore.inputs import read_yaml
+from simcore.inputs import DuplicateKey, load_yaml_text, read_yaml
 from simcore.models import get_model
 from simcore.models.domains import NONNEGATIVE_INTEGER
 from simcore.models.registry import policy_names
@@ -261,7 +261,9 @@ class Spec:
                     f"(known: {', '.join(sorted(self.model.PARAMETERS))})."
                 )
             try:
-                out[key] = yaml.safe_load(raw)
+                out[key] = load_yaml_text(raw)
+            except DuplicateKey as err:
+                raise SpecError(f"--set '{key}': {err}.") from None
             except yaml.YAMLError:
                 raise SpecError(f"--set '{key}': value '{raw}' is not a valid YAML value.") from None
             self.model.PARAMETERS[key].check(out[key], f"--set {key}")

@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from simcore.errors import InputError
+from simcore.inputs import load_yaml_text
 
 
 #: the record of SAN fits (simcore san-fit --record) lives beside the models and is not one
@@ -25,7 +26,7 @@ def san_figures(san_dir: str | Path = "config/san") -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for path in san_model_files(san_dir):
         try:
-            data = yaml.safe_load(path.read_text()) or {}
+            data = load_yaml_text(path.read_text()) or {}
         except (OSError, UnicodeDecodeError, yaml.YAMLError):
             continue   # `simcore san` reports a bad model file with its reason
         figure = (data.get("published") or {}).get("figure") if isinstance(data, dict) else None

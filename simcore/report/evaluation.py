@@ -1,9 +1,13 @@
 """Artifact evaluation: a small run's results against the committed full-scale reference
 (``simcore evaluate``, ``make evaluate``).
 
-Three checks, each mechanical: every experiment produced its outputs; every claim's estimate is
-consistent with the reference's, and every reproduced mean with the reference's mean (the tests
-and their correction for many comparisons are in :mod:`simcore.stats.consistency`). A claim is
+Four checks, each mechanical: every experiment was simulated from the reference's inputs (its
+fingerprint: spec, preset, seed, model code, topologies), unless ``allow_changed``; every
+experiment produced its outputs; every replication both runs hold (same seeds) agrees with the
+reference's, identical on the reference's platform and by a paired test on another; every claim's
+estimate is consistent with the reference's, and every mean without shared replications with the
+reference's mean (the tests and their correction for many comparisons are in
+:mod:`simcore.stats.consistency`). A claim is
 compared only where both runs estimate the same quantity: the same deciding cell and the same
 number of cells behind it (a smoke run thins the grids), and, for the published SAN figures,
 only at the reference's scale (smaller scales solve a smaller machine). The rest are listed with
@@ -13,6 +17,7 @@ the reason. The verdict page is Markdown a committee can paste.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,11 +26,17 @@ import pandas as pd
 
 from simcore.errors import InputError
 from simcore.report.reference import read_scale
-from simcore.stats.consistency import holm, interval_z, pooled_t
+from simcore.stats.consistency import LAST_BITS, detectable_shift, holm, interval_z, last_bits, paired_t, pooled_t
 
 ALPHA = 0.01          # family-wise level of each family of comparisons (claims; means)
 OUTPUTS = ("summary.csv", "claims.csv", "provenance.json")
 KEYS = ["experiment", "cell", "policy", "metric"]
+REP_KEYS = ["cell", "policy", "rep"]
+SHIFT = 0.05          # the shift of a mean the page states the paired test's power against
+MODES = ("auto", "identical", "paired")
+PART_NAMES = {"experiment": "experiment id", "model": "model", "params": "parameters (spec, preset)",
+              "policies": "policies", "grid": "grid", "seed": "root seed", "code": "model code",
+              "topology": "topologies"}
 
 
 @dataclass
@@ -42,7 +53,24 @@ class Evaluation:
     means: pd.DataFrame
     alpha: float = ALPHA
     shared: tuple[int, int] = (0, 0)   # replications both runs hold, and how many are identical
-    other_code: tuple[str, ...] = ()   # experiments the reference made from other specs, seed or code
+    changed: dict = None               # experiment -> the fingerprint parts that differ from the reference's
+    allow_changed: bool = False        # report changed inputs without failing
+    mode: str = "identical"            # how shared replications are compared: identical | paired
+    mode_why: str = ""
+    replications: pd.DataFrame = None  # one row per experiment, cell, policy and value with shared replications
+    first_difference: str = ""         # identical mode: the first shared replication that differs
+    scorecard: dict = None             # the reference's standing counts (reproduced, explained, ...)
+    report: str = ""                   # the run's report, linked from the page
+
+    def __post_init__(self):
+        self.changed = dict(self.changed or {})
+        if self.replications is None:
+            self.replications = pd.DataFrame({"inconsistent": pd.Series(dtype=bool)})
+
+    @property
+    def other_code(self) -> tuple[str, ...]:
+        """Experiments the reference made from other specs, seed or code."""
+        return tuple(self.changed)
 
     @property
     def inconsistent_claims(self) -> pd.DataFrame:
@@ -53,8 +81,17 @@ class Evaluation:
         return self.means[self.means.inconsistent]
 
     @property
+    def inconsistent_replications(self) -> pd.DataFrame:
+        return self.replications[self.replications.inconsistent]
+
+    @property
+    def inputs_ok(self) -> bool:
+        return not self.changed or self.allow_changed
+
+    @property
     def ok(self) -> bool:
-        return not self.missing and self.inconsistent_claims.empty and self.inconsistent_means.empty
+        return (self.inputs_ok and not self.missing and self.inconsistent_claims.empty
+                and self.inconsistent_means.empty and self.inconsistent_replications.empty)
 
 
 def _concat(folder: Path, ids: list[str], name: str) -> pd.DataFrame:
@@ -81,8 +118,56 @@ def _provenance(folder: Path, ids: list[str]) -> dict:
 def other_fingerprints(results: Path, reference: Path, ids: list[str]) -> tuple[str, ...]:
     """The experiments whose simulation fingerprint (spec, preset, seed, model code, topologies; not
     the scale) differs between the two runs' provenance: the reference was made by other inputs."""
+    return tuple(changed_inputs(results, reference, ids))
+
+
+def changed_inputs(results: Path, reference: Path, ids: list[str]) -> dict[str, list[str]]:
+    """Experiment -> what differs between the inputs of the two runs (the fingerprint parts both
+    provenances record: spec parameters, root seed, model code, topologies, ...; 'fingerprint'
+    when one of them records only the hash), for every experiment whose fingerprint differs."""
     here, there = _provenances(results, ids), _provenances(reference, ids)
-    return tuple(i for i in ids if i in here and i in there and here[i].get("fingerprint") != there[i].get("fingerprint"))
+    out = {}
+    for i in ids:
+        if i in here and i in there and here[i].get("fingerprint") != there[i].get("fingerprint"):
+            mine, theirs = here[i].get("fingerprint_parts"), there[i].get("fingerprint_parts")
+            parts = ([PART_NAMES.get(k, k) for k in PART_NAMES if mine.get(k) != theirs.get(k)]
+                     if isinstance(mine, dict) and isinstance(theirs, dict) else [])
+            out[i] = parts or ["fingerprint"]
+    return out
+
+
+def platform_of(provenance: dict) -> dict:
+    """What a replication's floating point depends on, from a provenance: CPU architecture and C
+    library (from ``platform``), the CPU model where recorded, Python, NumPy, SciPy and numba."""
+    import re
+
+    found = re.search(r"-(x86_64|aarch64|arm64|i\d86|ppc64le|s390x|riscv64)-.*?with-(\w+[\d.]*)", provenance.get("platform", ""))
+    key = {"arch": found.group(1), "libc": found.group(2)} if found else {"platform": provenance.get("platform")}
+    packages = provenance.get("packages") or {}
+    key.update({k: packages[k] for k in ("python", "numpy", "scipy", "numba", "llvmlite") if k in packages})
+    if provenance.get("cpu"):
+        key["cpu"] = provenance["cpu"]
+    return key
+
+
+def replication_mode(results: Path, reference: Path, ids: list[str], requested: str = "auto") -> tuple[str, str]:
+    """``identical`` when both runs ran on one platform (:func:`platform_of`: every key both
+    record agrees), else ``paired``; with the reason the page gives."""
+    if requested not in MODES:
+        raise InputError(f"--replications: must be one of {', '.join(MODES)}, not '{requested}'.")
+    if requested != "auto":
+        return requested, "asked for on the command line"
+    def keys(folder):
+        found = {json.dumps(platform_of(p), sort_keys=True) for p in _provenances(folder, ids).values()}
+        return [json.loads(k) for k in sorted(found)]
+    here, there = keys(results), keys(reference)
+    differ = sorted({k for a in here for b in there for k in a.keys() & b.keys() if a[k] != b[k]})
+    if differ:
+        return "paired", f"this run's platform differs from the reference's in {', '.join(differ)}"
+    if not all("cpu" in k for k in here + there):
+        # the compiled kernels are built for the CPU they run on: without its model, one platform is not shown
+        return "paired", "one of the runs records no CPU model, so one platform cannot be shown"
+    return "identical", "this run's platform is the reference's (architecture, C library, CPU model, packages)"
 
 
 def missing_outputs(results: Path, experiments: list[str], extra: list[str], targets: list[Path]) -> list[str]:
@@ -107,6 +192,57 @@ def compare_means(small: pd.DataFrame, reference: pd.DataFrame, alpha: float) ->
     out["p_adjusted"] = holm([t.p for t in tests])
     out["inconsistent"] = out.p_adjusted <= alpha
     return out.reset_index(drop=True)
+
+
+def _shared(results: Path, reference: Path, exp: str) -> tuple[pd.DataFrame, list[str]]:
+    """The replications both runs hold of one experiment (merged on cell, policy and replication,
+    the reference's columns suffixed ``_ref``) and the numeric value columns they share."""
+    from simcore.report.data import read_csv
+
+    small, ref = read_csv(results / exp / "replications.csv"), read_csv(reference / exp / "replications.csv")
+    if small is None or ref is None or small.empty or ref.empty:
+        return pd.DataFrame(), []
+    both = small.merge(ref, on=REP_KEYS, suffixes=("", "_ref"))
+    values = [c for c in small.columns if c not in REP_KEYS and f"{c}_ref" in both.columns
+              and pd.api.types.is_numeric_dtype(small[c]) and pd.api.types.is_numeric_dtype(both[f"{c}_ref"])]
+    return both, values
+
+
+def compare_replications(results: Path, reference: Path, experiments: list[str], mode: str,
+                         alpha: float) -> tuple[pd.DataFrame, str]:
+    """Per experiment, cell, policy and value with replications both runs hold (same seeds):
+    ``identical`` mode, inconsistent when any value differs at all (with the first difference
+    named); ``paired`` mode, the paired t test of :func:`~simcore.stats.consistency.paired_t`
+    on the differences, Holm-adjusted over the family, and the shift it detects with 80% power
+    (relative to the reference's mean)."""
+    rows, first = [], ""
+    for exp in experiments:
+        both, values = _shared(results, reference, exp)
+        for (cell, policy), group in both.groupby(["cell", "policy"], sort=True) if not both.empty else ():
+            for column in values:
+                here, there = group[column].to_numpy(float), group[f"{column}_ref"].to_numpy(float)
+                equal = (here == there) | (np.isnan(here) & np.isnan(there))
+                if mode == "identical" and not first and not equal.all():
+                    r = group[~equal].iloc[0]
+                    first = (f"{exp}, cell {int(cell)}, policy {policy}, replication {int(r['rep'])}: {column} = "
+                             f"{float(r[column])!r} here, {float(r[f'{column}_ref'])!r} in the reference")
+                test = paired_t(here, there)
+                rows.append({"experiment": exp, "cell": int(cell), "policy": policy, "value": column,
+                             "k": len(group), "identical": int(equal.sum()), "agree": int(last_bits(here, there).sum()),
+                             "mean_ref": float(np.nanmean(there)) if not np.isnan(there).all() else np.nan,
+                             "difference": test.difference, "se": test.se, "statistic_value": test.statistic,
+                             "p": test.p})
+    out = pd.DataFrame(rows, columns=["experiment", "cell", "policy", "value", "k", "identical", "agree", "mean_ref",
+                                      "difference", "se", "statistic_value", "p"])
+    if mode == "identical":
+        out["p_adjusted"] = np.where(out.identical == out.k, 1.0, 0.0)
+    else:
+        out["p_adjusted"] = holm(out.p) if len(out) else []
+    out["inconsistent"] = out.p_adjusted <= alpha if mode == "paired" else out.identical < out.k
+    per_test = alpha / max(len(out), 1)
+    out["detectable"] = [detectable_shift(r.se, r.k, per_test) / abs(r.mean_ref) if r.mean_ref else math.inf
+                         for r in out.itertuples()] if len(out) else []
+    return out.reset_index(drop=True), first
 
 
 def identical_replications(results: Path, reference: Path, experiments: list[str]) -> tuple[int, int]:
@@ -177,7 +313,8 @@ def compare_claims(small: pd.DataFrame, reference: pd.DataFrame, alpha: float, s
 
 
 def evaluate(results: Path, reference: Path, experiments: list[str], san_figures: set[str],
-             targets: list[Path] = (), alpha: float = ALPHA) -> Evaluation:
+             targets: list[Path] = (), alpha: float = ALPHA, allow_changed: bool = False,
+             replications: str = "auto", scorecard: dict | None = None, report: str = "") -> Evaluation:
     """Compare ``results`` (a run at any scale) with ``reference`` (the committed full scale)."""
     if not 0 < alpha < 1:
         raise InputError(f"--alpha: must be in (0, 1), not {alpha}.")
@@ -187,7 +324,13 @@ def evaluate(results: Path, reference: Path, experiments: list[str], san_figures
     small_claims, ref_claims = _concat(results, ids + figures, "claims.csv"), _concat(reference, ids + figures, "claims.csv")
     if ref_claims.empty:
         raise InputError(f"{reference}: holds no claims.csv; it is not the full-scale reference.")
+    mode, why = replication_mode(results, reference, ids, replications)
+    reps, first = compare_replications(results, reference, ids, mode, alpha)
     small_means, ref_means = _concat(results, ids, "summary.csv"), _concat(reference, ids, "summary.csv")
+    if not small_means.empty and len(reps):      # a mean over shared replications is judged by them
+        paired = reps[["experiment", "cell", "policy"]].drop_duplicates().assign(_paired=True)
+        small_means = small_means.merge(paired, on=["experiment", "cell", "policy"], how="left")
+        small_means = small_means[small_means._paired.isna()].drop(columns="_paired")
     none = pd.DataFrame({"inconsistent": pd.Series(dtype=bool)})
     return Evaluation(
         scale=scale, reference_scale=ref_scale,
@@ -198,7 +341,9 @@ def evaluate(results: Path, reference: Path, experiments: list[str], san_figures
         if not small_claims.empty else none,
         means=compare_means(small_means, ref_means, alpha) if not small_means.empty else none,
         alpha=alpha, shared=identical_replications(results, reference, ids),
-        other_code=other_fingerprints(results, reference, ids))
+        changed=changed_inputs(results, reference, ids), allow_changed=allow_changed,
+        mode=mode, mode_why=why, replications=reps, first_difference=first,
+        scorecard=scorecard, report=report)
 
 
 def _interval(estimate, low, high) -> str:
@@ -219,34 +364,85 @@ def _sigmas(row) -> str:
     return "exact values differ" if row.se == 0 else f"{abs(row.statistic_value):.1f} se"
 
 
+def _verdict(ev: Evaluation) -> str:
+    bad_claims, bad_means, bad_reps = ev.inconsistent_claims, ev.inconsistent_means, ev.inconsistent_replications
+    if ev.ok:
+        return ("**consistent**: every experiment was simulated from the reference's inputs"
+                + (" (or changed on purpose, `--allow-changed`)" if ev.changed else "")
+                + ", every output is there, the replications both runs hold agree, and no claim or mean differs "
+                "from the reference beyond chance")
+    problems = [f"{len(ev.changed)} experiments simulated from other inputs than the reference's"] if not ev.inputs_ok else []
+    problems += [f"{len(ev.missing)} missing outputs"] * bool(ev.missing)
+    problems += [f"{len(bad_reps)} values of shared replications differ"] * (not bad_reps.empty)
+    problems += [f"{len(bad_claims)} claims and {len(bad_means)} means differ beyond chance"] * (
+        not bad_claims.empty or not bad_means.empty)
+    return "**INCONSISTENT**: " + "; ".join(problems)
+
+
+def _scorecard_line(ev: Evaluation) -> str:
+    card = ev.scorecard or {}
+    if not card:
+        return ""
+    return (f" The reference itself (the committed full scale) reproduces {card.get('reproduced with magnitude', 0)} "
+            f"of the papers' claims with their magnitude and {card.get('reproduced in direction only', 0)} in "
+            f"direction only, {card.get('explained', 0)} are explained by a reading the text supports, "
+            f"{card.get('not reproduced', 0)} are not reproduced and {card.get('calibrated', 0)} calibrated: "
+            "that is what the report says about the papers.")
+
+
+def _inputs_line(ev: Evaluation) -> str:
+    if not ev.changed:
+        return ("- Inputs: every experiment's spec, preset, root seed, model code and topologies are the "
+                "reference's (their fingerprints agree).")
+    named = "; ".join(f"{e} ({', '.join(parts)})" for e, parts in sorted(ev.changed.items()))
+    return (f"- Inputs: {len(ev.changed)} experiments were simulated from other inputs than the reference's: "
+            f"{named}. " + ("Allowed (`--allow-changed`): their differences are reported, and may come from the "
+                            "change." if ev.allow_changed else
+                            "This alone makes the run inconsistent: the reference says nothing about other inputs "
+                            "(rerun with `--allow-changed` to report the differences of a deliberate change)."))
+
+
+def _replications_line(ev: Evaluation) -> str:
+    reps = ev.replications
+    head = (f"- Replications the reference also holds (same seeds): {ev.shared[0]} (per cell and policy), "
+            f"{ev.shared[1]} identical in every value. Mode: **{ev.mode}** ({ev.mode_why}).")
+    if ev.mode == "identical":
+        return head + (" On one platform each must be identical, value for value"
+                       + (f"; the first that is not: {ev.first_difference}." if ev.first_difference else "; they are."))
+    if reps.empty:
+        return head + " None to compare."
+    finite = reps.detectable[np.isfinite(reps.detectable)]
+    seen = int((reps.detectable <= SHIFT).sum())
+    return (head + f" Each value's shift is tested by a paired t test on the shared replications (differences "
+            f"below {LAST_BITS:g} relative are floating point's last bits), Holm-adjusted over {len(reps)} values. "
+            f"Power: a {SHIFT:.0%} shift of the mean is detected with probability 0.8 in {seen} of {len(reps)} "
+            f"values (all of them where the replications agree to their last bits: {int((reps.agree == reps.k).sum())}); "
+            + (f"the largest shift detected with that power is {finite.max():.1%}." if len(finite) else
+               "no value has a finite detectable shift."))
+
+
 def markdown(ev: Evaluation) -> str:
     """The verdict page (results/evaluation.md)."""
     bad_claims, bad_means = ev.inconsistent_claims, ev.inconsistent_means
     compared = ev.claims[ev.claims.reason == ""] if "reason" in ev.claims else ev.claims
-    if ev.ok:
-        verdict = "**consistent**: every output is there, and no claim or mean differs from the reference beyond chance"
-    else:
-        verdict = (f"**INCONSISTENT**: {len(ev.missing)} missing outputs, {len(bad_claims)} claims and "
-                   f"{len(bad_means)} means differ from the reference beyond chance")
     run, ref = ev.provenance, ev.reference_provenance
     lines = [f"# Artifact evaluation: the {ev.scale} run against the {ev.reference_scale}-scale reference", "",
-             f"Verdict: {verdict}.", "",
+             f"Verdict: {_verdict(ev)}.", "",
+             "What \"consistent\" establishes: this run, on this machine, agrees with the committed full-scale "
+             "reference (same inputs and code; replications that share seeds agree; estimates within chance of the "
+             "reference's). It does not say the papers reproduce." + _scorecard_line(ev)
+             + (f" This run's report: `{ev.report}`." if ev.report else ""), "",
              f"- This run: scale {ev.scale}, commit {', '.join(run['commit'])}, root seed "
              f"{', '.join(map(str, run['root_seed']))}, {run['wall_time_s'] / 60:.1f} min of simulation.",
              f"- Reference: scale {ev.reference_scale}, commit {', '.join(ref['commit'])}, root seed "
              f"{', '.join(map(str, ref['root_seed']))}, {ref['wall_time_s'] / 60:.1f} min of simulation.",
+             _inputs_line(ev),
              f"- Outputs: {len(ev.experiments)} experiments; "
              + ("all present." if not ev.missing else f"{len(ev.missing)} missing (listed below)."),
+             _replications_line(ev),
              f"- Claims: {len(compared)} compared, {len(ev.claims) - len(compared)} not comparable, "
              f"{len(bad_claims)} inconsistent.",
-             f"- Means: {len(ev.means)} compared, {len(bad_means)} inconsistent.",
-             "- Inputs: " + ("every experiment's spec, preset, root seed, model code and topologies are the "
-                             "reference's (their fingerprints agree)." if not ev.other_code else
-                             f"{len(ev.other_code)} experiments were simulated from other specs, seed or model "
-                             f"code than the reference's ({', '.join(ev.other_code)}): their differences may "
-                             "come from that, not from chance."),
-             f"- Replications (per cell and policy) the reference also holds, with the same seeds: {ev.shared[0]}; identical in every value: "
-             f"{ev.shared[1]} (reported, not judged: another platform may differ in the last digits).", ""]
+             f"- Means without shared replications: {len(ev.means)} compared, {len(bad_means)} inconsistent.", ""]
     if ev.missing:
         lines += ["## Missing outputs", ""] + [f"- `{path}`" for path in ev.missing] + [""]
     if not bad_claims.empty:
@@ -256,6 +452,14 @@ def markdown(ev: Evaluation) -> str:
                           _interval(r.estimate_ref, r.ci_low_ref, r.ci_high_ref),
                           f"{r.difference:+.4g} ({_sigmas(r)})", f"{r.p_adjusted:.2g}"] for r in bad_claims.itertuples()])
         lines.append("")
+    bad_reps = ev.inconsistent_replications
+    if not bad_reps.empty:
+        lines += ["## Shared replications that differ from the reference's", ""]
+        lines += _table(["experiment", "cell", "policy", "value", "replications", "identical", "mean difference",
+                         "adjusted p"],
+                        [[r.experiment, int(r.cell), r.policy, r.value, int(r.k), int(r.identical),
+                          f"{r.difference:+.4g}", f"{r.p_adjusted:.2g}"] for r in bad_reps.head(50).itertuples()])
+        lines += [f"({len(bad_reps) - 50} more)"] * (len(bad_reps) > 50) + [""]
     if not bad_means.empty:
         lines += ["## Means that differ from the reference", ""]
         lines += _table(["experiment", "cell", "policy", "metric", "here", "reference", "difference", "adjusted p"],
@@ -272,6 +476,16 @@ def markdown(ev: Evaluation) -> str:
                          for r in ev.claims.itertuples()])
         lines.append("")
     lines += ["## The tests", "",
+              "Inputs first: a run simulated from another spec, preset, seed, model code or topology than the "
+              "reference's is not evidence about the reference, so a differing fingerprint fails the evaluation "
+              "unless `--allow-changed` says the change is deliberate. Replication r of a cell draws from the same "
+              "seeds at every scale, so the replications both runs hold are compared pair by pair: on the "
+              "reference's platform (architecture, C library, CPU model where recorded, Python, NumPy, SciPy, numba) "
+              "each must be identical in every value, and the first that is not is named; on another platform "
+              f"floating point may differ in the last bits, so differences below {LAST_BITS:g} relative count as "
+              "none and each value's mean difference is tested by a paired t test (Holm over all values), whose "
+              "power against a shift of the mean the page states. Means over replications the reference does not "
+              "hold are compared by the unpaired test below. "
               "A verdict may differ between scales: fewer replications give wider intervals, and an undecided "
               "claim is not a contradiction. What must not differ is the estimate, beyond what the two "
               "intervals allow. Under the null hypothesis both runs draw from one distribution (same model, "

@@ -246,15 +246,14 @@ class FigureClaims:
 
 def figure_claims(san_dir: Path = Path("config/san")) -> list[FigureClaims]:
     """A :class:`FigureClaims` for every published SAN figure whose models state a claim."""
-    import yaml
-
     from simcore.experiments.targets import san_figures
+    from simcore.inputs import read_yaml
 
     out = []
     for figure, models in san_figures(san_dir).items():
         claims = []
         for model in models:
-            claim = ((yaml.safe_load((Path(san_dir) / f"{model}.yaml").read_text()) or {}).get("published") or {}).get("claim")
+            claim = ((read_yaml(Path(san_dir) / f"{model}.yaml") or {}).get("published") or {}).get("claim")
             if isinstance(claim, dict) and {"id", "text"} <= set(claim):
                 claims.append({k: str(claim[k]) for k in ("id", "text", "if_not_reproduced") if k in claim})
         if claims:

@@ -5,12 +5,11 @@ import re
 import sys
 from pathlib import Path
 
-import yaml
-
 import simcore
 from simcore.experiments import SpecError, load_spec
 from simcore.experiments.fingerprint import code_fingerprint, simulation_fingerprint, sync_fingerprint_file
 from simcore.experiments.spec import SCALES
+from simcore.inputs import read_yaml
 from simcore.experiments.targets import san_figures, san_model_files
 
 SCALE = config["scale"]
@@ -160,7 +159,7 @@ SAN_CODE = code_fingerprint("san")
 
 
 def san_file(model):
-    return yaml.safe_load(Path(f"config/san/{model}.yaml").read_text()) or {}
+    return read_yaml(f"config/san/{model}.yaml") or {}
 
 
 SAN_FITS = [m for m in SAN_MODELS if "fit" in san_file(m)]
