@@ -40,7 +40,13 @@ def _range(text: str, option: str) -> range:
 
 
 def _reps(text: str) -> range:
-    return _range(text, "--reps")
+    from simcore.experiments.spec import MAX_REPLICATIONS
+
+    reps = _range(text, "--reps")
+    if reps.stop > MAX_REPLICATIONS:
+        raise SpecError(f"--reps '{text}': replications up to {reps.stop:,}, more than the {MAX_REPLICATIONS:,} "
+                        "a cell may have.")
+    return reps
 
 
 def _all_specs(specs_dir: str):
@@ -263,9 +269,20 @@ def cmd_params(args) -> int:
     return 0
 
 
+def _check_san_memory(model: str, scale: str | None) -> None:
+    """Refuse, before the descriptor is built, a SAN model whose product space would not fit in
+    memory (:func:`simcore.resources.check_san`)."""
+    from simcore.resources import check_san
+    from simcore.san.model import load_san
+
+    check_san(load_san(model, scale))
+
+
 def cmd_san(args) -> int:
     from simcore.san.run import parse_measures, simulate_to_csv, solve_to_csv
 
+    if args.simulate is None:
+        _check_san_memory(args.model, args.scale)
     with _progress(args, f"simcore san {Path(args.model).stem}") as progress:
         if args.simulate is not None:
             summary = simulate_to_csv(args.model, args.out, args.times, parse_measures(args.measure), args.simulate,
@@ -280,6 +297,7 @@ def cmd_san(args) -> int:
 def cmd_san_fit(args) -> int:
     from simcore.san.fit import fit_to_csv
 
+    _check_san_memory(args.model, args.scale)
     with _progress(args, f"simcore san-fit {Path(args.model).stem}") as progress:
         summary = fit_to_csv(args.model, args.parameter, args.bounds, args.out, args.scale, progress,
                              args.cache, args.record)

@@ -93,3 +93,22 @@ def test_a_job_of_several_cells_writes_the_rows_of_one_job_per_cell(root, simcor
     bad = simcore_cli("run", "barak96-table1", "--cells", "7:5", "--reps", "0:2", "--out", tmp_path / "bad.parquet")
     assert bad.returncode == 2 and "--cells '7:5': expected A:B" in bad.stderr
     assert not (tmp_path / "bad.parquet").exists()
+
+
+def test_a_job_never_groups_values_of_different_kinds(root, simcore_cli, tmp_path):
+    """mehta-readings sweeps `creation_cpu` over 'random', 'round-robin' and CPU 0 one at a time:
+    its 16 full-scale cells with `cells_per_job: 16` make two groups, the CPU-0 cell alone after
+    the others (one file's column holds one type: the run that grouped them died in pyarrow), and
+    `simcore run --cells` over both kinds is refused with one sentence, writing nothing."""
+    spec = load_spec(root / "config/experiments/mehta-readings.yaml")
+    cells = spec.cells("full")
+    numeric = [c.index for c in cells if not isinstance(c.values["creation_cpu"], str)]
+    assert len(numeric) == 1 and spec.scale("full")["cells_per_job"] >= len(cells)
+    groups = spec.cell_groups("full")
+    assert [[c.index for c in g] for g in groups] == [
+        [c.index for c in cells if c.index < numeric[0]], numeric, [c.index for c in cells if c.index > numeric[0]]][
+        :2 + (numeric[0] < cells[-1].index)]
+    out = tmp_path / "mixed.parquet"
+    proc = simcore_cli("run", "mehta-readings", "--cells", f"0:{numeric[0] + 1}", "--reps", "0:1", "--out", out)
+    assert proc.returncode == 2 and "give parameter 'creation_cpu' values of different kinds" in proc.stderr
+    assert proc.stderr.count("\n") == 1 and not out.exists()

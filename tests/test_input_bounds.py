@@ -68,3 +68,83 @@ def test_a_set_value_with_a_key_twice_is_refused():
     code, err = _simcore("run", "barak96-fig2", "--cell", 0, "--reps", "0:1", "--out", "/nonexistent/x.parquet",
                          "--set", "machines=[{name: a, name: b}]")
     assert code == 2 and "key 'name' is given twice" in err, err
+
+
+def test_a_grid_beyond_the_limit_is_refused_before_a_cell_is_built(tmp_path):
+    """Seven swept parameters of ten values: 10,000,000 cells, refused by `validate`, `list` and
+    `run` with the size (before, every cell was built: 2.6-3.5 GB)."""
+    from simcore.experiments.spec import MAX_CELLS
+
+    config = _copy_config(tmp_path)
+    spec = config / "experiments/barak96-fig2.yaml"
+    text = spec.read_text()
+    start, end = text.index("grid:\n"), text.index("policies:")
+    values = "[" + ", ".join(str(v) for v in range(1, 11)) + "]"
+    grid = "grid:\n  n_procs: " + values + "\n" + "".join(
+        f"  {name}: [{', '.join(str(0.1 * k + 0.05) for k in range(10))}]\n"
+        for name in ("min_residency", "info_interval", "balance_interval", "migration_cost", "load_threshold"))
+    grid += f"  mosix_known_machines: {values}\n"
+    spec.write_text(text[:start] + grid + text[end:])
+    assert 10 ** 7 > MAX_CELLS
+    for args in (("validate", "barak96-fig2"), ("list",),
+                 ("run", "barak96-fig2", "--cell", 5, "--reps", "0:1", "--out", tmp_path / "raw.parquet")):
+        code, err = _simcore("--specs", config / "experiments", "--config", config / "config.yaml", *args)
+        assert code == 2 and f"{spec}: key 'grid': 10,000,000 cells, more than the 10,000" in err, err
+    assert not (tmp_path / "raw.parquet").exists()
+
+
+def test_a_replication_count_beyond_the_limit_is_refused(tmp_path):
+    config = _copy_config(tmp_path)
+    spec = config / "experiments/barak96-fig2.yaml"
+    spec.write_text(spec.read_text().replace("precision: {max_replications: 90}", "precision: {max_replications: 10000000}"))
+    code, err = _simcore("--specs", config / "experiments", "validate", "barak96-fig2")
+    assert code == 2 and "key 'scales.full.precision.max_replications': 10,000,000 replications of a cell" in err, err
+    code, err = _simcore("run", "barak96-fig2", "--cell", 0, "--reps", "0:200000", "--out", tmp_path / "x.parquet")
+    assert code == 2 and "--reps '0:200000': replications up to 200,000, more than the 100,000" in err, err
+
+
+@pytest.mark.parametrize("name", ["mehta-table4-w1-readings", "corr05-fig13-readings", "amir-readings", "zhou91-fig4", "zhou91-fig5"])
+def test_a_cell_computed_from_its_index_is_the_grids(name):
+    """`Spec.cell(i)` (from the index alone for a product grid) is cell i of the built grid."""
+    from simcore.experiments.spec import load_spec
+
+    spec = load_spec(ROOT / f"config/experiments/{name}.yaml")
+    cells = spec.all_cells()
+    assert spec.grid_size() == len(cells) > 1
+    assert [spec.cell(i) for i in range(len(cells))] == cells
+
+
+def test_sizes_parse_and_bad_ones_are_one_sentence():
+    from simcore.resources import parse_size
+
+    assert parse_size("512") == 512 and parse_size("8G") == 8 * 2 ** 30 and parse_size("1.5KiB") == 1536
+    assert parse_size("2t") == 2 * 2 ** 40
+    for bad in ("lots", "-1G", "0", "inf"):
+        with pytest.raises(InputError, match="SIMCORE_MEMORY_LIMIT"):
+            parse_size(bad)
+
+
+def test_a_san_model_too_large_for_memory_is_refused_before_it_is_built(tmp_path, monkeypatch):
+    """26 automata of 2 states: 2^26 = 67,108,864 product-space states, 25 bytes each to build
+    the descriptor (a flag, a frontier index, the diagonal and its corrector): 1.56 GiB, above a
+    1 GiB limit. `simcore san` exits 2 with one sentence and writes nothing; under a 2 GiB limit
+    the estimate passes. The committed corr05 Figure 8 model at full scale (55,427,328 states)
+    needs 1.29 GiB, within any machine the README asks for."""
+    from simcore.resources import SAN_BUILD_BYTES, check_san, human, san_build_bytes
+    from simcore.san.model import load_san
+
+    model = tmp_path / "wide.yaml"
+    model.write_text("automata:\n" + "".join(f"  a{i}: [off, on]\n" for i in range(26))
+                     + "local:\n  - {automaton: a0, from: off, to: on, rate: 1.0}\n")
+    assert SAN_BUILD_BYTES == 25 and san_build_bytes((2,) * 26) == 25 * 2 ** 26
+    monkeypatch.setenv("SIMCORE_MEMORY_LIMIT", "1G")
+    out = tmp_path / "x.csv"
+    code, err = _simcore("san", model, "--times", "0:1:1", "--out", out)
+    assert code == 2 and err.count("\n") == 1 and not out.exists(), err
+    assert f"{model}: the descriptor over 6.71e+07 product-space states would need about 1.56 GiB of memory, " \
+           "more than the 1 GiB allowed" in err
+    monkeypatch.setenv("SIMCORE_MEMORY_LIMIT", "2G")
+    check_san(load_san(model))
+    full = load_san(ROOT / "config/san/corr05-fig8-2sched.yaml", "full")
+    shape = tuple(len(s) for s in full.automata.values())
+    assert san_build_bytes(shape) == 25 * 55_427_328 and human(san_build_bytes(shape)) == "1.29 GiB"

@@ -253,7 +253,7 @@ def test_the_kernels_cache_is_a_folder_per_version_of_the_compiled_sources(tmp_p
 def test_a_job_compiles_into_and_loads_from_that_folder(tmp_path):
     """A fresh process (no NUMBA_CACHE_DIR) that imports simcore caches the kernels of a compiled
     run under XDG_CACHE_HOME/numa-lb-repro/numba/<hash of the sources>; where that folder cannot
-    be made (XDG_CACHE_HOME is a file), numba keeps its own default."""
+    be made (XDG_CACHE_HOME is a file), under the temporary folder, with one warning."""
     import os
     import subprocess
     import sys
@@ -270,7 +270,30 @@ def test_a_job_compiles_into_and_loads_from_that_folder(tmp_path):
     assert Path(out) == simcore.numba_cache_dir(base=tmp_path / "numa-lb-repro" / "numba")
     assert any("timing_kernels" in p.name and p.suffix == ".nbi" for p in Path(out).rglob("*"))
     (tmp_path / "file").write_text("")
-    env["XDG_CACHE_HOME"] = str(tmp_path / "file")
+    env["XDG_CACHE_HOME"], env["TMPDIR"] = str(tmp_path / "file"), str(tmp_path / "tmp")
+    (tmp_path / "tmp").mkdir()
     probe = "import os, simcore; print(os.environ.get('NUMBA_CACHE_DIR', 'unset'))"
-    assert subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
-                          check=True).stdout.split()[-1] == "unset"
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert Path(done.stdout.split()[-1]).is_relative_to(tmp_path / "tmp")
+    assert done.stderr.count("\n") == 1 and "cannot be written; the compiled kernels are cached in" in done.stderr
+
+
+def test_without_a_writable_folder_numba_keeps_its_default_and_a_warning_says_so(tmp_path, monkeypatch):
+    """Both candidate folders are files (so not even root can make them): no NUMBA_CACHE_DIR is
+    set, and one warning names them; the first writable one is taken, silently when it is first."""
+    import os
+
+    import simcore
+
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    numba = __import__("sys").modules.get("numba")
+    if numba is not None:
+        monkeypatch.setattr(numba.config, "CACHE_DIR", numba.config.CACHE_DIR)
+    for name in ("a", "b"):
+        (tmp_path / name).write_text("")
+    said = []
+    assert simcore._use_numba_cache([tmp_path / "a", tmp_path / "b"], said.append) is None
+    assert "NUMBA_CACHE_DIR" not in os.environ and len(said) == 1 and "none of" in said[0]
+    said.clear()
+    path = simcore._use_numba_cache([tmp_path / "c", tmp_path / "d"], said.append)
+    assert path.parent == tmp_path / "c" and os.environ["NUMBA_CACHE_DIR"] == str(path) and not said

@@ -23,6 +23,10 @@ from simcore.models.domains import NONNEGATIVE_INTEGER
 from simcore.models.registry import policy_names
 
 SCALES = ("smoke", "quick", "full")
+# Bounds checked before anything is built: a grid beyond them would take memory and time before
+# the first replication runs (the largest committed grid has 96 cells, the largest count 9,000).
+MAX_CELLS = 10_000            # cells of one experiment's grid: split a larger sweep
+MAX_REPLICATIONS = 100_000    # replications of one cell at any scale, precision caps included
 
 
 class SpecError(InputError):
@@ -155,6 +159,10 @@ class Spec:
             constraint.check(params, str(self.path))
         return params
 
+    def grid_size(self) -> int:
+        """The number of cells of the grid, computed without building them."""
+        return grid_size(self.data)
+
     def all_cells(self) -> list[Cell]:
         """The grid's cells: its product, or (``grid_design: one-at-a-time``) the default cell of
         every parameter's first value, then each other value of each parameter alone."""
@@ -194,10 +202,18 @@ class Spec:
         return [c for c in self.all_cells() if all(c.values[k] in v for k, v in thin.items())]
 
     def cell(self, index: int) -> Cell:
-        cells = self.all_cells()
-        if not 0 <= index < len(cells):
-            raise SpecError(f"{self.path}: cell {index} does not exist (the grid has {len(cells)} cells).")
-        return cells[index]
+        """Cell ``index`` of the full grid; a product grid's is computed from the index alone (the
+        last parameter varies fastest, as in :meth:`all_cells`)."""
+        n = self.grid_size()
+        if not 0 <= index < n:
+            raise SpecError(f"{self.path}: cell {index} does not exist (the grid has {n} cells).")
+        if self.data.get("grid_design") == "one-at-a-time" or self.data.get("grid_together"):
+            return self.all_cells()[index]
+        values, rest = {}, index
+        for name in reversed(list(self.grid)):
+            values[name] = self.grid[name][rest % len(self.grid[name])]
+            rest //= len(self.grid[name])
+        return Cell(index, {name: values[name] for name in self.grid})
 
     def scale(self, scale: str) -> dict:
         if scale not in SCALES:
@@ -217,15 +233,31 @@ class Spec:
 
     def cell_groups(self, scale: str) -> list[list[Cell]]:
         """The cells of ``scale`` in the groups one workflow job runs together (``cells_per_job``
-        consecutive cells of the scale's grid; 1 by default): cheap cells share a job's start."""
-        cells, size = self.cells(scale), int(self.scale(scale).get("cells_per_job", 1))
-        return [cells[i:i + size] for i in range(0, len(cells), size)]
+        consecutive cells of the scale's grid; 1 by default): cheap cells share a job's start. A
+        group never mixes kinds of value of one parameter (a CPU number and 'random'): one file's
+        column holds one type, so a new group starts where the kinds change."""
+        size, groups = int(self.scale(scale).get("cells_per_job", 1)), []
+        for cell in self.cells(scale):
+            last = groups[-1] if groups else None
+            if last and len(last) < size and _kinds(last[0]) == _kinds(cell):
+                last.append(cell)
+            else:
+                groups.append([cell])
+        return groups
 
     def cells_between(self, scale: str, first: int, stop: int) -> list[Cell]:
-        """The cells of ``scale`` whose index lies in [first, stop) (a job's group of cells)."""
+        """The cells of ``scale`` whose index lies in [first, stop) (a job's group of cells), all
+        with values of one kind per parameter (:meth:`cell_groups`)."""
         found = [c for c in self.cells(scale) if first <= c.index < stop]
         if not found:
             raise SpecError(f"{self.path}: no cell of scale '{scale}' lies in {first}:{stop}.")
+        for cell in found[1:]:
+            mixed = [n for n, (a, b) in zip(cell.values, zip(_kinds(found[0]), _kinds(cell))) if a != b]
+            if mixed:
+                raise SpecError(f"--cells {first}:{stop}: cells {found[0].index} and {cell.index} give parameter "
+                                f"'{mixed[0]}' values of different kinds ({found[0].values[mixed[0]]!r} and "
+                                f"{cell.values[mixed[0]]!r}); one file holds one kind per column, so run them "
+                                "in separate jobs.")
         return found
 
     def precision(self, scale: str) -> dict | None:
@@ -306,7 +338,46 @@ def _non_finite(value, key: str = ""):
     return None
 
 
+def _kinds(cell: Cell) -> tuple[str, ...]:
+    """The kind of each of a cell's values as a table column stores it: number, text, flag, none
+    or other (a list or a mapping)."""
+    def kind(value) -> str:
+        if isinstance(value, bool):
+            return "flag"
+        if isinstance(value, (int, float)):
+            return "number"
+        return "text" if isinstance(value, str) else "none" if value is None else "other"
+    return tuple(kind(v) for v in cell.values.values())
+
+
+def grid_size(data: dict) -> int:
+    """Cells of a spec's grid: the product of its axes (parameters zipped by ``grid_together``
+    make one, as long as the shortest of them), or one-at-a-time, 1 + the other values of each."""
+    grid = data.get("grid") or {}
+    if data.get("grid_design") == "one-at-a-time":
+        return 1 + sum(len(v) - 1 for v in grid.values())
+    together = [n for n in data.get("grid_together") or [] if n in grid]
+    axes = [len(v) for n, v in grid.items() if n not in together]
+    return math.prod(axes + ([min(len(grid[n]) for n in together)] if together else []))
+
+
+def _check_sizes(path: Path, data: dict) -> None:
+    """A grid or a replication count beyond :data:`MAX_CELLS` or :data:`MAX_REPLICATIONS` is
+    refused before any cell is built."""
+    n = grid_size(data)
+    if n > MAX_CELLS:
+        raise SpecError(f"{path}: key 'grid': {n:,} cells, more than the {MAX_CELLS:,} one experiment may hold "
+                        "(split the sweep into several experiments).")
+    for scale, entry in (data.get("scales") or {}).items():
+        for key, value in (("replications", entry.get("replications")),
+                           ("precision.max_replications", (entry.get("precision") or {}).get("max_replications"))):
+            if isinstance(value, int) and value > MAX_REPLICATIONS:
+                raise SpecError(f"{path}: key 'scales.{scale}.{key}': {value:,} replications of a cell, more than "
+                                f"the {MAX_REPLICATIONS:,} allowed.")
+
+
 def _check_semantics(path: Path, data: dict) -> None:
+    _check_sizes(path, data)
     rest = {k: v for k, v in data.items() if k not in ("fixed", "assumptions", "grid")}  # those: their domains
     bad = _non_finite(rest)
     if bad:

@@ -1,0 +1,86 @@
+"""Memory a run will need, estimated from its inputs before anything is built, and the limit it
+must stay under (the machine's memory, or ``SIMCORE_MEMORY_LIMIT``).
+
+A SAN solution's vectors span the product space of its automata; a simulation's state grows with
+its tasks, processes or jobs. Both are known from the inputs alone, so a run that could not fit
+is refused with one sentence (exit 2) instead of growing until the machine swaps or kills it.
+The estimates are upper bounds of the large arrays, not of Python's small objects.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from simcore.errors import InputError
+
+ENV = "SIMCORE_MEMORY_LIMIT"
+SHARE = 0.75          # of the machine's physical memory a single run may plan to use
+UNITS = {"": 1, "K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30, "T": 2 ** 40}
+
+
+def physical_memory() -> int:
+    """The machine's physical memory in bytes (0 where the platform does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return 0
+
+
+def parse_size(text: str, where: str = ENV) -> int:
+    """'8G', '512M', '1.5T' or a number of bytes, as bytes; anything else raises one sentence."""
+    raw = str(text).strip().upper().removesuffix("B").removesuffix("I")
+    unit = raw[-1:] if raw[-1:] in UNITS and raw[-1:] else ""
+    try:
+        value = float(raw[: len(raw) - len(unit)]) * UNITS[unit]
+    except ValueError:
+        raise InputError(f"{where}: '{text}' is not a size (a number of bytes, or with K, M, G or T).") from None
+    if not math.isfinite(value) or value <= 0:
+        raise InputError(f"{where}: '{text}' must be a positive size.")
+    return int(value)
+
+
+def memory_limit() -> int:
+    """Bytes one run may plan to use: ``SIMCORE_MEMORY_LIMIT`` if set, else 3/4 of the machine's
+    physical memory (16 GiB where the platform does not say)."""
+    if os.environ.get(ENV):
+        return parse_size(os.environ[ENV])
+    return int(SHARE * (physical_memory() or 16 * UNITS["G"]))
+
+
+def human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} TiB"
+
+
+def check_memory(estimate: int, what: str) -> None:
+    """Refuse (``InputError``) a run whose estimate exceeds :func:`memory_limit`."""
+    limit = memory_limit()
+    if estimate > limit:
+        raise InputError(f"{what} would need about {human(estimate)} of memory, more than the {human(limit)} "
+                         f"allowed ({ENV} raises the limit; 3/4 of the machine's memory by default).")
+
+
+# -- SAN solutions ------------------------------------------------------------------------------
+
+#: bytes per product-space state of building a descriptor: the reachability search's flag and its
+#: frontier's index (int64, all states in the worst case), the diagonal and its corrector (floats),
+#: each over the whole product of the automata's states
+SAN_BUILD_BYTES = 1 + 8 + 8 + 8
+
+
+def san_build_bytes(shape: tuple[int, ...]) -> int:
+    """Bytes of building the descriptor of automata of ``shape``, before any solution: the
+    arrays over the product space (:data:`SAN_BUILD_BYTES` per state). The solution's vectors
+    span the reachable states only, known once the descriptor is built."""
+    return math.prod(shape) * SAN_BUILD_BYTES
+
+
+def check_san(san) -> None:
+    """Refuse a SAN model (loaded, not built) whose descriptor would not fit in memory."""
+    shape = tuple(len(states) for states in san.automata.values())
+    check_memory(san_build_bytes(shape), f"{san.source}: the descriptor over {math.prod(shape):.3g} "
+                                         "product-space states")
