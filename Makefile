@@ -80,6 +80,7 @@ evaluate: env tex  ## artifact evaluation: the whole DAG at EVAL_SCALE (smoke|qu
 	@mkdir -p $(EVAL_DIR)/paper && rm -rf $(EVAL_DIR)/workflow $(EVAL_DIR)/config $(EVAL_DIR)/paper/sections
 	cp -rp Snakefile workflow config $(EVAL_DIR)/ && cp -rp paper/report.tex paper/sections $(EVAL_DIR)/paper/
 	cd $(EVAL_DIR) && $(abspath $(BIN))/snakemake --profile workflow/profiles/ci --config scale=$(EVAL_SCALE)
+	cd $(EVAL_DIR) && $(abspath $(BIN))/snakemake --profile workflow/profiles/ci --config scale=$(EVAL_SCALE) --report report.html
 	$(SIMCORE) evaluate --results $(EVAL_DIR)/results --reference results/reference --out results/evaluation.md $(EVAL_ARGS)
 
 test: env tex  ## the whole test suite, including the smoke-scale workflow

@@ -27,6 +27,13 @@ include: "workflow/rules/san.smk"
 include: "workflow/rules/report.smk"
 
 
+onstart:
+    # an overall line every minute: jobs and job-minutes done, against the committed run's, and the time left
+    from simcore.progress import committed_jobs, start_overall
+
+    start_overall("logs/benchmarks", SCALE, committed_jobs(SCALE))
+
+
 # Jobs of seconds run where Snakemake runs, never as cluster jobs (each of which would pay for
 # its own Snakemake start): the simulations and SAN solutions are the cluster's work.
 localrules:

@@ -129,3 +129,71 @@ def reporter(label: str, flag: str | None, stream: TextIO | None = None) -> Repo
     """The reporter of a command, its mode from ``--progress`` or $SIMCORE_PROGRESS."""
     stream = sys.stderr if stream is None else stream
     return Reporter(label, resolve_mode(flag, stream), stream)
+
+
+# -- the whole workflow -------------------------------------------------------------------------
+
+OVERALL_INTERVAL = 60.0   # seconds between two overall lines of a workflow run
+
+
+def overall_line(benchmarks, scale: str, expected, started: float, now: float | None = None) -> str:
+    """One line on a workflow run so far: the simulation, SAN and aggregation jobs done (their
+    benchmark files of ``scale``), their job-minutes against the committed run's (``expected``:
+    a jobs file such as results/reference/jobs-full.csv, or None), and the time left at the rate
+    of the jobs that ended since ``started`` (s since the epoch)."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from simcore.report.run_profile import load_jobs
+
+    now = time.time() if now is None else now
+    jobs = load_jobs(Path(benchmarks), scale)
+    done = float(jobs.wall.sum()) / 60.0
+    line = f"overall: {len(jobs)} jobs done, {done:.1f} job-min"
+    total = None
+    if expected is not None and Path(expected).exists():
+        total = float(pd.read_csv(expected).wall.sum()) / 60.0
+        line += f" of about {total:.1f} (the committed {scale} run's)"
+    recent = jobs[jobs.end >= started]
+    elapsed = now - started
+    if total is not None and len(recent) and elapsed > 0:
+        rate = float(recent.wall.sum()) / 60.0 / (elapsed / 60.0)          # job-min per minute: cores busy
+        left = max(total - done, 0.0)
+        line += f"; about {_interval(60.0 * left / rate) if rate > 0 else '?'} left at {rate:.2g} cores busy"
+    return line
+
+
+def committed_jobs(scale: str, here=None):
+    """The committed jobs file of ``scale`` (results/reference/jobs-SCALE.csv) in the working
+    folder, else in the repository simcore runs from (a copy of the workflow, such as `make
+    evaluate`'s, holds no results/); None without one."""
+    from pathlib import Path
+
+    for root in (Path(here or "."), Path(__file__).resolve().parents[1]):
+        path = root / "results" / "reference" / f"jobs-{scale}.csv"
+        if path.exists():
+            return path
+    return None
+
+
+def start_overall(benchmarks, scale: str, expected, stream: TextIO | None = None,
+                  interval: float = OVERALL_INTERVAL):
+    """Print :func:`overall_line` every ``interval`` seconds from a daemon thread (the workflow's
+    ``onstart``): it dies with the run. Returns the thread."""
+    import threading
+
+    stream = sys.stderr if stream is None else stream
+    started = time.time()
+
+    def loop():
+        while True:
+            time.sleep(interval)
+            try:
+                print(overall_line(benchmarks, scale, expected, started), file=stream, flush=True)
+            except Exception:      # a progress line never stops a run
+                pass
+
+    thread = threading.Thread(target=loop, name="simcore-overall", daemon=True)
+    thread.start()
+    return thread

@@ -100,3 +100,21 @@ def test_every_mention_of_a_docs_page_names_one_that_exists():
             if not (ROOT / target).is_file():
                 bad.append(f"{path.relative_to(ROOT)}: {target}")
     assert not bad, "mentions of missing docs pages:\n" + "\n".join(bad)
+
+
+def test_the_citation_file_names_the_artifact_and_the_five_papers():
+    """CITATION.cff (Citation File Format 1.2.0): the keys the format requires, the version and
+    license pyproject.toml gives, and one reference per reproduced paper (six texts, five papers:
+    amir's and barak96's share the cluster chapter)."""
+    import tomllib
+
+    from simcore.inputs import read_yaml
+
+    root = Path(__file__).resolve().parents[1]
+    cff = read_yaml(root / "CITATION.cff")
+    assert cff["cff-version"] == "1.2.0" and {"message", "title", "authors"} <= set(cff)
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    assert str(cff["version"]) == project["version"] and cff["license"] == project["license"]["text"]
+    titles = [r["title"] for r in cff["references"]]
+    assert len(titles) == 6 and all(r["authors"] for r in cff["references"])
+    assert any("Multilevel Load Balancing" in t for t in titles) and any("MOSIX" in t for t in titles)

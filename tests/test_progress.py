@@ -205,3 +205,27 @@ def test_long_workflow_jobs_log_progress_lines(root):
         assert "tail -f {log}" in message, rule
         assert re.search(r'2> \{log(:q)?\}"$', shell.rstrip()), rule
         assert set(re.findall(r"--progress\s+(\S+)", shell)) <= {"lines", "auto"}, rule
+
+
+def test_the_overall_line_counts_the_runs_jobs_against_the_committed_ones(tmp_path):
+    """Two simulation jobs of 120 s each ended since the start, 240 s ago, and an aggregation of
+    another scale (not counted): 2 jobs, 4.0 job-minutes of the committed run's 10.0 (600 s);
+    4 job-min in 4 min is 1 core busy, so the 6 job-min left take about 6 min."""
+    import os
+
+    import pandas as pd
+
+    from simcore.progress import overall_line
+
+    started = 1_000_000.0
+    for k, (rule, end) in enumerate([("simulate/x/full/c000/r00000-00010.tsv", started + 120),
+                                     ("simulate/x/full/c001/r00000-00010.tsv", started + 240),
+                                     ("aggregate/smoke/x.tsv", started + 200)]):
+        path = tmp_path / "bench" / rule
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("s\th:m:s\tcpu_time\n120\t0:02:00\t118\n")
+        os.utime(path, (end, end))
+    pd.DataFrame({"rule": ["simulate"] * 3, "wall": [200.0, 200.0, 200.0]}).to_csv(tmp_path / "jobs.csv", index=False)
+    line = overall_line(tmp_path / "bench", "full", tmp_path / "jobs.csv", started, now=started + 240)
+    assert line == "overall: 2 jobs done, 4.0 job-min of about 10.0 (the committed full run's); about 06:00 left at 1 cores busy"
+    assert overall_line(tmp_path / "bench", "full", None, started, now=started + 240) == "overall: 2 jobs done, 4.0 job-min"

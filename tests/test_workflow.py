@@ -68,6 +68,9 @@ def test_full_dag_dry_run(workdir):
 def test_smoke_workflow_builds_report_with_scorecard(workdir):
     proc = _snakemake(workdir, "--profile", "workflow/profiles/ci", timeout=None)
     assert proc.returncode == 0, proc.stderr[-4000:]
+    # the overall line every minute, against the committed smoke run's job-minutes
+    assert re.search(r"overall: \d+ jobs done, [\d.]+ job-min of about [\d.]+ \(the committed smoke run's\)",
+                     proc.stdout + proc.stderr), (proc.stdout + proc.stderr)[-2000:]
     pdf = workdir / "paper/build/report.pdf"
     assert pdf.exists()
     pages = [page.extract_text() for page in PdfReader(pdf).pages]
