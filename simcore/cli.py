@@ -379,8 +379,11 @@ def cmd_evaluate(args) -> int:
     wanted = [root / t for name in [*ids, *figures] for t in targets(name, args.specs, args.san)]
     report = root / "paper/build/report.pdf"
     wanted.append(report)
+    from simcore.report.evaluation import san_tolerances
+
     result = evaluate(Path(args.results), Path(args.reference), ids, set(figures), wanted, args.alpha,
-                      allow_changed=args.allow_changed, replications=args.replications, report=str(report))
+                      allow_changed=args.allow_changed, replications=args.replications, report=str(report),
+                      san_tolerance=san_tolerances(Path(args.san), figures))
     result.scorecard = _scorecard(args, Path(args.reference))
     write_text(Path(args.out), markdown(result) + "\n")
     state = "consistent" if result.ok else "INCONSISTENT"

@@ -440,3 +440,25 @@ def test_a_preset_sabotaged_by_ten_percent_fails_the_evaluation(root, simcore_cl
     assert "1 experiments simulated from other inputs than the reference's" in pages["sabotaged"]
     assert "barak96-fig2 (parameters (spec, preset))" in pages["sabotaged"]
     assert "Mode: **paired**" in pages["sabotaged"] and "Shared replications that differ" in pages["sabotaged"]
+
+
+def test_a_san_figure_claim_agrees_within_the_solvers_stated_tolerance(tmp_path):
+    """corr05 Fig. 8's claim compares two solutions whose model files state tol 1e-8: two runs
+    agree within 2 (1e-8 + 1e-8) = 4e-8. Another machine's -0.003039676253 against the
+    reference's -0.00303967627 (1.7e-14 apart) is consistent, and so is 5e-9 apart, which two
+    exact values (1e-9) would call different; 1e-7 apart is not."""
+    from simcore.report.evaluation import san_tolerances
+
+    for name in ("m2", "m4"):
+        (tmp_path / f"{name}.yaml").write_text("automata: {a: [x, y]}\nsolve: {tol: 1.0e-8}\n")
+    tolerance = san_tolerances(tmp_path, {"fig": ["m2", "m4"]})
+    assert tolerance == {"fig": pytest.approx(4e-8)}
+    ref = pd.DataFrame([_claim("fig", "c", -0.00303967627, -0.00303967627, -0.00303967627)])
+    for estimate, inconsistent in ((-0.003039676253, False), (-0.00303967627 + 5e-9, False),
+                                   (-0.00303967627 + 1e-7, True)):
+        small = pd.DataFrame([_claim("fig", "c", estimate, estimate, estimate)])
+        out = compare_claims(small, ref, 0.01, True, {"fig"}, tolerance)
+        assert out.inconsistent.tolist() == [inconsistent]
+    shifted = -0.00303967627 + 5e-9
+    exact = compare_claims(pd.DataFrame([_claim("fig", "c", shifted, shifted, shifted)]), ref, 0.01, True, {"fig"})
+    assert exact.inconsistent.tolist() == [True]     # without the tolerance: two exact values, within 1e-9

@@ -26,7 +26,8 @@ import pandas as pd
 
 from simcore.errors import InputError
 from simcore.report.reference import read_scale
-from simcore.stats.consistency import LAST_BITS, detectable_shift, holm, interval_z, last_bits, paired_t, pooled_t
+from simcore.stats.consistency import (LAST_BITS, Comparison, detectable_shift, holm, interval_z, last_bits, paired_t,
+                                      pooled_t)
 
 ALPHA = 0.01          # family-wise level of each family of comparisons (claims; means)
 OUTPUTS = ("summary.csv", "claims.csv", "provenance.json")
@@ -288,17 +289,40 @@ def _cell(value) -> str:
     return "none" if pd.isna(value) else str(int(value))
 
 
+def san_tolerances(san_dir: Path, figures: dict[str, list[str]]) -> dict[str, float]:
+    """Per published SAN figure, how far two runs' estimates of its claim may lie apart: each
+    solution is within its model's stated tolerance (``solve.tol``, default 1e-10) of the exact
+    one, a claim compares two solutions, so two runs agree within 2 (tol_a + tol_b). SAN
+    solutions are not bit-identical across machines (the order of BLAS's sums differs)."""
+    from simcore.inputs import read_yaml
+
+    out = {}
+    for figure, models in figures.items():
+        tols = [float(((read_yaml(Path(san_dir) / f"{m}.yaml") or {}).get("solve") or {}).get("tol", 1e-10))
+                for m in models]
+        out[figure] = 2.0 * sum(tols)
+    return out
+
+
+def _within(difference: float, tolerance: float) -> Comparison:
+    same = abs(difference) <= tolerance
+    return Comparison(difference, 0.0, 0.0 if same else math.inf, 1.0 if same else 0.0)
+
+
 def compare_claims(small: pd.DataFrame, reference: pd.DataFrame, alpha: float, same_scale: bool,
-                   san_figures: set[str]) -> pd.DataFrame:
+                   san_figures: set[str], san_tolerance: dict[str, float] | None = None) -> pd.DataFrame:
     """Every claim of either run, with both verdicts; where both estimate the same quantity, the
-    z test of their intervals, Holm-adjusted over the comparable claims."""
+    z test of their intervals (a published SAN figure's solutions: agreement within
+    ``san_tolerance``, :func:`san_tolerances`), Holm-adjusted over the comparable claims."""
+    san_tolerance = san_tolerance or {}
     keep = ["experiment", "claim", "statistic", "verdict", "estimate", "ci_low", "ci_high", "level", "n",
             "deciding_cell", "cells"]
     both = small[keep].merge(reference[keep], on=["experiment", "claim"], how="outer", suffixes=("", "_ref"))
     both["statistic"] = both.statistic.fillna(both.statistic_ref)
     both["reason"] = [_not_comparable(r, same_scale, san_figures) for r in both.itertuples()]
     comparable = both.reason == ""
-    tests = [interval_z((r.estimate, r.ci_low, r.ci_high, r.level), (r.estimate_ref, r.ci_low_ref, r.ci_high_ref,
+    tests = [_within(r.estimate - r.estimate_ref, san_tolerance[r.experiment]) if r.experiment in san_tolerance else
+             interval_z((r.estimate, r.ci_low, r.ci_high, r.level), (r.estimate_ref, r.ci_low_ref, r.ci_high_ref,
                         r.level_ref), r.statistic, (r.n, r.n_ref)) for r in both[comparable].itertuples()]
     both["difference"] = np.nan
     both["se"] = np.nan
@@ -314,7 +338,8 @@ def compare_claims(small: pd.DataFrame, reference: pd.DataFrame, alpha: float, s
 
 def evaluate(results: Path, reference: Path, experiments: list[str], san_figures: set[str],
              targets: list[Path] = (), alpha: float = ALPHA, allow_changed: bool = False,
-             replications: str = "auto", scorecard: dict | None = None, report: str = "") -> Evaluation:
+             replications: str = "auto", scorecard: dict | None = None, report: str = "",
+             san_tolerance: dict[str, float] | None = None) -> Evaluation:
     """Compare ``results`` (a run at any scale) with ``reference`` (the committed full scale)."""
     if not 0 < alpha < 1:
         raise InputError(f"--alpha: must be in (0, 1), not {alpha}.")
@@ -337,7 +362,7 @@ def evaluate(results: Path, reference: Path, experiments: list[str], san_figures
         provenance=_provenance(results, ids), reference_provenance=_provenance(reference, ids),
         experiments=ids,
         missing=missing_outputs(results, ids, figures, list(targets)),
-        claims=compare_claims(small_claims, ref_claims, alpha, scale == ref_scale, set(figures))
+        claims=compare_claims(small_claims, ref_claims, alpha, scale == ref_scale, set(figures), san_tolerance)
         if not small_claims.empty else none,
         means=compare_means(small_means, ref_means, alpha) if not small_means.empty else none,
         alpha=alpha, shared=identical_replications(results, reference, ids),
@@ -495,7 +520,11 @@ def markdown(ev: Evaluation) -> str:
               "deviations and replications); each claim's estimate by a z test whose standard errors are "
               "read back from the two intervals (the half facing the other estimate, over the normal "
               "quantile of the interval's level, on the log scale for ratios) and pooled the same way, which "
-              "errs towards consistency for t and exact binomial intervals. Claims are compared only where both runs "
+              "errs towards consistency for t and exact binomial intervals. A published SAN figure's claim "
+              "compares numerical solutions, which are not bit-identical across machines (the order of BLAS's "
+              "sums differs): two runs agree when their estimates lie within twice the sum of the models' stated "
+              "tolerances (`solve.tol`), since each solution is within its tolerance of the exact one. "
+              "Claims are compared only where both runs "
               "estimate the same quantity (same deciding cell, same cells). The p values of each family "
               f"(claims, means) are adjusted by Holm's method, and a difference is named when its adjusted "
               f"p value is at most {ev.alpha:g}: the chance of naming any consistent quantity is at most "

@@ -29,6 +29,10 @@ rule report_inputs:
     conda:
         "../envs/simcore.yaml"
     threads: 1
+    message:
+        # a message instead of Snakemake's job block, which would list the hundreds of inputs once more
+        "report macros: numbers, scorecard, provenance and the papers' sections from {n} experiments' results "
+        "-> paper/generated/ (log: {log})".format(n=len(SPECS), log="logs/report_inputs.log")
     shell:
         "simcore report-macros --results results --out paper/generated 2> {log:q}"
 
@@ -73,6 +77,8 @@ rule report:
     conda:
         "../envs/latex.yaml"
     threads: 1
+    message:
+        "report: LaTeX of every section, figure and table -> paper/build/report.pdf (log: logs/report.log)"
     shell:
         "cd paper && latexmk -pdf -interaction=nonstopmode -halt-on-error -outdir=build report.tex "
         "> ../{log:q} 2>&1"
