@@ -89,6 +89,10 @@ def cmd_run(args) -> int:
         cells = spec.cells_between(args.scale, span.start, span.stop)
     else:
         cells = [spec.cell(args.cell)]
+    from simcore.resources import check_run
+
+    for cell in cells:      # before any replication runs: each cell's state must fit in memory
+        check_run(spec["model"], spec.params({**cell.values, **overrides}), f"{spec.path}: cell {cell.index}")
     seed = args.seed if args.seed is not None else load_config(args.config)["seed"]
     gc.freeze()      # what is loaded so far lives as long as the job: the collector need not scan it again
     label = f"cell {cells[0].index}" if len(cells) == 1 else f"cells {cells[0].index}-{cells[-1].index}"

@@ -84,3 +84,29 @@ def check_san(san) -> None:
     shape = tuple(len(states) for states in san.automata.values())
     check_memory(san_build_bytes(shape), f"{san.source}: the descriptor over {math.prod(shape):.3g} "
                                          "product-space states")
+
+
+# -- simulations --------------------------------------------------------------------------------
+
+#: per model, the parameter its memory grows with and the bytes per unit of it: the growth of the
+#: peak resident memory of one replication between two sizes ten times apart (numa 2,000 and
+#: 20,000 tasks on corr05-4x2: 5.6 kB a task; cluster 1,000 and 10,000 batch processes: 0.92 kB;
+#: pools 2,000 and 20,000 jobs: 0.83 kB; `bench/bench_memory.py`, 2026-11-29), doubled for headroom
+MODEL_MEMORY = {"numa": ("n_tasks", 2 * 5_650), "cluster": ("n_procs", 2 * 920), "pools": ("jobs", 2 * 830)}
+
+
+def run_bytes(model: str, params: dict) -> int:
+    """Bytes one replication of ``model`` with ``params`` needs beyond the interpreter (0 for a
+    model whose state does not grow with a parameter)."""
+    if model not in MODEL_MEMORY:
+        return 0
+    key, per = MODEL_MEMORY[model]
+    value = params.get(key)
+    return per * int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def check_run(model: str, params: dict, what: str) -> None:
+    """Refuse a replication whose :func:`run_bytes` exceeds the memory limit."""
+    if model in MODEL_MEMORY:
+        key = MODEL_MEMORY[model][0]
+        check_memory(run_bytes(model, params), f"{what} ({key} = {params.get(key):,})")

@@ -148,3 +148,25 @@ def test_a_san_model_too_large_for_memory_is_refused_before_it_is_built(tmp_path
     full = load_san(ROOT / "config/san/corr05-fig8-2sched.yaml", "full")
     shape = tuple(len(s) for s in full.automata.values())
     assert san_build_bytes(shape) == 25 * 55_427_328 and human(san_build_bytes(shape)) == "1.29 GiB"
+
+
+def test_a_run_whose_state_would_not_fit_in_memory_is_refused(tmp_path, monkeypatch):
+    """corr05-fig9 with `--set n_tasks=1000000000`: 11,300 bytes a task (bench/bench_memory.py's
+    5.6 kB, doubled) make 1.13e13 bytes, 10.3 TiB: refused with one sentence before a replication
+    runs, no file. barak96-fig2 with 10^7 processes: 1.84e10 bytes, 17.1 GiB, above a 1 GiB limit.
+    No committed experiment comes near: every full-scale cell needs under 16 MiB."""
+    from simcore.experiments.spec import load_spec
+    from simcore.resources import MODEL_MEMORY, run_bytes
+
+    assert run_bytes("numa", {"n_tasks": 10 ** 9}) == 11_300 * 10 ** 9 and run_bytes("cosched", {"nst": 10 ** 9}) == 0
+    out = tmp_path / "x.parquet"
+    code, err = _simcore("run", "corr05-fig9", "--cell", 0, "--reps", "0:1", "--set", "n_tasks=1000000000", "--out", out)
+    assert code == 2 and err.count("\n") == 1 and not out.exists(), err
+    assert "cell 0 (n_tasks = 1,000,000,000) would need about 10.3 TiB of memory" in err
+    monkeypatch.setenv("SIMCORE_MEMORY_LIMIT", "1G")
+    code, err = _simcore("run", "barak96-fig2", "--cell", 0, "--reps", "0:1", "--set", "n_procs=10000000", "--out", out)
+    assert code == 2 and "(n_procs = 10,000,000) would need about 17.1 GiB of memory, more than the 1 GiB" in err, err
+    largest = max(run_bytes(spec["model"], spec.params(cell.values))
+                  for path in sorted((ROOT / "config/experiments").glob("*.yaml"))
+                  for spec in [load_spec(path)] if spec["model"] in MODEL_MEMORY for cell in spec.cells("full"))
+    assert 0 < largest < 16 * 2 ** 20
