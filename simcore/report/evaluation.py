@@ -116,12 +116,6 @@ def _provenance(folder: Path, ids: list[str]) -> dict:
             "wall_time_s": sum(simulated.values())}
 
 
-def other_fingerprints(results: Path, reference: Path, ids: list[str]) -> tuple[str, ...]:
-    """The experiments whose simulation fingerprint (spec, preset, seed, model code, topologies; not
-    the scale) differs between the two runs' provenance: the reference was made by other inputs."""
-    return tuple(changed_inputs(results, reference, ids))
-
-
 def changed_inputs(results: Path, reference: Path, ids: list[str]) -> dict[str, list[str]]:
     """Experiment -> what differs between the inputs of the two runs (the fingerprint parts both
     provenances record: spec parameters, root seed, model code, topologies, ...; 'fingerprint'
@@ -222,7 +216,7 @@ def compare_replications(results: Path, reference: Path, experiments: list[str],
         for (cell, policy), group in both.groupby(["cell", "policy"], sort=True) if not both.empty else ():
             for column in values:
                 here, there = group[column].to_numpy(float), group[f"{column}_ref"].to_numpy(float)
-                equal = (here == there) | (np.isnan(here) & np.isnan(there))
+                equal = _equal(here, there)
                 if mode == "identical" and not first and not equal.all():
                     r = group[~equal].iloc[0]
                     first = (f"{exp}, cell {int(cell)}, policy {policy}, replication {int(r['rep'])}: {column} = "
@@ -247,25 +241,21 @@ def compare_replications(results: Path, reference: Path, experiments: list[str],
 
 
 def identical_replications(results: Path, reference: Path, experiments: list[str]) -> tuple[int, int]:
-    """(replications both runs hold, those equal in every value). Replication r of a cell draws
-    from the same seeds at every scale, so on the same code and platform each one the reference
-    also holds must come out identical; on another platform floating point may differ in the
-    last digits, which is why this is reported, not judged."""
-    from simcore.report.data import read_csv
-
+    """(replications both runs hold, those equal in every value): replication r of a cell draws
+    from the same seeds at every scale, so on one platform each must come out identical."""
     total = same = 0
     for exp in experiments:
-        small, ref = read_csv(results / exp / "replications.csv"), read_csv(reference / exp / "replications.csv")
-        if small is None or ref is None or small.empty:
-            continue
-        keys = ["cell", "policy", "rep"]
-        both = small.merge(ref, on=keys, suffixes=("", "_ref"))
-        values = [c for c in small.columns if c not in keys and f"{c}_ref" in both.columns]
-        equal = pd.Series(True, index=both.index)
-        for c in values:
-            equal &= (both[c] == both[f"{c}_ref"]) | (both[c].isna() & both[f"{c}_ref"].isna())
+        both, values = _shared(results, reference, exp)
+        equal = np.ones(len(both), bool)
+        for column in values:
+            equal &= _equal(both[column].to_numpy(float), both[f"{column}_ref"].to_numpy(float))
         total, same = total + len(both), same + int(equal.sum())
     return total, same
+
+
+def _equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Element by element: the same value, or NaN on both sides."""
+    return (a == b) | (np.isnan(a) & np.isnan(b))
 
 
 def _not_comparable(row, same_scale: bool, san_figures: set[str]) -> str:
