@@ -112,6 +112,7 @@ bench: env  ## performance benchmarks (events/s against bare SimPy, the full sca
 	$(BIN)/python bench/bench_cosched.py
 	$(BIN)/python bench/bench_pvm.py
 	$(BIN)/python bench/bench_san.py
+	$(BIN)/python bench/bench_topology.py
 	$(BIN)/python bench/bench_san.py --corr05 corr05-4x2
 	$(BIN)/python bench/bench_san_sim.py
 	$(BIN)/python bench/bench_full.py

@@ -31,7 +31,11 @@ onstart:
     # an overall line every minute: jobs and job-minutes done, against the committed run's, and the time left
     from simcore.progress import committed_jobs, start_overall
 
-    start_overall("logs/benchmarks", SCALE, committed_jobs(SCALE))
+    try:
+        cores = workflow.cores if workflow.cores and workflow.cores < 10_000 else None
+    except Exception:   # no --cores (a cluster run): the time left from the measured rate only
+        cores = None
+    start_overall("logs/benchmarks", SCALE, committed_jobs(SCALE), cores=cores)
 
 
 # Jobs of seconds run where Snakemake runs, never as cluster jobs (each of which would pay for

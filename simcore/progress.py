@@ -134,13 +134,17 @@ def reporter(label: str, flag: str | None, stream: TextIO | None = None) -> Repo
 # -- the whole workflow -------------------------------------------------------------------------
 
 OVERALL_INTERVAL = 60.0   # seconds between two overall lines of a workflow run
+RATE_AFTER = 600.0        # seconds of a run before the rate of its ended jobs gives the time left
 
 
-def overall_line(benchmarks, scale: str, expected, started: float, now: float | None = None) -> str:
+def overall_line(benchmarks, scale: str, expected, started: float, now: float | None = None,
+                 cores: int | None = None) -> str:
     """One line on a workflow run so far: the simulation, SAN and aggregation jobs done (their
     benchmark files of ``scale``), their job-minutes against the committed run's (``expected``:
     a jobs file such as results/reference/jobs-full.csv, or None), and the time left at the rate
-    of the jobs that ended since ``started`` (s since the epoch)."""
+    of the jobs that ended since ``started`` (s since the epoch). A job counts when it ends, so
+    in the first :data:`RATE_AFTER` seconds that rate lags the run's: with ``cores`` known, the
+    time left is then taken at every core busy."""
     from pathlib import Path
 
     import pandas as pd
@@ -157,9 +161,13 @@ def overall_line(benchmarks, scale: str, expected, started: float, now: float | 
         line += f" of about {total:.1f} (the committed {scale} run's)"
     recent = jobs[jobs.end >= started]
     elapsed = now - started
-    if total is not None and len(recent) and elapsed > 0:
+    left = max(total - done, 0.0) if total is not None else None
+    if total is not None and done >= total:
+        line += "; past the committed run's total (a slower machine than the one that made it): time left unknown"
+    elif left is not None and cores and elapsed < RATE_AFTER:
+        line += f"; about {_interval(60.0 * left / cores)} left if all {cores} cores stay busy"
+    elif left is not None and len(recent) and elapsed > 0:
         rate = float(recent.wall.sum()) / 60.0 / (elapsed / 60.0)          # job-min per minute: cores busy
-        left = max(total - done, 0.0)
         line += f"; about {_interval(60.0 * left / rate) if rate > 0 else '?'} left at {rate:.2g} cores busy"
     return line
 
@@ -178,7 +186,7 @@ def committed_jobs(scale: str, here=None):
 
 
 def start_overall(benchmarks, scale: str, expected, stream: TextIO | None = None,
-                  interval: float = OVERALL_INTERVAL):
+                  interval: float = OVERALL_INTERVAL, cores: int | None = None):
     """Print :func:`overall_line` every ``interval`` seconds from a daemon thread (the workflow's
     ``onstart``): it dies with the run. Returns the thread."""
     import threading
@@ -190,7 +198,7 @@ def start_overall(benchmarks, scale: str, expected, stream: TextIO | None = None
         while True:
             time.sleep(interval)
             try:
-                print(overall_line(benchmarks, scale, expected, started), file=stream, flush=True)
+                print(overall_line(benchmarks, scale, expected, started, cores=cores), file=stream, flush=True)
             except Exception:      # a progress line never stops a run
                 pass
 

@@ -86,6 +86,27 @@ def check_san(san) -> None:
                                          "product-space states")
 
 
+#: vectors over the reachable states a solver holds at once: uniformization's and the power
+#: method's few (the distribution, the power term, the sum, a product's input and output); the
+#: Krylov transient's basis of ``krylov_dim`` + 2; GMRES's of its restart (40) + 2
+SAN_VECTORS = {"uniformization": 6, "power": 6, "krylov": None, "gmres": 42}
+
+
+def san_solution_bytes(reachable: int, methods, krylov_dim: int) -> int:
+    """Bytes of the vectors a solution by ``methods`` (the transient and steady-state methods
+    that run) keeps over ``reachable`` states (:data:`SAN_VECTORS`)."""
+    sizes = [SAN_VECTORS.get(m, 6) for m in methods]     # an unknown method is refused by its solver
+    vectors = max((krylov_dim + 2 if size is None else size) for size in sizes) if sizes else 0
+    return 8 * reachable * vectors
+
+
+def check_san_solution(desc, methods, krylov_dim: int, where: str) -> None:
+    """Refuse, once the descriptor is built and before any product, a solution whose vectors and
+    descriptor would not fit in memory."""
+    need = desc.nbytes() + san_solution_bytes(desc.space.size, methods, krylov_dim)
+    check_memory(need, f"{where}: the {' and '.join(methods)} solution over {desc.space.size:,} reachable states")
+
+
 # -- simulations --------------------------------------------------------------------------------
 
 #: per model, the parameter its memory grows with and the bytes per unit of it: the growth of the

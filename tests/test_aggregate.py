@@ -117,15 +117,73 @@ def test_aggregate_refuses_duplicated_replications(toy):
 
 
 def test_simulations_depend_on_the_model_code():
-    """The simulation fingerprint covers the code and data a model's results come from."""
+    """The simulation fingerprint covers the code a model's results come from; the machines enter
+    as built (the next test), not as the files of the topology package."""
     from simcore.experiments.fingerprint import code_fingerprint, fingerprint_files
 
     names = {p.as_posix() for p in fingerprint_files("numa")}
-    for part in ("simcore/models/numa/balancer.py", "simcore/core/engine.py", "simcore/topology/domains.py",
-                 "config/topologies/corr05-4x2.yaml", "simcore/experiments/runner.py"):
+    for part in ("simcore/models/numa/balancer.py", "simcore/core/engine.py", "simcore/experiments/runner.py"):
         assert any(n.endswith(part) for n in names), part
-    assert not any("models/cluster" in n for n in names)
+    assert not any("models/cluster" in n or "topology" in n for n in names)
     assert code_fingerprint("numa") != code_fingerprint("cluster")
+
+
+def _tree_yaml(path, name, rows, comment=""):
+    body = ",\n  ".join("[" + ", ".join(map(str, r)) + "]" for r in rows)
+    path.write_text(f"{comment}name: {name}\ndescription: d\nsource: s\ncpus_per_node: 2\ndistances: [\n  {body}]\n")
+    return str(path)
+
+
+def test_the_topology_part_is_the_machines_as_a_simulation_sees_them(tmp_path, monkeypatch):
+    """A machine's digest is its data and its sched domains: the same machine written another way
+    (a comment, flow style, another description) digests the same; one distance changed, or a
+    node init's interval, digests otherwise. A spec's part names the machines of its cells (every
+    machine of corr05-level's grid); a model that runs on no machine has a part that is not of
+    any machine."""
+    import yaml
+
+    from simcore.experiments import load_spec
+    from simcore.experiments.fingerprint import TOPOLOGY_MODELS, _digest, _machines_named, machine_digest, topology_digest
+    from simcore.topology import domains
+
+    root = Path(__file__).resolve().parents[1]
+    catalog = yaml.safe_load((root / "config/topologies/corr05-4x2.yaml").read_text())
+    rows = catalog["distances"]
+    same = _tree_yaml(tmp_path / "a.yaml", "corr05-4x2", rows, comment="# written by hand\n")
+    assert machine_digest(same) == machine_digest(str(root / "config/topologies/corr05-4x2.yaml"))
+    moved = [list(r) for r in rows]
+    moved[0][3] = moved[3][0] = 31
+    assert machine_digest(_tree_yaml(tmp_path / "b.yaml", "corr05-4x2", moved)) != machine_digest(same)
+    machine_digest.cache_clear()
+    monkeypatch.setitem(domains.NODE_INITS, "ia64-2.6.12", {**domains.SD_NODE_INIT_IA64, "min_interval": 81})
+    tuned = machine_digest(same)
+    monkeypatch.undo()
+    machine_digest.cache_clear()
+    assert tuned != machine_digest(same)
+    machine_digest.cache_clear()
+
+    level = load_spec(root / "config/experiments/corr05-level.yaml")
+    assert _machines_named(level, None) == ["altix-16x2", "corr05-4x2", "corr05-4x4", "superdome-16x4"]
+    assert _machines_named(level, {"topology": "mehta-s1"}) == sorted(_machines_named(level, None) + ["mehta-s1"])
+    assert topology_digest(level) != topology_digest(load_spec(root / "config/experiments/corr05-fig9.yaml"))
+    amir = load_spec(root / "config/experiments/amir-table2.yaml")
+    assert amir["model"] not in TOPOLOGY_MODELS and topology_digest(amir) == _digest(None)
+
+
+def test_every_model_that_reads_the_catalog_has_its_machines_in_its_fingerprint():
+    """A model package (or the SAN package) that imports the topology package is listed in
+    TOPOLOGY_MODELS, else its fingerprint would not change with the machines it runs on; no
+    module shared by every model imports it."""
+    from simcore.experiments.fingerprint import ROOT, TOPOLOGY_MODELS
+
+    def reads(path):
+        return "simcore.topology" in path.read_text()
+
+    models = ROOT / "models"
+    assert not any(reads(p) for p in models.glob("*.py"))
+    readers = {p.relative_to(models).parts[0] for p in models.glob("*/**/*.py") if reads(p)}
+    readers |= {"san"} if any(reads(p) for p in (ROOT / "san").glob("*.py")) else set()
+    assert readers == {"numa", "san"} and readers <= set(TOPOLOGY_MODELS)
 
 
 def test_san_results_and_fits_depend_on_the_code_they_run():
@@ -137,12 +195,23 @@ def test_san_results_and_fits_depend_on_the_code_they_run():
     results = {p.as_posix() for p in san_files()}
     fits = {p.as_posix() for p in fit_files()}
     for part in ("simcore/san/solve.py", "simcore/san/corr05.py", "simcore/models/numa/task.py",
-                 "simcore/models/domains.py", "config/topologies/corr05-4x2.yaml"):
+                 "simcore/models/domains.py"):
         assert any(n.endswith(part) for n in results) and any(n.endswith(part) for n in fits), part
     for part in ("simcore/san/simulate.py", "simcore/san/compiled_walk.py", "simcore/san/walk_kernel.py",
                  "simcore/san/run.py"):
         assert any(n.endswith(part) for n in results) and not any(n.endswith(part) for n in fits), part
     assert not any("models/numa/balancer" in n for n in results)
+
+
+def test_san_results_and_fits_depend_on_the_catalog_machines(monkeypatch):
+    """SAN results and recorded fits change with the catalog's machines as built."""
+    from simcore.experiments import fingerprint
+
+    before = fingerprint.code_fingerprint("san"), fingerprint.fit_fingerprint()
+    fingerprint.code_fingerprint.cache_clear()
+    monkeypatch.setattr(fingerprint, "catalog_digest", lambda: "another catalog")
+    assert fingerprint.code_fingerprint("san") != before[0] and fingerprint.fit_fingerprint() != before[1]
+    fingerprint.code_fingerprint.cache_clear()
 
 
 def test_batch_files_carry_the_fingerprint_of_what_made_them(toy):

@@ -462,3 +462,36 @@ def test_a_san_figure_claim_agrees_within_the_solvers_stated_tolerance(tmp_path)
     shifted = -0.00303967627 + 5e-9
     exact = compare_claims(pd.DataFrame([_claim("fig", "c", shifted, shifted, shifted)]), ref, 0.01, True, {"fig"})
     assert exact.inconsistent.tolist() == [True]     # without the tolerance: two exact values, within 1e-9
+
+
+def test_the_committed_reference_is_of_the_current_code(root):
+    """Every experiment's fingerprint computed now is the one the committed reference records
+    (an experiment that reads another's replications records its source's), every SAN model's
+    fingerprint file holds the current SAN code, and the recorded corr05 Figure 8 fit sits under
+    the key the current code gives it. A change of a model's code, a preset or a machine fails
+    here in seconds, until the reference is rerun (or re-stamped, where the change provably
+    leaves every result alone: docs/architecture.md, "Fingerprints of raw batches")."""
+    import json
+
+    import yaml
+
+    from simcore.experiments import load_spec
+    from simcore.experiments.fingerprint import code_fingerprint, simulation_fingerprint
+    from simcore.san.fit import fit_key
+
+    ref = root / "results/reference"
+    seed = yaml.safe_load((root / "config/config.yaml").read_text())["seed"]
+    specs = {s.id: s for s in (load_spec(p) for p in sorted((root / "config/experiments").glob("*.yaml")))}
+    stale = []
+    for exp, spec in specs.items():
+        recorded = json.loads((ref / exp / "provenance.json").read_text())
+        now = simulation_fingerprint(specs[spec.source_id], seed)
+        if (recorded["fingerprint"], recorded["fingerprint_parts"]) != (now["hash"], now["parts"]):
+            stale.append(exp)
+    assert not stale, f"the reference was not made by the current code: {stale}"
+    for path in sorted((ref / "san").glob("*/fingerprint.json")):
+        assert json.loads(path.read_text())["code"] == code_fingerprint("san"), path
+    fits = yaml.safe_load((root / "config/san/fits.yaml").read_text())
+    for fit in fits:
+        key = fit_key(root / f"config/san/{fit['model']}.yaml", fit["parameter"], fit["low"], fit["high"], fit["scale"])
+        assert fit["key"] == key, fit["model"]

@@ -150,6 +150,50 @@ def test_a_san_model_too_large_for_memory_is_refused_before_it_is_built(tmp_path
     assert san_build_bytes(shape) == 25 * 55_427_328 and human(san_build_bytes(shape)) == "1.29 GiB"
 
 
+def test_a_san_solution_too_large_for_memory_is_refused_once_its_descriptor_is_built(tmp_path, monkeypatch):
+    """11 automata that each switch on and off: all 2^11 = 2,048 states are reachable. Building
+    needs 25 bytes a product state (51,200 B); a Krylov solution with a basis of 100 keeps 102
+    vectors of 2,048 doubles (1,671,168 B, 1.59 MiB) beside the descriptor: refused under a
+    1 MiB limit with one sentence and no file. Uniformization's 6 vectors (98,304 B) pass."""
+    from simcore.resources import san_solution_bytes
+
+    model = tmp_path / "toggles.yaml"
+    model.write_text("automata:\n" + "".join(f"  a{i}: [off, on]\n" for i in range(11)) + "local:\n"
+                     + "".join(f"  - {{automaton: a{i}, from: off, to: on, rate: 1.0}}\n"
+                               f"  - {{automaton: a{i}, from: on, to: off, rate: 2.0}}\n" for i in range(11))
+                     + "solve: {method: krylov, krylov_dim: 100}\n")
+    assert san_solution_bytes(2048, ["krylov"], 100) == 1_671_168
+    assert san_solution_bytes(2048, ["uniformization", "gmres"], 100) == 8 * 2048 * 42
+    monkeypatch.setenv("SIMCORE_MEMORY_LIMIT", "1M")
+    out = tmp_path / "x.csv"
+    code, err = _simcore("san", model, "--times", "0:1:1", "--out", out, "--progress", "off")
+    assert code == 2 and err.count("\n") == 1 and not out.exists(), err
+    assert f"{model}: the krylov solution over 2,048 reachable states would need about 1.6" in err
+    assert "more than the 1 MiB allowed" in err
+    code, err = _simcore("san", model, "--times", "0:1:1", "--out", out, "--transient", "uniformization",
+                         "--progress", "off")
+    assert code == 0 and out.exists(), err
+
+
+@pytest.mark.parametrize("entry, words", [
+    ("krylov_dim: abc", "key 'solve.krylov_dim': 'abc' is not an integer in [5, 100]"),
+    ("krylov_dim: 0", "key 'solve.krylov_dim': 0 is not an integer in [5, 100]"),
+    ("tol: 2", "key 'solve.tol': 2 is not a real in (0, 1)"),
+    ("simulate: {full: 0}", "key 'solve.simulate': {'full': 0} is not a positive integer or"),
+    ("times: abc", "key 'solve.times' 'abc': expected START:STOP:STEP"),
+    ("times: '0:1e12:1e-12'", "key 'solve.times' '0:1e12:1e-12': more than the 100,000 times"),
+])
+def test_a_san_files_solve_section_is_checked(tmp_path, entry, words):
+    """A Krylov basis of 0 once ran for ever (steps of 1e-6 s towards a horizon of 1 s, ~1,700 h
+    announced) and 'abc' was an internal error: every number of ``solve`` has its domain, and a
+    grid of times its size limit, each refused in one sentence naming file and key."""
+    model = tmp_path / "m.yaml"
+    model.write_text("automata:\n  a: [off, on]\nlocal:\n  - {automaton: a, from: off, to: on, rate: 1.0}\n"
+                     f"solve: {{{entry}}}\n")
+    code, err = _simcore("san", model, "--out", tmp_path / "x.csv", "--progress", "off")
+    assert code == 2 and err.count("\n") == 1 and f"{model}: {words}" in err, err
+
+
 def test_a_run_whose_state_would_not_fit_in_memory_is_refused(tmp_path, monkeypatch):
     """corr05-fig9 with `--set n_tasks=1000000000`: 11,300 bytes a task (bench/bench_memory.py's
     5.6 kB, doubled) make 1.13e13 bytes, 10.3 TiB: refused with one sentence before a replication

@@ -32,7 +32,7 @@ from simcore.models.numa.compiled_system import CompiledSystem
 from simcore.models.numa.scheduler import NumaSystem
 from simcore.models.numa.task import Draws, TaskSpec
 from simcore.topology.domains import Domain
-from simcore.topology.machine import make_machine
+from simcore.topology.machine import Machine, make_machine
 
 LB, NI, EX = "LOAD_BALANCE", "BALANCE_NEWIDLE", "BALANCE_EXEC"
 
@@ -63,6 +63,14 @@ def one_node(cpus: int):
 def nodes(n: int, remote: int = 20):
     """``n`` nodes of one CPU each, every remote distance ``remote``."""
     return make_machine("test", f"nodes-{n}", [1] * n, [[10 if i == j else remote for j in range(n)] for i in range(n)])
+
+
+def near_5() -> Machine:
+    """One node whose own SLIT distance is 5: no valid table (make_machine refuses a diagonal
+    other than 10), built directly to reach the model's memory arithmetic at half speed."""
+    import numpy as np
+
+    return Machine("near-5", "own distance 5", "test", (1,), np.array([[5]]))
 
 
 class Outcome(NamedTuple):
@@ -1607,7 +1615,7 @@ def test_bursts_as_wall_time_need_a_machine_whose_own_distances_are_10():
     parameter."""
     from simcore.errors import InputError
 
-    machine = make_machine("test", "near-5", [1], [[5]])
+    machine = near_5()
     params = full_params({"topology": "scripted", "n_tasks": 1, "placement": "parent", "locality_scope": "lifetime"})
     with pytest.raises(InputError, match="locality_scope"):
         simulate(params, [TaskSpec(0, 0.0, 0, 30.0, 0, False, 0)], "linux-2level",
@@ -1871,7 +1879,7 @@ def test_a_node_nearer_than_slit_10_runs_faster_across_a_slice_end(scenario, mon
         run_end(self, rq)
 
     monkeypatch.setattr(NumaSystem, "run_end", guarded)
-    machine = make_machine("test", "near-5", [1], [[5]])
+    machine = near_5()
     out = scenario(machine, [[]], [T(0, 0, 150)], memory_stall_fraction=0.5)
     task = out.tasks[0]
     assert runs(task) == [(0, 0, 100), (0, 100, 112.5)]
@@ -2015,7 +2023,7 @@ def test_a_slice_that_ends_in_the_middle_of_a_pending_burst_is_replayed_as_a_sli
     one at 100 as the end of a slice (a burst's end would draw burst 2 too early)."""
     draws = {0: Draws(0)}
     draws[0].batches = [[1.0, 1.0, 0.1, 1.0, 0.02] + [1.0] * 27]
-    machine = make_machine("test", "near-5", [1], [[5]])
+    machine = near_5()
     out = scenario(machine, [[]], [T(0, 0, 300, io=True)], draws=draws, memory_stall_fraction=0.5)
     task = out.tasks[0]
     assert [s for s in segments(task) if s[0] == "io"] == [("io", -1, pytest.approx(157.5), pytest.approx(177.5))]

@@ -229,3 +229,14 @@ def test_the_overall_line_counts_the_runs_jobs_against_the_committed_ones(tmp_pa
     line = overall_line(tmp_path / "bench", "full", tmp_path / "jobs.csv", started, now=started + 240)
     assert line == "overall: 2 jobs done, 4.0 job-min of about 10.0 (the committed full run's); about 06:00 left at 1 cores busy"
     assert overall_line(tmp_path / "bench", "full", None, started, now=started + 240) == "overall: 2 jobs done, 4.0 job-min"
+    # with the run's 2 cores known: in its first 10 min the time left is taken at both busy (the
+    # jobs running now count only when they end), 6 job-min in 3 min; after them, as measured
+    line = overall_line(tmp_path / "bench", "full", tmp_path / "jobs.csv", started, now=started + 240, cores=2)
+    assert line.endswith("; about 03:00 left if all 2 cores stay busy")
+    line = overall_line(tmp_path / "bench", "full", tmp_path / "jobs.csv", started - 360, now=started + 240, cores=2)
+    assert line.endswith("; about 15:00 left at 0.4 cores busy")
+    # a slower machine: more job-minutes done than the committed run took in all
+    pd.DataFrame({"rule": ["simulate"], "wall": [200.0]}).to_csv(tmp_path / "short.csv", index=False)
+    line = overall_line(tmp_path / "bench", "full", tmp_path / "short.csv", started, now=started + 240)
+    assert line.endswith("of about 3.3 (the committed full run's); past the committed run's total (a slower "
+                         "machine than the one that made it): time left unknown")

@@ -132,8 +132,10 @@ GOOD = {"name": "t", "description": "2 levels", "source": "test", "cpus_per_node
 BAD = {
     "asymmetric": ({"distances": [[10, 20, 20], [21, 10, 20], [20, 20, 10]]}, "distances",
                    "[0][1] = 20 but [1][0] = 21"),
-    "diagonal not minimum": ({"distances": [[10, 20], [20, 30]]}, "distances", "own distance 30"),
+    "diagonal not 10": ({"distances": [[10, 20], [20, 30]]}, "distances", "row 1: the node's own distance is 30"),
+    "diagonal scaled": ({"distances": [[20, 40], [40, 20]]}, "distances", "row 0: the node's own distance is 20"),
     "diagonal tie": ({"distances": [[10, 10], [10, 10]]}, "distances", "strictly below"),
+    "remote below own": ({"distances": [[10, 5], [5, 10]]}, "distances", "smallest remote one is 5"),
     "non-positive": ({"distances": [[10, 0], [0, 10]]}, "distances", "[0][1] = 0 is not an integer from 1 to 255"),
     "not a number": ({"distances": [[10, float("nan")], [float("nan"), 10]]}, "distances", "[0][1] = nan"),
     "infinite": ({"distances": [[10, float("inf")], [float("inf"), 10]]}, "distances", "[0][1] = inf"),
@@ -232,3 +234,65 @@ def test_a_name_the_file_system_cannot_hold_is_refused(simcore_cli, tmp_path):
     proc = simcore_cli("run", "corr05-fig9", "--cell", 0, "--reps", "0:1", "--scale", "smoke", "--out", out,
                        "--set", "topology=" + "x" * 300)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and not out.exists()
+
+
+# -- a machine of 1,024 nodes ------------------------------------------------------------------------
+def tree_distances(nodes: int = 1024) -> list[list[int]]:
+    """Routers in a tree: 20 within a block of 8 nodes, 30 within a block of 64, 40 beyond."""
+    def d(i, j):
+        return 10 if i == j else 20 if i // 8 == j // 8 else 30 if i // 64 == j // 64 else 40
+    return [[d(i, j) for j in range(nodes)] for i in range(nodes)]
+
+
+def test_a_machine_of_1024_nodes_is_built_level_by_level():
+    """Hand-derived from the tree: under ``multilevel`` node 77's domains span its block of 8
+    (8 single nodes), its block of 64 (8 blocks of 8, its own first) and the machine (16 blocks
+    of 64, its own first, then by number); under ``linux-2level`` one level of 1,024 single nodes,
+    its own first. Two CPUs a node, so a CPU level below. Equal CPU sets are one object."""
+    m = make_machine("test", "tree-1024", 2, tree_distances())
+    assert (m.nodes, m.cpus, m.levels) == (1024, 2048, (10, 20, 30, 40))
+    cpu = 2 * 77
+    multi = domains_for(m, "multilevel")[cpu]
+    assert [(d.name, len(d.span), len(d.groups)) for d in multi] == [
+        ("cpu", 2, 2), ("node-d20", 16, 8), ("node-d30", 128, 8), ("node", 2048, 16)]
+    blocks = [sorted(m.cpu_node[c] for c in g)[0] for g in multi[2].groups]
+    assert blocks == [72, 64, 80, 88, 96, 104, 112, 120]                 # own block of 8, then by number
+    assert [sorted(g)[0] // 128 for g in multi[3].groups] == [1, 0] + list(range(2, 16))   # blocks of 64
+    per_cpu = domains_for(m, "linux-2level")
+    flat = per_cpu[cpu]
+    assert [(d.name, len(d.span), len(d.groups)) for d in flat] == [("cpu", 2, 2), ("node", 2048, 1024)]
+    order = [m.cpu_node[min(g)] for g in flat[1].groups]
+    assert order[:9] == [77, 72, 73, 74, 75, 76, 78, 79, 64] and sorted(order) == list(range(1024))
+    other = per_cpu[2 * 500]
+    assert all(a is b for a, b in zip(sorted(flat[1].groups, key=min), sorted(other[1].groups, key=min)))
+
+
+def test_a_1024_node_table_is_refused_at_its_first_fault():
+    """A broken 1,024-node table is refused naming its first fault in reading order."""
+    rows = tree_distances()
+    rows[700][3] = 41
+    with pytest.raises(TopologyError, match=r"\[3\]\[700\] = 40 but \[700\]\[3\] = 41"):
+        make_machine("test", "t", 1, rows)
+    rows = tree_distances()
+    rows[900][900] = 0
+    with pytest.raises(TopologyError, match=r"entry \[900\]\[900\] = 0"):
+        make_machine("test", "t", 1, rows)
+    rows = tree_distances()
+    rows[900][900] = 15
+    with pytest.raises(TopologyError, match="row 900: the node's own distance is 15"):
+        make_machine("test", "t", 1, rows)
+
+
+def test_cli_topology_of_a_large_machine(simcore_cli, tmp_path):
+    """``simcore topology`` on a 256-node file: a domain of 256 groups shows its first ones, the
+    count and its last, and the matrix is not printed (above 64 nodes). (Reading YAML costs about
+    20 microseconds an entry in PyYAML, so the 1,024-node machine is tested without a file.)"""
+    path = tmp_path / "tree.yaml"
+    body = ",\n  ".join("[" + ", ".join(map(str, row)) + "]" for row in tree_distances(256))
+    path.write_text(f"name: tree\ndescription: 4 levels\nsource: test\ncpus_per_node: 1\ndistances: [\n  {body}]\n")
+    proc = simcore_cli("topology", path, "--builder", "linux-2level")
+    assert proc.returncode == 0, proc.stderr
+    assert "256 nodes, 256 CPUs" in proc.stdout and "(256 x 256: not printed above 64 nodes)" in proc.stdout
+    assert "{0} {1} {2} {3} {4} {5} ... (256 groups in all) ... {255}" in proc.stdout
+    text = describe(make_machine("test", "tree", 1, tree_distances()), "linux-2level")
+    assert text.count("(1024 groups in all)") == 1024 and len(text.splitlines()) < 1100

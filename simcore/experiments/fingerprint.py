@@ -1,9 +1,16 @@
 """Fingerprints of what a simulation's rows depend on, so no stale result reaches a report.
 
 A batch file carries the fingerprint of its experiment in its own metadata; aggregation
-recomputes it from the current spec, preset, seed, code and topology catalog and refuses any
-batch that differs, naming what changed. The workflow also keeps the fingerprint in a small
-file per experiment and scale (rewritten only when it changes), an input of every simulation.
+recomputes it from the current spec, preset, seed, code and machines and refuses any batch that
+differs, naming what changed. The workflow also keeps the fingerprint in a small file per
+experiment and scale (rewritten only when it changes), an input of every simulation.
+
+The machines enter as what a simulation sees of them, not as the code that reads and checks
+them: each machine an experiment names, as loaded (CPUs per node, SLIT distances, memory
+levels), with its sched domains under every builder and node init, and the source of the
+:class:`~simcore.topology.machine.Machine` class whose methods the models call. A new input
+check in the topology loader, or a faster domain builder that builds the same domains, leaves
+every fingerprint as it was; a change in any domain a model would balance over changes it.
 """
 
 from __future__ import annotations
@@ -28,9 +35,69 @@ def _files(parts) -> list[Path]:
     return sorted(p for part in parts if part.is_dir() for p in part.rglob("*") if p.suffix in (".py", ".yaml"))
 
 
-def topology_files() -> list[Path]:
-    """The topology code and the machine catalog."""
-    return _files([ROOT / "topology", ROOT.parent / "config" / "topologies"])
+#: the models that run on a machine of the topology catalog (a test keeps this list complete)
+TOPOLOGY_MODELS = ("numa", "san")
+
+
+def _plain(value):
+    """A domain's field for a JSON digest: a set (of CPUs or flag names) sorted, a tuple of them
+    as a list."""
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+@functools.lru_cache(maxsize=None)
+def machine_digest(topology: str) -> str:
+    """Digest of what a simulation sees of the machine ``topology`` (a catalog name or a file):
+    its CPUs, SLIT distances, levels, and each CPU's sched domains (every field) under every
+    builder and node init; equal domains are written once and referred to by number."""
+    import dataclasses
+    import inspect
+
+    from simcore.topology.domains import BUILDERS, NODE_INITS, domains_for
+    from simcore.topology.loader import load_topology
+    from simcore.topology.machine import Machine
+
+    machine = load_topology(topology)
+    table: dict = {}    # a domain's JSON text -> its number
+    built = {}
+    for builder in BUILDERS:
+        for init in NODE_INITS:
+            per_cpu = domains_for(machine, builder, init)
+            number: dict = {}   # id of a domain object -> its number (the CPUs of a node share theirs)
+            for d in {id(d): d for doms in per_cpu for d in doms}.values():
+                text = json.dumps({f.name: _plain(getattr(d, f.name)) for f in dataclasses.fields(d)}, sort_keys=True)
+                number[id(d)] = table.setdefault(text, len(table))
+            built[f"{builder}/{init}"] = [[number[id(d)] for d in doms] for doms in per_cpu]
+    domains = list(table)
+    return _digest({
+        "class": inspect.getsource(Machine), "name": machine.name, "cpus_per_node": list(machine.cpus_per_node),
+        "distances": machine.distances.tolist(), "levels": list(machine.levels), "cpu_node": list(machine.cpu_node),
+        "domains": domains, "built": built})
+
+
+def catalog_digest() -> str:
+    """Digest of every machine of the repository's catalog (``config/topologies``) as
+    :func:`machine_digest` sees it: what SAN models may run on."""
+    files = sorted((ROOT.parent / "config" / "topologies").glob("*.yaml"))
+    return _digest({path.stem: machine_digest(str(path)) for path in files})
+
+
+def _machines_named(spec, overrides: dict | None) -> list[str]:
+    """The machines a spec's cells run on: its ``topology`` parameter and grid values."""
+    named = {spec.params(overrides).get("topology")} | set(spec.grid.get("topology") or [])
+    return sorted(str(t) for t in named if t is not None)
+
+
+def topology_digest(spec, overrides: dict | None = None) -> str:
+    """The ``topology`` part of a fingerprint: the machines the spec runs on (none for a model
+    that runs on no machine of the catalog)."""
+    if spec["model"] not in TOPOLOGY_MODELS:
+        return _digest(None)
+    return _digest({t: machine_digest(t) for t in _machines_named(spec, overrides)})
 
 
 # What the SAN package reads from outside it: corr05's generator takes the time slice from the
@@ -42,9 +109,9 @@ NOT_IN_A_FIT = ("san/simulate.py", "san/compiled_walk.py", "san/walk_kernel.py",
 
 
 def san_files() -> list[Path]:
-    """The files SAN results depend on: the SAN package, what it imports from the models, the
-    topology code and catalog."""
-    return _files([ROOT / "san"]) + [ROOT / name for name in SAN_IMPORTS] + topology_files()
+    """The files SAN results depend on besides the machines: the SAN package and what it
+    imports from the models."""
+    return _files([ROOT / "san"]) + [ROOT / name for name in SAN_IMPORTS]
 
 
 def fit_files() -> list[Path]:
@@ -55,14 +122,13 @@ def fit_files() -> list[Path]:
 
 
 def fingerprint_files(model: str) -> list[Path]:
-    """The files a model's results depend on: the simulator core, the model package, the
-    registry and the runner, and the topology code and catalog (for ``san``: the SAN package
-    and the topology code and catalog)."""
+    """The files a model's results depend on besides the machines: the simulator core, the
+    model package, the registry and the runner (for ``san``: :func:`san_files`)."""
     if model == "san":
         return san_files()
     own = _files([ROOT / "core", ROOT / "models" / model])
     shared = [ROOT / "models" / "__init__.py", ROOT / "models" / "registry.py", ROOT / "experiments" / "runner.py"]
-    return own + shared + topology_files()
+    return own + shared
 
 
 def _hash_files(files) -> str:
@@ -74,19 +140,21 @@ def _hash_files(files) -> str:
 
 @functools.lru_cache(maxsize=None)
 def code_fingerprint(model: str) -> str:
-    """Hash of :func:`fingerprint_files`: results are remade when a model's code changes."""
-    return _hash_files(fingerprint_files(model))
+    """Hash of :func:`fingerprint_files` (with the catalog's machines for a model that runs on
+    them): SAN results are remade when their code or a machine changes."""
+    files = _hash_files(fingerprint_files(model))
+    return _digest([files, catalog_digest()]) if model in TOPOLOGY_MODELS else files
 
 
 def fit_fingerprint() -> str:
-    """Hash of :func:`fit_files`: a recorded SAN fit is made again when one of them changes."""
-    return _hash_files(fit_files())
+    """Hash of :func:`fit_files` and the catalog's machines: a recorded SAN fit is made again
+    when one of them changes."""
+    return _digest([_hash_files(fit_files()), catalog_digest()])
 
 
 @functools.lru_cache(maxsize=None)
 def _model_code(model: str) -> str:
-    topo = set(topology_files())
-    return _hash_files([p for p in fingerprint_files(model) if p not in topo])
+    return _hash_files(fingerprint_files(model))
 
 
 def _digest(value) -> str:
@@ -105,7 +173,7 @@ def simulation_fingerprint(spec, root_seed: int, overrides: dict | None = None) 
     parts = {
         "experiment": _digest(spec.id), "model": _digest(spec["model"]), "params": _digest(spec.params(overrides)),
         "policies": _digest(spec.policies), "grid": _digest(spec.grid), "seed": _seed_digest(spec, root_seed),
-        "code": _model_code(spec["model"]), "topology": _hash_files(topology_files()),
+        "code": _model_code(spec["model"]), "topology": topology_digest(spec, overrides),
     }
     return {"hash": _digest(parts), "parts": parts}
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from simcore.errors import InputError
 from simcore.inputs import read_yaml
-from simcore.models.domains import is_real
+from simcore.models.domains import COUNT, AnyOf, Integer, Real, Structured, is_real, show
 from simcore.san.expr import Compiled, ExprError, compile_expr, parse, tokenize
 
 _NAME = re.compile(r"[A-Za-z_]\w*\Z")
@@ -30,6 +30,19 @@ YAML_KEYS = ("name", "parameters", "automata", "initial", "local", "synchronizin
 GENERATED_KEYS = ("name", "generator", "parameters", "measures", "solve", "published", "fit")
 FIT_KEYS = ("parameter", "bounds")
 SOLVE_KEYS = ("times", "method", "tol", "krylov_dim", "simulate")
+
+
+def _counts_per_scale(value) -> str | None:
+    ok = isinstance(value, dict) and value and all(isinstance(k, str) and COUNT.admits(v) for k, v in value.items())
+    return None if ok else "not a positive integer per scale"
+
+
+#: The domains of the ``solve`` section's numbers (``times`` and ``method`` are checked where
+#: they are read): the tolerance of the error bound or estimate; the Krylov basis (Expokit's m,
+#: 30 by default; a basis of a few vectors takes steps too short to reach a horizon, and one above
+#: 100 costs memory for nothing); the SimPy cross-check's trajectories, or one count per scale.
+SOLVE_DOMAINS = {"tol": Real(gt=0, lt=1), "krylov_dim": Integer(ge=5, le=100),
+                 "simulate": AnyOf(COUNT, Structured("positive integer per scale", _counts_per_scale))}
 
 
 class SanError(InputError):
@@ -349,6 +362,10 @@ def _solve(path: Path, value, fit=None) -> dict:
         _fields(f"{path}: key 'fit'", _mapping(path, "fit", fit), FIT_KEYS, ())
     solve = _mapping(path, "solve", value)
     _fields(f"{path}: key 'solve'", solve, (), SOLVE_KEYS)
+    for key, domain in SOLVE_DOMAINS.items():
+        problem = domain.problem(solve[key]) if key in solve else None
+        if problem:
+            raise SanError(f"{path}: key 'solve.{key}': {show(solve[key])} {problem}.")
     return solve
 
 

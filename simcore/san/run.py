@@ -10,6 +10,7 @@ import numpy as np
 
 from simcore.core.output import write_text
 from simcore.errors import InputError
+from simcore.resources import check_san_solution
 from simcore.san.descriptor import Descriptor
 from simcore.san.measures import reward_vector
 from simcore.san.model import load_san
@@ -18,22 +19,28 @@ from simcore.san.solve import TRANSIENT, solve_transient, steady_state
 _MEASURE = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=(.*)\Z", re.S)
 
 
-def parse_times(text: str) -> np.ndarray:
-    """Times from ``START:STOP:STEP`` (STOP included) or a comma list ``0,1,2.5``."""
+MAX_TIMES = 100_000   # report times of one solution: each is a row and a solver stop
+
+
+def parse_times(text: str, where: str = "--times") -> np.ndarray:
+    """Times from ``START:STOP:STEP`` (STOP included) or a comma list ``0,1,2.5``, at most
+    :data:`MAX_TIMES` of them; ``where`` names the argument or key in errors."""
     try:
         if ":" in text:
             start, stop, step = (float(p) for p in text.split(":"))
             if not (math.isfinite(start) and math.isfinite(stop) and step > 0 and 0 <= start <= stop):
                 raise ValueError
             count = math.floor((stop - start) / step * (1 + 1e-12) + 1e-9) + 1
-            times = start + step * np.arange(count)
+            times = start + step * np.arange(min(count, MAX_TIMES + 1))
         else:
             times = np.array([float(p) for p in text.split(",")])
     except ValueError:
-        raise InputError(f"--times '{text}': expected START:STOP:STEP with 0 <= START <= STOP and STEP > 0, "
+        raise InputError(f"{where} '{text}': expected START:STOP:STEP with 0 <= START <= STOP and STEP > 0, "
                          "or a comma list of times.") from None
     if not np.isfinite(times).all() or (times < 0).any() or (np.diff(times) < 0).any():
-        raise InputError(f"--times '{text}': times must be finite, non-negative and non-decreasing.")
+        raise InputError(f"{where} '{text}': times must be finite, non-negative and non-decreasing.")
+    if len(times) > MAX_TIMES:
+        raise InputError(f"{where} '{text}': more than the {MAX_TIMES:,} times a solution reports.")
     return times
 
 
@@ -54,8 +61,10 @@ def _row(values) -> str:
 
 def model_times(san, times: str | None) -> np.ndarray | None:
     """``--times`` if given, else the model file's ``solve.times``, else None."""
-    text = times if times is not None else san.solve.get("times")
-    return None if text is None else parse_times(str(text))
+    if times is not None:
+        return parse_times(str(times))
+    text = san.solve.get("times")
+    return None if text is None else parse_times(str(text), f"{san.source}: key 'solve.times'")
 
 
 def simulate_to_csv(model: str | Path, out: str | Path, times: str | None, measures: dict[str, str],
@@ -99,6 +108,8 @@ def solve_to_csv(model: str | Path, out: str | Path, times: str | None, measures
     if kind not in TRANSIENT:
         raise InputError(f"{model}: key 'solve.method' must be one of {', '.join(TRANSIENT)}, not {kind!r}.")
     desc = Descriptor(san)
+    methods = ([kind] if grid is not None else []) + ([method] if steady else [])
+    check_san_solution(desc, methods, int(san.solve.get("krylov_dim", 30)), str(model))
     wanted = {**san.measures, **measures}
     rewards = {name: reward_vector(desc, text, f"{model}: measure '{name}'" if name not in measures
                                    else f"--measure '{name}={text}'") for name, text in wanted.items()}

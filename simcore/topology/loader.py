@@ -8,7 +8,7 @@ from pathlib import Path
 from simcore.inputs import read_yaml
 from simcore.models import Parameter
 from simcore.models.domains import COUNT, TEXT, AnyOf, Structured, show
-from simcore.topology.machine import Machine, TopologyError, check_distances, make_machine
+from simcore.topology.machine import LOCAL_DISTANCE, Machine, TopologyError, check_distances, make_machine
 
 
 def _slit(value) -> str | None:
@@ -31,14 +31,14 @@ FIELDS = {
     "source": Parameter(None, "where its numbers come from", TEXT),
     "cpus_per_node": Parameter(None, "CPUs of every node, or of each node", AnyOf(COUNT, Structured("list of positive integers", _counts))),
     "distances": Parameter(None, "the SLIT matrix, one row per node", Structured(
-        "square symmetric matrix of positive integers, each row's own distance below its remote ones", _slit)),
+        "square symmetric matrix of integers 1-255, 10 on the diagonal, every remote distance above 10", _slit)),
 }
 KEYS = tuple(FIELDS)
 CATALOG = "config/topologies"
 _REPO_CATALOG = Path(__file__).resolve().parents[2] / CATALOG  # when run from elsewhere in the checkout
 # Linux's fallback when no SLIT is given: LOCAL_DISTANCE / REMOTE_DISTANCE
 # (docs/linux26-scheduler.md, "Building NUMA domains")
-LOCAL_DISTANCE, REMOTE_DISTANCE = 10, 20
+REMOTE_DISTANCE = 20
 
 
 def catalog(catalog_dir: str | Path = CATALOG) -> list[str]:

@@ -1,8 +1,9 @@
 """A NUMA machine: nodes, CPUs per node and the ACPI SLIT distance matrix.
 
-CPUs are numbered node by node. A valid SLIT matrix is square, symmetric, made of positive
-integers, and each node's own distance (10 by convention) is strictly below every remote
-distance in its row. The memory access levels are the distinct distances.
+CPUs are numbered node by node. A valid SLIT matrix is square, symmetric, made of integers
+from 1 to 255, each node's own distance is 10 and every remote distance is above it (Linux's
+``slit_valid`` refuses any other table). The memory access levels are the distinct distances.
+Every check is vectorised, so a table of a thousand nodes is read or refused in a moment.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ def _fail(where: str, key: str, what: str):
 
 
 SLIT_MAX = 255  # ACPI SLIT entries are one byte (255: unreachable)
+LOCAL_DISTANCE = 10  # a node's distance to itself in every SLIT (ACPI; Linux's slit_valid)
 
 
 def _entry_ok(v) -> bool:
@@ -83,6 +85,10 @@ def _check_entries(where: str, rows) -> int:
     if not isinstance(rows, (list, tuple)) or not rows or not all(isinstance(r, (list, tuple)) for r in rows):
         _fail(where, "distances", "must be a non-empty list of rows, one per node.")
     n = len(rows)
+    if all(len(row) == n for row in rows):
+        table = np.array(rows)
+        if table.dtype.kind == "i" and ((table > 0) & (table <= SLIT_MAX)).all():
+            return n    # plain integers in range (bools, floats and text give numpy other kinds)
     for i, row in enumerate(rows):
         if len(row) != n:
             _fail(where, "distances", f"row {i} has {len(row)} entries but there are {n} nodes (rows).")
@@ -98,16 +104,21 @@ def check_distances(where: str, rows) -> np.ndarray:
     """The SLIT matrix as a read-only integer array, or a TopologyError saying what is wrong."""
     n = _check_entries(where, rows)
     d = np.array(rows, dtype=np.int64)
-    for i in range(n):
-        for j in range(i + 1, n):
-            if d[i, j] != d[j, i]:
-                _fail(where, "distances",
-                      f"the matrix is not symmetric: [{i}][{j}] = {d[i, j]} but [{j}][{i}] = {d[j, i]}.")
-    for i in range(n):
-        remote = np.delete(d[i], i)
-        if remote.size and d[i, i] >= remote.min():
-            _fail(where, "distances", f"row {i}: the node's own distance {d[i, i]} must be strictly below every "
-                                      f"remote distance in its row, but the smallest remote one is {remote.min()}.")
+    asymmetric = np.argwhere(np.triu(d != d.T, 1))      # row by row, as a reader scans the table
+    if asymmetric.size:
+        i, j = asymmetric[0]
+        _fail(where, "distances", f"the matrix is not symmetric: [{i}][{j}] = {d[i, j]} but [{j}][{i}] = {d[j, i]}.")
+    own = np.flatnonzero(np.diag(d) != LOCAL_DISTANCE)
+    if own.size:
+        i = own[0]
+        _fail(where, "distances", f"row {i}: the node's own distance is {d[i, i]}, but a SLIT gives every node "
+                                  f"{LOCAL_DISTANCE} to itself (Linux refuses any other table).")
+    remote = np.where(np.eye(n, dtype=bool), SLIT_MAX + 1, d).min(axis=1) if n > 1 else np.full(1, SLIT_MAX + 1)
+    near = np.flatnonzero(remote <= LOCAL_DISTANCE)
+    if near.size:
+        i = near[0]
+        _fail(where, "distances", f"row {i}: the node's own distance {d[i, i]} must be strictly below every "
+                                  f"remote distance in its row, but the smallest remote one is {remote[i]}.")
     d.flags.writeable = False
     return d
 
