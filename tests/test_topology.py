@@ -144,6 +144,7 @@ BAD = {
     "not numbers": ({"distances": [[10, "far"], ["far", 10]]}, "distances", "'far'"),
     "wrong size": ({"distances": [[10, 20, 30], [20, 10]]}, "distances", "row 0 has 3 entries but there are 2"),
     "not a matrix": ({"distances": 10}, "distances", "list of rows"),
+    "nested entry": ({"distances": [[10, 20], [20, []]]}, "distances", "[1][1] = [] is not an integer"),
     "cpus list length": ({"cpus_per_node": [2, 2, 2]}, "cpus_per_node", "3 entries"),
     "cpus not positive": ({"cpus_per_node": 0}, "cpus_per_node", "positive"),
     "cpus not integer": ({"cpus_per_node": [2, 1.5]}, "cpus_per_node", "positive integer"),

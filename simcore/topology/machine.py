@@ -86,8 +86,11 @@ def _check_entries(where: str, rows) -> int:
         _fail(where, "distances", "must be a non-empty list of rows, one per node.")
     n = len(rows)
     if all(len(row) == n for row in rows):
-        table = np.array(rows)
-        if table.dtype.kind == "i" and ((table > 0) & (table <= SLIT_MAX)).all():
+        try:
+            table = np.array(rows)
+        except (ValueError, TypeError):    # a nested entry (a list where a number belongs)
+            table = np.zeros(0, dtype=object)
+        if table.dtype.kind == "i" and table.shape == (n, n) and ((table > 0) & (table <= SLIT_MAX)).all():
             return n    # plain integers in range (bools, floats and text give numpy other kinds)
     for i, row in enumerate(rows):
         if len(row) != n:
