@@ -108,7 +108,7 @@ bench: env  ## performance benchmarks (events/s against bare SimPy, the full sca
 	$(BIN)/python bench/bench_cluster.py
 	$(BIN)/python bench/bench_numa.py
 	$(BIN)/python bench/bench_pools.py
-	$(BIN)/python bench/bench_memory.py
+	$(BIN)/python bench/bench_resources.py
 	$(BIN)/python bench/bench_cosched.py
 	$(BIN)/python bench/bench_pvm.py
 	$(BIN)/python bench/bench_san.py

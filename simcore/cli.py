@@ -75,6 +75,22 @@ def cmd_validate(args) -> int:
     return 0
 
 
+def _check_resources(spec, cells, overrides: dict, reps: int) -> None:
+    """Before any replication runs: each cell's state must fit in memory, and the whole call's
+    estimated CPU time stay under the time limit (printed when it is long)."""
+    from simcore.resources import check_run, check_time, replication_seconds
+
+    seconds = 0.0
+    for cell in cells:
+        params = spec.params({**cell.values, **overrides})
+        check_run(spec["model"], params, f"{spec.path}: cell {cell.index}")
+        seconds += replication_seconds(spec["model"], params) * reps * len(spec.policies)
+    what = f"{spec.path}: {len(cells):,} cell(s) x {reps:,} replication(s) x {len(spec.policies)} policies"
+    note = check_time(seconds, what)
+    if note:
+        print(f"simcore run: {note}", file=sys.stderr)
+
+
 def cmd_run(args) -> int:
     import pandas as pd
 
@@ -89,10 +105,7 @@ def cmd_run(args) -> int:
         cells = spec.cells_between(args.scale, span.start, span.stop)
     else:
         cells = [spec.cell(args.cell)]
-    from simcore.resources import check_run
-
-    for cell in cells:      # before any replication runs: each cell's state must fit in memory
-        check_run(spec["model"], spec.params({**cell.values, **overrides}), f"{spec.path}: cell {cell.index}")
+    _check_resources(spec, cells, overrides, len(reps))
     seed = args.seed if args.seed is not None else load_config(args.config)["seed"]
     gc.freeze()      # what is loaded so far lives as long as the job: the collector need not scan it again
     label = f"cell {cells[0].index}" if len(cells) == 1 else f"cells {cells[0].index}-{cells[-1].index}"

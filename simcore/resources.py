@@ -112,7 +112,7 @@ def check_san_solution(desc, methods, krylov_dim: int, where: str) -> None:
 #: per model, the parameter its memory grows with and the bytes per unit of it: the growth of the
 #: peak resident memory of one replication between two sizes ten times apart (numa 2,000 and
 #: 20,000 tasks on corr05-4x2: 5.6 kB a task; cluster 1,000 and 10,000 batch processes: 0.92 kB;
-#: pools 2,000 and 20,000 jobs: 0.83 kB; `bench/bench_memory.py`, 2026-11-29), doubled for headroom
+#: pools 2,000 and 20,000 jobs: 0.83 kB; `bench/bench_resources.py`, 2026-11-29), doubled for headroom
 MODEL_MEMORY = {"numa": ("n_tasks", 2 * 5_650), "cluster": ("n_procs", 2 * 920), "pools": ("jobs", 2 * 830)}
 
 
@@ -131,3 +131,70 @@ def check_run(model: str, params: dict, what: str) -> None:
     if model in MODEL_MEMORY:
         key = MODEL_MEMORY[model][0]
         check_memory(run_bytes(model, params), f"{what} ({key} = {params.get(key):,})")
+
+
+
+# -- time ---------------------------------------------------------------------------------------
+
+TIME_ENV = "SIMCORE_TIME_LIMIT"
+TIME_LIMIT = 24 * 3600.0     # CPU seconds one `simcore run` may plan to take: split a longer one
+ANNOUNCE = 600.0             # an estimate above this is printed before the run starts
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+#: per model, a replication of one policy measured at one size of the parameter of MODEL_MEMORY:
+#: (size, CPU seconds, growth exponent from that size and one ten times smaller, at least 1).
+#: `bench/bench_resources.py`, 2026-11-29, on a machine running bare SimPy at 0.57 M events/s
+#: (about 2.5 times slower than the build machine): numa on corr05-4x2 3.55 s at 20,000 tasks
+#: (exponent 0.95); cluster batch processes of U(0, 600) s 11.4 s at 20,000 (1.43: a balancing
+#: round scans every process); pools 2.61 s at 20,000 jobs (0.84)
+MODEL_TIME = {"numa": (20_000, 3.55, 1.0), "cluster": (20_000, 11.4, 1.43), "pools": (20_000, 2.61, 1.0)}
+
+
+def parse_duration(text: str, where: str = TIME_ENV) -> float:
+    """'90m', '24h', '2d', '30s' or a number of seconds, as seconds; anything else one sentence."""
+    raw = str(text).strip().lower()
+    unit = raw[-1:] if raw[-1:] in DURATION_UNITS else "s"
+    try:
+        value = float(raw.removesuffix(unit) if raw[-1:] in DURATION_UNITS else raw) * DURATION_UNITS[unit]
+    except ValueError:
+        raise InputError(f"{where}: '{text}' is not a duration (seconds, or a number with s, m, h or d).") from None
+    if not math.isfinite(value) or value <= 0:
+        raise InputError(f"{where}: '{text}' must be a positive duration.")
+    return value
+
+
+def time_limit() -> float:
+    """CPU seconds one run may plan to take: ``SIMCORE_TIME_LIMIT`` if set, else 24 hours."""
+    return parse_duration(os.environ[TIME_ENV]) if os.environ.get(TIME_ENV) else TIME_LIMIT
+
+
+def replication_seconds(model: str, params: dict) -> float:
+    """CPU seconds one replication of one policy of ``model`` takes, extrapolated from
+    :data:`MODEL_TIME` (0 for a model without an entry or a size it does not grow with)."""
+    if model not in MODEL_TIME:
+        return 0.0
+    size, seconds, exponent = MODEL_TIME[model]
+    value = params.get(MODEL_MEMORY[model][0])
+    if not isinstance(value, int) or isinstance(value, bool):
+        return 0.0
+    return seconds * (value / size) ** exponent
+
+
+def duration(seconds: float) -> str:
+    """'45 s', '12 min', '3.2 h' or '5.7 days'."""
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h" if seconds < 2 * 86400 else f"{seconds / 86400:.1f} days"
+
+
+def check_time(estimate: float, what: str) -> str | None:
+    """Refuse (``InputError``) a run whose estimated CPU time exceeds :func:`time_limit`; the
+    sentence to print before it starts if the estimate passes :data:`ANNOUNCE`, else None."""
+    limit = time_limit()
+    said = f"{what} would take about {duration(estimate)} of CPU (extrapolated from bench/bench_resources.py)"
+    if estimate > limit:
+        raise InputError(f"{said}, more than the {duration(limit)} allowed ({TIME_ENV} raises the limit; "
+                         "or run fewer cells or replications per call).")
+    return f"{said}." if estimate > ANNOUNCE else None

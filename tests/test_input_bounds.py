@@ -195,7 +195,7 @@ def test_a_san_files_solve_section_is_checked(tmp_path, entry, words):
 
 
 def test_a_run_whose_state_would_not_fit_in_memory_is_refused(tmp_path, monkeypatch):
-    """corr05-fig9 with `--set n_tasks=1000000000`: 11,300 bytes a task (bench/bench_memory.py's
+    """corr05-fig9 with `--set n_tasks=1000000000`: 11,300 bytes a task (bench/bench_resources.py's
     5.6 kB, doubled) make 1.13e13 bytes, 10.3 TiB: refused with one sentence before a replication
     runs, no file. barak96-fig2 with 10^7 processes: 1.84e10 bytes, 17.1 GiB, above a 1 GiB limit.
     No committed experiment comes near: every full-scale cell needs under 16 MiB."""
@@ -214,3 +214,46 @@ def test_a_run_whose_state_would_not_fit_in_memory_is_refused(tmp_path, monkeypa
                   for path in sorted((ROOT / "config/experiments").glob("*.yaml"))
                   for spec in [load_spec(path)] if spec["model"] in MODEL_MEMORY for cell in spec.cells("full"))
     assert 0 < largest < 16 * 2 ** 20
+
+
+def test_a_run_estimated_beyond_the_time_limit_is_refused_and_a_long_one_announced(tmp_path, monkeypatch):
+    """The estimate is size ** exponent scaled from MODEL_TIME's measured point, times the
+    replications and the policies. With the cluster measured at 2 s for 1,000 processes and
+    exponent 2, barak96-fig2 (policies mosix and pvm) at 10,000 processes and 3 replications
+    takes 2 s x 10^2 x 3 x 2 = 1,200 s = 20 min: refused under a 15-minute limit, announced (above
+    10 minutes) under the default one. Its cell 0 at 8 processes under a measured point of
+    400 s at 8 processes, one replication: 800 s, announced, and the run goes on."""
+    from simcore import resources
+
+    monkeypatch.setattr(resources, "MODEL_TIME", {"cluster": (1_000, 2.0, 2.0)})
+    assert resources.replication_seconds("cluster", {"n_procs": 10_000}) == 200.0
+    assert resources.replication_seconds("cosched", {"nst": 10 ** 9}) == 0.0
+    assert resources.check_time(1_200.0, "it").startswith("it would take about 20 min of CPU")
+    assert resources.check_time(599.0, "it") is None
+    out = tmp_path / "x.parquet"
+    monkeypatch.setenv("SIMCORE_TIME_LIMIT", "15m")
+    code, err = _simcore("run", "barak96-fig2", "--cell", 0, "--reps", "0:3", "--set", "n_procs=10000",
+                         "--out", out, "--progress", "off")
+    assert code == 2 and err.count("\n") == 1 and not out.exists(), err
+    assert "1 cell(s) x 3 replication(s) x 2 policies would take about 20 min of CPU" in err
+    assert "more than the 15 min allowed (SIMCORE_TIME_LIMIT raises the limit" in err
+    monkeypatch.setenv("SIMCORE_TIME_LIMIT", "a week")
+    code, err = _simcore("run", "barak96-fig2", "--cell", 0, "--reps", "0:1", "--out", out)
+    assert code == 2 and "SIMCORE_TIME_LIMIT: 'a week' is not a duration" in err, err
+    monkeypatch.delenv("SIMCORE_TIME_LIMIT")
+    monkeypatch.setattr(resources, "MODEL_TIME", {"cluster": (8, 400.0, 1.0)})
+    code, err = _simcore("run", "barak96-fig2", "--cell", 0, "--set", "n_procs=8", "--reps", "0:1", "--out", out,
+                         "--progress", "off")
+    assert code == 0 and out.exists() and "would take about 13 min of CPU" in err, err
+
+
+def test_no_committed_run_is_announced_as_long():
+    """A full-scale job holds about 30 s of work: no committed cell's replication comes near the
+    10-minute announcement, so the workflow's logs carry no estimate."""
+    from simcore.experiments.spec import load_spec
+    from simcore.resources import ANNOUNCE, MODEL_TIME, replication_seconds
+
+    longest = max(replication_seconds(spec["model"], spec.params(cell.values)) * len(spec.policies)
+                  for path in sorted((ROOT / "config/experiments").glob("*.yaml"))
+                  for spec in [load_spec(path)] if spec["model"] in MODEL_TIME for cell in spec.cells("full"))
+    assert 0 < longest < ANNOUNCE / 10
