@@ -495,3 +495,25 @@ def test_the_committed_reference_is_of_the_current_code(root):
     for fit in fits:
         key = fit_key(root / f"config/san/{fit['model']}.yaml", fit["parameter"], fit["low"], fit["high"], fit["scale"])
         assert fit["key"] == key, fit["model"]
+
+
+def test_the_committed_replication_counts_are_what_the_current_verdict_rules_decide(root):
+    """A precision round adds replications to the cells whose claims the rules cannot decide;
+    the rules are not part of a fingerprint, so a change of them leaves the reference's counts
+    stale without a word (eight mehta experiments once were). Replayed on the reference's own
+    tables, each round seeing only what the rounds before it kept, today's rules must end at the
+    counts the reference holds, for every experiment with a full-scale precision mode."""
+    from simcore.experiments import load_spec
+    from simcore.experiments.precision import cell_counts, replay
+
+    ref = root / "results/reference"
+    specs = [load_spec(p) for p in sorted((root / "config/experiments").glob("*.yaml"))]
+    drift = []
+    for spec in specs:
+        if spec.source_id != spec.id or spec.precision("full") is None:
+            continue
+        readers = [s for s in specs if s.source_id == spec.id and s.id != spec.id]
+        table = pd.read_csv(ref / spec.id / "replications.csv.gz", dtype={"spawn_key": str})
+        held, decided = cell_counts(table), replay([spec, *readers], table, "full")
+        drift += [f"{spec.id} cell {c}: {held[c]} held, {decided[c]} decided" for c in held if held[c] != decided[c]]
+    assert not drift, drift

@@ -66,3 +66,15 @@ def plan_round(specs, raw: pd.DataFrame, scale: str, round_: int) -> dict:
             "level": specs[0].claim_level(scale), "replications": {str(c): n for c, n in have.items()},
             "targets": {str(c): n for c, n in want.items()}, "reason": reason,
             "batches": [f"c{cell:03d}/r{a:05d}-{b:05d}" for cell, a, b in added]}
+
+
+def replay(specs, raw: pd.DataFrame, scale: str) -> dict[int, int]:
+    """Cell -> the replications the precision rounds reach when each round sees only the rows of
+    ``raw`` the rounds before it kept: the counts a full run of today's rules would end with, if
+    ``raw`` holds them (a committed reference's table, to check its counts against the rules)."""
+    start = specs[0].replications(scale)
+    have = {cell: min(start, n) for cell, n in cell_counts(raw).items()}
+    for round_ in range(1, specs[0].precision(scale)["rounds"] + 1):
+        seen = raw[raw["rep"] < raw["cell"].map(have)]
+        have.update(targets(specs, seen, scale))
+    return have
