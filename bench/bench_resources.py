@@ -1,5 +1,7 @@
-"""Memory and CPU time a replication needs as the parameter it grows with grows: the source of
-:data:`simcore.resources.MODEL_MEMORY` and :data:`simcore.resources.MODEL_TIME`.
+"""Memory and CPU time a replication needs as the parameter it grows with grows, and a SAN
+descriptor's building time per product-space state: the source of
+:data:`simcore.resources.MODEL_MEMORY`, :data:`~simcore.resources.MODEL_TIME` and
+:data:`~simcore.resources.SAN_BUILD_SECONDS`.
 
 Run: ``python bench/bench_resources.py``. For each model, one child process per size runs a small
 replication first (compilation, caches), then one of the size, and reports the growth of its
@@ -16,7 +18,7 @@ import math
 import subprocess
 import sys
 
-from simcore.resources import MODEL_MEMORY, MODEL_TIME
+from simcore.resources import MODEL_MEMORY, MODEL_TIME, SAN_BUILD_SECONDS
 
 CASES = {  # model: (parameters beside the size, policy, two sizes)
     "numa": ({"topology": "corr05-4x2"}, "linux-2level", (2_000, 20_000)),
@@ -47,6 +49,24 @@ def growth(model: str, key: str, n: int, extra: dict, policy: str) -> tuple[int,
     return int(memory), float(cpu)
 
 
+def san_build(automata: int) -> float:
+    """CPU seconds per product-space state of building the descriptor of ``automata``
+    independent two-state automata."""
+    import time
+
+    from simcore.san.descriptor import Descriptor
+    from simcore.san.model import San
+
+    san = San(name="bench")
+    for i in range(automata):
+        san.automaton(f"a{i}", ["down", "up"])
+        san.local(f"a{i}", "down", "up", 1.0)
+        san.local(f"a{i}", "up", "down", 2.0)
+    start = time.process_time()
+    Descriptor(san)
+    return (time.process_time() - start) / 2 ** automata
+
+
 def main() -> None:
     for model, (extra, policy, (small, large)) in CASES.items():
         key, recorded = MODEL_MEMORY[model]
@@ -55,6 +75,9 @@ def main() -> None:
         print(f"{model}: {per:,.0f} bytes per unit of {key} (recorded, doubled for headroom: {recorded:,}); "
               f"{t_large:.2f} CPU s at {key} = {large:,}, {t_small:.3f} s at {small:,}: exponent "
               f"{math.log(t_large / t_small) / math.log(large / small):.2f} (recorded: {MODEL_TIME[model][1:]})")
+    for automata in (21, 23):
+        print(f"san: {san_build(automata) * 1e6:.2f} µs a state to build a descriptor over 2^{automata} states "
+              f"(recorded: {SAN_BUILD_SECONDS * 1e6:.2f})")
 
 
 if __name__ == "__main__":

@@ -286,20 +286,23 @@ def cmd_params(args) -> int:
     return 0
 
 
-def _check_san_memory(model: str, scale: str | None) -> None:
+def _check_san_resources(model: str, scale: str | None) -> None:
     """Refuse, before the descriptor is built, a SAN model whose product space would not fit in
-    memory (:func:`simcore.resources.check_san`)."""
+    memory or take too long to build, and say so when building or a product will take a while
+    (:func:`simcore.resources.check_san`)."""
     from simcore.resources import check_san
     from simcore.san.model import load_san
 
-    check_san(load_san(model, scale))
+    note = check_san(load_san(model, scale))
+    if note:
+        print(f"simcore san: {note}", file=sys.stderr)
 
 
 def cmd_san(args) -> int:
     from simcore.san.run import parse_measures, simulate_to_csv, solve_to_csv
 
     if args.simulate is None:
-        _check_san_memory(args.model, args.scale)
+        _check_san_resources(args.model, args.scale)
     with _progress(args, f"simcore san {Path(args.model).stem}") as progress:
         if args.simulate is not None:
             summary = simulate_to_csv(args.model, args.out, args.times, parse_measures(args.measure), args.simulate,
@@ -314,7 +317,7 @@ def cmd_san(args) -> int:
 def cmd_san_fit(args) -> int:
     from simcore.san.fit import fit_to_csv
 
-    _check_san_memory(args.model, args.scale)
+    _check_san_resources(args.model, args.scale)
     with _progress(args, f"simcore san-fit {Path(args.model).stem}") as progress:
         summary = fit_to_csv(args.model, args.parameter, args.bounds, args.out, args.scale, progress,
                              args.cache, args.record)

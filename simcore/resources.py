@@ -79,11 +79,21 @@ def san_build_bytes(shape: tuple[int, ...]) -> int:
     return math.prod(shape) * SAN_BUILD_BYTES
 
 
-def check_san(san) -> None:
-    """Refuse a SAN model (loaded, not built) whose descriptor would not fit in memory."""
+#: CPU seconds per product-space state of building a descriptor: `bench/bench_resources.py` on
+#: 2^21 and 2^23 states of independent two-state automata, 2026-11-29, the slower machine (1.9
+#: and 2.5 µs a state). A solution's time depends on the rates (how many products) and on the
+#: reachable states, known only once the descriptor is built; the progress line then gives it.
+SAN_BUILD_SECONDS = 2.5e-6
+
+
+def check_san(san) -> str | None:
+    """Refuse a SAN model (loaded, not built) whose descriptor would not fit in memory, or whose
+    building would take longer than the time limit; the sentence to print before building it
+    when that will take more than 10 minutes (else None)."""
     shape = tuple(len(states) for states in san.automata.values())
-    check_memory(san_build_bytes(shape), f"{san.source}: the descriptor over {math.prod(shape):.3g} "
-                                         "product-space states")
+    what = f"{san.source}: the descriptor over {math.prod(shape):.3g} product-space states"
+    check_memory(san_build_bytes(shape), what)
+    return check_time(math.prod(shape) * SAN_BUILD_SECONDS, f"{what} (building it, at most)", "or give the model fewer states")
 
 
 #: vectors over the reachable states a solver holds at once: uniformization's and the power
@@ -189,12 +199,11 @@ def duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h" if seconds < 2 * 86400 else f"{seconds / 86400:.1f} days"
 
 
-def check_time(estimate: float, what: str) -> str | None:
+def check_time(estimate: float, what: str, advice: str = "or run fewer cells or replications per call") -> str | None:
     """Refuse (``InputError``) a run whose estimated CPU time exceeds :func:`time_limit`; the
     sentence to print before it starts if the estimate passes :data:`ANNOUNCE`, else None."""
     limit = time_limit()
     said = f"{what} would take about {duration(estimate)} of CPU (extrapolated from bench/bench_resources.py)"
     if estimate > limit:
-        raise InputError(f"{said}, more than the {duration(limit)} allowed ({TIME_ENV} raises the limit; "
-                         "or run fewer cells or replications per call).")
+        raise InputError(f"{said}, more than the {duration(limit)} allowed ({TIME_ENV} raises the limit; {advice}).")
     return f"{said}." if estimate > ANNOUNCE else None

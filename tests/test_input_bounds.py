@@ -257,3 +257,27 @@ def test_no_committed_run_is_announced_as_long():
                   for path in sorted((ROOT / "config/experiments").glob("*.yaml"))
                   for spec in [load_spec(path)] if spec["model"] in MODEL_TIME for cell in spec.cells("full"))
     assert 0 < longest < ANNOUNCE / 10
+
+
+def test_a_san_model_too_long_to_build_is_refused_and_a_long_build_announced(tmp_path, monkeypatch):
+    """Building a descriptor costs SAN_BUILD_SECONDS per product-space state. With 1 s a state,
+    three automata of 10 states (1,000 states) take 1,000 s, about 17 min: refused under a
+    15-minute limit, announced (above 10 minutes) under the default one; at 0.5 s a state, 500 s:
+    neither."""
+    from simcore import resources
+    from simcore.san.model import load_san
+
+    model = tmp_path / "m.yaml"
+    states = ", ".join(f"s{k}" for k in range(10))
+    model.write_text("automata:\n" + "".join(f"  a{i}: [{states}]\n" for i in range(3))
+                     + "local:\n  - {automaton: a0, from: s0, to: s1, rate: 1.0}\n")
+    monkeypatch.setattr(resources, "SAN_BUILD_SECONDS", 1.0)
+    assert "building it, at most) would take about 17 min of CPU" in resources.check_san(load_san(model))
+    monkeypatch.setenv("SIMCORE_TIME_LIMIT", "15m")
+    out = tmp_path / "x.csv"
+    code, err = _simcore("san", model, "--times", "0:1:1", "--out", out)
+    assert code == 2 and err.count("\n") == 1 and not out.exists(), err
+    assert "over 1e+03 product-space states (building it, at most) would take about 17 min of CPU" in err
+    assert "more than the 15 min allowed (SIMCORE_TIME_LIMIT raises the limit; or give the model fewer states)" in err
+    monkeypatch.setattr(resources, "SAN_BUILD_SECONDS", 0.5)
+    assert resources.check_san(load_san(model)) is None
