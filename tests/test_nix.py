@@ -1,6 +1,6 @@
 """flake.nix: it parses (with Debian's nix, installed here when root may), its Python covers every
-package of pyproject.toml but the ones nix/versions.yaml says why it leaves out, and the README
-lists every version where the pinned nixpkgs differs from requirements.lock."""
+package of pyproject.toml but the ones nix/versions.yaml says why it leaves out, and
+docs/environment.md lists every version where the pinned nixpkgs differs from requirements.lock."""
 
 import re
 import shutil
@@ -74,9 +74,9 @@ def test_the_flake_list_parser_reads_names_and_skips_comments():
     assert flake_python_packages(text) == ["simpy", "numpy", "snakemake"]
 
 
-def test_the_readme_lists_every_version_nixpkgs_changes_and_every_one_not_known():
+def test_the_environment_page_lists_every_version_nixpkgs_changes_and_every_one_not_known():
     pins = _pyproject_pins()
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs/environment.md").read_text(encoding="utf-8")
     section = " ".join(readme.split("## Nix", 1)[1].split("\n## ", 1)[0].split())
     for name, entry in VERSIONS["packages"].items():
         version = entry["version"]

@@ -71,9 +71,9 @@ def test_results_notebook_reads_the_folder_it_is_given(small_results, monkeypatc
     assert f"{small_results}: 1 experiments, {rows} summary rows, {claims} claims" in printed
 
 
-def test_readme_command_runs_a_notebook_from_the_shell(tmp_path):
-    """The README's nbconvert line, as printed there, executes a notebook into a new file."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_documented_command_runs_a_notebook_from_the_shell(tmp_path):
+    """docs/running.md's nbconvert line, as printed there, executes a notebook into a new file."""
+    readme = (ROOT / "docs/running.md").read_text(encoding="utf-8")
     (line,) = [m.group(1) for m in re.finditer(r"`(NOTEBOOK_REPS=\S+ \S*jupyter nbconvert [^`]+)`", readme)]
     out = tmp_path / "executed.ipynb"
     command = line.replace(".venv/bin/", str(Path(sys.executable).parent) + "/").replace("OUT.ipynb", str(out))
