@@ -117,7 +117,7 @@ bench: env  ## performance benchmarks (events/s against bare SimPy, the full sca
 	$(BIN)/python bench/bench_san_sim.py
 	$(BIN)/python bench/bench_full.py
 
-mutation: env  ## mutation score of simcore/models and simcore/stats (mutmut, fast tests; hours; PART=simcore/models/numa for one part)
+mutation: env  ## mutation score of simcore/models, simcore/stats and simcore/vocabulary (mutmut, fast tests; hours; PART=simcore/models/numa for one part)
 	$(BIN)/python scripts/mutation.py --record $(if $(PART),--part '$(PART)')
 
 clean:  ## remove workflow outputs (keeps the virtualenv)

@@ -1,6 +1,6 @@
 """Mutation score of the decision code: `make mutation` (not part of `make test`).
 
-Runs mutmut (configured in pyproject.toml, [tool.mutmut]: simcore/models and simcore/stats with
+Runs mutmut (configured in pyproject.toml, [tool.mutmut]: simcore/models, simcore/stats and simcore/vocabulary with
 the fast tests), then prints the score per file and in total:
 
     score = killed / (mutants - judged equivalent)

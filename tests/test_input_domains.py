@@ -15,7 +15,7 @@ from simcore.cli import main
 from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
 from simcore.models import MODELS, Constraint, Metric, Parameter, get_model, select, with_defaults
-from simcore.models.domains import (BOOLEAN, COUNT, NONNEGATIVE, POSITIVE, PROBABILITY, TEXT, AnyOf, Choice, Domain,
+from simcore.vocabulary.domains import (BOOLEAN, COUNT, NONNEGATIVE, POSITIVE, PROBABILITY, TEXT, AnyOf, Choice, Domain,
                                     Integer, Real, Structured, records, show)
 
 BINARY = bytes([0xFF, 0xFE, 0x00, 0x81]) + bytes(range(256))

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from simcore.cli import main
 from simcore.models import get_model
-from simcore.models.domains import Choice
+from simcore.vocabulary.domains import Choice
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS, PRESETS, CONFIG = ROOT / "config/experiments", ROOT / "config/presets", ROOT / "config/config.yaml"

@@ -14,7 +14,7 @@ import pytest
 from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
 from simcore.models import MODELS, Parameter, get_model
-from simcore.models.domains import COUNT, POSITIVE, PROBABILITY, Choice, Integer
+from simcore.vocabulary.domains import COUNT, POSITIVE, PROBABILITY, Choice, Integer
 from simcore.models.registry import get_policy, policy_names
 
 TINY = {  # a scenario each model runs in well under a second
@@ -102,7 +102,7 @@ def test_a_policy_registered_after_its_model_brings_its_hyperparameters(monkeypa
     from simcore.models import registry
     from simcore.models.cluster import PARAMETERS, full_params
     from simcore.models.cluster.policies import Policy
-    from simcore.models.domains import COUNT, POSITIVE
+    from simcore.vocabulary.domains import COUNT, POSITIVE
 
     monkeypatch.setattr(registry, "_POLICIES", dict(registry._POLICIES))
     try:

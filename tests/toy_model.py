@@ -1,7 +1,7 @@
 """A toy model for testing the experiment machinery: policy 'worse' adds a known constant."""
 
 from simcore.models import Metric, Parameter
-from simcore.models.domains import NONNEGATIVE, POSITIVE
+from simcore.vocabulary.domains import NONNEGATIVE, POSITIVE
 from simcore.models.registry import register
 
 PARAMETERS = {"mu": Parameter(10.0, "mean of the exponential metric", POSITIVE),

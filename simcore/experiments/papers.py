@@ -14,7 +14,3 @@ PAPER_TITLES = {
 }
 PAPER_ORDER = ["amir", "barak96", "corr05", "mehta", "zhou91", "solsona"]
 
-
-def grid_values(spec, row) -> dict:
-    """The grid values of a row of raw, summary or replication data, as Python scalars."""
-    return {k: (row[k].item() if hasattr(row[k], "item") else row[k]) for k in spec.grid}

@@ -19,8 +19,9 @@ import yaml
 from simcore.errors import InputError
 from simcore.inputs import DuplicateKey, load_yaml_text, read_yaml
 from simcore.models import get_model
-from simcore.models.domains import NONNEGATIVE_INTEGER
+from simcore.vocabulary.domains import NONNEGATIVE_INTEGER
 from simcore.models.registry import policy_names
+from simcore.vocabulary.cells import options, where_matches
 
 SCALES = ("smoke", "quick", "full")
 # Bounds checked before anything is built: a grid beyond them would take memory and time before
@@ -755,24 +756,13 @@ def load_config(path: str | Path = "config/config.yaml") -> dict:
     return data
 
 
-def _options(wanted) -> list:
-    """The values a ``where`` allows for one parameter: one value or a list of values."""
-    return wanted if isinstance(wanted, list) else [wanted]
-
-
-def where_matches(where: dict | None, values: dict) -> bool:
-    """Whether the cell with parameter ``values`` lies in a spec's ``where``; the one reading of
-    ``where`` for claims, published values and the report."""
-    return all(values.get(k) in _options(v) for k, v in (where or {}).items())
-
-
 def _check_where(path, section: str, i: int, entry: dict, grid: dict) -> None:
     """A ``where`` names grid parameters; a claim's, values the grid holds (a published value may
     stand at a point the grid leaves out)."""
     for key, wanted in (entry.get("where") or {}).items():
         if key not in grid:
             raise SpecError(f"{path}: key '{section}.{i}.where.{key}': '{key}' is not a grid parameter.")
-        for value in _options(wanted) if section == "claims" else []:
+        for value in options(wanted) if section == "claims" else []:
             if value not in grid[key]:
                 raise SpecError(f"{path}: key '{section}.{i}.where.{key}': {value!r} is not in the grid.")
 
@@ -780,7 +770,7 @@ def _check_where(path, section: str, i: int, entry: dict, grid: dict) -> None:
 def _overlap(a: dict | None, b: dict | None) -> bool:
     """Whether two ``where`` selections share a cell (a key one leaves open matches all)."""
     a, b = a or {}, b or {}
-    return all(set(_options(a[k])) & set(_options(b[k])) for k in a.keys() & b.keys())
+    return all(set(options(a[k])) & set(options(b[k])) for k in a.keys() & b.keys())
 
 
 def judging_claims(entry: dict, data: dict) -> list[str]:

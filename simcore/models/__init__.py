@@ -5,20 +5,19 @@ A model module exposes ``PARAMETERS`` (name -> :class:`Parameter`), ``METRICS`` 
 of one call sees the same workload (common random numbers). It may add ``CONSTRAINTS``
 (:class:`Constraint`), relations between parameters that every run must satisfy.
 
-Every parameter declares its domain (:mod:`simcore.models.domains`); :func:`with_defaults`
-refuses a value outside it with an :class:`~simcore.errors.InputError` before anything runs.
+Parameters, constraints and metrics are declared with :mod:`simcore.vocabulary.parameters`; every
+parameter's domain (:mod:`simcore.vocabulary.domains`) is checked before anything runs.
 """
 
 from __future__ import annotations
 
-import copy
 import importlib
-from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Callable
 
-from simcore.errors import InputError
-from simcore.models.domains import Domain, show
+# the model interface, declared in the vocabulary layer (stats and topology read it too)
+from simcore.vocabulary.parameters import RANGES, Constraint, Metric, Parameter, select, with_defaults
+
+__all__ = ["MODELS", "RANGES", "Constraint", "Metric", "Parameter", "get_model", "select", "with_defaults"]
 
 MODELS = {
     "cluster": "simcore.models.cluster",
@@ -27,94 +26,6 @@ MODELS = {
     "pools": "simcore.models.pools",
     "pvm": "simcore.models.pvm",
 }
-
-
-@dataclass(frozen=True)
-class Parameter:
-    """A model parameter: its default, one line saying what it is, and the values it may take."""
-
-    default: Any
-    doc: str
-    domain: Domain
-
-    def check(self, value: Any, where: str) -> None:
-        """Raise an InputError '<where> = <value> is not ...' unless ``value`` lies in the domain."""
-        problem = self.domain.problem(value)
-        if problem:
-            raise InputError(f"{where} = {show(value)} {problem}.")
-
-
-@dataclass(frozen=True)
-class Constraint:
-    """A relation between parameters, e.g. ``Constraint(("nice_min", "nice_max"), "nice_min <= nice_max",
-    lambda p: p["nice_min"] <= p["nice_max"])``; ``holds`` sees every parameter's value."""
-
-    names: tuple[str, ...]
-    text: str
-    holds: Callable[[dict], bool]
-
-    def check(self, params: dict, where: str) -> None:
-        if not self.holds(params):
-            values = ", ".join(f"{n} = {show(params[n])}" for n in self.names)
-            raise InputError(f"{where}: {self.text} does not hold ({values}).")
-
-
-_IN_RANGE = {"real": lambda v: True, "nonnegative": lambda v: v >= 0, "positive": lambda v: v > 0,
-             "share": lambda v: 0 <= v <= 1}
-RANGES = tuple(_IN_RANGE)  # the values a metric can take
-
-
-@dataclass(frozen=True)
-class Metric:
-    """A model metric: one line saying what it is, and the values it can take.
-
-    ``range`` is 'positive' (> 0), 'nonnegative' (>= 0), 'share' (in [0, 1]) or 'real'; it picks
-    the scale of the metric's confidence intervals (simcore.stats.intervals). ``part_of`` names
-    a metric this one never exceeds in a run (failed attempts of all attempts), so that a spec's
-    ``ratio: [this, part_of]`` is a share.
-    """
-
-    doc: str
-    range: str
-    part_of: str | None = None
-
-    def __post_init__(self):
-        if self.range not in RANGES:
-            raise ValueError(f"metric range {self.range!r} is not one of {', '.join(RANGES)}")
-
-    def admits(self, value: float) -> bool:
-        """Whether ``value`` lies in the range."""
-        return bool(_IN_RANGE[self.range](value))
-
-    def describe(self) -> str:
-        """'share', or 'nonnegative, part of lb_attempts'."""
-        return self.range + (f", part of {self.part_of}" if self.part_of else "")
-
-
-def with_defaults(model: str, parameters: dict[str, Parameter], params: dict,
-                  constraints: tuple[Constraint, ...] = ()) -> dict:
-    """Every parameter's default, overridden by ``params``; an unknown name, a value outside its
-    domain or a broken constraint is bad input."""
-    unknown = sorted(set(params) - set(parameters), key=str)
-    if unknown:
-        raise InputError(f"unknown parameter(s) of model '{model}': {', '.join(map(str, unknown))}")
-    for name, value in params.items():
-        parameters[name].check(value, f"model '{model}': parameter {name}")
-    full = {**{k: copy.deepcopy(p.default) for k, p in parameters.items()}, **params}
-    for constraint in constraints:
-        constraint.check(full, f"model '{model}'")
-    return full
-
-
-def select(owner: str, declared: dict[str, Parameter], params: dict) -> dict:
-    """The values of the ``declared`` parameters in ``params`` (their default where absent), each
-    checked against its domain; other names in ``params`` are ignored (a policy's view)."""
-    out = {}
-    for name, p in declared.items():
-        value = params.get(name, p.default)
-        p.check(value, f"{owner}: parameter {name}")
-        out[name] = value
-    return out
 
 
 def get_model(name: str) -> ModuleType:

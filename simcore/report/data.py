@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from simcore.experiments.papers import grid_values
-from simcore.experiments.spec import where_matches
+from simcore.vocabulary.cells import grid_values, where_matches
 from simcore.stats.summary import metric_estimate
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from simcore.core.output import write_text
 from simcore.experiments.papers import PAPER_ORDER, PAPER_TITLES
-from simcore.experiments.spec import SCALES, where_matches
+from simcore.experiments.spec import SCALES
+from simcore.vocabulary.cells import where_matches
 from simcore.report.data import (
     cell_key, cell_values, claim_rows, claim_statistic, fmt, fmt_ci, fmt_percent, fmt_published,
     has_gain_panel, isnum, metric_label, pair_ratio, published_for, published_ratios,

@@ -10,7 +10,7 @@ import pandas as pd
 
 from simcore.core.output import write_text
 from simcore.experiments.papers import PAPER_TITLES
-from simcore.experiments.spec import where_matches
+from simcore.vocabulary.cells import where_matches
 from simcore.report.data import (
     cell_values, claim_rows, claim_statistic, fmt, fmt_ci, fmt_percent, fmt_published, grid_names,
     isnum, metric_label, pair_ratio, published_for, published_ratios,

@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 
 from simcore.errors import InputError
-from simcore.models import Parameter
-from simcore.models.domains import NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, Choice, Real
+from simcore.vocabulary.parameters import Parameter
+from simcore.vocabulary.domains import NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, Choice, Real
 from simcore.san.model import Rate, San, SanError
 from simcore.topology.domains import DEFAULT_NODE_INIT, NODE_INITS, domains_for
 from simcore.topology.loader import load_topology

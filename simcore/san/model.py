@@ -22,7 +22,7 @@ from pathlib import Path
 
 from simcore.errors import InputError
 from simcore.inputs import read_yaml
-from simcore.models.domains import COUNT, AnyOf, Integer, Real, Structured, is_real, show
+from simcore.vocabulary.domains import COUNT, AnyOf, Integer, Real, Structured, is_real, show
 from simcore.san.expr import Compiled, ExprError, compile_expr, parse, tokenize
 
 _NAME = re.compile(r"[A-Za-z_]\w*\Z")

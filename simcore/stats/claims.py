@@ -57,8 +57,7 @@ import math
 import pandas as pd
 from scipy import stats
 
-from simcore.experiments.papers import grid_values
-from simcore.experiments.spec import where_matches
+from simcore.vocabulary.cells import grid_values, where_matches
 from simcore.stats.intervals import Interval, mean_of_independent, mean_of_paired, sd_estimate
 from simcore.stats.kinds import NULL, SIDE, STATISTIC, published_in_cell  # noqa: F401 (re-exported)
 from simcore.stats.summary import metric_estimate

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simcore.models import RANGES
+from simcore.vocabulary.parameters import RANGES
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ the side it claims, and the published effect of a claim in one cell. Kept apart 
 
 from __future__ import annotations
 
-from simcore.experiments.spec import where_matches
+from simcore.vocabulary.cells import where_matches
 
 STATISTIC = {"value": "value", "less": "difference", "greater": "difference", "ratio-above": "ratio", "ratio-below": "ratio",
              "share-less": "share", "gain-grows": "slope", "spread": "spread"}

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 from simcore.inputs import read_yaml
-from simcore.models import Parameter
-from simcore.models.domains import COUNT, TEXT, AnyOf, Structured, show
+from simcore.vocabulary.parameters import Parameter
+from simcore.vocabulary.domains import COUNT, TEXT, AnyOf, Structured, show
 from simcore.topology.machine import LOCAL_DISTANCE, Machine, TopologyError, check_distances, make_machine
 
 

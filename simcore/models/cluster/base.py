@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.models import Parameter, select
-from simcore.models.domains import NONNEGATIVE
+from simcore.vocabulary.domains import NONNEGATIVE
 
 #: Hyperparameters of every policy that migrates under Mosix's rules.
 MIGRATION = {

@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from simcore.models import Parameter
-from simcore.models.domains import NONNEGATIVE_INTEGER, POSITIVE
+from simcore.vocabulary.domains import NONNEGATIVE_INTEGER, POSITIVE
 
 #: Hyperparameters of the information dissemination, shared by the Mosix policies.
 KNOWLEDGE = {

@@ -40,7 +40,7 @@ import math
 from simcore.models import Parameter
 from simcore.models.cluster.base import MIGRATION, Policy, RoundRobin
 from simcore.models.cluster.knowledge import KNOWLEDGE, Knowledge
-from simcore.models.domains import NONNEGATIVE, POSITIVE, Choice, Real
+from simcore.vocabulary.domains import NONNEGATIVE, POSITIVE, Choice, Real
 from simcore.models.registry import register
 
 

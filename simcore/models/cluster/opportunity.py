@@ -19,7 +19,7 @@ from simcore.errors import InputError
 from simcore.models import Parameter
 from simcore.models.cluster.base import MIGRATION, Policy
 from simcore.models.cluster.knowledge import KNOWLEDGE, Knowledge
-from simcore.models.domains import AnyOf, Choice, Real
+from simcore.vocabulary.domains import AnyOf, Choice, Real
 from simcore.models.registry import register
 
 #: Hyperparameters of the opportunity cost (``CostModel``).

@@ -13,7 +13,7 @@ from simcore.core.engine import Engine
 from simcore.models import Constraint, Metric, Parameter, with_defaults
 from simcore.models.cosched.node import Node, TaskState
 from simcore.models.cosched.workload import TaskStream
-from simcore.models.domains import NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, Integer
+from simcore.vocabulary.domains import NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, Integer
 from simcore.models.registry import get_policy, with_hyperparameters
 
 MODEL = "cosched"

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.models import Parameter, select
-from simcore.models.domains import COUNT, NONNEGATIVE, POSITIVE
+from simcore.vocabulary.domains import COUNT, NONNEGATIVE, POSITIVE
 from simcore.models.registry import register
 
 MODEL = "cosched"

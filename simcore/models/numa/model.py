@@ -19,7 +19,7 @@ from simcore.core.engine import Engine
 from simcore.core.rng import Streams
 from simcore.errors import InputError
 from simcore.models import Constraint, Metric, Parameter, with_defaults
-from simcore.models.domains import (BOOLEAN, COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, AnyOf,
+from simcore.vocabulary.domains import (BOOLEAN, COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, AnyOf,
                                     Choice, Integer, Real, Structured)
 from simcore.models.numa import invariants
 from simcore.models.numa.bursts import check_machine, task_class

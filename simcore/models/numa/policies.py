@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.models import Parameter, select
-from simcore.models.domains import NONNEGATIVE_INTEGER, Choice, Real
+from simcore.vocabulary.domains import NONNEGATIVE_INTEGER, Choice, Real
 from simcore.models.registry import register
 from simcore.topology.domains import BUILDERS
 

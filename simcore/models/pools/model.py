@@ -15,7 +15,7 @@ from typing import NamedTuple
 from simcore.core.engine import Engine
 from simcore.errors import InputError
 from simcore.models import Constraint, Metric, Parameter, with_defaults
-from simcore.models.domains import COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, AnyOf, Choice, Integer, Real
+from simcore.vocabulary.domains import COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, AnyOf, Choice, Integer, Real
 from simcore.models.pools.system import JobState, PoolSystem
 from simcore.models.pools.workload import JobStream, largest_mean
 from simcore.models.registry import get_policy, with_hyperparameters

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from simcore.models import Parameter, select
-from simcore.models.domains import NONNEGATIVE, PROBABILITY
+from simcore.vocabulary.domains import NONNEGATIVE, PROBABILITY
 from simcore.models.pools.workload import round_half_up
 from simcore.models.registry import register
 

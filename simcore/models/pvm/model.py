@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from simcore.core.engine import Engine
 from simcore.models import Constraint, Metric, Parameter, with_defaults
-from simcore.models.domains import COUNT, NONNEGATIVE, POSITIVE, Choice, Integer
+from simcore.vocabulary.domains import COUNT, NONNEGATIVE, POSITIVE, Choice, Integer
 from simcore.models.pvm.node import Node, Proc
 from simcore.models.pvm.sintree import Sintree
 from simcore.models.registry import get_policy, with_hyperparameters

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.models import Parameter, select
-from simcore.models.domains import NONNEGATIVE, POSITIVE
+from simcore.vocabulary.domains import NONNEGATIVE, POSITIVE
 from simcore.models.pvm.node import Proc
 from simcore.models.registry import register
 

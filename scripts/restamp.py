@@ -1,0 +1,203 @@
+"""Re-stamp the committed reference after a change of code that leaves every result alone.
+
+A fingerprint hashes the code a result depends on byte for byte, so moving a function, splitting
+a file or renaming a variable invalidates the whole reference although no number changes. This
+script carries the reference over such a change, and only when it can show that nothing changed:
+
+1. ``--from REV`` names the commit whose code made the reference. In a worktree of REV, every
+   recorded fingerprint (each experiment's provenance, each SAN model's ``fingerprint.json``,
+   each fit's key in ``config/san/fits.yaml``) must be what REV's code computes.
+2. Between REV and now only the ``code`` and ``topology`` parts may differ: a change of a spec,
+   a preset, a grid or the seed changes what is simulated, and needs a rerun.
+3. ``--results DIR`` is a workflow run of the current code (``make evaluate`` leaves one in
+   ``build/evaluation/results``; any scale). Every experiment whose fingerprint changes must be
+   in it under the current fingerprint, and every replication it shares with the reference
+   must be identical in every value (same seeds at every scale; on the reference's platform).
+   When the SAN code changes, REV's code solves and simulates each SAN model at DIR's scale, and
+   its files must equal DIR's byte for byte.
+
+Then it writes the new fingerprints (``--write``; without it, it only reports). Run from the
+repository root: ``.venv/bin/python scripts/restamp.py --from REV --results DIR [--write]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT / "results" / "reference"
+ALLOWED = {"code", "topology"}
+
+DUMP = """
+import json, sys
+from pathlib import Path
+import yaml
+from simcore.experiments import load_spec
+from simcore.experiments.fingerprint import code_fingerprint, simulation_fingerprint
+from simcore.san.fit import fit_key
+root = Path.cwd()
+seed = yaml.safe_load((root / "config/config.yaml").read_text())["seed"]
+specs = {s.id: s for s in (load_spec(p) for p in sorted((root / "config/experiments").glob("*.yaml")))}
+fits = yaml.safe_load((root / "config/san/fits.yaml").read_text()) or []
+print(json.dumps({
+    "experiments": {i: simulation_fingerprint(specs[s.source_id], seed) for i, s in specs.items()},
+    "san": code_fingerprint("san"),
+    "fits": [fit_key(root / f"config/san/{f['model']}.yaml", f["parameter"], f["low"], f["high"], f["scale"])
+             for f in fits]}))
+"""
+
+
+def fail(message: str) -> None:
+    print(f"restamp: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def _env(tree: Path) -> dict:
+    """The environment with ``tree``'s simcore first on the path."""
+    return {**os.environ, "PYTHONPATH": str(tree)}
+
+
+def fingerprints(tree: Path) -> dict:
+    """Every fingerprint the code and config of ``tree`` compute."""
+    out = subprocess.run([sys.executable, "-c", DUMP], cwd=tree, env=_env(tree), capture_output=True, text=True)
+    if out.returncode:
+        fail(f"computing the fingerprints in {tree} failed:\n{out.stderr}")
+    return json.loads(out.stdout)
+
+
+def recorded() -> dict:
+    """The fingerprints the committed reference records."""
+    fits = yaml.safe_load((ROOT / "config/san/fits.yaml").read_text()) or []
+    return {
+        "experiments": {p.parent.name: json.loads(p.read_text()) for p in sorted(REFERENCE.glob("*/provenance.json"))},
+        "san": {p.parent.name: json.loads(p.read_text())["code"] for p in sorted(REFERENCE.glob("san/*/fingerprint.json"))},
+        "fits": [f["key"] for f in fits]}
+
+
+def check_was_old(rec: dict, old: dict, rev: str) -> None:
+    """Step 1: the reference is REV's."""
+    for exp, prov in rec["experiments"].items():
+        if (prov["fingerprint"], prov["fingerprint_parts"]) != (old["experiments"][exp]["hash"],
+                                                                 old["experiments"][exp]["parts"]):
+            fail(f"{exp}: the reference's fingerprint is not the one {rev}'s code computes; name the commit that made it.")
+    for model, code in rec["san"].items():
+        if code != old["san"]:
+            fail(f"san/{model}: the reference's SAN code fingerprint is not {rev}'s.")
+    if rec["fits"] != old["fits"]:
+        fail(f"config/san/fits.yaml: the recorded keys are not the ones {rev}'s code computes.")
+
+
+def changed_experiments(old: dict, new: dict) -> list[str]:
+    """Step 2: the experiments whose fingerprint changes, each only in its code or machines."""
+    changed = []
+    for exp, now in new["experiments"].items():
+        before = old["experiments"].get(exp)
+        if before is None:
+            fail(f"{exp}: not in {REFERENCE}; a new experiment needs a full run, not a re-stamp.")
+        parts = {p for p in now["parts"] if now["parts"][p] != before["parts"].get(p)}
+        if parts - ALLOWED:
+            fail(f"{exp}: its {', '.join(sorted(parts - ALLOWED))} changed: that changes what is simulated; rerun it.")
+        if parts:
+            changed.append(exp)
+    return changed
+
+
+def check_replications(results: Path, new: dict, changed: list[str]) -> int:
+    """Step 3 for simulations: the run is of the current code and shares identical replications."""
+    from simcore.report.evaluation import compare_replications
+
+    shared = 0
+    for exp in changed:
+        prov = results / exp / "provenance.json"
+        if not prov.exists():
+            fail(f"{prov}: missing; the evidence run must hold every changed experiment.")
+        if json.loads(prov.read_text())["fingerprint"] != new["experiments"][exp]["hash"]:
+            fail(f"{prov}: not a run of the current code (its fingerprint is another).")
+        rows, first = compare_replications(results, REFERENCE, [exp], "identical", 0.01)
+        if rows.empty or rows.k.sum() == 0:
+            fail(f"{exp}: the run shares no replication with the reference.")
+        if (rows.identical < rows.k).any():
+            fail(f"{first}: a shared replication differs; the change is not a pure refactor.")
+        shared += int(rows.k.sum())
+    return shared
+
+
+def check_san(results: Path, rev_tree: Path) -> int:
+    """Step 3 for SAN: REV's code gives the run's SAN files byte for byte."""
+    compared = 0
+    for folder in sorted((results / "san").glob("*/fingerprint.json")):
+        model, meta = folder.parent.name, json.loads(folder.read_text())
+        for name, extra in (("solution.csv", []), ("simulation.csv", ["--simulate", str(meta["simulate"]),
+                                                                     "--seed", str(meta["seed"])])):
+            mine = folder.parent / name
+            if not mine.exists():
+                continue
+            with tempfile.TemporaryDirectory() as tmp:
+                out = Path(tmp) / name
+                cmd = [sys.executable, "-m", "simcore.cli", "san", f"config/san/{model}.yaml", "--scale", meta["scale"],
+                       *extra, "--out", str(out), "--progress", "off"]
+                run = subprocess.run(cmd, cwd=rev_tree, env=_env(rev_tree),
+                                     capture_output=True, text=True)
+                if run.returncode or out.read_bytes() != mine.read_bytes():
+                    fail(f"{mine}: REV's code does not give it byte for byte ({run.stderr.strip()[-200:]}).")
+            compared += 1
+    if not compared:
+        fail(f"{results / 'san'}: no SAN results to compare; the evidence run must include them.")
+    return compared
+
+
+def write(rec: dict, new: dict, changed: list[str], rev: str) -> None:
+    for exp in changed:
+        path = REFERENCE / exp / "provenance.json"
+        prov = json.loads(path.read_text())
+        prov["fingerprint"], prov["fingerprint_parts"] = new["experiments"][exp]["hash"], new["experiments"][exp]["parts"]
+        path.write_text(json.dumps(prov, indent=2, sort_keys=True) + "\n")
+    for model in rec["san"]:
+        path = REFERENCE / "san" / model / "fingerprint.json"
+        data = json.loads(path.read_text())
+        data["code"] = new["san"]
+        path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    fits = ROOT / "config/san/fits.yaml"
+    text = fits.read_text()
+    for old_key, new_key in zip(rec["fits"], new["fits"]):
+        text = text.replace(f"key: {old_key}", f"key: {new_key}")
+    fits.write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--from", dest="rev", required=True, help="the commit whose code made the reference")
+    parser.add_argument("--results", required=True, help="a workflow run of the current code (e.g. build/evaluation/results)")
+    parser.add_argument("--write", action="store_true", help="write the new fingerprints (default: report only)")
+    args = parser.parse_args()
+    results = Path(args.results)
+    with tempfile.TemporaryDirectory(prefix="restamp-") as tmp:
+        tree = Path(tmp) / "rev"
+        subprocess.run(["git", "worktree", "add", "--detach", str(tree), args.rev], cwd=ROOT, check=True,
+                       capture_output=True)
+        try:
+            rec, old, new = recorded(), fingerprints(tree), fingerprints(ROOT)
+            check_was_old(rec, old, args.rev)
+            changed = changed_experiments(old, new)
+            shared = check_replications(results, new, changed)
+            san_changed = old["san"] != new["san"] or old["fits"] != new["fits"]
+            files = check_san(results, tree) if san_changed else 0
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=True)
+    print(f"restamp: {len(changed)} experiments change only in code or machines, {shared} shared replications "
+          f"identical; SAN code {'changed, ' + str(files) + ' SAN files identical under ' + args.rev if san_changed else 'unchanged'}.")
+    if args.write:
+        write(rec, new, changed, args.rev)
+        print("restamp: new fingerprints written; commit them with the change and name this evidence.")
+
+
+if __name__ == "__main__":
+    main()
