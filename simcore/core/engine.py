@@ -5,11 +5,18 @@ the SimPy kernel. A timer *is* the SimPy event that fires it (a light :class:`si
 subclass put on the environment's queue with ``env.schedule``, exactly where ``env.timeout``
 would put it), so scheduling a callback allocates one object and no closure. A cancelled timer
 stays on the queue but has no callback left: SimPy pops it and does nothing.
+
+This module is the one place that touches SimPy's private state (its clock ``_now``, its queue
+``_queue`` and its insertion counter ``_eid``): the engine for the Python models, and
+:class:`ProxyCalendar` for the compiled ones, whose timers live in a compiled calendar keyed as
+SimPy's queue. ``tests/test_simpy_adapter.py`` pins the SimPy version these names are read from.
 """
 
 from __future__ import annotations
 
+import math
 from heapq import heappush
+from itertools import count
 from typing import Any, Callable
 
 import simpy
@@ -50,6 +57,7 @@ class Engine:
 
     def __init__(self) -> None:
         self.env = simpy.Environment()
+        self.next_number = self.env._eid.__next__   # SimPy's next insertion number (see ProxyCalendar.handing)
         self.now = 0.0
         self.events = 0
         self._fire0 = (self._call0,)
@@ -116,3 +124,70 @@ class Engine:
         """Run until no event is left, or until simulated time ``until``."""
         self.env.run(until=until)
         self.now = self.env._now
+
+
+# -- compiled calendars ---------------------------------------------------------------------------
+# Proxy events: how a model whose timers live in a compiled calendar keeps SimPy as the calendar
+# that orders the run.
+# 
+# Each compiled timer is keyed as SimPy would key the Python model's (time, priority, an insertion
+# number taken from SimPy's own counter at the moment the Python model would have scheduled it).
+# One *proxy* event sits on SimPy's queue at the key of the compiled calendar's first timer; when
+# it fires, the model's kernels fire every compiled timer keyed before SimPy's next event. Kernels
+# that schedule take their insertion numbers from SimPy's counter, handed to them and back
+# (:meth:`ProxyCalendar.handing`). The numa, cluster and pools models' compiled systems use it.
+
+END = (math.inf, 0, 0)          # the key past every event (SimPy's queue is empty)
+
+
+class ProxyCalendar:
+    """Mixin of a compiled model on an :class:`~simcore.core.engine.Engine` (``self.engine``):
+    proxies on SimPy's queue (``_proxy_at``), the stop of a run (``_stop_at``) and the insertion
+    numbers handed to the kernels (``handing``). The model defines ``_on_proxy(event)``."""
+
+    MODEL = "compiled"          # the model's name in error messages
+
+    def _start_proxies(self) -> None:
+        self._proxies: list = []             # keys of the proxies on SimPy's queue (a heap)
+        self._on_proxy_cb = (self._on_proxy,)
+        # SimPy's queue, a heap of (time, priority, number, event) that SimPy keeps for the whole
+        # run: a model's ``_on_proxy`` reads its head (END when it is empty) to fire the compiled
+        # timers keyed before it, inline, as it runs once per proxy. When a proxy fires, its key
+        # (the least of ``_proxies``) holds SimPy's clock.
+        self._simpy_queue = self.engine.env._queue
+
+    def _proxy_at(self, key: tuple) -> None:
+        """A proxy at ``key`` (time, priority, number), unless one is already at or before it."""
+        if self._proxies and key >= self._proxies[0]:
+            return
+        env = self.engine.env
+        if key[0] < env._now:
+            raise RuntimeError(f"{self.MODEL} model: a compiled timer at {key[0]} is before now ({env._now})")
+        proxy = _new_timer(Timer)
+        proxy.callbacks = self._on_proxy_cb
+        proxy.callback = proxy.arg = None
+        heappush(env._queue, (*key, proxy))
+        heappush(self._proxies, key)
+
+    def _stop_at(self, at: float, number: int) -> None:
+        """SimPy's stop event keyed as ``Engine.stop`` would have put it (NORMAL, ``number``)."""
+        stopper = _new_timer(Timer)
+        stopper.callbacks = (StopSimulation.callback,)
+        stopper.callback = stopper.arg = None
+        heappush(self.engine.env._queue, (at, NORMAL, number, stopper))
+
+    def handing(self, buf, at: int, kernel, *args):
+        """``kernel(*args)`` with SimPy's next insertion number in ``buf[at]`` and the counter
+        taken back from there afterwards; returns what the kernel returns."""
+        engine = self.engine
+        env = engine.env
+        buf[at] = next(env._eid)
+        out = kernel(*args)
+        env._eid = count(int(buf[at]))
+        engine.next_number = env._eid.__next__
+        return out
+
+    def _jump(self, now: float) -> None:
+        """SimPy's clock and the engine's moved to ``now`` inside a proxy's drain, to carry on in
+        Python at a compiled timer's time (before SimPy's next event)."""
+        self.engine.env._now = self.engine.now = now

@@ -26,14 +26,13 @@ from heapq import heappop
 
 import numpy as np
 
-from simcore.core.proxy import ProxyCalendar
+from simcore.core.engine import END, ProxyCalendar
 from simcore.models.cluster import cluster_kernels as CK
 from simcore.models.cluster.cluster import Cluster, Proc
 from simcore.models.cluster.mosix import Mosix, PVMOnMosix
 from simcore.models.cluster.opportunity import EnhancedMosix, EnhancedPVM
 from simcore.models.cluster.policies import PVM
 
-_END = (math.inf, 0, 0)          # the key past every event (SimPy's queue is empty)
 _KINDS = {PVM: CK.PVM, EnhancedPVM: CK.ENHANCED_PVM, Mosix: CK.MOSIX, PVMOnMosix: CK.MOSIX,
           EnhancedMosix: CK.ENHANCED_MOSIX}
 
@@ -64,7 +63,7 @@ class CompiledCluster(ProxyCalendar, Cluster):
         (the only timer a policy the kernels run sets from Python)."""
         if getattr(self, "CI", None) is not None or getattr(callback, "__name__", "") != "_round":
             raise RuntimeError("cluster model: the compiled cluster takes no Python timer but the first information round")
-        self._round_at = _Pending(self.now + delay, next(self.engine.env._eid))
+        self._round_at = _Pending(self.now + delay, self.engine.next_number())
         return self._round_at
 
     # -- building the arrays ---------------------------------------------------------------------
@@ -144,11 +143,12 @@ class CompiledCluster(ProxyCalendar, Cluster):
         """Fire every compiled timer keyed before SimPy's next event (and before the run's stop),
         drawing the rounds' recipients when one needs them; then keep a proxy at or before the
         first timer left."""
-        heappop(self._proxies)
-        env, engine, CI = self.engine.env, self.engine, self.CI
-        engine.now = env._now
+        now = heappop(self._proxies)[0]          # the proxy firing: SimPy's clock
+        engine, CI = self.engine, self.CI
+        engine.now = now
+        queue = self._simpy_queue
         while True:
-            stop = env._queue[0] if env._queue else _END
+            stop = queue[0] if queue else END
             self.handing(CI, CK.Y_EID, CK.drain, stop[0], stop[1], stop[2], CI, self.CF)
             engine.events += int(CI[CK.Y_FIRED])
             if not CI[CK.Y_NEED]:

@@ -30,22 +30,19 @@ tests/test_numa_timing.py holds every run to the reference's, bit for bit.
 from __future__ import annotations
 
 import math
-from heapq import heappop, heappush
-from itertools import count
+from heapq import heappop
 from operator import attrgetter
 
 import numpy as np
 from simpy.events import NORMAL
 
-from simcore.core.engine import Timer
+from simcore.core.engine import END, ProxyCalendar
 
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.balancer import IDLE, NEWLY_IDLE, NOT_IDLE, Balancer, Dom
 
 _STATE = ("last", "interval", "failed", "dormant")
-_new_timer = Timer.__new__
 _NO_LIMIT = 1 << 62
-_END = (math.inf, 0, 0)          # the key past every event (SimPy's queue is empty)
 
 
 class ArrayDom(Dom):
@@ -77,7 +74,7 @@ for _name in Dom.__slots__:            # the static fields, read from the static
         setattr(ArrayDom, _name, property(attrgetter(f"_t.{_name}")))
 
 
-class CompiledBalancer(Balancer):
+class CompiledBalancer(ProxyCalendar, Balancer):
     """``Balancer`` with its timing compiled; every decision the same (tests/test_numa_timing.py)."""
 
     # -- the buffers -------------------------------------------------------------------------
@@ -89,12 +86,10 @@ class CompiledBalancer(Balancer):
     def _setup(self, n: int) -> None:
         """The buffers and the calendar, before ``Balancer.__init__`` arms the CPUs."""
         self._build(self.sys)
-        self.env = self.engine.env
         self._calt = self._block(self.F, "OF_CALT", n)
         self._cale = self._block(self.I, "O_CALEID", n)
         self._calt[:] = math.inf
-        self._proxies: list = []          # keys (time, number) of the proxies on SimPy's queue
-        self._on_proxy_cb = (self._on_proxy,)
+        self._start_proxies()
 
     def _build(self, sys) -> None:
         n = sys.ncpus
@@ -234,37 +229,31 @@ class CompiledBalancer(Balancer):
     def _set_timer(self, cpu: int, at: float, now: float) -> None:
         """Set the CPU's timer at ``at`` (``Engine.call(max(at - now, 0), ...)``), replacing any."""
         t = now + max(at - now, 0.0)
-        eid = next(self.env._eid)
+        eid = self.engine.next_number()
         self._calt[cpu] = t
         self._cale[cpu] = eid
-        if not self._proxies or (t, eid) < self._proxies[0]:
-            self._push_proxy(t, eid)
-
-    def _push_proxy(self, t: float, eid: int) -> None:
-        proxy = _new_timer(Timer)
-        proxy.callbacks = self._on_proxy_cb
-        proxy.callback = proxy.arg = None
-        heappush(self.env._queue, (t, NORMAL, eid, proxy))
-        heappush(self._proxies, (t, eid))
+        key = (t, NORMAL, eid)
+        if not self._proxies or key < self._proxies[0]:
+            self._proxy_at(key)
 
     def _on_proxy(self, _event) -> None:
         """Fire every calendar entry keyed before SimPy's next event (each attempt that found a
         group carried on in Python at its own time), then keep a proxy at or before the first
         entry left."""
-        heappop(self._proxies)
-        env, engine, sys = self.env, self.engine, self.sys
-        engine.now = env._now
-        queue, F, I = env._queue, self.F, self.I
+        now = heappop(self._proxies)[0]          # the proxy firing: SimPy's clock
+        engine, sys = self.engine, self.sys
+        engine.now = now
+        queue = self._simpy_queue
+        F, I = self.F, self.I
         while True:
             limit = 1 if sys.check is not None else _NO_LIMIT      # the checker runs after each attempt
-            stop = queue[0] if queue else _END
-            I[K.H_EID] = next(env._eid)
-            found = K.drain(stop[0], stop[1], stop[2], limit, F, I)
-            env._eid = count(int(I[K.H_EID]))
+            stop = queue[0] if queue else END
+            found = self.handing(I, K.H_EID, K.drain, stop[0], stop[1], stop[2], limit, F, I)
             fired = int(I[K.H_FIRED])
             engine.events += fired
             if found:
-                env._now = engine.now = now = float(F[K.F_FOUND])
+                now = float(F[K.F_FOUND])
+                self._jump(now)
                 self._found(int(I[K.H_FCPU]), int(I[K.H_FJ]), now)
             if fired and sys.check is not None:
                 sys.check(sys)
@@ -272,9 +261,7 @@ class CompiledBalancer(Balancer):
                 break
         first = int(I[K.H_HEAD])
         if first >= 0:
-            key = (float(self._calt[first]), int(self._cale[first]))
-            if not self._proxies or key < self._proxies[0]:
-                self._push_proxy(*key)
+            self._proxy_at((float(self._calt[first]), NORMAL, int(self._cale[first])))
 
     def _found(self, cpu: int, j: int, now: float) -> None:
         """The rest of ``Balancer.fire`` after the compiled loop found a busiest group in the CPU's

@@ -25,14 +25,13 @@ from heapq import heappop
 import numpy as np
 from simpy.events import NORMAL
 
-from simcore.core.proxy import ProxyCalendar
+from simcore.core.engine import END, ProxyCalendar
 from simcore.models.numa import system_kernels as SK
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.compiled import CompiledBalancer
 from simcore.models.numa.scheduler import NumaSystem
 from simcore.models.numa.task import _BATCH, BLOCKED, DONE, NEW, QUEUED, RUNNING
 
-_END = (math.inf, 0, 0)          # the key past every event (SimPy's queue is empty)
 _STATES = (NEW, QUEUED, RUNNING, BLOCKED, DONE)
 
 
@@ -47,7 +46,7 @@ class SystemBalancer(CompiledBalancer):
     def _set_timer(self, cpu: int, at: float, now: float) -> None:
         system = self.sys
         if getattr(system, "SI", None) is None:
-            self.early[cpu] = (now + max(at - now, 0.0), next(self.env._eid))
+            self.early[cpu] = (now + max(at - now, 0.0), self.engine.next_number())
             return
         system.handing(system.SI, SK.Y_EID, SK.set_timer, cpu, at, now, system.SI, system.SF)
         system._push_head()
@@ -177,10 +176,11 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
     def _on_proxy(self, _event) -> None:
         """Fire every compiled timer keyed before SimPy's next event (and before the run's stop),
         then keep a proxy at or before the first timer left."""
-        heappop(self._proxies)
-        env, engine, SI = self.engine.env, self.engine, self.SI
-        engine.now = env._now
-        stop = env._queue[0] if env._queue else _END
+        now = heappop(self._proxies)[0]          # the proxy firing: SimPy's clock
+        engine, SI = self.engine, self.SI
+        engine.now = now
+        queue = self._simpy_queue
+        stop = queue[0] if queue else END
         self.handing(SI, SK.Y_EID, SK.drain, stop[0], stop[1], stop[2], SI, self.SF, self.F, self.I)
         engine.events += int(SI[SK.Y_FIRED])
         if SI[SK.Y_STOP] == 1:          # the last task finished: SimPy's stop event, keyed as Engine.stop would

@@ -23,13 +23,12 @@ from heapq import heappop
 import numpy as np
 from simpy.events import NORMAL
 
-from simcore.core.proxy import ProxyCalendar
+from simcore.core.engine import END, ProxyCalendar
 from simcore.models.pools import pool_kernels as K
 from simcore.models.pools import policies
 from simcore.models.pools.system import JobState, PoolSystem
 from simcore.models.pools.workload import Job
 
-_END = (math.inf, 0, 0)          # the key past every event (SimPy's queue is empty)
 #: the policies whose ``place`` reads only what :class:`_PoolView` shows (pools' active threads
 #: and idle processors, the pool size)
 KNOWN = tuple(cls for cls in vars(policies).values()
@@ -153,11 +152,12 @@ class CompiledPoolSystem(ProxyCalendar, PoolSystem):
     def _on_proxy(self, _event) -> None:
         """Fire every compiled timer keyed before SimPy's next event (and before the run's stop),
         making the forks the kernels ask for; then keep a proxy at or before the first timer left."""
-        heappop(self._proxies)
-        env, engine, S = self.engine.env, self.engine, self.S
-        engine.now = env._now
+        now = heappop(self._proxies)[0]          # the proxy firing: SimPy's clock
+        engine, S = self.engine, self.S
+        engine.now = now
+        queue = self._simpy_queue
         while True:
-            stop = env._queue[0] if env._queue else _END
+            stop = queue[0] if queue else END
             self.handing(S, K.H_EID, K.drain, stop[0], stop[1], stop[2], *self._buffers())
             engine.events += int(S[K.H_FIRED])
             if S[K.H_NEED] < 0:
