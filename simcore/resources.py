@@ -91,9 +91,10 @@ def check_san(san) -> str | None:
     building would take longer than the time limit; the sentence to print before building it
     when that will take more than 10 minutes (else None)."""
     shape = tuple(len(states) for states in san.automata.values())
-    what = f"{san.source}: the descriptor over {math.prod(shape):.3g} product-space states"
+    states = math.prod(shape)
+    what = f"{san.source}: the descriptor over {states:.3g} product-space states"
     check_memory(san_build_bytes(shape), what)
-    return check_time(math.prod(shape) * SAN_BUILD_SECONDS, f"{what} (building it, at most)", "or give the model fewer states")
+    return check_time(states * SAN_BUILD_SECONDS, f"{what} (building it, at most)", "or give the model fewer states")
 
 
 #: vectors over the reachable states a solver holds at once: uniformization's and the power
@@ -126,14 +127,17 @@ def check_san_solution(desc, methods, krylov_dim: int, where: str) -> None:
 MODEL_MEMORY = {"numa": ("n_tasks", 2 * 5_650), "cluster": ("n_procs", 2 * 920), "pools": ("jobs", 2 * 830)}
 
 
+def model_size(model: str, params: dict) -> int:
+    """The value of the parameter ``model``'s state and time grow with (:data:`MODEL_MEMORY`),
+    0 for a model without one or a value that is not an integer."""
+    value = params.get(MODEL_MEMORY[model][0]) if model in MODEL_MEMORY else None
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def run_bytes(model: str, params: dict) -> int:
     """Bytes one replication of ``model`` with ``params`` needs beyond the interpreter (0 for a
     model whose state does not grow with a parameter)."""
-    if model not in MODEL_MEMORY:
-        return 0
-    key, per = MODEL_MEMORY[model]
-    value = params.get(key)
-    return per * int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
+    return MODEL_MEMORY[model][1] * model_size(model, params) if model in MODEL_MEMORY else 0
 
 
 def check_run(model: str, params: dict, what: str) -> None:
@@ -141,7 +145,6 @@ def check_run(model: str, params: dict, what: str) -> None:
     if model in MODEL_MEMORY:
         key = MODEL_MEMORY[model][0]
         check_memory(run_bytes(model, params), f"{what} ({key} = {params.get(key):,})")
-
 
 
 # -- time ---------------------------------------------------------------------------------------
@@ -163,9 +166,9 @@ MODEL_TIME = {"numa": (20_000, 3.55, 1.0), "cluster": (20_000, 11.4, 1.43), "poo
 def parse_duration(text: str, where: str = TIME_ENV) -> float:
     """'90m', '24h', '2d', '30s' or a number of seconds, as seconds; anything else one sentence."""
     raw = str(text).strip().lower()
-    unit = raw[-1:] if raw[-1:] in DURATION_UNITS else "s"
+    unit = raw[-1:] if raw[-1:] in DURATION_UNITS else ""
     try:
-        value = float(raw.removesuffix(unit) if raw[-1:] in DURATION_UNITS else raw) * DURATION_UNITS[unit]
+        value = float(raw[: len(raw) - len(unit)]) * DURATION_UNITS.get(unit, 1)
     except ValueError:
         raise InputError(f"{where}: '{text}' is not a duration (seconds, or a number with s, m, h or d).") from None
     if not math.isfinite(value) or value <= 0:
@@ -184,10 +187,7 @@ def replication_seconds(model: str, params: dict) -> float:
     if model not in MODEL_TIME:
         return 0.0
     size, seconds, exponent = MODEL_TIME[model]
-    value = params.get(MODEL_MEMORY[model][0])
-    if not isinstance(value, int) or isinstance(value, bool):
-        return 0.0
-    return seconds * (value / size) ** exponent
+    return seconds * (model_size(model, params) / size) ** exponent
 
 
 def duration(seconds: float) -> str:
