@@ -95,7 +95,7 @@ print(time.perf_counter() - start)
 def kernel_start(cache_dir: str | None) -> float:
     """Seconds a fresh process takes to import the model and run a small replication;
     ``cache_dir``: an empty numba cache (the compilation is measured), None: the project's cache
-    folder (simcore.numba_cache_dir)."""
+    folder (simcore.core.jit keys it per kernel file)."""
     env = dict(os.environ, **({"NUMBA_CACHE_DIR": cache_dir} if cache_dir else {}))
     out = subprocess.run([sys.executable, "-c", KERNEL_CALL], env=env, check=True, capture_output=True, text=True)
     return float(out.stdout.split()[-1])

@@ -1,29 +1,11 @@
 """simcore: one simulator core for reproducing five load-balancing papers."""
 
-import hashlib
 import os
 import sys
 import tempfile
 from pathlib import Path
 
 __version__ = "0.1.0"
-
-#: the folders (under simcore/) whose code numba compiles and caches
-COMPILED = ("models/numa", "models/cluster", "models/pools", "san")
-
-
-def numba_cache_dir(root: Path = Path(__file__).resolve().parent, base: Path | None = None) -> Path:
-    """Where numba keeps the compiled kernels of this version of the sources: a folder named by
-    the hash of every file of ``COMPILED``. numba checks a cached function against its own source
-    file only, not against the files it calls into (``timing_kernels.py`` calls
-    ``kernels.busiest_group``), so a cache kept beside the sources could serve a kernel compiled
-    with an older version of another file; a folder per version of them all cannot."""
-    digest = hashlib.sha256()
-    for folder in COMPILED:
-        for path in sorted((root / folder).rglob("*.py")):
-            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
-    base = base or cache_bases()[0]
-    return base / digest.hexdigest()[:16]
 
 
 def cache_bases() -> list[Path]:
@@ -48,16 +30,15 @@ def _writable(path: Path) -> bool:
 
 
 def _use_numba_cache(bases: list[Path] | None = None, warn=None) -> Path | None:
-    """Point numba's cache at :func:`numba_cache_dir` under the first of :func:`cache_bases` that
-    can be written (with a warning when it is not the first), unless NUMBA_CACHE_DIR is set. With
-    none, numba keeps its default (beside the sources) and the warning says why a compilation may
-    fail to be cached."""
+    """Point numba's cache at the first of :func:`cache_bases` that can be written (with a warning
+    when it is not the first), unless NUMBA_CACHE_DIR is set. simcore.core.jit keeps each kernel
+    file in a folder of it named by the hash of that file's sources. With none, numba keeps its
+    default (beside the sources) and the warning says why a compilation may fail to be cached."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return None
     warn = warn or (lambda text: print(f"simcore: warning: {text}", file=sys.stderr))
     bases = bases or cache_bases()
-    for i, base in enumerate(bases):
-        path = numba_cache_dir(base=base)
+    for i, path in enumerate(bases):
         if _writable(path):
             if i:
                 warn(f"{bases[0]} cannot be written; the compiled kernels are cached in {path} "

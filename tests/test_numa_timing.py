@@ -232,33 +232,17 @@ def test_the_quiet_test_is_the_references(monkeypatch):
     assert seen == {True, False}
 
 
-def test_the_kernels_cache_is_a_folder_per_version_of_the_compiled_sources(tmp_path):
-    """numba checks a cached kernel against its own file only; the cache folder is named by the hash
-    of every file of simcore/models/numa, so editing kernels.py (which timing_kernels.py calls)
-    moves it, and editing nothing keeps it."""
-    import shutil
-
-    import simcore
-
-    root = tmp_path / "simcore"
-    shutil.copytree(Path(simcore.__file__).parent / "models" / "numa", root / "models" / "numa",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    first = simcore.numba_cache_dir(root, tmp_path / "cache")
-    assert simcore.numba_cache_dir(root, tmp_path / "cache") == first
-    kernels = root / "models" / "numa" / "kernels.py"
-    kernels.write_text(kernels.read_text() + "\n")
-    assert simcore.numba_cache_dir(root, tmp_path / "cache") != first
-
-
 def test_a_job_compiles_into_and_loads_from_that_folder(tmp_path):
     """A fresh process (no NUMBA_CACHE_DIR) that imports simcore caches the kernels of a compiled
-    run under XDG_CACHE_HOME/numa-lb-repro/numba/<hash of the sources>; where that folder cannot
-    be made (XDG_CACHE_HOME is a file), under the temporary folder, with one warning."""
+    run under XDG_CACHE_HOME/numa-lb-repro/numba, each kernel file in <folder>_<file>-<hash of its
+    sources> (simcore.core.jit); where that folder cannot be made (XDG_CACHE_HOME is a file),
+    under the temporary folder, with one warning."""
     import os
     import subprocess
     import sys
 
     import simcore
+    from simcore.core.jit import sources_digest
 
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"} | {"XDG_CACHE_HOME": str(tmp_path)}
     code = ("import os, simcore\n"
@@ -267,8 +251,10 @@ def test_a_job_compiles_into_and_loads_from_that_folder(tmp_path):
             "run_replication({'topology': 'corr05-4x2', 'n_tasks': 10}, ['linux-2level'], Streams(replication_seed(1, 'c', 0, 0)))\n"
             "print(os.environ['NUMBA_CACHE_DIR'])\n")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()[-1]
-    assert Path(out) == simcore.numba_cache_dir(base=tmp_path / "numa-lb-repro" / "numba")
-    assert any("timing_kernels" in p.name and p.suffix == ".nbi" for p in Path(out).rglob("*"))
+    assert Path(out) == tmp_path / "numa-lb-repro" / "numba"
+    timing = Path(simcore.__file__).parent / "models" / "numa" / "timing_kernels.py"
+    folder = Path(out) / f"numa_timing_kernels-{sources_digest(timing)[:16]}"
+    assert any(p.suffix == ".nbi" for p in folder.iterdir())
     (tmp_path / "file").write_text("")
     env["XDG_CACHE_HOME"], env["TMPDIR"] = str(tmp_path / "file"), str(tmp_path / "tmp")
     (tmp_path / "tmp").mkdir()
@@ -296,4 +282,4 @@ def test_without_a_writable_folder_numba_keeps_its_default_and_a_warning_says_so
     assert "NUMBA_CACHE_DIR" not in os.environ and len(said) == 1 and "none of" in said[0]
     said.clear()
     path = simcore._use_numba_cache([tmp_path / "c", tmp_path / "d"], said.append)
-    assert path.parent == tmp_path / "c" and os.environ["NUMBA_CACHE_DIR"] == str(path) and not said
+    assert path == tmp_path / "c" and os.environ["NUMBA_CACHE_DIR"] == str(path) and not said

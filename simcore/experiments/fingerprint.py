@@ -101,11 +101,12 @@ def topology_digest(spec, overrides: dict | None = None) -> str:
 
 
 # What the SAN package reads from outside it: corr05's generator takes the time slice from the
-# NUMA model, and the SAN and corr05 parameters their declarations and domains from the vocabulary.
-SAN_IMPORTS = ("vocabulary/parameters.py", "vocabulary/domains.py", "models/numa/task.py")
+# NUMA model, the SAN and corr05 parameters their declarations and domains from the vocabulary,
+# and the compiled walker its compiler from core/jit.py.
+SAN_IMPORTS = ("vocabulary/parameters.py", "vocabulary/domains.py", "models/numa/task.py", "core/jit.py")
 # The SAN files a fit does not run: the SimPy cross-check (the reference walker and its compiled
-# one) and the solve/simulate commands.
-NOT_IN_A_FIT = ("san/simulate.py", "san/compiled_walk.py", "san/walk_kernel.py", "san/run.py")
+# one, with its compiler) and the solve/simulate commands.
+NOT_IN_A_FIT = ("san/simulate.py", "san/compiled_walk.py", "san/walk_kernel.py", "san/run.py", "core/jit.py")
 
 
 def san_files() -> list[Path]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from simcore.core.jit import njit
 
 # registers in W
 W_PHASE, W_PTR, W_FILLED, W_STEPS, W_FIRED, W_POS, W_MISS, W_STOPEARLY, W_DRAWS = range(9)

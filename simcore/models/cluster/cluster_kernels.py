@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from simcore.core import calendar_kernels as C
+from simcore.core.jit import njit
 
 TIE = 1e-9
 NORMAL = 1
@@ -79,164 +80,40 @@ def layout(n: int, T: int, window: int) -> tuple[dict, int, dict, int]:
     return io, at, fo, fat
 
 
-# -- the calendar: an indexed binary heap of SimPy keys --------------------------------------------
+# -- the calendar and the finish tags: heaps of simcore.core.calendar_kernels -----------------------
 @njit(cache=True)
-def _before(a, b, CI, CF):
-    ta, tb = CF[CI[OF_CT] + a], CF[CI[OF_CT] + b]
-    if ta != tb:
-        return ta < tb
-    ca, cb = CI[O_CI] + a * C_COLS, CI[O_CI] + b * C_COLS
-    if CI[ca + C_PRIO] != CI[cb + C_PRIO]:
-        return CI[ca + C_PRIO] < CI[cb + C_PRIO]
-    return CI[ca + C_EID] < CI[cb + C_EID]
-
-
-@njit(cache=True)
-def _cal_up(i, CI, CF):
-    H, ci = CI[O_H], CI[O_CI]
-    s = CI[H + i]
-    while i > 0:
-        p = (i - 1) >> 1
-        if not _before(s, CI[H + p], CI, CF):
-            break
-        CI[H + i] = CI[H + p]
-        CI[ci + CI[H + i] * C_COLS + C_POS] = i
-        i = p
-    CI[H + i] = s
-    CI[ci + s * C_COLS + C_POS] = i
-
-
-@njit(cache=True)
-def _cal_down(i, n, CI, CF):
-    H, ci = CI[O_H], CI[O_CI]
-    s = CI[H + i]
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            break
-        if c + 1 < n and _before(CI[H + c + 1], CI[H + c], CI, CF):
-            c += 1
-        if not _before(CI[H + c], s, CI, CF):
-            break
-        CI[H + i] = CI[H + c]
-        CI[ci + CI[H + i] * C_COLS + C_POS] = i
-        i = c
-    CI[H + i] = s
-    CI[ci + s * C_COLS + C_POS] = i
+def _calendar(CI):
+    ci = CI[O_CI]
+    return (Y_HN, CI[O_H], ci + C_POS, C_COLS, CI[OF_CT], 1, ci + C_PRIO, ci + C_EID, C_COLS)
 
 
 @njit(cache=True)
 def cancel(s, CI, CF):
     """Take slot ``s`` off the calendar (``Timer.cancel``)."""
-    pos = CI[O_CI] + s * C_COLS + C_POS
-    i = CI[pos]
-    if i < 0:
-        return
-    CI[pos] = -1
-    n = CI[Y_HN] - 1
-    CI[Y_HN] = n
-    if i == n:
-        return
-    moved = CI[CI[O_H] + n]
-    CI[CI[O_H] + i] = moved
-    CI[CI[O_CI] + moved * C_COLS + C_POS] = i
-    _cal_up(i, CI, CF)
-    _cal_down(CI[CI[O_CI] + moved * C_COLS + C_POS], n, CI, CF)
+    C.cancel(s, _calendar(CI), CI, CF)
 
 
 @njit(cache=True)
 def set_timer(s, t, CI, CF):
     """Set slot ``s`` at time ``t`` (SimPy's NORMAL priority) with the next insertion number,
     replacing its key if it is set."""
-    cancel(s, CI, CF)
-    CF[CI[OF_CT] + s] = t
-    c = CI[O_CI] + s * C_COLS
-    CI[c + C_PRIO] = NORMAL
-    CI[c + C_EID] = CI[Y_EID]
-    CI[Y_EID] += 1
-    n = CI[Y_HN]
-    CI[CI[O_H] + n] = s
-    CI[c + C_POS] = n
-    CI[Y_HN] = n + 1
-    _cal_up(n, CI, CF)
+    eid = CI[Y_EID]
+    CI[Y_EID] = eid + 1
+    C.schedule(s, t, NORMAL, eid, _calendar(CI), CI, CF)
 
 
 @njit(cache=True)
 def set_timer_with(s, t, eid, CI, CF):
     """Set slot ``s`` at the key (``t``, NORMAL, ``eid``) (a timer set before the run)."""
-    e = CI[Y_EID]
-    CI[Y_EID] = eid
-    set_timer(s, t, CI, CF)
-    CI[Y_EID] = e
-
-
-# -- a machine's finish tags: a heap of (tag, token) per machine -----------------------------------
-@njit(cache=True)
-def _tag_before(a, b, CI, CF):
-    fa, fb = CF[CI[OF_PF] + a * PF_COLS + PF_FINV], CF[CI[OF_PF] + b * PF_COLS + PF_FINV]
-    if fa != fb:
-        return fa < fb
-    return CI[CI[O_PI] + a * P_COLS + P_TOKEN] < CI[CI[O_PI] + b * P_COLS + P_TOKEN]
+    C.schedule(s, t, NORMAL, eid, _calendar(CI), CI, CF)
 
 
 @njit(cache=True)
-def _tags_up(m, i, CI, CF):
-    base, pi = CI[O_HEAP] + m * CI[Y_T], CI[O_PI]
-    p = CI[base + i]
-    while i > 0:
-        up = (i - 1) >> 1
-        if not _tag_before(p, CI[base + up], CI, CF):
-            break
-        CI[base + i] = CI[base + up]
-        CI[pi + CI[base + i] * P_COLS + P_HPOS] = i
-        i = up
-    CI[base + i] = p
-    CI[pi + p * P_COLS + P_HPOS] = i
-
-
-@njit(cache=True)
-def _tags_down(m, i, n, CI, CF):
-    base, pi = CI[O_HEAP] + m * CI[Y_T], CI[O_PI]
-    p = CI[base + i]
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            break
-        if c + 1 < n and _tag_before(CI[base + c + 1], CI[base + c], CI, CF):
-            c += 1
-        if not _tag_before(CI[base + c], p, CI, CF):
-            break
-        CI[base + i] = CI[base + c]
-        CI[pi + CI[base + i] * P_COLS + P_HPOS] = i
-        i = c
-    CI[base + i] = p
-    CI[pi + p * P_COLS + P_HPOS] = i
-
-
-@njit(cache=True)
-def _tags_push(m, p, CI, CF):
-    mb = CI[O_MI] + m * M_COLS
-    n = CI[mb + M_HN]
-    CI[CI[O_HEAP] + m * CI[Y_T] + n] = p
-    CI[mb + M_HN] = n + 1
-    _tags_up(m, n, CI, CF)
-
-
-@njit(cache=True)
-def _tags_remove(m, p, CI, CF):
-    """Take ``p`` off machine ``m``'s heap (the Python model leaves a stale entry that no one
-    reads: the same live entries, the same order)."""
-    mb, base, pi = CI[O_MI] + m * M_COLS, CI[O_HEAP] + m * CI[Y_T], CI[O_PI]
-    i = CI[pi + p * P_COLS + P_HPOS]
-    n = CI[mb + M_HN] - 1
-    CI[mb + M_HN] = n
-    if i == n:
-        return
-    last = CI[base + n]
-    CI[base + i] = last
-    CI[pi + last * P_COLS + P_HPOS] = i
-    _tags_up(m, i, CI, CF)
-    _tags_down(m, CI[pi + last * P_COLS + P_HPOS], n, CI, CF)
+def _tags(m, CI):
+    """Machine ``m``'s finish tags: a heap of its processes keyed (tag, token)."""
+    pi = CI[O_PI]
+    return (CI[O_MI] + m * M_COLS + M_HN, CI[O_HEAP] + m * CI[Y_T], pi + P_HPOS, P_COLS, CI[OF_PF] + PF_FINV, PF_COLS,
+            pi + P_TOKEN, pi + P_TOKEN, P_COLS)
 
 
 # -- the cluster (cluster.Cluster) ------------------------------------------------------------------
@@ -290,7 +167,7 @@ def _drop(m, p, CI, CF):
     else:
         CI[mb + M_LAST] = prev
     CI[mb + M_NPROC] -= 1
-    _tags_remove(m, p, CI, CF)
+    C.remove(p, _tags(m, CI), CI, CF)      # the Python model leaves a stale entry no one reads
     CF[mf + MF_USED] = CF[mf + MF_USED] - CF[CI[OF_PF] + p * PF_COLS + PF_MEMORY] if CI[mb + M_NPROC] else 0.0
     CI[pb + P_TOKEN] = -1
     CI[pb + P_MACHINE] = -1
@@ -313,7 +190,7 @@ def place(p, m, now, CI, CF):
         CI[mb + M_FIRST] = p
     CI[mb + M_LAST] = p
     CI[mb + M_NPROC] += 1
-    _tags_push(m, p, CI, CF)
+    C.push(p, _tags(m, CI), CI, CF)
     CF[mf + MF_USED] += CF[pf + PF_MEMORY]
     here = load(m, CI, CF)
     if here > CF[Z_MAXLOAD]:
@@ -832,21 +709,14 @@ def drain(stop_t, stop_p, stop_e, CI, CF):
     completed. Stops early, with ``CI[Y_NEED]`` set, before an information round whose recipients
     the Python side must draw first. ``CI[Y_FIRED]``: how many fired."""
     n = CI[Y_N]
-    H, CT, ci = CI[O_H], CI[OF_CT], CI[O_CI]
     fired = 0
-    while CI[Y_HN] > 0:
-        if CI[Y_STOP]:
-            st, se = CF[Z_STOPT], CI[Y_STOPE]
-            if st < stop_t or (st == stop_t and (NORMAL < stop_p or (NORMAL == stop_p and se < stop_e))):
-                stop_t, stop_p, stop_e = st, NORMAL, se
-        s = CI[H]
-        t = CF[CT + s]
-        if t > stop_t:
+    while True:
+        if CI[Y_STOP] and C.key_before(CF[Z_STOPT], NORMAL, CI[Y_STOPE], stop_t, stop_p, stop_e):
+            stop_t, stop_p, stop_e = CF[Z_STOPT], NORMAL, CI[Y_STOPE]
+        s = C.first_due(stop_t, stop_p, stop_e, _calendar(CI), CI, CF)
+        if s < 0:
             break
-        if t == stop_t:
-            prio = CI[ci + s * C_COLS + C_PRIO]
-            if prio > stop_p or (prio == stop_p and CI[ci + s * C_COLS + C_EID] > stop_e):
-                break
+        t = CF[CI[OF_CT] + s]
         if s == 2 * n and CI[Y_UNFIN] and not CI[Y_RLEFT]:
             CI[Y_NEED] = 1
             break

@@ -233,8 +233,8 @@ class CompiledBalancer(ProxyCalendar, Balancer):
         self._calt[cpu] = t
         self._cale[cpu] = eid
         key = (t, NORMAL, eid)
-        if not self._proxies or key < self._proxies[0]:
-            self._proxy_at(key)
+        if not self._proxies or key < self._proxies[0]:     # _proxy_at tests it too; here it saves
+            self._proxy_at(key)                              # the call when a proxy is already earlier
 
     def _on_proxy(self, _event) -> None:
         """Fire every calendar entry keyed before SimPy's next event (each attempt that found a

@@ -7,8 +7,8 @@ loads), the same group sums (integers, exact in any order) and the same tests in
 on the same float64 values. tests/test_numa_kernels.py compares the two on random domain states
 and on the experiments' workloads. The compiled balancer
 (``compiled.CompiledBalancer``) calls it from its own kernels (``timing_kernels``). It is compiled on
-first use and cached (numba's ``cache=True``) in a folder per version of the model's sources
-(``simcore.numba_cache_dir``), so a batch job pays the compilation once per machine and then loads
+first use and cached (numba's ``cache=True``) in a folder per version of this file's sources
+(``simcore.core.jit``), so a batch job pays the compilation once per machine and then loads
 it (``bench/bench_numa.py`` prints both times).
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from simcore.core.jit import njit
 
 SLS = 128.0          # SCHED_LOAD_SCALE
 NEWLY_IDLE, IDLE = 2, 1

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from simcore.core import calendar_kernels as C
+from simcore.core.jit import njit
 from simcore.models.numa import timing_kernels as K
 
 EPS = 1e-9
@@ -96,96 +97,33 @@ def layout(n: int, T: int, domains: int, nodes: int, levels: int, draws: int) ->
     return io, at, fo, fat
 
 
-# -- the calendar: an indexed binary heap ---------------------------------------------------------
+# -- the calendar: a heap of simcore.core.calendar_kernels -----------------------------------------
 @njit(cache=True)
-def _less(a, b, SI, SF):
-    ta, tb = SF[SI[OF_CT] + a], SF[SI[OF_CT] + b]
-    if ta != tb:
-        return ta < tb
-    ca, cb = SI[O_CI] + a * C_COLS, SI[O_CI] + b * C_COLS
-    if SI[ca + C_PRIO] != SI[cb + C_PRIO]:
-        return SI[ca + C_PRIO] < SI[cb + C_PRIO]
-    return SI[ca + C_EID] < SI[cb + C_EID]
-
-
-@njit(cache=True)
-def _sift_up(i, SI, SF):
-    H, ci = SI[O_H], SI[O_CI]
-    s = SI[H + i]
-    while i > 0:
-        p = (i - 1) >> 1
-        if not _less(s, SI[H + p], SI, SF):
-            break
-        SI[H + i] = SI[H + p]
-        SI[ci + SI[H + i] * C_COLS + C_POS] = i
-        i = p
-    SI[H + i] = s
-    SI[ci + s * C_COLS + C_POS] = i
-
-
-@njit(cache=True)
-def _sift_down(i, n, SI, SF):
-    H, ci = SI[O_H], SI[O_CI]
-    s = SI[H + i]
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            break
-        if c + 1 < n and _less(SI[H + c + 1], SI[H + c], SI, SF):
-            c += 1
-        if not _less(SI[H + c], s, SI, SF):
-            break
-        SI[H + i] = SI[H + c]
-        SI[ci + SI[H + i] * C_COLS + C_POS] = i
-        i = c
-    SI[H + i] = s
-    SI[ci + s * C_COLS + C_POS] = i
+def _calendar(SI):
+    ci = SI[O_CI]
+    return (Y_HN, SI[O_H], ci + C_POS, C_COLS, SI[OF_CT], 1, ci + C_PRIO, ci + C_EID, C_COLS)
 
 
 @njit(cache=True)
 def cancel(s, SI, SF):
     """Take slot ``s`` off the calendar (``Timer.cancel``)."""
-    pos = SI[O_CI] + s * C_COLS + C_POS
-    i = SI[pos]
-    if i < 0:
-        return
-    SI[pos] = -1
-    n = SI[Y_HN] - 1
-    SI[Y_HN] = n
-    if i == n:
-        return
-    moved = SI[SI[O_H] + n]
-    SI[SI[O_H] + i] = moved
-    SI[SI[O_CI] + moved * C_COLS + C_POS] = i
-    _sift_up(i, SI, SF)
-    _sift_down(SI[SI[O_CI] + moved * C_COLS + C_POS], n, SI, SF)
+    C.cancel(s, _calendar(SI), SI, SF)
 
 
 @njit(cache=True)
 def schedule_at(s, t, prio, SI, SF):
     """Set slot ``s`` at time ``t`` with SimPy priority ``prio`` and the next insertion number
     (replacing its key if it is set)."""
-    cancel(s, SI, SF)
-    SF[SI[OF_CT] + s] = t
-    c = SI[O_CI] + s * C_COLS
-    SI[c + C_PRIO] = prio
-    SI[c + C_EID] = SI[Y_EID]
-    SI[Y_EID] += 1
-    n = SI[Y_HN]
-    SI[SI[O_H] + n] = s
-    SI[c + C_POS] = n
-    SI[Y_HN] = n + 1
-    _sift_up(n, SI, SF)
+    eid = SI[Y_EID]
+    SI[Y_EID] = eid + 1
+    C.schedule(s, t, prio, eid, _calendar(SI), SI, SF)
 
 
 @njit(cache=True)
 def schedule_with(s, t, prio, eid, SI, SF):
     """Set slot ``s`` at the key (``t``, ``prio``, ``eid``) (a timer set before the run, whose
     insertion number SimPy's counter gave)."""
-    e = SI[Y_EID]
-    SI[Y_EID] = eid
-    schedule_at(s, t, prio, SI, SF)
-    SI[Y_EID] = e
+    C.schedule(s, t, prio, eid, _calendar(SI), SI, SF)
 
 
 @njit(cache=True)
@@ -1002,21 +940,14 @@ def drain(stop_t, stop_p, stop_e, SI, SF, F, I):
     ``stop_e``) (SimPy's next event) and before the stop of the run if the workload's last task
     has finished (``SI[Y_STOP]``, at ``SF[Z_STOPT]``, ``SI[Y_STOPE]``). ``SI[Y_FIRED]``: how many."""
     n = SI[Y_N]
-    H, CT, ci = SI[O_H], SI[OF_CT], SI[O_CI]
     fired = 0
-    while SI[Y_HN] > 0:
-        if SI[Y_STOP]:
-            st, se = SF[Z_STOPT], SI[Y_STOPE]
-            if st < stop_t or (st == stop_t and (NORMAL < stop_p or (NORMAL == stop_p and se < stop_e))):
-                stop_t, stop_p, stop_e = st, NORMAL, se
-        s = SI[H]
-        t = SF[CT + s]
-        if t > stop_t:
+    while True:
+        if SI[Y_STOP] and C.key_before(SF[Z_STOPT], NORMAL, SI[Y_STOPE], stop_t, stop_p, stop_e):
+            stop_t, stop_p, stop_e = SF[Z_STOPT], NORMAL, SI[Y_STOPE]
+        s = C.first_due(stop_t, stop_p, stop_e, _calendar(SI), SI, SF)
+        if s < 0:
             break
-        if t == stop_t:
-            p = SI[ci + s * C_COLS + C_PRIO]
-            if p > stop_p or (p == stop_p and SI[ci + s * C_COLS + C_EID] > stop_e):
-                break
+        t = SF[SI[OF_CT] + s]
         cancel(s, SI, SF)
         fired += 1
         if s < n:

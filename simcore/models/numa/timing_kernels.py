@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
+from simcore.core.jit import njit
 from simcore.models.numa.kernels import busiest_group
 
 SLS = 128.0

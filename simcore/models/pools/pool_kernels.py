@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from simcore.core.jit import njit
 
 EPS = 1e-9
 NORMAL = 1

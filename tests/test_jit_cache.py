@@ -1,0 +1,95 @@
+"""numba's cache keyed per kernel file (simcore.core.jit): each kernel file is cached in a folder
+named by the hash of its own sources and of the kernel files it imports, so an edit recompiles the
+kernels that read the edited file and no others."""
+
+import ast
+import shutil
+from pathlib import Path
+
+import numba
+import pytest
+from numba.core import caching, config
+
+from simcore.core import jit
+from simcore.core.jit import KernelCacheLocator, kernel_sources, simcore_imports, sources_digest
+
+ROOT = jit.PACKAGE
+
+# every kernel file and what it reads, by hand from their import lines
+GROUPS = {
+    "core/calendar_kernels.py": {"core/calendar_kernels.py"},
+    "models/numa/kernels.py": {"models/numa/kernels.py"},
+    "models/numa/timing_kernels.py": {"models/numa/timing_kernels.py", "models/numa/kernels.py"},
+    "models/numa/system_kernels.py": {"models/numa/system_kernels.py", "models/numa/timing_kernels.py",
+                                      "models/numa/kernels.py", "core/calendar_kernels.py"},
+    "models/cluster/cluster_kernels.py": {"models/cluster/cluster_kernels.py", "core/calendar_kernels.py"},
+    "models/pools/pool_kernels.py": {"models/pools/pool_kernels.py"},
+    "san/walk_kernel.py": {"san/walk_kernel.py"},
+}
+
+
+def _takes_jit(path: Path) -> bool:
+    return any(isinstance(node, ast.ImportFrom) and node.module == "simcore.core.jit"
+               for node in ast.walk(ast.parse(path.read_text())))
+
+
+def _kernel_files(root: Path) -> set[str]:
+    """The files under ``root`` that take their compiler from simcore.core.jit."""
+    return {p.relative_to(root).as_posix() for p in root.rglob("*.py") if "__pycache__" not in p.parts and _takes_jit(p)}
+
+
+def test_the_locator_relies_on_this_numba():
+    """The locator subclasses numba's user-folder locator and is put first in the list numba
+    tries: internals of numba 0.68.1, which this test pins."""
+    assert numba.__version__ == "0.68.1"
+    assert caching.CacheImpl._locator_classes[0] is KernelCacheLocator
+    assert issubclass(KernelCacheLocator, caching.UserProvidedCacheLocator)
+    for name in ("from_function", "get_cache_path", "get_source_stamp", "ensure_cache_path"):
+        assert callable(getattr(caching.UserProvidedCacheLocator, name))
+
+
+def test_every_kernel_file_reads_only_kernel_files():
+    """No kernel imports outside the kernels: what a kernel is compiled from is what its digest
+    hashes. The groups are the hand-written ones above."""
+    kernels = _kernel_files(ROOT)
+    assert kernels == set(GROUPS)
+    for name, group in GROUPS.items():
+        assert {p.relative_to(ROOT).as_posix() for p in kernel_sources(ROOT / name)} == group
+        assert {p.relative_to(ROOT).as_posix() for p in simcore_imports(ROOT / name)} <= kernels
+
+
+def _copy(tmp_path: Path) -> Path:
+    root = tmp_path / "simcore"
+    for name in GROUPS:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, root / name)
+    return root
+
+
+@pytest.mark.parametrize("edited", ["models/numa/kernels.py", "core/calendar_kernels.py", "models/pools/pool_kernels.py"])
+def test_an_edit_moves_the_digests_of_the_files_that_read_it_and_no_others(tmp_path, edited):
+    root = _copy(tmp_path)
+    before = {name: sources_digest(root / name, root) for name in GROUPS}
+    assert before == {name: sources_digest(root / name, root) for name in GROUPS}    # nothing edited
+    (root / edited).write_text((root / edited).read_text() + "\n# an edit\n")
+    after = {name: sources_digest(root / name, root) for name in GROUPS}
+    moved = {name for name in GROUPS if after[name] != before[name]}
+    assert moved == {name for name, group in GROUPS.items() if edited in group}
+
+
+def _outside(x):
+    return x
+
+
+def test_the_locator_keys_kernels_of_simcore_only(tmp_path, monkeypatch):
+    """A kernel of simcore is kept in <folder>_<file>-<digest> under NUMBA_CACHE_DIR and stamped
+    with its digest; a function of any other file is left to numba's own locators."""
+    from simcore.models.numa import kernels
+
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path))
+    path = ROOT / "models" / "numa" / "kernels.py"
+    locator = KernelCacheLocator.from_function(kernels.busiest_group.py_func, str(path))
+    digest = sources_digest(path)
+    assert Path(locator.get_cache_path()) == tmp_path / f"numa_kernels-{digest[:16]}"
+    assert locator.get_source_stamp() == digest
+    assert KernelCacheLocator.from_function(_outside, __file__) is None
