@@ -2,9 +2,7 @@
 10 and 60) against bare SimPy.
 
 Run: ``python bench/bench_pools.py [replications]``. Prints the model's event count and rate,
-the rate of a bare SimPy loop firing the same number of timeouts, and their ratio, for the
-compiled system the experiments run and for the Python model (``PoolSystem.compiled = False``,
-the reference), on the same runs.
+the rate of a bare SimPy loop firing the same number of timeouts, and their ratio.
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ from baseline import print_rates
 from simcore.core.rng import Streams, replication_seed
 from simcore.experiments import load_spec
 from simcore.models.pools import run_replication
-from simcore.models.pools.system import PoolSystem
 
 SPEC = Path(__file__).resolve().parents[1] / "config/experiments/zhou91-fig3.yaml"
 POOL_SIZES = (10, 60)
@@ -39,11 +36,8 @@ def model_rate(replications: int) -> tuple[int, float]:
 def main(replications: int = 3) -> None:
     runs = replications * len(POOL_SIZES)
     model_rate(1)                                   # the compiled kernels loaded before timing
-    for compiled, name in ((True, "pools model, compiled"), (False, "pools model, Python (the reference)")):
-        PoolSystem.compiled = compiled
-        events, wall = model_rate(replications)
-        print_rates(name, f"{runs} runs of 2000 jobs ({wall / runs:.2f} s per run)", events, wall)
-    PoolSystem.compiled = True
+    events, wall = model_rate(replications)
+    print_rates("pools model", f"{runs} runs of 2000 jobs ({wall / runs:.2f} s per run)", events, wall)
 
 
 if __name__ == "__main__":

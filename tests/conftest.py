@@ -68,20 +68,18 @@ def _fresh_flag_cache():
 
 @pytest.fixture(autouse=True)
 def _reference_models(monkeypatch):
-    """Tests run the Python models, the references that mutation testing measures (the numa
-    model's pure-Python balancer, the Python cluster, the Python pools); the compiled ones
-    (numa/compiled_system.py, compiled.py; cluster/compiled_cluster.py; pools/compiled_pools.py)
-    are compared with them where a test asks for it (tests/test_numa_system.py,
-    test_numa_timing.py, test_numa_kernels.py, test_cluster_compiled.py, test_pools_compiled.py,
-    and the scripted scenarios of test_numa_behaviour.py and of the cluster's tests, which run
-    both ways)."""
+    """Tests run the Python models of numa and cluster, the references that mutation testing
+    measures (the numa model's pure-Python balancer, the Python cluster); the compiled ones
+    (numa/compiled_system.py, compiled.py; cluster/compiled_cluster.py) are compared with them
+    where a test asks for it (tests/test_numa_system.py, test_numa_timing.py,
+    test_numa_kernels.py, test_cluster_compiled.py, and the scripted scenarios of
+    test_numa_behaviour.py and of the cluster's tests, which run both ways). The pools model has
+    one implementation, the compiled one, which its tests run."""
     from simcore.models.cluster.cluster import Cluster
     from simcore.models.numa.balancer import Balancer
-    from simcore.models.pools.system import PoolSystem
 
     monkeypatch.setattr(Balancer, "compiled", False)
     monkeypatch.setattr(Cluster, "compiled", False)
-    monkeypatch.setattr(PoolSystem, "compiled", False)
 
 
 def apt_install(packages: list[str]) -> str:

@@ -23,7 +23,7 @@ GROUPS = {
     "models/numa/system_kernels.py": {"models/numa/system_kernels.py", "models/numa/timing_kernels.py",
                                       "models/numa/kernels.py", "core/calendar_kernels.py"},
     "models/cluster/cluster_kernels.py": {"models/cluster/cluster_kernels.py", "core/calendar_kernels.py"},
-    "models/pools/pool_kernels.py": {"models/pools/pool_kernels.py"},
+    "models/pools/pool_kernels.py": {"models/pools/pool_kernels.py", "core/calendar_kernels.py"},
     "san/walk_kernel.py": {"san/walk_kernel.py"},
 }
 

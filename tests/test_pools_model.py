@@ -1,9 +1,10 @@
 """The processor-pool model (zhou91): every decision rule on a scripted scenario derived by hand,
-the workload's distribution, the M/G/P limit, and the invariants of a run."""
+the workload's distribution, the M/G/P limit, and the invariants of a run. The scenarios run the
+compiled rules the experiments run (pool_kernels.py), read through the system's views and log."""
 
 from __future__ import annotations
 
-import heapq
+import functools
 import math
 import re
 
@@ -15,6 +16,7 @@ from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
 from simcore.models import registry
 from simcore.models.pools import full_params, model, policies, simulate
+from simcore.models.pools import pool_kernels as K
 from simcore.models.pools import system as pool_system
 from simcore.models.pools.system import PoolSystem, Thread
 from simcore.models.pools.workload import (Job, JobStream, arrival_rate, expected_minimum_response, geometric_q,
@@ -26,20 +28,22 @@ NO_OVERHEADS = {"in_pool_factor": 0.0, "spanning_factor": 0.0, "contention_facto
 
 
 def make(policy: str = "limited-spanning", **params):
-    """A PoolSystem on a fresh engine (D = 2 unless given: placement tests hand d to the policy);
-    finished jobs collect in ``.finished_jobs``."""
+    """A PoolSystem on a fresh engine (D = 2 unless given: placement tests hand d to the policy),
+    with a log of 1000 rows; finished jobs collect in ``.finished_jobs`` when the run closes."""
     full = full_params({"mean_parallelism": 2.0, **params})
     done = []
-    system = PoolSystem(Engine(), full, get_policy("pools", policy)(full, np.random.default_rng(0)), done.append)
+    system = PoolSystem(Engine(), full, get_policy("pools", policy)(full, np.random.default_rng(0)), done.append, log=1000)
     system.finished_jobs = done
     return system
 
 
 def occupy(system, pool: int, n: int) -> None:
-    """Mark ``n`` processors of ``pool`` busy (taken from its idle heap) with running threads."""
+    """``n`` long threads (of one filler job) join ``pool``: they take its lowest idle processors,
+    and wait once those are taken."""
+    filler = pool_system.JobState(job(900 + pool))
+    filler.phase = pool_system.FINAL
     for _ in range(n):
-        heapq.heappop(system.pools[pool].idle)
-        system.pools[pool].active += 1
+        system.enqueue(Thread(filler, 1e9, pool, True))
 
 
 def job(index=0, arrival=0.0, d=1, u=None) -> Job:
@@ -50,6 +54,12 @@ def run_jobs(system, jobs) -> None:
     for j in jobs:
         system.engine.call(j.arrival, system.arrive, j)
     system.engine.run()
+    system.close()
+
+
+def dispatches(system) -> list[tuple]:
+    """(time, cpu, master, work start) of every dispatch so far."""
+    return [(at, cpu, master, start) for kind, at, cpu, _, _, master, start in system.log_rows() if kind == K.DISPATCH]
 
 
 # -- the workload ---------------------------------------------------------------------------------
@@ -211,7 +221,7 @@ def test_para_threads_are_inflated_by_in_pool_and_spanning_overheads():
     state.home = 0
     system.fork(state)
     assert (state.a, state.k) == (2, 2)
-    lefts = sorted(t.left for t in system.on_cpu if t is not None)
+    lefts = sorted(t.left for t in system.on_cpu if t is not None and t.job is state)
     assert lefts == pytest.approx([133.0, 147.0])
     assert system.on_cpu[29].left == pytest.approx(147.0) and system.pools[0].active == 30
     assert system.pools[1].active == 1
@@ -226,18 +236,17 @@ def test_no_in_pool_overhead_up_to_p0():
     assert [t.left for t in system.on_cpu if t is not None] == [100.0]
 
 
-def test_switch_costs():
-    """Pools of 30, p0 = 10: contention 0.003 x 20 = 0.06. A fresh processor or another job's
-    thread: + c = 0.005; the same job's thread: + t c = 0.00125."""
-    system = make(processors=60, pool_size=30)
-    a, b = pool_system.JobState(job(0)), pool_system.JobState(job(1))
-    ta, tb = Thread(a, 1.0, 0, False), Thread(b, 1.0, 0, False)
-    assert system.switch_cost(0, ta) == pytest.approx(0.065)
-    system.last_job[0] = a
-    assert system.switch_cost(0, ta) == pytest.approx(0.06125)
-    assert system.switch_cost(0, tb) == pytest.approx(0.065)
-    small = make(processors=60, pool_size=10)
-    assert small.switch_cost(0, ta) == pytest.approx(0.005)
+@pytest.mark.parametrize("pool_size, cost", [(30, (0.065, 0.06125, 0.065)), (10, (0.005, 0.00125, 0.005))])
+def test_switch_costs(pool_size, cost):
+    """Pools of 30, p0 = 10: contention 0.003 x 20 = 0.06 (pools of 10: none). One unit of job A
+    at 0 on a fresh processor (CPU 0): + c = 0.005; A again at 2, on CPU 0, which last ran A:
+    + t c = 0.00125; job B at 4, on CPU 0: + c."""
+    system = make(processors=60, pool_size=pool_size)
+    a = pool_system.JobState(job(0))
+    a.phase = pool_system.FINAL
+    timeline(system, {"A1": (0.0, final_thread(a, 1.0)), "A2": (2.0, final_thread(a, 1.0)), "B": (4.0, final_thread(1, 1.0))})
+    assert [(cpu, start - at) for at, cpu, _, start in dispatches(system)] == \
+           [(0, pytest.approx(cost[0])), (0, pytest.approx(cost[1])), (0, pytest.approx(cost[2]))]
 
 
 def test_a_job_alone_runs_its_phases_back_to_back_with_switches_only_between_them():
@@ -248,7 +257,7 @@ def test_a_job_alone_runs_its_phases_back_to_back_with_switches_only_between_the
                   cache_fraction=0.5, contention_factor=0.0)
     run_jobs(system, [job()])
     (state,) = system.finished_jobs
-    assert state.done_at == pytest.approx(122.0) and system.switches == 3
+    assert state.done_at == pytest.approx(122.0) and system.switches == 3 and system.area() == 122.0
 
 
 def test_round_robin_of_two_jobs_on_one_processor():
@@ -268,40 +277,22 @@ def test_threads_spread_over_pools_and_final_runs_at_home():
     INIT [0, 10) on CPU 0 (pool 0, home); the four threads take all four processors [10, 110);
     FINAL runs in pool 0 [110, 120). Response 120, A = 4, two pools."""
     system = make("unlimited-spanning", processors=4, pool_size=2, mean_parallelism=2.0, **NO_OVERHEADS)
-    cpus = []
-    original = system.dispatch
-
-    def dispatch(cpu, thread):
-        cpus.append((cpu, thread.master))
-        original(cpu, thread)
-
-    system.dispatch = dispatch
     run_jobs(system, [job(d=4)])
+    cpus = [(cpu, master) for _, cpu, master, _ in dispatches(system)]
     (state,) = system.finished_jobs
-    assert state.done_at == pytest.approx(120.0) and (state.a, state.k) == (4, 2)
+    assert state.done_at == pytest.approx(120.0) and (state.a, state.k, state.home) == (4, 2, 0)
+    assert system.area() == 420.0
     assert cpus[0] == (0, True) and sorted(cpus[1:5]) == [(0, False), (1, False), (2, False), (3, False)]
     assert cpus[5][1] is True and cpus[5][0] in (0, 1)
 
 
 # -- a whole run ---------------------------------------------------------------------------------
 
-class CheckedSystem(PoolSystem):
-    """A PoolSystem that checks its invariants after every event and every job's completion."""
-
-    def _slice_end(self, cpu):
-        super()._slice_end(cpu)
-        check_invariants(self)
-
-    def enqueue(self, thread):
-        super().enqueue(thread)
-        check_invariants(self)
-
-
 def check_invariants(system) -> None:
     """No processor runs two threads and no thread is in two places; loads count what runs and waits."""
     running = [t for t in system.on_cpu if t is not None]
     queued = [t for pool in system.pools for t in pool.queue]
-    assert len({id(t) for t in running + queued}) == len(running) + len(queued)
+    assert len({t.serial for t in running + queued}) == len(running) + len(queued)
     assert system.busy == len(running)
     for pool in system.pools:
         on = [c for c in pool.procs if system.on_cpu[c] is not None]
@@ -313,24 +304,26 @@ def check_invariants(system) -> None:
 
 def test_invariants_hold_and_jobs_finish_after_all_their_threads(monkeypatch):
     """A loaded run (small pools, spanning, overheads): after every event no processor holds two
-    threads, no thread is both queued and running, and a job ends only once all its a threads have."""
-    counts: dict[int, int] = {}
+    threads, no thread is both queued and running, and a job ends only once all its a threads have:
+    in the log, between a job's INIT end and its FINAL end, exactly a PARA threads of it end."""
+    checks = []
 
-    class Counting(CheckedSystem):
-        def finished(self, thread):
-            state = thread.job
-            if not thread.master:
-                counts[state.job.index] = counts.get(state.job.index, 0) + 1
-            elif state.phase != pool_system.INIT:
-                assert counts.get(state.job.index, 0) == state.a and state.running == 0
-            PoolSystem.finished(self, thread)
+    def attach(engine, system):
+        system.check = lambda s: checks.append(check_invariants(s))
 
-    monkeypatch.setattr(model, "PoolSystem", Counting)
+    monkeypatch.setattr(model, "PoolSystem", functools.partial(PoolSystem, log=100_000))
     params = full_params({"processors": 20, "pool_size": 5, "mean_parallelism": 6.0, "load": 0.8, "jobs": 150,
                           "time_slice": 5.0})
-    run = simulate(params, "limited-spanning", Streams(replication_seed(2, "inv", 0, 0)))
+    run = model.simulate(params, "limited-spanning", Streams(replication_seed(2, "inv", 0, 0)), attach=attach)
     assert len(run.jobs) == 150 and all(s.done_at > s.job.arrival for s in run.jobs)
     assert run.metrics["spanning_share"] > 0
+    ends: dict[int, list[bool]] = {}
+    for kind, _, _, _, state, master, _ in run.system.log_rows():
+        if kind == K.END:
+            ends.setdefault(state.job.index, []).append(master)
+    assert len(checks) >= sum(map(len, ends.values()))        # a check after every thread's end at least
+    for state in run.jobs:
+        assert ends[state.job.index] == [True] + [False] * state.a + [True] and state.running == 0
 
 
 def test_lazy_slices_change_nothing():
@@ -477,8 +470,8 @@ def test_threads_beyond_the_idle_processors_balance_the_loads_one_at_a_time():
     Thread 1 to pool 0 (2 < 3), loads 3 and 3; thread 2 to pool 0 (tie, first): 2 and 0."""
     system = make("unlimited-spanning-unrestricted", processors=4, pool_size=2)
     occupy(system, 0, 2)
-    occupy(system, 1, 2)
-    system.pools[1].active += 1
+    occupy(system, 1, 3)
+    assert [(p.active, p.n_idle, p.waiting) for p in system.pools] == [(2, 0, 0), (3, 0, 1)]
     assert system.policy.place(2, 0, system) == (2, [(0, 2), (1, 0)])
 
 
@@ -492,7 +485,7 @@ def test_a_candidate_pool_given_no_thread_is_not_a_pool_the_job_uses():
     state.home = 0
     system.fork(state)
     assert (state.a, state.k, state.running) == (2, 1, 2)
-    assert [t.left if t else None for t in system.on_cpu] == [None, None, 100.0, 100.0]
+    assert [t.left if t and t.job is state else None for t in system.on_cpu] == [None, None, 100.0, 100.0]
 
 
 def test_each_para_thread_gets_its_own_spread_in_placement_order():
@@ -527,17 +520,10 @@ def test_a_lone_job_goes_through_init_para_final_and_its_processor_is_busy_throu
     """One processor, no overheads, d = 1: INIT [0, 10) in phase INIT, PARA [10, 110) in phase
     PARA, FINAL [110, 120) in phase FINAL; the busy-processor integral is 120."""
     system = make("no-spanning", processors=1, pool_size=1, mean_parallelism=1.0, **NO_OVERHEADS)
-    seen = []
-    original = system.dispatch
-
-    def dispatch(cpu, thread):
-        seen.append((system.engine.now, thread.master, thread.job.phase))
-        original(cpu, thread)
-
-    system.dispatch = dispatch
     run_jobs(system, [job()])
-    assert seen == [(0.0, True, pool_system.INIT), (10.0, False, pool_system.PARA), (110.0, True, pool_system.FINAL)]
-    assert system.finished_jobs[0].done_at == 120.0 and system.area() == 120.0
+    assert [(at, master) for at, _, master, _ in dispatches(system)] == [(0.0, True), (10.0, False), (110.0, True)]
+    (state,) = system.finished_jobs
+    assert state.done_at == 120.0 and state.phase == pool_system.FINAL and system.area() == 120.0
 
 
 def final_thread(state_or_index, left: float, pool: int = 0) -> Thread:
@@ -550,23 +536,20 @@ def final_thread(state_or_index, left: float, pool: int = 0) -> Thread:
 
 
 def timeline(system, threads) -> dict:
-    """Enqueue ``{name: (time, thread)}`` (in that order at equal times), run; {name: (cpu, start, end)}."""
-    names = {id(t): n for n, (_, t) in threads.items()}
-    out = {}
-    dispatch, finished = system.dispatch, system.finished
-
-    def on_dispatch(cpu, thread):
-        dispatch(cpu, thread)
-        out.setdefault(names[id(thread)], [cpu, system.work_start[cpu], None])
-
-    def on_finished(thread):
-        out[names[id(thread)]][2] = system.engine.now
-        finished(thread)
-
-    system.dispatch, system.finished = on_dispatch, on_finished
-    for at, thread in threads.values():
-        system.engine.call(at, system.enqueue, thread)
+    """Enqueue ``{name: (time, thread)}`` (in that order at equal times), run; {name: (cpu, start, end)}
+    from the log: a thread's first dispatch and its end."""
+    serials = {}
+    for name, (at, thread) in threads.items():
+        system.engine.call(at, lambda nt: serials.__setitem__(nt[0], system.enqueue(nt[1])), (name, thread))
     system.engine.run()
+    system.close()
+    names = {serial: name for name, serial in serials.items()}
+    out = {}
+    for kind, at, cpu, serial, _, _, start in system.log_rows():
+        if kind == K.DISPATCH:
+            out.setdefault(names[serial], [cpu, start, None])
+        else:
+            out[names[serial]][2] = at
     return {n: tuple(v) for n, v in out.items()}
 
 
@@ -577,7 +560,7 @@ def test_a_thread_arriving_exactly_at_a_slice_end_is_served_at_once(lazy):
     Lazy (the slice end is found when B arrives) and the reference (every slice end fired) agree.
     Busy throughout: the integral is 30, three switches."""
     system = make("no-spanning", processors=1, pool_size=1, mean_parallelism=1.0, time_slice=10.0, **NO_OVERHEADS)
-    system.lazy = lazy
+    system.set_lazy(lazy)
     runs = timeline(system, {"A": (0.0, final_thread(0, 25.0)), "B": (10.0, final_thread(1, 5.0))})
     assert runs == {"A": (0, 0.0, 30.0), "B": (0, 10.0, 15.0)}
     assert system.area() == 30.0 and system.switches == 3
@@ -594,7 +577,7 @@ def test_processors_finishing_together_take_the_queue_in_the_order_their_timers_
     timer; lazy and the reference agree. Busy: CPU 0 [0, 11), CPU 1 [0, 17): 28."""
     system = make("no-spanning", processors=2, pool_size=2, mean_parallelism=1.0, time_slice=100.0, cache_cost=1.0,
                   cache_fraction=0.5, contention_factor=0.0, in_pool_factor=0.0)
-    system.lazy = lazy
+    system.set_lazy(lazy)
     c = pool_system.JobState(job(2))
     c.phase = pool_system.FINAL
     runs = timeline(system, {"W": (0.0, final_thread(0, 2.0)), "Y": (0.0, final_thread(1, 10.0)),
@@ -611,7 +594,7 @@ def test_a_rounding_remainder_at_a_slice_end_is_done_not_a_new_turn(lazy):
     (V does not go behind Q for a turn of 1e-9). Lazy and the reference agree."""
     assert (10 + 1e-9) - pool_system.EPS == 10.0
     system = make("no-spanning", processors=1, pool_size=1, mean_parallelism=1.0, time_slice=10.0, **NO_OVERHEADS)
-    system.lazy = lazy
+    system.set_lazy(lazy)
     runs = timeline(system, {"X": (0.0, final_thread(0, 5.0)), "V": (0.0, final_thread(1, 10 + 1e-9)),
                              "Q": (0.0, final_thread(2, 3.0))})
     assert runs == {"X": (0, 0.0, 5.0), "V": (0, 5.0, 15.0), "Q": (0, 15.0, 18.0)} and system.switches == 3
@@ -645,3 +628,22 @@ def test_a_monitored_replication_samples_every_queue_at_every_period():
     assert sorted(frame.time.unique()) == [0.0, 100.0, 200.0, 300.0]
     assert sorted(frame.queue.unique()) == ["pool0.active", "pool0.queue", "pool1.active", "pool1.queue"]
     assert (frame[frame.time == 0.0].value == 0).all() and (frame.value >= 0).all()
+
+
+def test_the_home_pool_of_each_arrival_is_the_least_loaded_then_lowest_numbered():
+    """Three pools of one processor, no overheads, d = 1. A (0) takes pool 0 (all idle); B (1)
+    pool 1, C (2) pool 2; at 125 A has ended (120) and pool 0 is empty again, so D (125) is at
+    home in pool 0, while B and C still run. Ends: 120, 121, 122, 245."""
+    system = make("no-spanning", processors=3, pool_size=1, mean_parallelism=1.0, **NO_OVERHEADS)
+    run_jobs(system, [job(0, 0.0), job(1, 1.0), job(2, 2.0), job(3, 125.0)])
+    assert {s.job.index: (s.home, s.done_at) for s in system.finished_jobs} == \
+           {0: (0, 120.0), 1: (1, 121.0), 2: (2, 122.0), 3: (0, 245.0)}
+
+
+def test_the_last_sampled_job_stops_the_run():
+    """``simulate`` stops once the sampled jobs (here 10) have all ended: the clock stops at the
+    last one's end, with later arrivals' jobs still running."""
+    run = simulate(full_params({"jobs": 10, "load": 0.9}), "no-spanning", Streams(replication_seed(2, "s", 0, 0)))
+    last = max(s.done_at for s in run.jobs)
+    assert run.system.engine.now == last and all(s.done_at > 0 for s in run.jobs)
+    assert run.system.busy > 0

@@ -1,8 +1,10 @@
 """Processor pool-based scheduling of fork-join parallel jobs on a NUMA multiprocessor (paper 003, Zhou and Brecht 1991).
 
 Modules: ``workload`` (the job stream: Poisson arrivals, bounded-geometric parallelism),
-``system`` (pools, round-robin run queues, overheads, the jobs' phases), ``policies`` (where a
-job's threads go and how many there are) and ``model`` (parameters, metrics, runs).
+``pool_kernels`` (the scheduling rules, compiled: round-robin run queues, switches, the jobs'
+phases), ``system`` (the machine that runs them: placement in Python, views of the state),
+``policies`` (where a job's threads go and how many there are) and ``model`` (parameters,
+metrics, runs).
 """
 
 from simcore.models.pools import policies  # noqa: F401  (registers the policies)

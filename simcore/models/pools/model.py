@@ -96,7 +96,7 @@ def simulate(params: dict, policy: str, streams, attach=None) -> Run:
             if left[0] == 0:
                 engine.stop()
 
-    system = system_class(impl, attach is not None)(engine, params, impl, done)
+    system = PoolSystem(engine, params, impl, done)
     stream = JobStream(params, streams)
 
     def arrive(job) -> None:
@@ -116,19 +116,6 @@ def simulate(params: dict, policy: str, streams, attach=None) -> Run:
     if left[0]:
         raise RuntimeError(f"pools model: {left[0]} sampled job(s) never finished under {policy}.")
     return Run(measure(params, sampled, areas, engine.events), sampled, system)
-
-
-def system_class(policy, python: bool) -> type:
-    """The compiled system (``compiled_pools.CompiledPoolSystem``) when it can run ``policy`` and
-    nothing asks for the Python model (``python``: a monitor reads its queues), unless
-    ``PoolSystem.compiled`` is off or numba is missing; else the Python model."""
-    if python or not PoolSystem.compiled:
-        return PoolSystem
-    try:
-        from simcore.models.pools.compiled_pools import CompiledPoolSystem
-    except ImportError:
-        return PoolSystem
-    return CompiledPoolSystem if CompiledPoolSystem.runs(policy) else PoolSystem
 
 
 def measure(params: dict, sampled: list[JobState], areas: list[float], events: int) -> dict[str, float]:
@@ -173,7 +160,7 @@ def queue_probes(system: PoolSystem) -> dict:
     """The queues a monitor samples: each pool's run queue (threads waiting) and active threads."""
     probes = {}
     for pool in system.pools:
-        probes[f"pool{pool.index}.queue"] = pool.queue.__len__
+        probes[f"pool{pool.index}.queue"] = (lambda q: lambda: q.waiting)(pool)
         probes[f"pool{pool.index}.active"] = (lambda q: lambda: q.active)(pool)
     return probes
 

@@ -64,7 +64,7 @@ class PoolPolicy:
         out, idle = [], 0
         for q in order[:self.allowed_pools(d, system.p, len(pools))]:
             out.append(q)
-            idle += len(pools[q].idle)
+            idle += pools[q].n_idle
             if idle >= d:
                 break
         return out
@@ -73,7 +73,7 @@ class PoolPolicy:
         """(a, [(pool, threads), ...]) for a job of desired parallelism d."""
         pools = system.pools
         cands = self.candidates(d, home, system)
-        idle = [len(pools[q].idle) for q in cands]
+        idle = [pools[q].n_idle for q in cands]
         a = self.parallelism(d, sum(idle))
         counts, left = [], a
         for n in idle:

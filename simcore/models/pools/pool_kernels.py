@@ -1,12 +1,28 @@
-"""The pools' scheduling compiled with numba: round-robin run queues, context switches and the
-jobs' phases, with every CPU timer in one compiled calendar.
+"""The pools' scheduling rules, compiled with numba (the one implementation): round-robin run
+queues, context switches and the jobs' three phases, every CPU timer in one compiled calendar.
 
-Every function transcribes a method of :class:`simcore.models.pools.system.PoolSystem` (named in
-its docstring) with the same arithmetic in the same order on the same float64 values, and keys
-each CPU's timer as SimPy would key the Python model's: its time, SimPy's NORMAL priority and an
-insertion number taken from SimPy's counter (handed in and back in ``S[H_EID]``) when the Python
-model would have called ``engine.call``. A CPU has at most one timer, so the calendar is a scan
-of the CPUs for the least key.
+Time is in the paper's abstract units. A job arrives, its master thread runs INIT in the pool with
+the fewest active threads (running or queued; the lowest-numbered on a tie), which becomes its
+home pool. When INIT ends the policy places the PARA threads (in Python, ``PoolSystem.fork``); the
+master sleeps (it is not an active thread) until the last of them ends, then runs FINAL in its
+home pool.
+
+Scheduling in a pool: a new thread takes an idle processor of its pool (the lowest-numbered)
+or waits at the tail of the pool's queue. A thread runs for a slice of ``time_slice``; at its
+end, if the queue is empty the thread goes on (no switch), otherwise it goes to the tail and
+the head runs. A finished thread's processor takes the head of the queue or goes idle. Every
+dispatch of a thread onto a processor (a context switch) first costs the processor r (p - p0)
+(when p > p0) for the run queue, plus c to load the cache, or t c when the processor last ran a
+thread of the same job; the thread's slice starts after it (section 3.3; the PARA threads'
+demand inflation is the placement's, in Python).
+
+A CPU has one timer, at the end of its thread's work or, while threads wait in its pool, at the
+end of the current slice if that is earlier: a slice ending with nobody waiting changes nothing,
+so it is not simulated (lazy; ``S[H_LAZY] = 0`` fires every slice end). Slices of a thread that
+runs on without a switch end every ``time_slice`` from when its work began on the CPU. Each
+timer is keyed as SimPy would key it: its time, SimPy's NORMAL priority and an insertion number
+taken from SimPy's counter (handed in and back in ``S[H_EID]``) when it is set. A CPU has at most
+one timer, so the calendar is a scan of the CPUs for the least key.
 
 State: ``S`` (int64) and ``SF`` (float64) hold a header and, per CPU and per pool, fixed blocks;
 threads and jobs are rows of ``TI``/``TF`` and ``JI``/``JF``, which Python grows. A thread's row
@@ -15,14 +31,19 @@ threads stays in Python (the policy's ``place`` and the draws of ``thread_demand
 returns when a master thread ends INIT, with the job in ``S[H_NEED]``, and :func:`fork` queues
 the threads Python made.
 
-tests/test_pools_compiled.py holds every run to the Python model's, bit for bit.
+The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
+file: with NUMBA_DISABLE_JIT=1 they run as Python (for a debugger, and for mutation testing).
+A dispatch and a thread's end are logged when the system is made with room for a log (``H_LOGCAP``),
+and ``S[H_STEP]`` makes ``drain`` return after each timer: what the scripted scenarios of
+tests/test_pools_model.py read.
 """
 
 from __future__ import annotations
 
 import math
 
-from simcore.core.jit import njit
+from simcore.core import calendar_kernels as C
+from simcore.core.jit import jit_module
 
 EPS = 1e-9
 NORMAL = 1
@@ -30,8 +51,8 @@ INIT, PARA, FINAL = 0, 1, 2
 
 # the header of S
 (H_EID, H_FIRED, H_STOP, H_STOPE, H_LEFT, H_NSAMPLE, H_BUSY, H_SWITCHES, H_FREE, H_NEED, H_P, H_NPOOLS,
- H_PSIZE, H_LAZY, H_NDONE) = range(15)
-H_SIZE = 15
+ H_PSIZE, H_LAZY, H_NDONE, H_SERIAL, H_STEP, H_LOGCAP, H_NLOG) = range(19)
+H_SIZE = 19
 # per CPU (from H_SIZE): the thread on it (-1: none), the job it last ran (-1: none), its timer's
 # insertion number (-1: no timer), idle (1) or not
 C_ON, C_LAST, C_EID, C_IDLE = range(4)
@@ -46,36 +67,51 @@ F_SIZE = 10
 # inf: none) and its key's time
 CF_START, CF_AT, CF_KEY = range(3)
 CF_COLS = 3
-# per thread (rows of TI; TF holds the work left)
-T_POOL, T_JOB, T_MASTER, T_NEXT = range(4)
-T_COLS = 4
+# per thread (rows of TI; TF holds the work left): its serial number counts the threads made
+T_POOL, T_JOB, T_MASTER, T_NEXT, T_SERIAL = range(5)
+T_COLS = 5
 # per job (rows of JI; JF holds the time its FINAL phase ended)
 J_PHASE, J_HOME, J_RUNNING, J_DONE = range(4)
 J_COLS = 4
+# the log (after the pools in S, after the CPUs in SF), one row per dispatch or thread's end
+DISPATCH, END = 0, 1
+L_KIND, L_CPU, L_SERIAL, L_JOB, L_MASTER = range(5)
+L_COLS = 5
+LF_TIME, LF_START = range(2)
+LF_COLS = 2
 
 
-def sizes(P: int, npools: int) -> tuple[int, int]:
-    """Lengths of S and SF for P CPUs in ``npools`` pools."""
-    return H_SIZE + P * C_COLS + npools * Q_COLS, F_SIZE + P * CF_COLS
+def sizes(P, npools, log):
+    """Lengths of S and SF for P CPUs in ``npools`` pools and a log of ``log`` rows."""
+    return H_SIZE + P * C_COLS + npools * Q_COLS + log * L_COLS, F_SIZE + P * CF_COLS + log * LF_COLS
 
 
-@njit(cache=True)
+def _log(kind, cpu, t, now, S, SF, TI):
+    """A row of the log (counted beyond its room, so a full log is seen)."""
+    n = S[H_NLOG]
+    S[H_NLOG] = n + 1
+    if n >= S[H_LOGCAP]:
+        return
+    li = H_SIZE + S[H_P] * C_COLS + S[H_NPOOLS] * Q_COLS + n * L_COLS
+    S[li + L_KIND], S[li + L_CPU], S[li + L_SERIAL] = kind, cpu, TI[t, T_SERIAL]
+    S[li + L_JOB], S[li + L_MASTER] = TI[t, T_JOB], TI[t, T_MASTER]
+    lf = F_SIZE + S[H_P] * CF_COLS + n * LF_COLS
+    SF[lf + LF_TIME], SF[lf + LF_START] = now, SF[_fcpu(cpu) + CF_START]
+
+
 def _cpu(cpu):
     return H_SIZE + cpu * C_COLS
 
 
-@njit(cache=True)
 def _pool(q, S):
     return H_SIZE + S[H_P] * C_COLS + q * Q_COLS
 
 
-@njit(cache=True)
 def _fcpu(cpu):
     return F_SIZE + cpu * CF_COLS
 
 
 # -- queues and the free list --------------------------------------------------------------------
-@njit(cache=True)
 def _append(q, t, S, TI):
     o = _pool(q, S)
     TI[t, T_NEXT] = -1
@@ -87,7 +123,6 @@ def _append(q, t, S, TI):
     S[o + Q_LEN] += 1
 
 
-@njit(cache=True)
 def _popleft(q, S, TI):
     o = _pool(q, S)
     t = S[o + Q_HEAD]
@@ -98,33 +133,31 @@ def _popleft(q, S, TI):
     return t
 
 
-@njit(cache=True)
 def _new_thread(job, left, pool, master, S, TI, TF):
     """A thread from the free list (``Thread(job, left, pool, master)``); Python keeps it stocked."""
     t = S[H_FREE]
     S[H_FREE] = TI[t, T_NEXT]
     TI[t, T_POOL], TI[t, T_JOB], TI[t, T_MASTER], TI[t, T_NEXT] = pool, job, master, -1
+    TI[t, T_SERIAL] = S[H_SERIAL]
+    S[H_SERIAL] += 1
     TF[t] = left
     return t
 
 
-@njit(cache=True)
 def _free(t, S, TI):
     TI[t, T_NEXT] = S[H_FREE]
     S[H_FREE] = t
 
 
-# -- PoolSystem's methods --------------------------------------------------------------------------
-@njit(cache=True)
+# -- the rules --------------------------------------------------------------------------------------
 def _account(now, S, SF):
-    """``PoolSystem._account``."""
+    """Bring the busy-processor integral up to ``now``."""
     SF[F_AREA] += S[H_BUSY] * (now - SF[F_AREAT])
     SF[F_AREAT] = now
 
 
-@njit(cache=True)
 def _arm(cpu, now, S, SF, TI, TF):
-    """``PoolSystem._arm``: the CPU's timer at the end of its thread's work or, while someone waits
+    """The CPU's timer at the end of its thread's work or, while someone waits
     in the pool (always, when not lazy), at the end of the slice if that comes first."""
     c = _cpu(cpu)
     t = S[c + C_ON]
@@ -143,9 +176,9 @@ def _arm(cpu, now, S, SF, TI, TF):
         SF[f + CF_AT] = at
 
 
-@njit(cache=True)
 def _dispatch(cpu, t, now, S, SF, TI, TF):
-    """``PoolSystem.dispatch`` (with ``switch_cost``)."""
+    """Context switch to thread ``t`` on ``cpu``: run-queue contention plus cache loading (a
+    fraction when the CPU last ran the same job's thread); its work starts after the switch."""
     c, f = _cpu(cpu), _fcpu(cpu)
     S[H_SWITCHES] += 1
     same = S[c + C_LAST] == TI[t, T_JOB]
@@ -153,12 +186,13 @@ def _dispatch(cpu, t, now, S, SF, TI, TF):
     S[c + C_LAST] = TI[t, T_JOB]
     S[c + C_ON] = t
     SF[f + CF_AT] = math.inf
+    if S[H_LOGCAP] > 0:
+        _log(DISPATCH, cpu, t, now, S, SF, TI)
     _arm(cpu, now, S, SF, TI, TF)
 
 
-@njit(cache=True)
 def _enqueue(t, now, S, SF, TI, TF):
-    """``PoolSystem.enqueue``: an idle processor (the lowest-numbered) runs the thread at once, else
+    """A ready thread joins its pool: an idle processor (the lowest-numbered) runs the thread at once, else
     it waits and the pool's running threads stop at their next slice end."""
     q = TI[t, T_POOL]
     o = _pool(q, S)
@@ -180,9 +214,8 @@ def _enqueue(t, now, S, SF, TI, TF):
             _arm(cpu, now, S, SF, TI, TF)
 
 
-@njit(cache=True)
 def _finished(t, now, S, SF, TI, TF, JI, JF):
-    """``PoolSystem.finished`` (its thread freed): the next phase of the thread's job; a master
+    """Thread ``t``'s work is done (its row freed): the next phase of the thread's job; a master
     ending INIT asks Python for the fork (``S[H_NEED]``)."""
     j, master = TI[t, T_JOB], TI[t, T_MASTER]
     _free(t, S, TI)
@@ -207,9 +240,8 @@ def _finished(t, now, S, SF, TI, TF, JI, JF):
                 SF[F_STOPT] = now + 0.0
 
 
-@njit(cache=True)
 def _slice_end(cpu, now, S, SF, TI, TF, JI, JF):
-    """``PoolSystem._slice_end``: the thread's work is done, or a slice ended."""
+    """The CPU's timer: its thread's work is done, or a slice ended."""
     c, f = _cpu(cpu), _fcpu(cpu)
     S[c + C_EID] = -1
     SF[f + CF_AT] = math.inf
@@ -219,6 +251,8 @@ def _slice_end(cpu, now, S, SF, TI, TF, JI, JF):
     q = cpu // S[H_PSIZE]
     o = _pool(q, S)
     if done >= TF[t] - EPS:
+        if S[H_LOGCAP] > 0:
+            _log(END, cpu, t, now, S, SF, TI)
         S[o + Q_ACTIVE] -= 1
         S[c + C_ON] = -1
         if S[o + Q_LEN] > 0:
@@ -241,9 +275,8 @@ def _slice_end(cpu, now, S, SF, TI, TF, JI, JF):
 
 
 # -- entry points ------------------------------------------------------------------------------------
-@njit(cache=True)
 def arrive(j, now, S, SF, TI, TF, JI, JF):
-    """``PoolSystem.arrive``: job ``j``'s master starts INIT in the pool with the fewest active
+    """A job arrives: job ``j``'s master starts INIT in the pool with the fewest active
     threads (the lowest-numbered on a tie); returns that home pool."""
     home = 0
     for q in range(1, S[H_NPOOLS]):
@@ -256,7 +289,6 @@ def arrive(j, now, S, SF, TI, TF, JI, JF):
     return home
 
 
-@njit(cache=True)
 def fork(j, pools, lefts, now, S, SF, TI, TF, JI, JF):
     """The end of ``PoolSystem.fork``: job ``j``'s PARA threads (``pools[i]``, work ``lefts[i]``, as
     Python placed and drew them) queued in order."""
@@ -267,21 +299,19 @@ def fork(j, pools, lefts, now, S, SF, TI, TF, JI, JF):
         _enqueue(t, now, S, SF, TI, TF)
 
 
-@njit(cache=True)
 def enqueue(j, left, pool, master, now, S, SF, TI, TF, JI, JF):
-    """``PoolSystem.enqueue`` of a thread of job ``j`` made in Python (scripted scenarios)."""
+    """A thread of job ``j`` made in Python (scripted scenarios) joins its pool; returns its serial."""
     t = _new_thread(j, left, pool, master, S, TI, TF)
     _enqueue(t, now, S, SF, TI, TF)
+    return TI[t, T_SERIAL]
 
 
-@njit(cache=True)
 def area(now, S, SF):
-    """``PoolSystem.area``: the busy-processor integral up to ``now``."""
+    """The busy-processor integral up to ``now``."""
     _account(now, S, SF)
     return SF[F_AREA]
 
 
-@njit(cache=True)
 def head(S, SF):
     """The CPU whose timer has the least key (-1: no timer)."""
     best = -1
@@ -292,17 +322,16 @@ def head(S, SF):
         if best < 0:
             best = cpu
             continue
-        a, b = SF[_fcpu(cpu) + CF_KEY], SF[_fcpu(best) + CF_KEY]
-        if a < b or (a == b and e < S[_cpu(best) + C_EID]):
+        if C.key_before(SF[_fcpu(cpu) + CF_KEY], NORMAL, e, SF[_fcpu(best) + CF_KEY], NORMAL, S[_cpu(best) + C_EID]):
             best = cpu
     return best
 
 
-@njit(cache=True)
 def drain(stop_t, stop_p, stop_e, S, SF, TI, TF, JI, JF):
     """Fire the CPUs' timers keyed before ``(stop_t, stop_p, stop_e)`` (SimPy's next event) in key
     order, counting them in ``S[H_FIRED]``; a stop of the run (the last sampled job's end) lowers
-    that bound to the stop's key. Returns early when a job needs its fork (``S[H_NEED]``)."""
+    that bound to the stop's key. Returns early when a job needs its fork (``S[H_NEED]``), and
+    after each timer when ``S[H_STEP]`` is set."""
     S[H_FIRED] = 0
     if S[H_STOP] != 0:
         stop_t, stop_p, stop_e = SF[F_STOPT], NORMAL, S[H_STOPE]
@@ -310,13 +339,16 @@ def drain(stop_t, stop_p, stop_e, S, SF, TI, TF, JI, JF):
         cpu = head(S, SF)
         if cpu < 0:
             return
-        t, e = SF[_fcpu(cpu) + CF_KEY], S[_cpu(cpu) + C_EID]
-        if not (t < stop_t or (t == stop_t and (NORMAL < stop_p or (NORMAL == stop_p and e < stop_e)))):
+        t = SF[_fcpu(cpu) + CF_KEY]
+        if not C.key_before(t, NORMAL, S[_cpu(cpu) + C_EID], stop_t, stop_p, stop_e):
             return
         S[H_FIRED] += 1
         SF[F_NOW] = t
         _slice_end(cpu, t, S, SF, TI, TF, JI, JF)
-        if S[H_NEED] >= 0:
+        if S[H_NEED] >= 0 or S[H_STEP]:
             return
         if S[H_STOP] == 1:
             stop_t, stop_p, stop_e = SF[F_STOPT], NORMAL, S[H_STOPE]
+
+
+jit_module(nopython=True, cache=True)

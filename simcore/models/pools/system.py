@@ -1,49 +1,44 @@
-"""Processors in pools, one round-robin run queue per pool, and the jobs' three phases.
+"""The machine of P processors in pools, run by the compiled rules of :mod:`pool_kernels`.
 
-Time is in the paper's abstract units. A job arrives, its master thread runs INIT in the pool with
-the fewest active threads (running or queued; the lowest-numbered on a tie), which becomes its
-home pool. When INIT ends the policy places the PARA threads (``place``); the master sleeps
-(it is not an active thread) until the last of them ends, then runs FINAL in its home pool.
+The scheduling rules (run queues, slices, context switches, the jobs' phases) live once, in
+``pool_kernels.py``, whose docstring states them. What stays in Python is what only Python does:
+the policy's placement of a job's PARA threads and their demands (``PoolSystem.fork``), the
+arrivals, and read-only views of the state (``pools``, ``on_cpu``, ``log``) for the policies,
+the monitors and the scripted scenarios.
 
-Scheduling in a pool: a new thread takes an idle processor of its pool (the lowest-numbered)
-or waits at the tail of the pool's queue. A thread runs for a slice of ``time_slice``; at its
-end, if the queue is empty the thread goes on (no switch), otherwise it goes to the tail and
-the head runs. A finished thread's processor takes the head of the queue or goes idle.
-
-Overheads (section 3.3):
-- a PARA thread's CPU demand is inflated by (1 + w + s): in-pool w = W (p - p0) when p > p0,
-  pool-spanning s = S (k - 1) p for a job whose threads use k pools;
-- every dispatch of a thread onto a processor (a context switch) first costs the processor
-  r (p - p0) (when p > p0) for the run queue, plus c to load the cache, or t c when the
-  processor last ran a thread of the same job; the thread's slice starts after it.
+SimPy stays the calendar that orders the run: the arrivals are SimPy events, and so is a *proxy*
+event at the key of the compiled calendar's first timer (``ProxyCalendar``). When a proxy fires,
+the kernels fire every timer keyed before SimPy's next event, in key order; they stop when a job
+ends INIT, and Python places its PARA threads and hands them back.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
-from collections import deque
+from heapq import heappop
 
+import numpy as np
+from simpy.events import NORMAL
+
+from simcore.core.engine import END, ProxyCalendar
+from simcore.models.pools import pool_kernels as K
 from simcore.models.pools.workload import Job, thread_demands
 
-INIT, PARA, FINAL = 0, 1, 2
-EPS = 1e-9   # work left below this is done (sums of slices round)
+INIT, PARA, FINAL = K.INIT, K.PARA, K.FINAL
+EPS = K.EPS
 
 
 class Thread:
-    """A master (INIT or FINAL) or PARA thread: its job, work left, pool."""
+    """A thread a scripted scenario makes: its job, work left, pool, whether it is the master."""
 
     __slots__ = ("job", "left", "pool", "master")
 
     def __init__(self, job: "JobState", left: float, pool: int, master: bool):
-        self.job = job
-        self.left = left
-        self.pool = pool
-        self.master = master
+        self.job, self.left, self.pool, self.master = job, left, pool, master
 
 
 class JobState:
-    """A job as it runs."""
+    """A job as it runs (the compiled state is copied back by ``PoolSystem.close``)."""
 
     __slots__ = ("job", "phase", "home", "a", "k", "running", "done_at")
 
@@ -57,82 +52,154 @@ class JobState:
         self.done_at = -1.0
 
 
-class Pool:
-    """One pool: its processors, run queue, idle processors (a heap) and active thread count."""
+class ThreadView:
+    """A thread of the compiled state (row ``row``): its job, work left, pool, master, serial."""
 
-    __slots__ = ("index", "procs", "queue", "idle", "active")
+    __slots__ = ("system", "row")
 
-    def __init__(self, index: int, procs: list[int]):
-        self.index = index
-        self.procs = procs
-        self.queue: deque[Thread] = deque()
-        self.idle = list(procs)       # a heap: the lowest-numbered idle processor first
-        heapq.heapify(self.idle)
-        self.active = 0               # threads running or queued
+    def __init__(self, system: "PoolSystem", row: int):
+        self.system, self.row = system, row
+
+    job = property(lambda self: self.system._states[int(self.system.TI[self.row, K.T_JOB])])
+    left = property(lambda self: float(self.system.TF[self.row]))
+    pool = property(lambda self: int(self.system.TI[self.row, K.T_POOL]))
+    master = property(lambda self: bool(self.system.TI[self.row, K.T_MASTER]))
+    serial = property(lambda self: int(self.system.TI[self.row, K.T_SERIAL]))
 
 
-class PoolSystem:
+class PoolView:
+    """What a policy, a monitor or a test reads of a pool: its processors, active threads
+    (running or queued), idle processors (lowest first) and queue (head first)."""
+
+    __slots__ = ("system", "index", "at", "procs")
+
+    def __init__(self, system: "PoolSystem", index: int, at: int):
+        self.system, self.index, self.at = system, index, at
+        self.procs = list(range(index * system.p, (index + 1) * system.p))
+
+    @property
+    def active(self) -> int:
+        return int(self.system.S[self.at + K.Q_ACTIVE])
+
+    @property
+    def waiting(self) -> int:
+        return int(self.system.S[self.at + K.Q_LEN])
+
+    @property
+    def n_idle(self) -> int:
+        return int(self.system.S[self.at + K.Q_NIDLE])
+
+    @property
+    def idle(self) -> list[int]:
+        S = self.system.S
+        return [c for c in self.procs if S[K.H_SIZE + c * K.C_COLS + K.C_IDLE]]
+
+    @property
+    def queue(self) -> list[ThreadView]:
+        out, t = [], int(self.system.S[self.at + K.Q_HEAD])
+        for _ in range(self.waiting):
+            out.append(ThreadView(self.system, t))
+            t = int(self.system.TI[t, K.T_NEXT])
+        return out
+
+
+class PoolSystem(ProxyCalendar):
     """The machine of P processors in pools of ``pool_size``, run by ``policy``.
 
-    ``on_done(job_state)`` is called when a job's FINAL phase ends. ``busy_area`` is the
-    integral of the number of busy processors over time up to ``area_at``.
+    ``on_done(job_state)`` is called, at the end of the run, for each job whose FINAL phase
+    ended, in the order they ended. ``log``: room for that many rows of dispatches and threads'
+    ends (``log_rows``); ``check(system)``, if set, is called after every event."""
 
-    A CPU has one timer, at the end of its thread's work or, while threads wait in its pool, at
-    the end of the current slice if that is earlier: a slice ending with nobody waiting changes
-    nothing, so it is not simulated (``lazy``; False fires every slice end, the reference).
-    Slices of a thread that runs on without a switch end every ``time_slice`` from when its
-    work began on the CPU.
-    """
+    MODEL = "pools"
+    lazy = True       # False: every slice end is fired (the same run, more events)
 
-    lazy = True
-    compiled = True   # False: every run on this Python model (the reference), see ``model.system_class``
-
-    def __init__(self, engine, params: dict, policy, on_done):
-        self.engine = engine
-        self.params = params
-        self.policy = policy
-        self.on_done = on_done
+    def __init__(self, engine, params: dict, policy, on_done, log: int = 0):
+        self.engine, self.params, self.policy, self.on_done = engine, params, policy, on_done
         P = params["processors"]
-        p = P if params["pool_size"] == "all" else params["pool_size"]
-        self.p = p
-        self.pools = [Pool(i, list(range(i * p, (i + 1) * p))) for i in range(P // p)]
-        self.pool_of = [q for q in range(P // p) for _ in range(p)]
-        self.slice = float(params["time_slice"])
-        excess = max(0, p - params["pool_threshold"])
+        self.p = P if params["pool_size"] == "all" else params["pool_size"]
+        npools = P // self.p
+        excess = max(0, self.p - params["pool_threshold"])
         self.in_pool = params["in_pool_factor"] * excess
-        self.contention = params["contention_factor"] * excess
-        self.cache = float(params["cache_cost"])
-        self.same_job_cache = params["cache_fraction"] * self.cache
-        self.on_cpu: list[Thread | None] = [None] * P
-        self.last_job: list[JobState | None] = [None] * P
-        self.work_start = [0.0] * P   # when the running thread's work (after its switch) began
-        self.timer = [None] * P
-        self.timer_at = [math.inf] * P
-        self.busy = 0
-        self.busy_area = 0.0
-        self.area_at = 0.0
-        self.switches = 0
+        self.check = None
+        self.S, self.SF = self._buffers_for(params, npools, excess, log)
+        self.TI, self.TF = np.zeros((0, K.T_COLS), dtype=np.int64), np.zeros(0)
+        self.JI, self.JF = np.zeros((0, K.J_COLS), dtype=np.int64), np.zeros(0)
+        base = K.H_SIZE + P * K.C_COLS
+        self.pools = [PoolView(self, q, base + q * K.Q_COLS) for q in range(npools)]
+        self._states: list[JobState] = []
+        self._rows: dict[int, int] = {}      # id of a job's state -> its row
+        self._start_proxies()
 
-    # -- jobs ----------------------------------------------------------------------------------
+    def _buffers_for(self, params: dict, npools: int, excess: int, log: int) -> tuple:
+        P = params["processors"]
+        ssize, fsize = K.sizes(P, npools, log)
+        S, SF = np.zeros(ssize, dtype=np.int64), np.zeros(fsize)
+        S[K.H_NSAMPLE] = S[K.H_LEFT] = params["jobs"]
+        S[K.H_NEED], S[K.H_P], S[K.H_NPOOLS], S[K.H_PSIZE], S[K.H_LAZY] = -1, P, npools, self.p, int(self.lazy)
+        S[K.H_FREE], S[K.H_LOGCAP] = -1, log
+        for cpu in range(P):
+            at = K.H_SIZE + cpu * K.C_COLS
+            S[at + K.C_ON], S[at + K.C_LAST], S[at + K.C_EID], S[at + K.C_IDLE] = -1, -1, -1, 1
+            SF[K.F_SIZE + cpu * K.CF_COLS + K.CF_AT] = math.inf
+        for q in range(npools):
+            at = K.H_SIZE + P * K.C_COLS + q * K.Q_COLS
+            S[at + K.Q_HEAD], S[at + K.Q_TAIL], S[at + K.Q_NIDLE] = -1, -1, self.p
+        SF[K.F_SLICE], SF[K.F_CONT] = float(params["time_slice"]), params["contention_factor"] * excess
+        SF[K.F_CACHE] = float(params["cache_cost"])
+        SF[K.F_SAME] = params["cache_fraction"] * SF[K.F_CACHE]
+        SF[K.F_FINAL], SF[K.F_INIT] = float(params["final_demand"]), float(params["init_demand"])
+        return S, SF
+
+    # -- what the state shows ------------------------------------------------------------------------
+    def set_lazy(self, lazy: bool) -> None:
+        """Fire only the slice ends someone waits for (True), or every one."""
+        self.S[K.H_LAZY] = int(lazy)
+
+    @property
+    def on_cpu(self) -> list[ThreadView | None]:
+        """Each processor's thread (None: idle)."""
+        on = [int(self.S[K.H_SIZE + c * K.C_COLS + K.C_ON]) for c in range(int(self.S[K.H_P]))]
+        return [ThreadView(self, t) if t >= 0 else None for t in on]
+
+    busy = property(lambda self: int(self.S[K.H_BUSY]), doc="processors busy now")
+    switches = property(lambda self: int(self.S[K.H_SWITCHES]), doc="context switches so far")
+    busy_area = property(lambda self: float(self.SF[K.F_AREA]), doc="the busy integral up to its last update")
+
+    def area(self) -> float:
+        """The busy-processor integral up to now."""
+        return float(K.area(self.engine.now, self.S, self.SF))
+
+    def log_rows(self) -> list[tuple]:
+        """The log: (kind, time, cpu, thread serial, job state, master, work start) per dispatch
+        (kind ``K.DISPATCH``) or thread's end (``K.END``), in the order they happened."""
+        n, cap = int(self.S[K.H_NLOG]), int(self.S[K.H_LOGCAP])
+        if n > cap:
+            raise RuntimeError(f"pools model: the log holds {cap} rows and the run made {n}.")
+        li, lf = K.H_SIZE + int(self.S[K.H_P]) * K.C_COLS + len(self.pools) * K.Q_COLS, K.F_SIZE + int(self.S[K.H_P]) * K.CF_COLS
+        L = self.S[li:li + n * K.L_COLS].reshape(n, K.L_COLS)
+        LF = self.SF[lf:lf + n * K.LF_COLS].reshape(n, K.LF_COLS)
+        return [(int(r[K.L_KIND]), float(f[K.LF_TIME]), int(r[K.L_CPU]), int(r[K.L_SERIAL]),
+                 self._states[int(r[K.L_JOB])], bool(r[K.L_MASTER]), float(f[K.LF_START])) for r, f in zip(L, LF)]
+
+    # -- jobs ------------------------------------------------------------------------------------------
     def arrive(self, job: Job) -> JobState:
-        """A job arrives: its master thread starts INIT in the least loaded pool."""
+        """A job arrives (a SimPy event): its master starts INIT in the least loaded pool."""
         state = JobState(job)
-        state.home = min(self.pools, key=lambda pool: (pool.active, pool.index)).index
-        self.enqueue(Thread(state, float(self.params["init_demand"]), state.home, True))
+        self._room(1)
+        j = self._rows[id(state)] = len(self._states)
+        self._states.append(state)
+        state.home = int(self._call(K.arrive, j))
         return state
 
     def spanning_overhead(self, k: int) -> float:
         """s = S (k - 1) p for a job using k pools."""
         return self.params["spanning_factor"] * (k - 1) * self.p
 
-    def fork(self, state: JobState) -> None:
-        """INIT is over: the policy decides a and the pools; the PARA threads are queued."""
-        for q, left in self.placement(state):
-            self.enqueue(Thread(state, left, q, False))
-
     def placement(self, state: JobState) -> list[tuple[int, float]]:
         """The PARA threads of a job whose INIT is over, in the order they are queued: (pool, work)
-        each, from the policy's a and pools and the job's draws (its phase, a, k set)."""
+        each, from the policy's a and pools and the job's draws (its phase, a, k set). A PARA
+        thread's demand is inflated by (1 + w + s): in-pool w = W (p - p0) when p > p0,
+        pool-spanning s = S (k - 1) p for a job whose threads use k pools (section 3.3)."""
         job = state.job
         a, counts = self.policy.place(job.d, state.home, self)
         used = [(q, n) for q, n in counts if n > 0]
@@ -144,106 +211,114 @@ class PoolSystem:
         pools = [q for q, n in used for _ in range(n)]
         return [(q, demands[i] * inflation) for i, q in enumerate(pools)]
 
-    def finished(self, thread: Thread) -> None:
-        """A thread's work is done: next phase of its job."""
-        state = thread.job
-        if not thread.master:
-            state.running -= 1
-            if state.running == 0:
-                state.phase = FINAL
-                self.enqueue(Thread(state, float(self.params["final_demand"]), state.home, True))
-        elif state.phase == INIT:
-            self.fork(state)
-        else:
-            state.done_at = self.engine.now
-            self.on_done(state)
+    def fork(self, state: JobState) -> None:
+        """INIT is over: the policy decides a and the pools; the PARA threads are queued."""
+        self._fork(self._row(state), self.engine.now)
+        self._after()
 
-    # -- scheduling ----------------------------------------------------------------------------
-    def enqueue(self, thread: Thread) -> None:
-        """A ready thread joins its pool: an idle processor runs it at once, else it waits (and
-        the pool's running threads now stop at their next slice end)."""
-        pool = self.pools[thread.pool]
-        pool.active += 1
-        if pool.idle:
-            self._account()
-            self.busy += 1
-            self.dispatch(heapq.heappop(pool.idle), thread)
-            return
-        pool.queue.append(thread)
-        if len(pool.queue) == 1 and self.lazy:
-            for cpu in pool.procs:
-                self._arm(cpu)
+    def enqueue(self, thread: Thread) -> int:
+        """A ready thread made in Python (scripted scenarios) joins its pool; returns its serial."""
+        j = self._row(thread.job)
+        self._room(1)
+        return int(self._call(K.enqueue, j, float(thread.left), thread.pool, int(thread.master)))
 
-    def switch_cost(self, cpu: int, thread: Thread) -> float:
-        """Run-queue contention plus cache loading (a fraction when the last job was the same)."""
-        same = self.last_job[cpu] is thread.job
-        return self.contention + (self.same_job_cache if same else self.cache)
+    def _row(self, state: JobState) -> int:
+        """Job ``state``'s row, made when first seen (with its phase, home and PARA threads left)."""
+        if id(state) in self._rows:
+            return self._rows[id(state)]
+        self._room(1)
+        j = self._rows[id(state)] = len(self._states)
+        self._states.append(state)
+        self.JI[j] = (state.phase, state.home, state.running, -1)
+        self.JF[j] = -1.0
+        return j
 
-    def dispatch(self, cpu: int, thread: Thread) -> None:
-        """Context switch to ``thread`` on ``cpu``; its work starts after the switch."""
-        self.switches += 1
-        self.work_start[cpu] = self.engine.now + self.switch_cost(cpu, thread)
-        self.last_job[cpu] = thread.job
-        self.on_cpu[cpu] = thread
-        self.timer_at[cpu] = math.inf
-        self._arm(cpu)
+    def _room(self, threads: int) -> None:
+        """At least ``threads`` rows on the free list and a row for one more job."""
+        free, t = 0, int(self.S[K.H_FREE])
+        while t >= 0 and free < threads:
+            free, t = free + 1, int(self.TI[t, K.T_NEXT])
+        if free < threads:
+            old = len(self.TF)
+            new = max(2 * old, old + threads, 64)
+            self.TI, self.TF = _grown(self.TI, new), _grown(self.TF, new)
+            self.TI[old:, K.T_NEXT] = np.arange(old + 1, new + 1)
+            self.TI[new - 1, K.T_NEXT] = self.S[K.H_FREE]
+            self.S[K.H_FREE] = old
+        if len(self._states) >= len(self.JF):
+            new = max(2 * len(self.JF), 256)
+            self.JI, self.JF = _grown(self.JI, new), _grown(self.JF, new)
 
-    def _arm(self, cpu: int) -> None:
-        """Set the CPU's timer to the end of its thread's work or, while someone waits in the
-        pool (always, when not ``lazy``), to the end of the slice if that comes first."""
-        thread = self.on_cpu[cpu]
-        if thread is None:
-            return
-        start = self.work_start[cpu]
-        at = start + thread.left
-        if not self.lazy or self.pools[self.pool_of[cpu]].queue:
-            k = max(1, math.ceil((self.engine.now - start) / self.slice - EPS))
-            at = min(at, start + k * self.slice)
-        if at < self.timer_at[cpu] - EPS or self.timer[cpu] is None:
-            if self.timer[cpu] is not None:
-                self.timer[cpu].cancel()
-            self.timer[cpu] = self.engine.call(max(at - self.engine.now, 0.0), self._slice_end, cpu)
-            self.timer_at[cpu] = at
+    # -- the run ---------------------------------------------------------------------------------------
+    def _call(self, kernel, *args):
+        """A kernel call at ``engine.now``, then a proxy at the calendar's first timer."""
+        out = self.handing(self.S, K.H_EID, kernel, *args, self.engine.now, *self._buffers())
+        self._after()
+        return out
 
-    def _slice_end(self, cpu: int) -> None:
-        """The CPU's timer: the thread's work is done, or a slice ended."""
-        self.timer[cpu] = None
-        self.timer_at[cpu] = math.inf
-        now = self.engine.now
-        thread = self.on_cpu[cpu]
-        start = self.work_start[cpu]
-        done = now - start
-        pool = self.pools[self.pool_of[cpu]]
-        if done >= thread.left - EPS:
-            pool.active -= 1
-            self.on_cpu[cpu] = None
-            if pool.queue:
-                self.dispatch(cpu, pool.queue.popleft())
-            else:
-                self._account()
-                self.busy -= 1
-                heapq.heappush(pool.idle, cpu)
-            self.finished(thread)
-            return
-        if pool.queue:                         # preempted: to the tail, the head runs
-            thread.left -= done
-            pool.queue.append(thread)
-            self.dispatch(cpu, pool.queue.popleft())
-        else:                                  # nobody waits: the thread goes on, no switch
-            thread.left -= done
-            self.work_start[cpu] = now
-            self._arm(cpu)
+    def _after(self) -> None:
+        if self.check is not None:
+            self.check(self)
+        self._push_head()
 
-    def _account(self) -> None:
-        """Bring the busy-processor integral up to now."""
-        now = self.engine.now
-        self.busy_area += self.busy * (now - self.area_at)
-        self.area_at = now
+    def _buffers(self) -> tuple:
+        return self.S, self.SF, self.TI, self.TF, self.JI, self.JF
+
+    def _on_proxy(self, _event) -> None:
+        """Fire every compiled timer keyed before SimPy's next event (and before the run's stop),
+        making the forks the kernels ask for; then keep a proxy at or before the first timer left.
+        With ``check`` set the kernels return after each timer, and ``check`` runs."""
+        now = heappop(self._proxies)[0]          # the proxy firing: SimPy's clock
+        engine, S = self.engine, self.S
+        engine.now = now
+        queue = self._simpy_queue
+        S[K.H_STEP] = self.check is not None
+        while True:
+            stop = queue[0] if queue else END
+            self.handing(S, K.H_EID, K.drain, stop[0], stop[1], stop[2], *self._buffers())
+            engine.events += int(S[K.H_FIRED])
+            if self.check is not None and S[K.H_FIRED]:
+                self.check(self)
+            if S[K.H_NEED] >= 0:
+                self._fork(int(S[K.H_NEED]), float(self.SF[K.F_NOW]))
+                if self.check is not None:
+                    self.check(self)
+            elif not (S[K.H_STEP] and S[K.H_FIRED]):
+                break
+        if S[K.H_STOP] == 1:          # the last sampled job's end: SimPy's stop event, keyed as Engine.stop's
+            S[K.H_STOP] = 2
+            self._stop_at(float(self.SF[K.F_STOPT]), int(S[K.H_STOPE]))
+        self._push_head()
+
+    def _fork(self, j: int, now: float) -> None:
+        """Job ``j``'s PARA threads: placed and drawn in Python (:meth:`placement`), queued by the kernels."""
+        threads = self.placement(self._states[j])
+        pools = np.array([q for q, _ in threads], dtype=np.int64)
+        lefts = np.array([left for _, left in threads])
+        self._room(len(threads))
+        self.handing(self.S, K.H_EID, K.fork, j, pools, lefts, now, *self._buffers())
+
+    def _push_head(self) -> None:
+        """A proxy at the key of the calendar's first timer (see ``ProxyCalendar``)."""
+        cpu = K.head(self.S, self.SF)
+        if cpu >= 0:
+            self._proxy_at((float(self.SF[K.F_SIZE + cpu * K.CF_COLS + K.CF_KEY]), NORMAL,
+                            int(self.S[K.H_SIZE + cpu * K.C_COLS + K.C_EID])))
 
     def close(self) -> None:
-        """At the end of a run (the compiled system copies its state back here)."""
+        """At the end of the run: each job's end and phase back into its ``JobState``; ``on_done``
+        hears of the finished jobs in the order they finished."""
+        JI, JF = self.JI, self.JF
+        for j, state in enumerate(self._states):
+            state.phase, state.running = int(JI[j, K.J_PHASE]), int(JI[j, K.J_RUNNING])
+            state.done_at = float(JF[j])
+        done = sorted((int(JI[j, K.J_DONE]), j) for j in range(len(self._states)) if JI[j, K.J_DONE] >= 0)
+        for _, j in done:
+            self.on_done(self._states[j])
 
-    def area(self) -> float:
-        """The busy-processor integral up to now."""
-        self._account()
-        return self.busy_area
+
+def _grown(a: np.ndarray, rows: int) -> np.ndarray:
+    """``a`` with ``rows`` rows, the new ones zero."""
+    out = np.zeros((rows, *a.shape[1:]), dtype=a.dtype)
+    out[:len(a)] = a
+    return out
