@@ -1,8 +1,6 @@
 """numba's compiler for the model kernels, with a cache keyed by each kernel file's own sources.
 
-A kernel file is a module that takes ``njit`` or ``jit_module`` from here (``jit_module(nopython=True,
-cache=True)`` at the end of a file compiles every function of it: plain functions, which mutation
-testing can mutate and NUMBA_DISABLE_JIT=1 runs as Python). numba checks a cached function against
+A kernel file is a module that takes ``njit`` from here. numba checks a cached function against
 its own file only, so a kernel compiled against an older version of a file it calls into could be
 served from its cache. :class:`KernelCacheLocator` stamps a kernel file's cache with the hash of
 that file and of every kernel file it imports, transitively, and keeps it in a folder named by the
@@ -19,10 +17,10 @@ import hashlib
 import os
 from pathlib import Path
 
-from numba import jit_module, njit
+from numba import njit
 from numba.core import caching, config
 
-__all__ = ["njit", "jit_module", "KernelCacheLocator", "kernel_sources", "sources_digest", "PACKAGE"]
+__all__ = ["njit", "KernelCacheLocator", "kernel_sources", "sources_digest", "PACKAGE"]
 
 #: the simcore package folder: the files whose kernels this locator keys
 PACKAGE = Path(__file__).resolve().parents[1]

@@ -42,8 +42,10 @@ from __future__ import annotations
 
 import math
 
+from numba import jit_module
+
 from simcore.core import calendar_kernels as C
-from simcore.core.jit import jit_module
+from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
 
 EPS = 1e-9
 NORMAL = 1
