@@ -87,6 +87,17 @@ def part_globs(part: str) -> list[str]:
     return [m.replace("/", ".") + ".x*" for m in modules]
 
 
+def mutation_env() -> dict:
+    """The environment of a mutation run: numba's compiler off (NUMBA_DISABLE_JIT=1), because a
+    mutated kernel file holds mutmut's trampolines, which numba cannot compile; the kernels then
+    run as the Python they are written in (pool_kernels.py: plain functions compiled by
+    ``jit_module``; decorated ``@njit`` kernels are never mutated, mutmut skips decorated
+    functions)."""
+    import os
+
+    return {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+
+
 def run_mutmut(children: int, names: list[str]) -> None:
     """`mutmut run`; it resumes where an interrupted run stopped and retests changed functions.
     The sources' hashes at the start are kept, so that only files unchanged since are recorded;
@@ -97,7 +108,7 @@ def run_mutmut(children: int, names: list[str]) -> None:
     SOURCES.write_text(json.dumps({path: source_hash(path) for path in scope()}, indent=0))
     cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(children), *names]
     try:
-        subprocess.run(cmd, cwd=ROOT, check=True)
+        subprocess.run(cmd, cwd=ROOT, check=True, env=mutation_env())
     finally:
         save_state()
 

@@ -98,3 +98,22 @@ def test_the_locator_keys_kernels_of_simcore_only(tmp_path, monkeypatch):
     assert Path(locator.get_cache_path()) == tmp_path / f"numa_kernels-{digest[:16]}"
     assert locator.get_source_stamp() == digest
     assert KernelCacheLocator.from_function(_outside, __file__) is None
+
+
+def test_the_pools_rules_run_as_python_with_the_compiler_off():
+    """``NUMBA_DISABLE_JIT=1`` (a debugger; mutation runs, scripts/mutation.py) runs pool_kernels'
+    plain functions as Python: hand-derived scenarios pass on them, in a fresh process."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    tests = ["switch_costs", "round_robin_of_two_jobs", "rounding_remainder", "finishing_together", "home_pool_of_each"]
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_pools_model.py",
+                           "-k", " or ".join(tests), "-c", "pyproject.toml", "--rootdir", str(ROOT.parent)],
+                          cwd=ROOT.parent, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "8 passed" in done.stdout, done.stdout[-500:]
+    probe = "import numba; from simcore.models.pools import pool_kernels as K; print(type(K.head).__name__)"
+    kind = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout.split()[-1]
+    assert kind == "function"
