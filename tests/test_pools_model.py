@@ -647,3 +647,19 @@ def test_the_last_sampled_job_stops_the_run():
     last = max(s.done_at for s in run.jobs)
     assert run.system.engine.now == last and all(s.done_at > 0 for s in run.jobs)
     assert run.system.busy > 0
+
+
+def test_a_full_log_keeps_its_rows_and_says_how_many_it_could_not():
+    """A log of 2 rows on the round robin of two jobs (24 dispatches): the run is the same (24
+    switches), the first two rows are kept (A's INIT dispatched at 0 on CPU 0, then its end at 10,
+    logged before B's INIT takes the CPU), and reading the log says it holds 2 rows of the run's
+    more."""
+    system = make("no-spanning", processors=1, pool_size=1, mean_parallelism=1.0, **NO_OVERHEADS)
+    small = PoolSystem(system.engine, system.params, system.policy, [].append, log=2)
+    run_jobs(small, [job(0, 0.0), job(1, 5.0)])
+    assert small.switches == 24
+    with pytest.raises(RuntimeError, match="the log holds 2 rows and the run made"):
+        small.log_rows()
+    S = small.S
+    rows = S[len(S) - 2 * K.L_COLS:].reshape(2, K.L_COLS)
+    assert [(r[K.L_KIND], r[K.L_CPU], r[K.L_JOB], r[K.L_MASTER]) for r in rows] == [(K.DISPATCH, 0, 0, 1), (K.END, 0, 0, 1)]
