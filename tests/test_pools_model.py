@@ -663,3 +663,18 @@ def test_a_full_log_keeps_its_rows_and_says_how_many_it_could_not():
     S = small.S
     rows = S[len(S) - 2 * K.L_COLS:].reshape(2, K.L_COLS)
     assert [(r[K.L_KIND], r[K.L_CPU], r[K.L_JOB], r[K.L_MASTER]) for r in rows] == [(K.DISPATCH, 0, 0, 1), (K.END, 0, 0, 1)]
+
+
+def test_a_job_cut_off_by_the_end_of_the_run_is_neither_done_nor_running_threads():
+    """One processor, no overheads: A (0) and B (0.5) arrive; the run ends at 5, inside A's INIT
+    [0, 10), with B queued. Closing reports no job done; both are in INIT with no PARA thread
+    running and no end time."""
+    system = make("no-spanning", processors=1, pool_size=1, mean_parallelism=1.0, **NO_OVERHEADS)
+    states = []
+    for j in (job(0, 0.0), job(1, 0.5)):
+        system.engine.call(j.arrival, lambda jb: states.append(system.arrive(jb)), j)
+    system.engine.run(until=5.0)
+    system.close()
+    assert system.finished_jobs == []
+    assert [(s.phase, s.running, s.done_at, s.home) for s in states] == [(pool_system.INIT, 0, -1.0, 0)] * 2
+    assert [(p.active, p.waiting) for p in system.pools] == [(2, 1)]
