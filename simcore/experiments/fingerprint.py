@@ -86,18 +86,20 @@ def catalog_digest() -> str:
     return _digest({path.stem: machine_digest(str(path)) for path in files})
 
 
-def _machines_named(spec, overrides: dict | None) -> list[str]:
-    """The machines a spec's cells run on: its ``topology`` parameter and grid values."""
-    named = {spec.params(overrides).get("topology")} | set(spec.grid.get("topology") or [])
+def _machines_named(spec, params: dict) -> list[str]:
+    """The machines a spec's cells run on: its ``topology`` parameter (in ``params``, the spec's
+    with its preset and overrides) and grid values."""
+    named = {params.get("topology")} | set(spec.grid.get("topology") or [])
     return sorted(str(t) for t in named if t is not None)
 
 
-def topology_digest(spec, overrides: dict | None = None) -> str:
+def topology_digest(spec, overrides: dict | None = None, params: dict | None = None) -> str:
     """The ``topology`` part of a fingerprint: the machines the spec runs on (none for a model
     that runs on no machine of the catalog)."""
     if spec["model"] not in TOPOLOGY_MODELS:
         return _digest(None)
-    return _digest({t: machine_digest(t) for t in _machines_named(spec, overrides)})
+    params = spec.params(overrides) if params is None else params
+    return _digest({t: machine_digest(t) for t in _machines_named(spec, params)})
 
 
 # What the SAN package reads from outside it: corr05's generator takes the time slice from the
@@ -171,10 +173,11 @@ def _seed_digest(spec, root_seed: int) -> str:
 def simulation_fingerprint(spec, root_seed: int, overrides: dict | None = None) -> dict:
     """``{"hash": H, "parts": {part: hash}}`` of everything a spec's raw rows depend on: model,
     parameters (spec, preset and overrides), policies, grid, root seed, model code, topologies."""
+    params = spec.params(overrides)
     parts = {
-        "experiment": _digest(spec.id), "model": _digest(spec["model"]), "params": _digest(spec.params(overrides)),
+        "experiment": _digest(spec.id), "model": _digest(spec["model"]), "params": _digest(params),
         "policies": _digest(spec.policies), "grid": _digest(spec.grid), "seed": _seed_digest(spec, root_seed),
-        "code": _model_code(spec["model"]), "topology": topology_digest(spec, overrides),
+        "code": _model_code(spec["model"]), "topology": topology_digest(spec, overrides, params),
     }
     return {"hash": _digest(parts), "parts": parts}
 
