@@ -678,3 +678,13 @@ def test_a_job_cut_off_by_the_end_of_the_run_is_neither_done_nor_running_threads
     assert system.finished_jobs == []
     assert [(s.phase, s.running, s.done_at, s.home) for s in states] == [(pool_system.INIT, 0, -1.0, 0)] * 2
     assert [(p.active, p.waiting) for p in system.pools] == [(2, 1)]
+
+
+def test_the_run_reports_finished_jobs_in_the_order_they_finished():
+    """Three processors in one pool, no overheads: FINAL threads of jobs 0, 1, 2 (30, 20 and 10
+    units) start together at 0, so the jobs finish at 10 (job 2), 20 (1) and 30 (0); closing the
+    run hears of them in that order, not in the order they were made."""
+    system = make("no-spanning", processors=3, pool_size=3, mean_parallelism=1.0, **NO_OVERHEADS)
+    timeline(system, {"J0": (0.0, final_thread(0, 30.0)), "J1": (0.0, final_thread(1, 20.0)),
+                      "J2": (0.0, final_thread(2, 10.0))})
+    assert [(s.job.index, s.done_at) for s in system.finished_jobs] == [(2, 10.0), (1, 20.0), (0, 30.0)]
