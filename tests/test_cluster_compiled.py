@@ -1,5 +1,5 @@
 """The compiled cluster the model runs (simcore/models/cluster/compiled_cluster.py,
-cluster_kernels.py) against the Python model (``Cluster``, the reference: ``Cluster.compiled =
+the *_kernels.py modules) against the Python model (``Cluster``, the reference: ``Cluster.compiled =
 False``): the same runs, bit for bit, on the experiments' workloads and under every option and
 policy it runs; the rounds' recipients; and which runs go to which model. (Every scripted
 scenario of tests/test_cluster_behaviour.py runs on both too: tests/cluster_script.py.)"""

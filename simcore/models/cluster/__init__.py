@@ -3,8 +3,10 @@
 Modules: ``workload`` (job streams), ``cluster`` (machines, fair sharing, thrashing, migration),
 ``base`` (the policy interface, round robin), ``knowledge`` (Mosix's load vector), ``policies``
 (pvm, optimal), ``mosix`` (mosix, pvm-on-mosix), ``opportunity`` (enhanced-pvm, enhanced-mosix)
-and ``model`` (parameters, metrics, runs). The package imports the policy modules, which
-registers their classes; no policy module imports another.
+and ``model`` (parameters, metrics, runs); ``compiled_cluster`` runs the same rules compiled,
+from the ``*_kernels`` modules (``layout``, ``sharing``, ``knowledge``, ``mosix``, ``opportunity``,
+``run``). The package imports the policy modules, which registers their classes; no policy
+module imports another.
 """
 
 from simcore.models.cluster import mosix, opportunity, policies  # noqa: F401  (registers the policies)

@@ -1,0 +1,140 @@
+"""The opportunity cost (Amir et al., sections 3-4): enhanced-pvm's placement and enhanced-mosix's
+reassignment, compiled; the rules are stated in ``opportunity.py``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import jit_module
+
+from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.models.cluster import knowledge_kernels as K
+from simcore.models.cluster import layout_kernels as L
+from simcore.models.cluster import sharing_kernels as S
+from simcore.models.cluster.layout_kernels import (
+    MF_MEM, MF_SPEED, MF_USED, M_COLS, M_FIRST, M_NPIN, M_NPROC, M_VN, OF_PF, OF_PR, OF_VL, OF_VM, O_MI, O_MV,
+    O_PI, O_VS, PF_CBOUND, PF_CCOST, PF_COLS, PF_HLOAD, PF_HMEM, PF_MEMORY, PF_PLACED, P_COLS, P_CTOKEN,
+    P_NEXT, P_TOKEN, Y_GREEDY, Y_N, Y_RUNNING, Y_VSTRIDE, Z_BOUND, Z_CTAU, Z_FACTOR, Z_LOGBASE, Z_MAXLOAD,
+    Z_RESID)
+
+
+def _exp(x):
+    return math.exp(x if x < 700.0 else 700.0)
+
+
+def observe(CI, CF):
+    """``CostModel.observe``: ``L``, the power of two above the largest load, seen so far or now."""
+    if CI[Y_RUNNING]:
+        lo = CF[Z_MAXLOAD]
+    else:
+        lo = S.load(0, CI, CF)
+        for m in range(1, CI[Y_N]):
+            here = S.load(m, CI, CF)
+            if here > lo:
+                lo = here
+    if lo >= CF[Z_BOUND] or not CI[Y_RUNNING]:
+        CF[Z_BOUND] = 2.0 ** (math.floor(math.log2(lo)) + 1) if lo > 0 else 1.0
+
+
+def marginal(m, used, lo, memory, CI, CF):
+    """``CostModel.marginal``."""
+    lb, cap, bound, tau = CF[Z_LOGBASE], CF[L.fmachine(m, CI) + MF_MEM], CF[Z_BOUND], CF[Z_CTAU]
+    mem = _exp(lb * (used + memory) / cap) - _exp(lb * used / cap)
+    before, after = lo, lo + 1.0 / CF[L.fmachine(m, CI) + MF_SPEED]
+    if used > cap:
+        before *= tau
+    if used + memory > cap:
+        after *= tau
+    cpu = _exp(lb * after / bound) - _exp(lb * before / bound)
+    return mem + cpu
+
+
+def prices(m, used, lo, k, CI, CF):
+    """``CostModel.prices`` of machine ``m`` into slot ``k`` of the scratch block."""
+    lb, cap, bound, tau = CF[Z_LOGBASE], CF[L.fmachine(m, CI) + MF_MEM], CF[Z_BOUND], CF[Z_CTAU]
+    before, after = lo, lo + 1.0 / CF[L.fmachine(m, CI) + MF_SPEED]
+    if used > cap:
+        before *= tau
+    start = _exp(lb * before / bound)
+    pr = CI[OF_PR] + 5 * k
+    CF[pr], CF[pr + 1], CF[pr + 2] = cap, used, _exp(lb * used / cap)
+    CF[pr + 3], CF[pr + 4] = _exp(lb * after / bound) - start, _exp(lb * (after * tau) / bound) - start
+
+
+def cheapest(n_prices, memory, CI, CF):
+    """``opportunity.cheapest`` over the scratch block's first ``n_prices`` slots: (the slot of least
+    marginal cost, that cost)."""
+    lb = CF[Z_LOGBASE]
+    best, best_cost = -1, math.inf
+    for k in range(n_prices):
+        pr = CI[OF_PR] + 5 * k
+        used = CF[pr + 1] + memory
+        x = lb * used / CF[pr]
+        cost = (math.exp(x if x < 700.0 else 700.0) - CF[pr + 2]) + (CF[pr + 4] if used > CF[pr] else CF[pr + 3])
+        if best < 0 or cost < best_cost:
+            best, best_cost = k, cost
+    return best, best_cost
+
+
+def least_cost(p, CI, CF):
+    """``opportunity.least_cost``: the machine where ``p`` adds the least cost, on the exact state."""
+    memory = CF[L.fproc(p, CI) + PF_MEMORY]
+    best, best_cost = 0, math.inf
+    for m in range(CI[Y_N]):
+        cost = marginal(m, CF[L.fmachine(m, CI) + MF_USED], S.load(m, CI, CF), memory, CI, CF)
+        if cost < best_cost:
+            best, best_cost = m, cost
+    return best
+
+
+def cost_here(m, p, gone, gone_mem, CI, CF):
+    """``EnhancedMosix._cost_here``: now without the ``gone`` processes the scan sends away
+    (greedy), or when placed (stability; kept while ``L`` stays)."""
+    pf, pb = L.fproc(p, CI), L.proc(p, CI)
+    mf = L.fmachine(m, CI)
+    memory = CF[pf + PF_MEMORY]
+    if CI[Y_GREEDY]:
+        rest = CI[L.machine(m, CI) + M_NPROC] - gone - 1
+        return marginal(m, CF[mf + MF_USED] - gone_mem - memory, rest / CF[mf + MF_SPEED], memory, CI, CF)
+    if CI[pb + P_CTOKEN] != CI[pb + P_TOKEN] or CF[pf + PF_CBOUND] != CF[Z_BOUND]:
+        CF[pf + PF_CCOST] = marginal(m, CF[pf + PF_HMEM], CF[pf + PF_HLOAD], memory, CI, CF)
+        CI[pb + P_CTOKEN], CF[pf + PF_CBOUND] = CI[pb + P_TOKEN], CF[Z_BOUND]
+    return CF[pf + PF_CCOST]
+
+
+def reassign(now, CI, CF):
+    """``EnhancedMosix._reassign``: each machine's processes old enough to move, against the
+    machines it knows: the moves, into the block O_MV; returns how many (they are made after the
+    scan, ``run_kernels.reassign``)."""
+    n, V = CI[Y_N], CI[Y_VSTRIDE]
+    factor = 1.0 if CI[Y_GREEDY] else CF[Z_FACTOR]
+    mi, pi, pf, mv = CI[O_MI], CI[O_PI], CI[OF_PF], CI[O_MV]
+    nmoves = 0
+    for m in range(n):
+        vn = CI[mi + m * M_COLS + M_VN]
+        if not vn or CI[mi + m * M_COLS + M_NPROC] - CI[mi + m * M_COLS + M_NPIN] == 0:
+            continue
+        vs, vl, vm = CI[O_VS] + m * V, CI[OF_VL] + m * V, CI[OF_VM] + m * V
+        built = False
+        gone, gone_mem = 0, 0.0
+        p = CI[mi + m * M_COLS + M_FIRST]
+        while p >= 0:
+            if now - CF[pf + p * PF_COLS + PF_PLACED] >= CF[Z_RESID]:
+                if not built:
+                    for k in range(vn):
+                        prices(CI[vs + k], CF[vm + k], CF[vl + k], k, CI, CF)
+                    built = True
+                k, cost = cheapest(vn, CF[pf + p * PF_COLS + PF_MEMORY], CI, CF)
+                if cost_here(m, p, gone, gone_mem, CI, CF) > factor * cost:
+                    target = CI[vs + k]
+                    CI[mv + 2 * nmoves], CI[mv + 2 * nmoves + 1] = p, target
+                    nmoves += 1
+                    gone, gone_mem = gone + 1, gone_mem + CF[pf + p * PF_COLS + PF_MEMORY]
+                    K.moved(m, target, p, CI, CF)
+                    prices(target, CF[vm + k], CF[vl + k], k, CI, CF)
+            p = CI[pi + p * P_COLS + P_NEXT]
+    return nmoves
+
+
+jit_module(nopython=True, cache=True)

@@ -1,0 +1,144 @@
+"""Fair sharing of a machine among its processes, with thrashing: the compiled rules (the one
+implementation).
+
+Each of the ``L`` processes on machine ``i`` progresses at ``speed_i / L_eff`` CPU seconds (of a
+speed-1.0 machine) per second, where ``L_eff = L`` while the memory in use fits the machine and
+``L * thrashing_factor`` once it does not. Processor sharing is event-driven: per machine a
+virtual clock holds the service attained by every resident process, each process finishes when
+the clock reaches its finish tag (a heap keyed (tag, token)), and one timer waits for the least
+tag. Any change of a machine's process set (hence of its rate) advances the clock and re-arms
+that timer. A process that leaves keeps its remaining demand.
+
+A machine's processes are a list in the order they joined it (what the policies scan).
+"""
+
+from __future__ import annotations
+
+from numba import jit_module
+
+from simcore.core import calendar_kernels as C
+from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.models.cluster import layout_kernels as L
+from simcore.models.cluster.layout_kernels import (
+    MF_MEM, MF_RATE, MF_SPEED, MF_STAMP, MF_THRASH, MF_USED, MF_VCLOCK, MF_WORK, M_FIRST, M_HN, M_LAST,
+    M_NPROC, OF_PF, O_HEAP, O_PI, PF_COLS, PF_COMPL, PF_FINV, PF_HLOAD, PF_HMEM, PF_MEMORY, PF_PLACED,
+    PF_REMAIN, P_COLS, P_DONE, P_ENDED, P_MACHINE, P_NEXT, P_PREV, P_TOKEN, TIE, Y_NDONE, Y_T, Y_TOKENS,
+    Z_MAXLOAD, Z_TAU)
+
+
+def load(m, CI, CF):
+    """Machine ``m``'s load: resident processes per unit of speed."""
+    return CI[L.machine(m, CI) + M_NPROC] / CF[L.fmachine(m, CI) + MF_SPEED]
+
+
+def advance(m, now, CI, CF):
+    """Machine ``m``'s virtual clock, work and thrashed time brought to ``now``."""
+    mf = L.fmachine(m, CI)
+    n = CI[L.machine(m, CI) + M_NPROC]
+    if n and now > CF[mf + MF_STAMP]:
+        dv = (now - CF[mf + MF_STAMP]) * CF[mf + MF_RATE]
+        CF[mf + MF_VCLOCK] += dv
+        CF[mf + MF_WORK] += dv * n
+        if CF[mf + MF_USED] > CF[mf + MF_MEM]:
+            CF[mf + MF_THRASH] += now - CF[mf + MF_STAMP]
+    CF[mf + MF_STAMP] = now
+
+
+def refresh(m, now, CI, CF):
+    """Machine ``m``'s per-process rate, and its completion timer at the least tag."""
+    mb, mf = L.machine(m, CI), L.fmachine(m, CI)
+    L.cancel(m, CI, CF)
+    n = CI[mb + M_NPROC]
+    if n == 0:
+        CF[mf + MF_RATE] = 0.0
+        return
+    CF[mf + MF_RATE] = CF[mf + MF_SPEED] / (n * CF[Z_TAU] if CF[mf + MF_USED] > CF[mf + MF_MEM] else n)
+    top = CI[CI[O_HEAP] + m * CI[Y_T]]
+    d = CF[L.fproc(top, CI) + PF_FINV] - CF[mf + MF_VCLOCK]
+    delay = (0.0 if 0.0 > d else d) / CF[mf + MF_RATE]
+    L.set_timer(m, now + delay, CI, CF)
+
+
+def drop(m, p, CI, CF):
+    """Take ``p`` off machine ``m``'s list, heap and memory (the process is not pinned: the compiled
+    model has no background ones)."""
+    mb, mf, pb, pi = L.machine(m, CI), L.fmachine(m, CI), L.proc(p, CI), CI[O_PI]
+    prev, nxt = CI[pb + P_PREV], CI[pb + P_NEXT]
+    if prev >= 0:
+        CI[pi + prev * P_COLS + P_NEXT] = nxt
+    else:
+        CI[mb + M_FIRST] = nxt
+    if nxt >= 0:
+        CI[pi + nxt * P_COLS + P_PREV] = prev
+    else:
+        CI[mb + M_LAST] = prev
+    CI[mb + M_NPROC] -= 1
+    C.remove(p, L.tags(m, CI), CI, CF)
+    CF[mf + MF_USED] = CF[mf + MF_USED] - CF[L.fproc(p, CI) + PF_MEMORY] if CI[mb + M_NPROC] else 0.0
+    CI[pb + P_TOKEN] = -1
+    CI[pb + P_MACHINE] = -1
+
+
+def enter(p, m, now, CI, CF):
+    """``p`` joins machine ``m`` with its remaining demand, last of its list; the machine's rate
+    and completion timer follow."""
+    mb, mf, pb, pf = L.machine(m, CI), L.fmachine(m, CI), L.proc(p, CI), L.fproc(p, CI)
+    advance(m, now, CI, CF)
+    CI[Y_TOKENS] += 1
+    CI[pb + P_TOKEN], CI[pb + P_MACHINE], CF[pf + PF_PLACED] = CI[Y_TOKENS], m, now
+    CF[pf + PF_HMEM], CF[pf + PF_HLOAD] = CF[mf + MF_USED], load(m, CI, CF)
+    CF[pf + PF_FINV] = CF[mf + MF_VCLOCK] + CF[pf + PF_REMAIN]
+    last = CI[mb + M_LAST]                       # the machine's dict: the newest last
+    CI[pb + P_PREV], CI[pb + P_NEXT] = last, -1
+    if last >= 0:
+        CI[L.proc(last, CI) + P_NEXT] = p
+    else:
+        CI[mb + M_FIRST] = p
+    CI[mb + M_LAST] = p
+    CI[mb + M_NPROC] += 1
+    C.push(p, L.tags(m, CI), CI, CF)
+    CF[mf + MF_USED] += CF[pf + PF_MEMORY]
+    here = load(m, CI, CF)
+    if here > CF[Z_MAXLOAD]:
+        CF[Z_MAXLOAD] = here
+    refresh(m, now, CI, CF)
+
+
+def leave(p, now, CI, CF):
+    """``p`` leaves its machine, keeping its remaining demand; returns the machine."""
+    m = CI[L.proc(p, CI) + P_MACHINE]
+    advance(m, now, CI, CF)
+    pf = L.fproc(p, CI)
+    d = CF[pf + PF_FINV] - CF[L.fmachine(m, CI) + MF_VCLOCK]
+    CF[pf + PF_REMAIN] = 0.0 if 0.0 > d else d
+    drop(m, p, CI, CF)
+    refresh(m, now, CI, CF)
+    return m
+
+
+def retire(m, now, CI, CF):
+    """Machine ``m``'s completion timer fired: every process whose tag lies within ``TIE``
+    (relative, absolute below 1) of the least tag completes, in tag order; returns how many."""
+    mb, mf, pf = L.machine(m, CI), L.fmachine(m, CI), CI[OF_PF]
+    base = CI[O_HEAP] + m * CI[Y_T]
+    tag = CF[pf + CI[base] * PF_COLS + PF_FINV]
+    CF[mf + MF_WORK] += (tag - CF[mf + MF_VCLOCK]) * CI[mb + M_NPROC]
+    if CF[mf + MF_USED] > CF[mf + MF_MEM]:
+        CF[mf + MF_THRASH] += now - CF[mf + MF_STAMP]
+    CF[mf + MF_VCLOCK], CF[mf + MF_STAMP] = tag, now
+    limit = tag + TIE * max(1.0, abs(tag))
+    done = 0
+    while CI[mb + M_HN] and CF[pf + CI[base] * PF_COLS + PF_FINV] <= limit:
+        p = CI[base]
+        drop(m, p, CI, CF)
+        CF[pf + p * PF_COLS + PF_REMAIN] = 0.0
+        CF[pf + p * PF_COLS + PF_COMPL] = now
+        CI[L.proc(p, CI) + P_DONE] = CI[Y_NDONE]
+        CI[L.proc(p, CI) + P_ENDED] = m
+        CI[Y_NDONE] += 1
+        done += 1
+    refresh(m, now, CI, CF)
+    return done
+
+
+jit_module(nopython=True, cache=True)
