@@ -28,7 +28,7 @@ from simcore.core.engine import Engine
 from simcore.models.cluster import full_params, simulate
 from simcore.models.cluster.base import Policy
 from simcore.models.cluster.cluster import Cluster, Machine, Proc
-from simcore.models.cluster.compiled_cluster import CompiledCluster
+from simcore.models.cluster.system import ClusterSystem
 from simcore.models.cluster.workload import BackgroundSpec, ProcSpec, Workload
 
 BIG = 1000.0  # memory (MB) that no scenario comes near
@@ -68,7 +68,7 @@ class ScriptedStreams:
 def run(machines, procs, policy="mosix", rng: ScriptedRng | None = None, background=(), **params):
     """Simulate ``policy`` on the listed machines and processes (and background processes given as
     ``(machine, seed, max_period)``); the Result of the Python model, after the same scenario on the
-    compiled cluster (where it can run it) gave the same completions, migrations and metrics."""
+    compiled cluster gave the same completions, migrations and metrics."""
     groups = [{"name": f"m{i}", "count": 1, "speed": s, "memory_mb": mem} for i, (s, mem) in enumerate(machines)]
     full = full_params({"machines": groups, **params})
     workload = Workload(tuple(ProcSpec(i, i, float(a), float(d), float(m), h, True)
@@ -82,10 +82,10 @@ def run(machines, procs, policy="mosix", rng: ScriptedRng | None = None, backgro
         fast = simulate(full, workload, policy, ScriptedStreams(untouched))
     finally:
         Cluster.compiled = compiled
-    if isinstance(fast.cluster, CompiledCluster):
-        assert [(p.pid, p.completion, p.migrations) for p in fast.procs] == \
-               [(p.pid, p.completion, p.migrations) for p in result.procs]
-        assert fast.metrics == result.metrics
+    assert isinstance(fast.cluster, ClusterSystem)
+    assert [(p.pid, p.completion, p.migrations) for p in fast.procs] == \
+           [(p.pid, p.completion, p.migrations) for p in result.procs]
+    assert fast.metrics == result.metrics
     return result
 
 

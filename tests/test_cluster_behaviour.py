@@ -1248,15 +1248,16 @@ def test_knowledge_recipients_are_the_window_smallest_keys_round_by_round():
     assert [[sorted(to) for to in knowledge._recipients()] for _ in range(3)] == [r0, r1, r0]
 
 
-def test_background_pids_are_distinct_negatives(monkeypatch):
+def test_background_pids_are_distinct_negatives():
     """Foreground pids count from 0, so background processes (two on machine 0 here) take distinct
-    negative pids, never shared with a foreground process. Their start is stubbed out: the lone
-    foreground process (demand 4, speed 1) still ends at 4."""
-    pids = []
-    monkeypatch.setattr(Background, "start", lambda self: pids.append(self.pid))
-    result = run([(1.0, BIG)], [(0, 4, 0, 0)], "pvm", background=((0, 1, 5.0), (0, 2, 5.0)))
-    assert completions(result) == {0: 4.0}
-    assert len(set(pids)) == 2 and all(pid < 0 for pid in pids)
+    negative pids, never shared with a foreground process: on the machine before the first
+    arrival, in the order they started."""
+    seen = []
+    full = full_params({"machines": [{"name": "m", "count": 1, "speed": 1.0, "memory_mb": BIG}]})
+    workload = Workload((ProcSpec(0, 0, 0.0, 4.0, 0.0, 0, True),), (BackgroundSpec(0, 1, 5.0), BackgroundSpec(0, 2, 5.0)))
+    simulate(full, workload, "pvm", ScriptedStreams(ScriptedRng()),
+             attach=lambda engine, cluster: seen.append(list(cluster.machines[0].procs)))
+    assert seen == [[-1, -2]]
 
 
 def test_a_process_that_never_completes_is_reported(monkeypatch):

@@ -1,5 +1,5 @@
-"""The compiled cluster the model runs (simcore/models/cluster/compiled_cluster.py,
-the *_kernels.py modules) against the Python model (``Cluster``, the reference: ``Cluster.compiled =
+"""The compiled cluster the model runs (simcore/models/cluster/system.py and the *_kernels.py
+modules) against the Python model (``Cluster``, the reference: ``Cluster.compiled =
 False``): the same runs, bit for bit, on the experiments' workloads and under every option and
 policy it runs; the rounds' recipients; and which runs go to which model. (Every scripted
 scenario of tests/test_cluster_behaviour.py runs on both too: tests/cluster_script.py.)"""
@@ -16,7 +16,7 @@ from simcore.experiments import load_spec
 from simcore.models import registry
 from simcore.models.cluster import full_params, simulate
 from simcore.models.cluster.cluster import Cluster
-from simcore.models.cluster.compiled_cluster import CompiledCluster
+from simcore.models.cluster.system import ClusterSystem
 from simcore.models.cluster.knowledge import Knowledge
 from simcore.models.cluster.model import make_workload, monitor_replication
 from simcore.models.cluster.mosix import Mosix
@@ -43,7 +43,7 @@ def _same(ref: dict, fast: dict) -> None:
     (events included) and every machine's work and time thrashing, equal to the bit."""
     for policy, a in ref.items():
         b = fast[policy]
-        assert type(b.cluster) is CompiledCluster, policy
+        assert type(b.cluster) is ClusterSystem, policy
         assert [(p.pid, p.completion, p.migrations) for p in b.procs] == \
                [(p.pid, p.completion, p.migrations) for p in a.procs]
         assert b.metrics == a.metrics
@@ -104,21 +104,36 @@ def test_a_migration_with_a_cost_arrives_late_on_the_compiled_cluster(monkeypatc
     assert fast["mosix"].metrics["migrations"] > 0
 
 
-def test_pvm_on_mosix_runs_compiled(monkeypatch):
-    """barak96's Table 1 policies: optimal on the Python model, the three others compiled."""
-    spec, params = _setup("barak96-table1", 5)
-    streams = Streams(replication_seed(7, "barak96-table1", 5, 0))
-    workload = make_workload(params, streams)
-    out = {}
-    for compiled in (False, True):
-        monkeypatch.setattr(Cluster, "compiled", compiled)
-        out[compiled] = {p: simulate(params, workload, p, streams) for p in spec.policies}
-    assert type(out[True]["optimal"].cluster) is Cluster
-    _same({p: r for p, r in out[False].items() if p != "optimal"}, out[True])
+def test_optimal_and_pvm_on_mosix_run_compiled(monkeypatch):
+    """barak96's Table 1 policies: optimal (a policy deciding in Python on the compiled cluster)
+    and the three others, as on the Python model."""
+    _compare("barak96-table1", 5, monkeypatch)
+
+
+@pytest.mark.parametrize("cell, period", [(1, None), (4, None), (1, 1.0)])
+def test_background_processes_run_compiled(monkeypatch, cell, period):
+    """barak96's background processes (pinned, bursts and idle periods of their own draws) on
+    the compiled cluster, as on the Python model; with short periods each uses several batches
+    of 64 draws."""
+    refills = []
+    monkeypatch.setattr(ClusterSystem, "_refill", lambda self, CI, CF, b, f=ClusterSystem._refill: (
+        refills.append(b), f(self, CI, CF, b))[1])
+    overrides = {} if period is None else {"background_max_period": period}
+    spec, params = _setup("barak96-fig3", cell, **overrides)
+    assert params["background_procs"] > 0
+    _compare("barak96-fig3", cell, monkeypatch, **overrides)
+    batches = len(refills) / len(spec.policies)
+    assert batches > (params["background_procs"] if period else 0)
+
+
+def test_mosix_random_first_placement_runs_compiled(monkeypatch):
+    """Mosix's 'random' first placement: the policy's draws in Python, the rest compiled."""
+    _compare("amir-table2", 0, monkeypatch, policies=["mosix"], mosix_initial="random")
 
 
 class _Lazybones(Mosix):
-    """A Mosix that never moves anything: its rule is not one the kernels know."""
+    """A Mosix that never moves anything: a policy the kernels do not know (its class), run on
+    its Python hooks."""
 
     name = "test-lazybones"
 
@@ -126,31 +141,28 @@ class _Lazybones(Mosix):
         return None
 
 
-def test_what_the_kernels_do_not_know_runs_on_the_python_model(monkeypatch):
-    """Background processes, a monitor, Mosix's random first placement, a policy the kernels do
-    not know (its own rule applied: nothing moves), and ``Cluster.compiled = False`` all run on
-    the Python model."""
+def test_a_policy_the_kernels_do_not_know_runs_on_its_python_hooks(monkeypatch):
+    """A policy of another class runs on the compiled cluster through its Python hooks: its own
+    rule applied, nothing moves; its rounds run as its Python timers."""
     monkeypatch.setattr(Cluster, "compiled", True)
-    spec, params = _setup("barak96-fig3", 1)
-    streams = Streams(replication_seed(7, "barak96-fig3", 1, 0))
-    workload = make_workload(params, streams)
-    assert workload.background and type(simulate(params, workload, "mosix", streams).cluster) is Cluster
     spec, params = _setup("amir-table2", 0)
     streams = Streams(replication_seed(7, "amir-table2", 0, 0))
     workload = make_workload(params, streams)
-    assert type(simulate(params, workload, "mosix", streams).cluster) is CompiledCluster
-    random_first = full_params({**params, "mosix_initial": "random"})
-    assert type(simulate(random_first, workload, "mosix", streams).cluster) is Cluster
     monkeypatch.setitem(registry._POLICIES, ("cluster", _Lazybones.name), _Lazybones)
     lazy = simulate(params, workload, _Lazybones.name, streams)
-    assert type(lazy.cluster) is Cluster and lazy.metrics["migrations"] == 0
-    seen = []
-    monkeypatch.setattr(Cluster, "expect", lambda self, procs: seen.append(type(self)))
-    monitor_replication(params, "mosix", Streams(replication_seed(7, "m", 0, 0)), 10.0, 50.0)
-    assert seen == [Cluster]
-    monkeypatch.undo()
-    monkeypatch.setattr(Cluster, "compiled", False)
-    assert type(simulate(params, workload, "mosix", streams).cluster) is Cluster
+    assert type(lazy.cluster) is ClusterSystem and lazy.metrics["migrations"] == 0
+    assert len(lazy.procs) == len(workload.procs)
+
+
+def test_a_monitor_samples_the_compiled_cluster(monkeypatch):
+    """A monitored replication runs on the compiled cluster and samples the same counts as on the
+    Python model."""
+    spec, params = _setup("amir-table2", 0)
+    tables = []
+    for compiled in (False, True):
+        monkeypatch.setattr(Cluster, "compiled", compiled)
+        tables.append(monitor_replication(params, "mosix", Streams(replication_seed(7, "m", 0, 0)), 10.0, 200.0))
+    assert tables[0].equals(tables[1]) and len(tables[1]) > 20
 
 
 def test_the_rounds_recipients_are_the_python_models():

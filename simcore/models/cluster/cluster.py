@@ -124,8 +124,10 @@ class Cluster:
         """True once every foreground process has completed."""
         return self.unfinished == 0
 
-    def expect(self, procs) -> None:
-        """The workload's processes, before the first arrives (nothing to do here)."""
+    def expect(self, procs, background=()) -> None:
+        """The workload's processes, before the first arrives: the background processes start."""
+        for k, spec in enumerate(background):
+            Background(self, spec, -1 - k).start()
 
     def remaining(self, proc: Proc) -> float:
         """Remaining demand of a resident process now."""

@@ -24,15 +24,17 @@ from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file
 
 TIE = 1e-9                     # relative tolerance under which finish tags count as simultaneous
 NORMAL = 1
-PVM, ENHANCED_PVM, MOSIX, ENHANCED_MOSIX = 0, 1, 2, 3
+PVM, ENHANCED_PVM, MOSIX, ENHANCED_MOSIX, PYTHON = 0, 1, 2, 3, 4   # PYTHON: the policy decides in Python
+NEED_ROUNDS, NEED_DRAWS, NEED_HOOK = 1, 2, 3   # why drain returned early (CI[Y_NEED])
 
 # the header of CI: run-wide values and counters ...
 (Y_EID, Y_FIRED, Y_STOP, Y_STOPE, Y_UNFIN, Y_N, Y_T, Y_POLICY, Y_RR_INIT, Y_RR, Y_TOKENS, Y_MIGR, Y_HN,
- Y_WINDOW, Y_RLEFT, Y_RNEXT, Y_NEED, Y_LAZY, Y_GREEDY, Y_RUNNING, Y_NDONE, Y_VSTRIDE) = range(22)
+ Y_WINDOW, Y_RLEFT, Y_RNEXT, Y_NEED, Y_LAZY, Y_GREEDY, Y_RUNNING, Y_NDONE, Y_VSTRIDE, Y_NP, Y_BLOW,
+ Y_HOOKM) = range(25)
 # ... and the offsets of the blocks of CI (O_*) and of CF (OF_*)
-O_MI, O_PI, O_HEAP, O_VS, O_R, O_CI, O_H, O_MV = range(22, 30)
-OF_MF, OF_PF, OF_VL, OF_VM, OF_CT, OF_PR = range(30, 36)
-Y_SIZE = 36
+O_MI, O_PI, O_HEAP, O_VS, O_R, O_CI, O_H, O_MV, O_DONE = range(25, 34)
+OF_MF, OF_PF, OF_VL, OF_VM, OF_CT, OF_PR, OF_BD = range(34, 41)
+Y_SIZE = 41
 # the header of CF
 (Z_STOPT, Z_TAU, Z_MAXLOAD, Z_INTERVAL, Z_PERIOD, Z_RESID, Z_THRESH, Z_MTHRESH, Z_COST, Z_LOGBASE, Z_BOUND,
  Z_CTAU, Z_FACTOR) = range(13)
@@ -46,33 +48,41 @@ MF_SPEED, MF_MEM, MF_USED, MF_VCLOCK, MF_STAMP, MF_RATE, MF_WORK, MF_THRASH, MF_
 MF_COLS = 11
 # per process (block O_PI): machine (-1: none), placement token, next and previous on its machine,
 # position in its machine's heap, migrations, home, the token of its stability cost, where a
-# delayed migration goes, its place among the completions, the machine it completed on
-P_MACHINE, P_TOKEN, P_NEXT, P_PREV, P_HPOS, P_MIGR, P_HOME, P_CTOKEN, P_TARGET, P_DONE, P_ENDED = range(11)
-P_COLS = 11
+# delayed migration goes, its place among the completions, the machine it completed on, pinned
+# (a background process), the next of its draws (a background process)
+(P_MACHINE, P_TOKEN, P_NEXT, P_PREV, P_HPOS, P_MIGR, P_HOME, P_CTOKEN, P_TARGET, P_DONE, P_ENDED, P_PINNED,
+ P_DRAW) = range(13)
+P_COLS = 13
 # per process (block OF_PF)
 (PF_ARRIVAL, PF_MEMORY, PF_FINV, PF_REMAIN, PF_PLACED, PF_HMEM, PF_HLOAD, PF_COMPL, PF_CBOUND,
  PF_CCOST) = range(10)
 PF_COLS = 10
 # the calendar: slot s keyed (CF[OF_CT + s], prio, insertion number), with its position in the heap
-# (block O_H; -1: not set) in block O_CI
+# (block O_H; -1: not set) in block O_CI. Slots: the completion timers of machines 0..n-1, the
+# Mosix wake-ups n..2n-1, the information round 2n, then per process p the slot 2n+1+p: its
+# delayed migration (foreground) or the end of its idle period (background)
 C_PRIO, C_EID, C_POS = 0, 1, 2
 C_COLS = 3
 ROUNDS = 64                    # rounds of recipients drawn at a time (knowledge.Knowledge.batch)
+DRAWS = 64                     # a background process's draws handed over at a time (its batch)
 
 
-def layout(n, T, window, head):
-    """The blocks' offsets for ``n`` machines, ``T`` processes and a view of ``window`` machines,
-    written into ``head`` (the header of CI: O_* and OF_*); returns the sizes of CI and CF."""
-    slots = 2 * n + 1 + T
+def layout(n, T, B, window, head):
+    """The blocks' offsets for ``n`` machines, ``T`` foreground and ``B`` background processes and a
+    view of ``window`` machines, written into ``head`` (the header of CI: O_* and OF_*); returns
+    the sizes of CI and CF."""
+    P = T + B
+    slots = 2 * n + 1 + P
     W = max(window, 1)
     at = Y_SIZE
-    for key, size in ((O_MI, n * M_COLS), (O_PI, T * P_COLS), (O_HEAP, n * max(T, 1)), (O_VS, n * (W + 1)),
-                      (O_R, ROUNDS * n * W), (O_CI, slots * C_COLS), (O_H, slots), (O_MV, 2 * max(T, 1))):
+    for key, size in ((O_MI, n * M_COLS), (O_PI, P * P_COLS), (O_HEAP, n * max(P, 1)), (O_VS, n * (W + 1)),
+                      (O_R, ROUNDS * n * W), (O_CI, slots * C_COLS), (O_H, slots), (O_MV, 2 * max(T, 1)),
+                      (O_DONE, max(P, 1))):
         head[key] = at
         at += size
     fat = Z_SIZE
-    for key, size in ((OF_MF, n * MF_COLS), (OF_PF, T * PF_COLS), (OF_VL, n * (W + 1)), (OF_VM, n * (W + 1)),
-                      (OF_CT, slots), (OF_PR, 5 * W)):
+    for key, size in ((OF_MF, n * MF_COLS), (OF_PF, P * PF_COLS), (OF_VL, n * (W + 1)), (OF_VM, n * (W + 1)),
+                      (OF_CT, slots), (OF_PR, 5 * W), (OF_BD, B * DRAWS)):
         head[key] = fat
         fat += size
     return at, fat
@@ -125,7 +135,7 @@ def set_timer_with(s, t, eid, CI, CF):
 def tags(m, CI):
     """Machine ``m``'s finish tags: a heap of its processes keyed (tag, token)."""
     pi = CI[O_PI]
-    return (machine(m, CI) + M_HN, CI[O_HEAP] + m * CI[Y_T], pi + P_HPOS, P_COLS, CI[OF_PF] + PF_FINV, PF_COLS,
+    return (machine(m, CI) + M_HN, CI[O_HEAP] + m * CI[Y_NP], pi + P_HPOS, P_COLS, CI[OF_PF] + PF_FINV, PF_COLS,
             pi + P_TOKEN, pi + P_TOKEN, P_COLS)
 
 

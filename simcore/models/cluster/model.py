@@ -15,7 +15,7 @@ from simcore.core.rng import Streams
 from simcore.errors import InputError
 from simcore.models import Metric, Parameter, with_defaults
 from simcore.models.cluster import workload as wl
-from simcore.models.cluster.cluster import Background, Cluster, Proc, expand_machines
+from simcore.models.cluster.cluster import Cluster, Proc, expand_machines
 from simcore.vocabulary.domains import (COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, Choice, Real,
                                     Structured, records)
 from simcore.models.registry import get_policy, with_hyperparameters
@@ -99,13 +99,11 @@ def simulate(params: dict, workload: wl.Workload, policy: str, streams: Streams,
     machines = expand_machines(params["machines"])
     impl = get_policy("cluster", policy)(params, streams.fresh(f"policy:{policy}"))
     done: list[Proc] = []
-    cls = cluster_class(impl, params, workload.background or attach is not None)
+    cls = cluster_class()
     cluster = cls(engine, machines, params["thrashing_factor"], impl, done.append)
     cluster.unfinished = len(workload.procs)
     impl.start(cluster)
-    for k, spec in enumerate(workload.background):
-        Background(cluster, spec, -1 - k).start()
-    cluster.expect(workload.procs)
+    cluster.expect(workload.procs, workload.background)
     groups = workload.arrival_groups()
 
     def arrive(g: int) -> None:
@@ -124,17 +122,14 @@ def simulate(params: dict, workload: wl.Workload, policy: str, streams: Streams,
     return Result(measure(done, params, cluster, engine), done, cluster)
 
 
-def cluster_class(policy, params: dict, python: bool):
-    """The compiled cluster (``compiled_cluster.CompiledCluster``) when it can run ``policy`` with
-    ``params`` and nothing asks for the Python model (``python``: background processes, a
-    monitor), unless ``Cluster.compiled`` is off or numba is missing; else the Python model."""
-    if python or not Cluster.compiled:
+def cluster_class():
+    """The cluster the model runs (``system.ClusterSystem``, the compiled rules), unless
+    ``Cluster.compiled`` is off: then the Python model."""
+    if not Cluster.compiled:
         return Cluster
-    try:
-        from simcore.models.cluster.compiled_cluster import CompiledCluster
-    except ImportError:
-        return Cluster
-    return CompiledCluster if CompiledCluster.runs(policy) else Cluster
+    from simcore.models.cluster.system import ClusterSystem
+
+    return ClusterSystem
 
 
 def measure(done: list[Proc], params: dict, cluster: Cluster, engine: Engine) -> dict[str, float]:

@@ -70,6 +70,11 @@ class Mosix(Policy):
         self.migration_cost = float(self.hp["migration_cost"])
 
     @property
+    def assigns_in_python(self) -> bool:
+        """Whether this policy places processes in Python (its own draw, 'random')."""
+        return self.initial == "random"
+
+    @property
     def initial(self) -> str:
         """Where a process starts: 'home', 'random' or 'round-robin'."""
         return self.hp["mosix_initial"]

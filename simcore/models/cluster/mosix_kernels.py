@@ -12,8 +12,8 @@ from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster import sharing_kernels as S
 from simcore.models.cluster.layout_kernels import (
     MF_ALERT, MF_COLS, MF_DUE, MF_MEM, MF_PHASE, MF_SPEED, MF_USED, M_FIRST, M_NPIN, M_NPROC, M_VN, OF_MF,
-    OF_PF, OF_VL, OF_VM, O_PI, O_VS, PF_ARRIVAL, PF_COLS, PF_MEMORY, PF_PLACED, P_COLS, P_NEXT, Y_LAZY, Y_N,
-    Y_VSTRIDE, Z_MTHRESH, Z_PERIOD, Z_RESID, Z_THRESH)
+    OF_PF, OF_VL, OF_VM, O_PI, O_VS, PF_ARRIVAL, PF_COLS, PF_MEMORY, PF_PLACED, P_COLS, P_NEXT, P_PINNED,
+    Y_LAZY, Y_N, Y_VSTRIDE, Z_MTHRESH, Z_PERIOD, Z_RESID, Z_THRESH)
 
 
 def wants(m, CI, CF):
@@ -74,7 +74,7 @@ def settle(m, now, woke, CI, CF):
             p = CI[L.machine(m, CI) + M_FIRST]
             while p >= 0:
                 placed = CF[pf + p * PF_COLS + PF_PLACED]
-                if now - placed < CF[Z_RESID] and placed < young:
+                if not CI[pi + p * P_COLS + P_PINNED] and now - placed < CF[Z_RESID] and placed < young:
                     young = placed
                 p = CI[pi + p * P_COLS + P_NEXT]
             if young != math.inf:
@@ -84,7 +84,8 @@ def settle(m, now, woke, CI, CF):
 
 
 def _eligible(p, now, CI, CF):
-    return now - CF[L.fproc(p, CI) + PF_PLACED] >= CF[Z_RESID]
+    """Whether ``p`` may move: not pinned, and on its machine for ``min_residency`` at least."""
+    return not CI[L.proc(p, CI) + P_PINNED] and now - CF[L.fproc(p, CI) + PF_PLACED] >= CF[Z_RESID]
 
 
 def memory_target(m, CI, CF):
@@ -158,11 +159,11 @@ def choose(m, now, CI, CF):
 
 
 def _fits(m, room, CI, CF):
-    """Whether a process of machine ``m`` fits in ``room`` MB."""
+    """Whether a process of machine ``m`` that is not pinned fits in ``room`` MB."""
     pi, pf = CI[O_PI], CI[OF_PF]
     p = CI[L.machine(m, CI) + M_FIRST]
     while p >= 0:
-        if CF[pf + p * PF_COLS + PF_MEMORY] <= room:
+        if not CI[pi + p * P_COLS + P_PINNED] and CF[pf + p * PF_COLS + PF_MEMORY] <= room:
             return True
         p = CI[pi + p * P_COLS + P_NEXT]
     return False

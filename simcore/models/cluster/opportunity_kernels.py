@@ -15,8 +15,8 @@ from simcore.models.cluster import sharing_kernels as S
 from simcore.models.cluster.layout_kernels import (
     MF_MEM, MF_SPEED, MF_USED, M_COLS, M_FIRST, M_NPIN, M_NPROC, M_VN, OF_PF, OF_PR, OF_VL, OF_VM, O_MI, O_MV,
     O_PI, O_VS, PF_CBOUND, PF_CCOST, PF_COLS, PF_HLOAD, PF_HMEM, PF_MEMORY, PF_PLACED, P_COLS, P_CTOKEN,
-    P_NEXT, P_TOKEN, Y_GREEDY, Y_N, Y_RUNNING, Y_VSTRIDE, Z_BOUND, Z_CTAU, Z_FACTOR, Z_LOGBASE, Z_MAXLOAD,
-    Z_RESID)
+    P_NEXT, P_PINNED, P_TOKEN, Y_GREEDY, Y_N, Y_RUNNING, Y_VSTRIDE, Z_BOUND, Z_CTAU, Z_FACTOR, Z_LOGBASE,
+    Z_MAXLOAD, Z_RESID)
 
 
 def _exp(x):
@@ -120,7 +120,7 @@ def reassign(now, CI, CF):
         gone, gone_mem = 0, 0.0
         p = CI[mi + m * M_COLS + M_FIRST]
         while p >= 0:
-            if now - CF[pf + p * PF_COLS + PF_PLACED] >= CF[Z_RESID]:
+            if not CI[pi + p * P_COLS + P_PINNED] and now - CF[pf + p * PF_COLS + PF_PLACED] >= CF[Z_RESID]:
                 if not built:
                     for k in range(vn):
                         prices(CI[vs + k], CF[vm + k], CF[vl + k], k, CI, CF)

@@ -1,5 +1,5 @@
 """A cluster run in compiled code: the policy's hooks around the sharing rules, the arrivals and
-the calendar's timers (``drain``), which is how ``compiled_cluster.CompiledCluster`` runs.
+the calendar's timers (``drain``), which is how ``system.ClusterSystem`` runs.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from simcore.models.cluster import mosix_kernels as M
 from simcore.models.cluster import opportunity_kernels as O
 from simcore.models.cluster import sharing_kernels as S
 from simcore.models.cluster.layout_kernels import (
-    ENHANCED_MOSIX, MF_DUE, MOSIX, M_COLS, M_MARK, NORMAL, OF_CT, O_MI, O_MV, PVM, P_HOME, P_MACHINE, P_MIGR,
-    P_TARGET, Y_EID, Y_FIRED, Y_LAZY, Y_MIGR, Y_N, Y_NEED, Y_POLICY, Y_RLEFT, Y_RR, Y_RR_INIT, Y_STOP, Y_STOPE,
-    Y_UNFIN, Z_COST, Z_INTERVAL, Z_STOPT)
+    DRAWS, ENHANCED_MOSIX, ENHANCED_PVM, MF_DUE, MOSIX, M_COLS, M_MARK, NEED_DRAWS, NEED_HOOK, NEED_ROUNDS,
+    NORMAL, OF_BD, OF_CT, O_DONE, O_MI, O_MV, PF_REMAIN, PVM, PYTHON, P_DONE, P_DRAW, P_HOME, P_MACHINE,
+    P_MIGR, P_PINNED, P_TARGET, Y_BLOW, Y_EID, Y_FIRED, Y_HOOKM, Y_LAZY, Y_MIGR, Y_N, Y_NDONE, Y_NEED, Y_NP,
+    Y_POLICY, Y_RLEFT, Y_RR, Y_RR_INIT, Y_STOP, Y_STOPE, Y_T, Y_UNFIN, Z_COST, Z_INTERVAL, Z_STOPT)
 
 
 def place(p, m, now, CI, CF):
@@ -32,45 +33,85 @@ def detach(p, now, CI, CF):
     on_change(S.leave(p, now, CI, CF), now, CI, CF)
 
 
-def migrate(p, target, now, CI, CF):
-    """``Cluster.migrate`` (no process is pinned here)."""
+def migrate(p, target, cost, now, CI, CF):
+    """Move ``p`` to machine ``target``; with ``cost`` > 0 it leaves at once and joins the target
+    ``cost`` seconds later, running nowhere in between. A pinned process, one placed nowhere and
+    one already on the target stay."""
     pb = L.proc(p, CI)
-    if CI[pb + P_MACHINE] < 0 or CI[pb + P_MACHINE] == target:
+    if CI[pb + P_PINNED] or CI[pb + P_MACHINE] < 0 or CI[pb + P_MACHINE] == target:
         return
     detach(p, now, CI, CF)
     CI[Y_MIGR] += 1
     CI[pb + P_MIGR] += 1
-    if CF[Z_COST] > 0:
+    if cost > 0:
         CI[pb + P_TARGET] = target
-        L.set_timer(2 * CI[Y_N] + 1 + p, now + CF[Z_COST], CI, CF)
+        L.set_timer(2 * CI[Y_N] + 1 + p, now + cost, CI, CF)
     else:
         place(p, target, now, CI, CF)
 
 
 def complete(m, now, CI, CF):
     """Machine ``m``'s completion timer fired: its processes tied with the least tag complete
-    (``sharing_kernels.retire``); the last one stops the run (``Engine.stop``: a stop event at
-    this instant, keyed as SimPy would key it); then the policy's hooks."""
+    (``sharing_kernels.retire``). In that order, a background process starts its idle period
+    unless the run is over, and a foreground one counts down the unfinished; the last one stops
+    the run (``Engine.stop``: a stop event at this instant, keyed as SimPy would key it). Then
+    the policy's hooks, the completion hook only after a foreground completion (a policy deciding
+    in Python: ``drain`` returns for it)."""
     done = S.retire(m, now, CI, CF)
-    if done:
-        CI[Y_UNFIN] -= done
-        if not CI[Y_UNFIN]:
-            CI[Y_STOP] = 1
-            CF[Z_STOPT] = now
-            CI[Y_STOPE] = CI[Y_EID]
-            CI[Y_EID] += 1
+    foreground = False
+    for k in range(done):
+        p = CI[CI[O_DONE] + k]
+        if CI[L.proc(p, CI) + P_PINNED]:
+            if CI[Y_UNFIN]:
+                L.set_timer(2 * CI[Y_N] + 1 + p, now + draw(p, CI, CF), CI, CF)
+        else:
+            foreground = True
+            CI[Y_UNFIN] -= 1
+            CI[L.proc(p, CI) + P_DONE] = CI[Y_NDONE]
+            CI[Y_NDONE] += 1
+    if foreground and not CI[Y_UNFIN]:
+        CI[Y_STOP] = 1
+        CF[Z_STOPT] = now
+        CI[Y_STOPE] = CI[Y_EID]
+        CI[Y_EID] += 1
     on_change(m, now, CI, CF)
-    if done and CI[Y_POLICY] == ENHANCED_MOSIX:
+    if foreground and CI[Y_POLICY] == ENHANCED_MOSIX:
         reassign(now, CI, CF)
+    elif foreground and CI[Y_POLICY] == PYTHON:
+        CI[Y_NEED], CI[Y_HOOKM] = NEED_HOOK, m
 
 
 def arrive(first, last, now, CI, CF):
-    """An arrival group (``model.simulate``'s ``arrive``): processes ``first`` .. ``last`` - 1 placed
-    by the policy in turn, then its reassignment."""
+    """An arrival group (``model.simulate``'s ``arrive``) of a policy the kernels know: processes
+    ``first`` .. ``last`` - 1 placed by the policy in turn, then its reassignment."""
     for p in range(first, last):
         place(p, assign(p, CI, CF), now, CI, CF)
     if CI[Y_POLICY] == ENHANCED_MOSIX:
         reassign(now, CI, CF)
+
+
+# -- background processes -------------------------------------------------------------------------
+def draw(p, CI, CF):
+    """Background process ``p``'s next draw (U(0, its max period)) from the batch Python handed
+    over; when the batch is used up, ``drain`` returns for the next before it fires a timer."""
+    pb = L.proc(p, CI)
+    k = CI[pb + P_DRAW]
+    CI[pb + P_DRAW] = k + 1
+    if k + 1 == DRAWS:
+        CI[Y_BLOW] += 1
+    return CF[CI[OF_BD] + (p - CI[Y_T]) * DRAWS + k]
+
+
+def burst(p, now, CI, CF):
+    """Background process ``p`` starts a CPU burst of its next draw on its home machine."""
+    CF[L.fproc(p, CI) + PF_REMAIN] = draw(p, CI, CF)
+    place(p, CI[L.proc(p, CI) + P_HOME], now, CI, CF)
+
+
+def start_background(now, CI, CF):
+    """Every background process starts with a burst, in order."""
+    for p in range(CI[Y_T], CI[Y_NP]):
+        burst(p, now, CI, CF)
 
 
 def on_change(m, now, CI, CF):
@@ -78,7 +119,7 @@ def on_change(m, now, CI, CF):
     policy = CI[Y_POLICY]
     if policy == MOSIX:
         M.settle(m, now, False, CI, CF)
-    elif policy != PVM:
+    elif policy == ENHANCED_PVM or policy == ENHANCED_MOSIX:
         O.observe(CI, CF)
 
 
@@ -102,7 +143,7 @@ def tick(m, now, CI, CF):
     p, target = M.choose(m, now, CI, CF)
     if p >= 0:
         K.moved(m, target, p, CI, CF)
-        migrate(p, target, now, CI, CF)
+        migrate(p, target, CF[Z_COST], now, CI, CF)
     else:
         M.settle(m, now, CI[Y_LAZY] != 0, CI, CF)
 
@@ -127,14 +168,16 @@ def reassign(now, CI, CF):
     """Enhanced-mosix's moves (``opportunity_kernels.reassign``), made after its scan."""
     mv = CI[O_MV]
     for i in range(O.reassign(now, CI, CF)):
-        migrate(CI[mv + 2 * i], CI[mv + 2 * i + 1], now, CI, CF)
+        migrate(CI[mv + 2 * i], CI[mv + 2 * i + 1], CF[Z_COST], now, CI, CF)
 
 
 def drain(stop_t, stop_p, stop_e, CI, CF):
     """Fire, in key order, every timer of the calendar keyed before (``stop_t``, ``stop_p``,
     ``stop_e``) (SimPy's next event) and before the stop of the run once the last process has
-    completed. Stops early, with ``CI[Y_NEED]`` set, before an information round whose recipients
-    the Python side must draw first. ``CI[Y_FIRED]``: how many fired."""
+    completed. Returns early, with ``CI[Y_NEED]`` set, for what Python must do first: draw the
+    recipients of an information round about to fire (NEED_ROUNDS), draw a background process's
+    next batch before the next timer (NEED_DRAWS), or run a Python policy's completion hook after
+    a completion (NEED_HOOK, machine ``CI[Y_HOOKM]``). ``CI[Y_FIRED]``: how many fired."""
     n = CI[Y_N]
     fired = 0
     while True:
@@ -143,21 +186,30 @@ def drain(stop_t, stop_p, stop_e, CI, CF):
         s = C.first_due(stop_t, stop_p, stop_e, L.calendar(CI), CI, CF)
         if s < 0:
             break
+        if CI[Y_BLOW]:
+            CI[Y_NEED] = NEED_DRAWS
+            break
         t = CF[CI[OF_CT] + s]
         if s == 2 * n and CI[Y_UNFIN] and not CI[Y_RLEFT]:
-            CI[Y_NEED] = 1
+            CI[Y_NEED] = NEED_ROUNDS
             break
         L.cancel(s, CI, CF)
         fired += 1
         if s < n:
             complete(s, t, CI, CF)
+            if CI[Y_NEED]:
+                break
         elif s < 2 * n:
             tick(s - n, t, CI, CF)
         elif s == 2 * n:
             round_(t, CI, CF)
         else:
             p = s - 2 * n - 1
-            place(p, CI[L.proc(p, CI) + P_TARGET], t, CI, CF)
+            if CI[L.proc(p, CI) + P_PINNED]:
+                if CI[Y_UNFIN]:
+                    burst(p, t, CI, CF)
+            else:
+                place(p, CI[L.proc(p, CI) + P_TARGET], t, CI, CF)
     CI[Y_FIRED] = fired
 
 

@@ -20,10 +20,10 @@ from simcore.core import calendar_kernels as C
 from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
 from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster.layout_kernels import (
-    MF_MEM, MF_RATE, MF_SPEED, MF_STAMP, MF_THRASH, MF_USED, MF_VCLOCK, MF_WORK, M_FIRST, M_HN, M_LAST,
-    M_NPROC, OF_PF, O_HEAP, O_PI, PF_COLS, PF_COMPL, PF_FINV, PF_HLOAD, PF_HMEM, PF_MEMORY, PF_PLACED,
-    PF_REMAIN, P_COLS, P_DONE, P_ENDED, P_MACHINE, P_NEXT, P_PREV, P_TOKEN, TIE, Y_NDONE, Y_T, Y_TOKENS,
-    Z_MAXLOAD, Z_TAU)
+    MF_MEM, MF_RATE, MF_SPEED, MF_STAMP, MF_THRASH, MF_USED, MF_VCLOCK, MF_WORK, M_FIRST, M_HN, M_LAST, M_NPIN,
+    M_NPROC, OF_PF, O_DONE, O_HEAP, O_PI, PF_COLS, PF_COMPL, PF_FINV, PF_HLOAD, PF_HMEM, PF_MEMORY, PF_PLACED,
+    PF_REMAIN, P_COLS, P_ENDED, P_MACHINE, P_NEXT, P_PINNED, P_PREV, P_TOKEN, TIE, Y_NP, Y_TOKENS, Z_MAXLOAD,
+    Z_TAU)
 
 
 def load(m, CI, CF):
@@ -53,15 +53,14 @@ def refresh(m, now, CI, CF):
         CF[mf + MF_RATE] = 0.0
         return
     CF[mf + MF_RATE] = CF[mf + MF_SPEED] / (n * CF[Z_TAU] if CF[mf + MF_USED] > CF[mf + MF_MEM] else n)
-    top = CI[CI[O_HEAP] + m * CI[Y_T]]
+    top = CI[CI[O_HEAP] + m * CI[Y_NP]]
     d = CF[L.fproc(top, CI) + PF_FINV] - CF[mf + MF_VCLOCK]
     delay = (0.0 if 0.0 > d else d) / CF[mf + MF_RATE]
     L.set_timer(m, now + delay, CI, CF)
 
 
 def drop(m, p, CI, CF):
-    """Take ``p`` off machine ``m``'s list, heap and memory (the process is not pinned: the compiled
-    model has no background ones)."""
+    """Take ``p`` off machine ``m``'s list, heap and memory."""
     mb, mf, pb, pi = L.machine(m, CI), L.fmachine(m, CI), L.proc(p, CI), CI[O_PI]
     prev, nxt = CI[pb + P_PREV], CI[pb + P_NEXT]
     if prev >= 0:
@@ -73,6 +72,7 @@ def drop(m, p, CI, CF):
     else:
         CI[mb + M_LAST] = prev
     CI[mb + M_NPROC] -= 1
+    CI[mb + M_NPIN] -= CI[pb + P_PINNED]
     C.remove(p, L.tags(m, CI), CI, CF)
     CF[mf + MF_USED] = CF[mf + MF_USED] - CF[L.fproc(p, CI) + PF_MEMORY] if CI[mb + M_NPROC] else 0.0
     CI[pb + P_TOKEN] = -1
@@ -96,6 +96,7 @@ def enter(p, m, now, CI, CF):
         CI[mb + M_FIRST] = p
     CI[mb + M_LAST] = p
     CI[mb + M_NPROC] += 1
+    CI[mb + M_NPIN] += CI[pb + P_PINNED]
     C.push(p, L.tags(m, CI), CI, CF)
     CF[mf + MF_USED] += CF[pf + PF_MEMORY]
     here = load(m, CI, CF)
@@ -116,26 +117,52 @@ def leave(p, now, CI, CF):
     return m
 
 
+def tied(tag, clock):
+    """Whether finish tag ``tag`` counts as reached at virtual time ``clock``: within ``TIE`` of
+    it, relative above 1 and absolute below."""
+    return tag <= clock + TIE * max(1.0, abs(clock))
+
+
+def virtual(m, now, CI, CF):
+    """Machine ``m``'s virtual clock at ``now``."""
+    mf = L.fmachine(m, CI)
+    return CF[mf + MF_VCLOCK] + (now - CF[mf + MF_STAMP]) * CF[mf + MF_RATE]
+
+
+def remaining(p, now, CI, CF):
+    """Process ``p``'s remaining demand at ``now`` (its kept demand while it is on no machine)."""
+    m = CI[L.proc(p, CI) + P_MACHINE]
+    if m < 0:
+        return CF[L.fproc(p, CI) + PF_REMAIN]
+    d = CF[L.fproc(p, CI) + PF_FINV] - virtual(m, now, CI, CF)
+    return d if d > 0.0 else 0.0
+
+
+def finishing(p, now, CI, CF):
+    """Whether resident ``p`` completes at ``now``: its tag is tied with its machine's clock (its
+    completion timer may still be pending behind another event of the same instant)."""
+    return tied(CF[L.fproc(p, CI) + PF_FINV], virtual(CI[L.proc(p, CI) + P_MACHINE], now, CI, CF))
+
+
 def retire(m, now, CI, CF):
     """Machine ``m``'s completion timer fired: every process whose tag lies within ``TIE``
-    (relative, absolute below 1) of the least tag completes, in tag order; returns how many."""
+    (relative, absolute below 1) of the least tag completes; they go, in tag order, into the
+    block O_DONE. Returns how many."""
     mb, mf, pf = L.machine(m, CI), L.fmachine(m, CI), CI[OF_PF]
-    base = CI[O_HEAP] + m * CI[Y_T]
+    base = CI[O_HEAP] + m * CI[Y_NP]
     tag = CF[pf + CI[base] * PF_COLS + PF_FINV]
     CF[mf + MF_WORK] += (tag - CF[mf + MF_VCLOCK]) * CI[mb + M_NPROC]
     if CF[mf + MF_USED] > CF[mf + MF_MEM]:
         CF[mf + MF_THRASH] += now - CF[mf + MF_STAMP]
     CF[mf + MF_VCLOCK], CF[mf + MF_STAMP] = tag, now
-    limit = tag + TIE * max(1.0, abs(tag))
     done = 0
-    while CI[mb + M_HN] and CF[pf + CI[base] * PF_COLS + PF_FINV] <= limit:
+    while CI[mb + M_HN] and tied(CF[pf + CI[base] * PF_COLS + PF_FINV], tag):
         p = CI[base]
         drop(m, p, CI, CF)
         CF[pf + p * PF_COLS + PF_REMAIN] = 0.0
         CF[pf + p * PF_COLS + PF_COMPL] = now
-        CI[L.proc(p, CI) + P_DONE] = CI[Y_NDONE]
         CI[L.proc(p, CI) + P_ENDED] = m
-        CI[Y_NDONE] += 1
+        CI[CI[O_DONE] + done] = p
         done += 1
     refresh(m, now, CI, CF)
     return done

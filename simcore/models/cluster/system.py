@@ -1,0 +1,356 @@
+"""The cluster the model runs: machines and processes on the compiled rules (the ``*_kernels``
+modules: fair sharing and thrashing, migrations, the load vector, Mosix, the opportunity cost),
+with SimPy as the calendar that orders the run.
+
+The arrivals are SimPy events, and so is a *proxy* event at the key of the compiled calendar's
+first timer (a machine's completion, a Mosix wake-up, the information round, a delayed migration,
+the end of a background process's idle period). Each compiled timer is keyed as SimPy keys an
+event (time, priority, insertion number from SimPy's own counter); when a proxy fires, the
+kernels fire every timer keyed before SimPy's next event, in key order.
+
+What stays in Python is what only Python does: the random draws (a Mosix policy's phases and
+first round, each batch of 64 rounds' recipients, each background process's batches of 64
+bursts and idle periods, mosix's 'random' placement), made when the run needs them; and the
+decisions of a policy the kernels do not know (``PYTHON``: e.g. ``optimal``, or a policy of
+another package). Such a policy places each arriving process (``assign``), answers the arrivals
+and completions with migrations (``on_arrival``, ``on_completion``), and may set its own timers
+(``schedule``, ``at``); it reads the state through views (``machines[i]``: ``procs``, ``load``,
+``mem_used``, ``memory``, ``speed``, ``movable``; ``remaining(p)``, ``finishing(p)``).
+"""
+
+from __future__ import annotations
+
+import math
+from heapq import heappop
+
+import numpy as np
+
+from simcore.core.engine import END, ProxyCalendar
+from simcore.models.cluster import layout_kernels as L
+from simcore.models.cluster import run_kernels as R
+from simcore.models.cluster import sharing_kernels as S
+from simcore.models.cluster.cluster import Proc
+from simcore.models.cluster.mosix import Mosix, PVMOnMosix
+from simcore.models.cluster.opportunity import EnhancedMosix, EnhancedPVM
+from simcore.models.cluster.policies import PVM
+
+KINDS = {PVM: L.PVM, EnhancedPVM: L.ENHANCED_PVM, Mosix: L.MOSIX, PVMOnMosix: L.MOSIX, EnhancedMosix: L.ENHANCED_MOSIX}
+
+
+def kind_of(policy) -> int:
+    """The kernels' code of ``policy``'s rules (its exact class), or PYTHON."""
+    return KINDS.get(type(policy), L.PYTHON)
+
+
+class ProcView:
+    """A process of the compiled state (row ``row``): its workload data and where it is."""
+
+    __slots__ = ("system", "row", "spec")
+
+    def __init__(self, system: "ClusterSystem", row: int):
+        self.system, self.row = system, row
+        self.spec = system._specs[row] if row < system.T else None
+
+    pid = property(lambda self: self.spec.pid if self.spec else -1 - (self.row - self.system.T))
+    job = property(lambda self: self.spec.job if self.spec else -1)
+    arrival = property(lambda self: self.spec.arrival if self.spec else 0.0)
+    demand = property(lambda self: self.spec.demand if self.spec else 0.0)
+    home = property(lambda self: int(self.system.CI[L.proc(self.row, self.system.CI) + L.P_HOME]))
+    measured = property(lambda self: bool(self.spec and self.spec.measured))
+    pinned = property(lambda self: self.row >= self.system.T)
+    memory = property(lambda self: float(self.system.CF[L.fproc(self.row, self.system.CI) + L.PF_MEMORY]))
+    machine = property(lambda self: int(self.system.CI[L.proc(self.row, self.system.CI) + L.P_MACHINE]))
+    placed_at = property(lambda self: float(self.system.CF[L.fproc(self.row, self.system.CI) + L.PF_PLACED]))
+    migrations = property(lambda self: int(self.system.CI[L.proc(self.row, self.system.CI) + L.P_MIGR]))
+
+
+class MachineView:
+    """What a policy, a monitor or a test reads of a machine."""
+
+    __slots__ = ("system", "index", "name", "speed", "memory")
+
+    def __init__(self, system: "ClusterSystem", index: int, name: str, speed: float, memory: float):
+        self.system, self.index, self.name, self.speed, self.memory = system, index, name, speed, memory
+
+    def _i(self, col: int) -> int:
+        return int(self.system.CI[L.machine(self.index, self.system.CI) + col])
+
+    def _f(self, col: int) -> float:
+        return float(self.system.CF[L.fmachine(self.index, self.system.CI) + col])
+
+    @property
+    def procs(self) -> dict[int, ProcView]:
+        """Resident processes by pid, in the order they joined the machine."""
+        out, p, CI = {}, self._i(L.M_FIRST), self.system.CI
+        while p >= 0:
+            view = ProcView(self.system, p)
+            out[view.pid] = view
+            p = int(CI[L.proc(p, CI) + L.P_NEXT])
+        return out
+
+    n_procs = property(lambda self: self._i(L.M_NPROC))
+    movable = property(lambda self: self._i(L.M_NPROC) - self._i(L.M_NPIN))
+    load = property(lambda self: self._i(L.M_NPROC) / self.speed)
+    mem_used = property(lambda self: self._f(L.MF_USED))
+    thrashing = property(lambda self: self._f(L.MF_USED) > self.memory)
+    work = property(lambda self: self._f(L.MF_WORK))
+    thrashed = property(lambda self: self._f(L.MF_THRASH))
+
+
+class _Pending:
+    """The first information round, asked for while the policy starts (before the buffers)."""
+
+    def __init__(self, at: float, eid: int):
+        self.at, self.eid = at, eid
+
+
+class ClusterSystem(ProxyCalendar):
+    """The machines run by ``policy``; ``on_finish(proc)`` is called, at the end of the run, for
+    each foreground process in the order they completed."""
+
+    MODEL = "cluster"
+
+    def __init__(self, engine, machines: list, thrashing_factor: float, policy, on_finish):
+        self.engine, self.tau, self.policy, self.on_finish = engine, float(thrashing_factor), policy, on_finish
+        self.kind = kind_of(policy)
+        self.machines = [MachineView(self, m.index, m.name, m.speed, m.memory) for m in machines]
+        self.unfinished = 0
+        self.CI = None
+        self._round_at = None
+
+    # -- what policies read and do -------------------------------------------------------------
+    @property
+    def now(self) -> float:
+        return self.engine.now
+
+    @property
+    def finished(self) -> bool:
+        return (int(self.CI[L.Y_UNFIN]) if self.CI is not None else self.unfinished) == 0
+
+    @property
+    def migrations(self) -> int:
+        return int(self.CI[L.Y_MIGR])
+
+    @property
+    def max_load(self) -> float:
+        return float(self.CF[L.Z_MAXLOAD])
+
+    def remaining(self, proc: ProcView) -> float:
+        """Remaining demand of a resident process now."""
+        return S.remaining(proc.row, self.now, self.CI, self.CF)
+
+    def finishing(self, proc: ProcView) -> bool:
+        """Whether resident ``proc`` completes at this instant (its tag tied with its machine's clock)."""
+        return bool(S.finishing(proc.row, self.now, self.CI, self.CF))
+
+    def schedule(self, delay: float, callback):
+        """A policy's timer: the first information round of a policy the kernels run (kept for
+        the calendar), any other a SimPy event."""
+        if self.kind != L.PYTHON and self.CI is None and getattr(callback, "__name__", "") == "_round":
+            self._round_at = _Pending(self.now + delay, self.engine.next_number())
+            return self._round_at
+        if self.kind != L.PYTHON:
+            raise RuntimeError("cluster model: a policy the kernels run sets no Python timer but its first information round")
+        return self.engine.schedule(delay, self._after(callback))
+
+    def at(self, time: float, callback, arg):
+        """Call ``callback(arg)`` at exactly ``time`` (a Python policy's timer)."""
+        return self.engine.call_at(time, self._after(callback), arg)
+
+    def _after(self, callback):
+        """``callback`` followed by a proxy at the calendar's (possibly new) first timer."""
+        def run(*args):
+            callback(*args)
+            self._push_head()
+        run.__name__ = getattr(callback, "__name__", "timer")
+        return run
+
+    def migrate(self, proc: ProcView, target: int, cost: float = 0.0) -> None:
+        """Move ``proc`` to ``target`` (a pinned process, one placed nowhere or on the target stays)."""
+        self._call(R.migrate, proc.row, target, float(cost), self.now)
+
+    def apply(self, migrations, cost: float) -> None:
+        for proc, target in migrations or ():
+            self.migrate(proc, target, cost)
+
+    # -- building the buffers ------------------------------------------------------------------
+    def expect(self, specs, background=()) -> None:
+        """The workload's processes and background processes, before the first arrival: the
+        buffers, the first information round on the calendar, then every background process's
+        first burst."""
+        self._specs, self._background = list(specs), list(background)
+        self.T, self.B = len(self._specs), len(self._background)
+        self._first = {id(spec): i for i, spec in enumerate(self._specs)}
+        self._draws = [np.random.Generator(np.random.PCG64(b.seed)) for b in self._background]
+        self.CI, self.CF = self._arrays()
+        if self._round_at is not None:
+            L.set_timer_with(2 * len(self.machines), self._round_at.at, self._round_at.eid, self.CI, self.CF)
+        self._start_proxies()
+        if self.B:
+            self._call(R.start_background, self.now)
+        else:
+            self._push_head()
+
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        n, T, B, policy = len(self.machines), self.T, self.B, self.policy
+        knowledge = getattr(policy, "knowledge", None) if self.kind != L.PYTHON else None
+        window = knowledge.window if knowledge is not None else 0
+        head = np.zeros(L.Y_SIZE, dtype=np.int64)
+        isize, fsize = L.layout(n, T, B, window, head)
+        CI, CF = np.zeros(isize, dtype=np.int64), np.zeros(fsize)
+        CI[:L.Y_SIZE] = head
+        CI[L.Y_UNFIN], CI[L.Y_N], CI[L.Y_T], CI[L.Y_NP] = self.unfinished, n, T, T + B
+        CI[L.Y_POLICY] = self.kind
+        CI[L.Y_WINDOW], CI[L.Y_VSTRIDE] = window, max(window, 1) + 1
+        CF[L.Z_TAU] = self.tau
+        CF[L.Z_COST] = policy.migration_cost
+        if self.kind != L.PYTHON:
+            self._policy_into(CI, CF, knowledge)
+        self._machines_into(_view(CI, CI[L.O_MI], n, L.M_COLS), _view(CF, CI[L.OF_MF], n, L.MF_COLS))
+        self._procs_into(_view(CI, CI[L.O_PI], T + B, L.P_COLS), _view(CF, CI[L.OF_PF], T + B, L.PF_COLS))
+        for b in range(B):
+            self._refill(CI, CF, b)
+        slots = 2 * n + 1 + T + B
+        _view(CI, CI[L.O_CI], slots, L.C_COLS)[:, L.C_POS] = -1
+        CF[CI[L.OF_CT]:CI[L.OF_CT] + slots] = math.inf
+        return CI, CF
+
+    def _policy_into(self, CI: np.ndarray, CF: np.ndarray, knowledge) -> None:
+        """The hyperparameters of a policy the kernels run."""
+        policy = self.policy
+        if knowledge is not None:
+            CF[L.Z_INTERVAL] = knowledge.interval
+        if isinstance(policy, Mosix):
+            CI[L.Y_RR_INIT], CI[L.Y_LAZY] = int(policy.initial == "round-robin"), int(policy.lazy)
+            CF[L.Z_PERIOD], CF[L.Z_RESID] = policy.period, policy.residency
+            CF[L.Z_THRESH], CF[L.Z_MTHRESH] = policy.threshold, policy.memory_threshold
+        costs = getattr(policy, "costs", None)
+        if costs is not None:
+            CI[L.Y_RUNNING] = int(costs.running)
+            CF[L.Z_LOGBASE], CF[L.Z_BOUND], CF[L.Z_CTAU] = costs.log_base, costs.bound, costs.tau
+        if isinstance(policy, EnhancedMosix):
+            CI[L.Y_GREEDY] = int(policy.greedy)
+            CF[L.Z_FACTOR], CF[L.Z_RESID] = policy.factor, policy.residency
+
+    def _machines_into(self, MI: np.ndarray, MF: np.ndarray) -> None:
+        """Each machine's constants and its state before the first arrival."""
+        MI[:, [L.M_FIRST, L.M_LAST]] = -1
+        MF[:, L.MF_SPEED] = [m.speed for m in self.machines]
+        MF[:, L.MF_MEM] = [m.memory for m in self.machines]
+        MF[:, L.MF_DUE] = math.inf
+        MF[:, L.MF_ALERT] = -math.inf
+        if isinstance(self.policy, Mosix) and self.kind != L.PYTHON:
+            MF[:, L.MF_PHASE] = self.policy.phase
+
+    def _procs_into(self, PI: np.ndarray, PF: np.ndarray) -> None:
+        """Each process's data: the foreground ones, then the background ones (pinned)."""
+        T = self.T
+        PI[:, [L.P_MACHINE, L.P_TOKEN, L.P_NEXT, L.P_PREV, L.P_CTOKEN, L.P_DONE, L.P_ENDED]] = -1
+        PI[:T, L.P_HOME] = [spec.home for spec in self._specs]
+        PI[T:, L.P_HOME] = [b.machine for b in self._background]
+        PI[T:, L.P_PINNED] = 1
+        PF[:T, L.PF_ARRIVAL] = [spec.arrival for spec in self._specs]
+        PF[:T, L.PF_MEMORY] = [spec.memory for spec in self._specs]
+        PF[:T, L.PF_REMAIN] = [spec.demand for spec in self._specs]
+        PF[:, L.PF_COMPL] = math.nan
+
+    def _refill(self, CI: np.ndarray, CF: np.ndarray, b: int) -> None:
+        """Background process ``b``'s next batch of draws (as its own generator draws them)."""
+        at = int(CI[L.OF_BD]) + b * L.DRAWS
+        CF[at:at + L.DRAWS] = self._draws[b].random(L.DRAWS) * self._background[b].max_period
+        CI[L.proc(self.T + b, CI) + L.P_DRAW] = 0
+
+    # -- the run -------------------------------------------------------------------------------
+    def arrive(self, specs) -> None:
+        """A group of arrivals (a SimPy event): placed by the kernels, or one by one where the
+        policy decides in Python, then its answer to the arrivals."""
+        first = self._first[id(specs[0])]
+        if self.kind != L.PYTHON and not getattr(self.policy, "assigns_in_python", False):
+            self._call(R.arrive, first, first + len(specs), self.now)
+            return
+        procs = [ProcView(self, p) for p in range(first, first + len(specs))]
+        for proc in procs:
+            self._call(R.place, proc.row, int(self.policy.assign(proc, self)), self.now)
+        if self.kind == L.PYTHON:
+            self.apply(self.policy.on_arrival(procs, self), self.policy.migration_cost)
+
+    def _call(self, kernel, *args) -> None:
+        """A kernel call with SimPy's insertion numbers handed over and back, then a proxy at the
+        calendar's first timer."""
+        self.handing(self.CI, L.Y_EID, kernel, *args, self.CI, self.CF)
+        self._push_head()
+
+    def _on_proxy(self, _event) -> None:
+        """Fire every compiled timer keyed before SimPy's next event (and before the run's stop),
+        doing in between what Python must (draws, a Python policy's completion hook); then keep
+        a proxy at or before the first timer left."""
+        now = heappop(self._proxies)[0]          # the proxy firing: SimPy's clock
+        engine, CI = self.engine, self.CI
+        engine.now = now
+        queue = self._simpy_queue
+        while True:
+            stop = queue[0] if queue else END
+            self.handing(CI, L.Y_EID, R.drain, stop[0], stop[1], stop[2], CI, self.CF)
+            engine.events += int(CI[L.Y_FIRED])
+            need = int(CI[L.Y_NEED])
+            if not need:
+                break
+            CI[L.Y_NEED] = 0
+            if need == L.NEED_ROUNDS:
+                self._draw_rounds()
+            elif need == L.NEED_DRAWS:
+                self._refill_used()
+            else:
+                self._completion_hook(int(CI[L.Y_HOOKM]))
+        if CI[L.Y_STOP] == 1:          # the last completion: SimPy's stop event, keyed as Engine.stop would
+            CI[L.Y_STOP] = 2
+            self._stop_at(float(self.CF[L.Z_STOPT]), int(CI[L.Y_STOPE]))
+        self._push_head()
+
+    def _draw_rounds(self) -> None:
+        """The next 64 rounds' recipients (``Knowledge.batch``)."""
+        CI = self.CI
+        n, W = len(self.machines), int(CI[L.Y_WINDOW])
+        at = int(CI[L.O_R])
+        CI[at:at + L.ROUNDS * n * W] = self.policy.knowledge.batch().ravel()
+        CI[L.Y_RNEXT], CI[L.Y_RLEFT] = 0, L.ROUNDS
+
+    def _refill_used(self) -> None:
+        """A new batch for every background process whose batch is used up."""
+        for b in range(self.B):
+            if self.CI[L.proc(self.T + b, self.CI) + L.P_DRAW] == L.DRAWS:
+                self._refill(self.CI, self.CF, b)
+        self.CI[L.Y_BLOW] = 0
+
+    def _completion_hook(self, machine: int) -> None:
+        """A Python policy's answer to a completion on ``machine``, at the completion's time."""
+        at = float(self.CF[L.fmachine(machine, self.CI) + L.MF_STAMP])
+        self._jump(at)
+        self.apply(self.policy.on_completion(machine, self), self.policy.migration_cost)
+
+    def _push_head(self) -> None:
+        """A proxy at the key of the calendar's first timer, unless one is already at or before it."""
+        CI = self.CI
+        if not CI[L.Y_HN]:
+            return
+        s = int(CI[CI[L.O_H]])
+        c = int(CI[L.O_CI]) + s * L.C_COLS
+        self._proxy_at((float(self.CF[CI[L.OF_CT] + s]), int(CI[c + L.C_PRIO]), int(CI[c + L.C_EID])))
+
+    def close(self) -> None:
+        """At the end of the run: the processes that completed, in the order they did (``on_finish``)."""
+        CI, CF, T = self.CI, self.CF, self.T
+        self.unfinished = int(CI[L.Y_UNFIN])
+        PI, PF = _view(CI, CI[L.O_PI], T, L.P_COLS), _view(CF, CI[L.OF_PF], T, L.PF_COLS)
+        order = sorted((int(PI[i, L.P_DONE]), i) for i in range(T) if PI[i, L.P_DONE] >= 0)
+        for _, i in order:
+            proc = Proc(self._specs[i])
+            proc.completion, proc.remaining = float(PF[i, L.PF_COMPL]), 0.0
+            proc.migrations, proc.ended_on = int(PI[i, L.P_MIGR]), int(PI[i, L.P_ENDED])
+            self.on_finish(proc)
+
+
+def _view(buf: np.ndarray, at, rows: int, cols: int) -> np.ndarray:
+    """Block ``rows`` x ``cols`` of ``buf`` from ``at``, as a 2-D view."""
+    at = int(at)
+    return buf[at:at + rows * cols].reshape(rows, cols)
