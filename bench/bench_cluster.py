@@ -1,13 +1,11 @@
 """Events per second of the cluster model (amir-table2's spec, four policies) against bare SimPy.
 
 Run: ``python bench/bench_cluster.py [replications]``. Prints the model's event count and rate
-(the compiled cluster it runs), the rate of a bare SimPy loop firing the same number of timeouts,
+(the compiled rules it runs), the rate of a bare SimPy loop firing the same number of timeouts,
 and their ratio. Mosix wakes lazily (only where a move is possible), so its runs fire fewer
-events than the reference that wakes at every grid point while a threshold is exceeded; the same
+events than a Mosix that wakes at every grid point while a threshold is exceeded; the same
 runs are also counted under that reference (not timed), and the rate is given again on that
 count: the CPU time per replication against the work a polling model would count as events.
-Then the same runs on the Python model (``Cluster.compiled = False``, the reference: the same
-events).
 """
 
 from __future__ import annotations
@@ -21,7 +19,6 @@ from baseline import bare_rate, print_rates
 from simcore.core.rng import Streams, replication_seed
 from simcore.experiments import load_spec
 from simcore.models.cluster import run_replication
-from simcore.models.cluster.cluster import Cluster
 from simcore.models.cluster.mosix import Mosix
 
 SPEC = Path(__file__).resolve().parents[1] / "config/experiments/amir-table2.yaml"
@@ -57,14 +54,6 @@ def main(replications: int = 20) -> None:
     bare = polled / bare_rate(polled)
     print(f"on the polling reference's count ({polled} events, same runs): {polled / wall:,.0f} events/s, "
           f"ratio {polled / wall / bare:.3f}")
-    Cluster.compiled = False
-    try:
-        ref_events, ref_wall = model_rate(replications)
-    finally:
-        Cluster.compiled = True
-    assert ref_events == events, "the Python model fired other events than the compiled cluster"
-    print(f"the Python model (the reference): {ref_wall / replications:.3f} s per replication, "
-          f"{events / ref_wall:,.0f} events/s")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,9 @@ them a :class:`ScriptedRng` instead, so that:
 At one instant, events fire in the order they were scheduled: an information round before a
 wake-up (the rounds are armed when the policy starts, before any arrival), and a completion
 timer armed earlier before either.
+
+``run`` runs a whole scenario through the model; :class:`Hand` builds the cluster's compiled
+state and lets a test place processes and call the kernels' rules on it.
 """
 
 from __future__ import annotations
@@ -26,10 +29,12 @@ import pytest
 
 from simcore.core.engine import Engine
 from simcore.models.cluster import full_params, simulate
-from simcore.models.cluster.base import Policy
-from simcore.models.cluster.cluster import Cluster, Machine, Proc
-from simcore.models.cluster.system import ClusterSystem
+from simcore.models.cluster import knowledge_kernels as K
+from simcore.models.cluster import layout_kernels as L
+from simcore.models.cluster import run_kernels as R
+from simcore.models.cluster.system import ClusterSystem, ProcView, expand_machines
 from simcore.models.cluster.workload import BackgroundSpec, ProcSpec, Workload
+from simcore.models.registry import get_policy
 
 BIG = 1000.0  # memory (MB) that no scenario comes near
 
@@ -65,28 +70,19 @@ class ScriptedStreams:
         return self.rng
 
 
+def groups(machines) -> list[dict]:
+    """Machines ``(speed, memory MB)`` as the parameter ``machines`` lists them, one per group."""
+    return [{"name": f"m{i}", "count": 1, "speed": s, "memory_mb": mem} for i, (s, mem) in enumerate(machines)]
+
+
 def run(machines, procs, policy="mosix", rng: ScriptedRng | None = None, background=(), **params):
     """Simulate ``policy`` on the listed machines and processes (and background processes given as
-    ``(machine, seed, max_period)``); the Result of the Python model, after the same scenario on the
-    compiled cluster gave the same completions, migrations and metrics."""
-    groups = [{"name": f"m{i}", "count": 1, "speed": s, "memory_mb": mem} for i, (s, mem) in enumerate(machines)]
-    full = full_params({"machines": groups, **params})
+    ``(machine, seed, max_period)``): the Result of the model's run."""
+    full = full_params({"machines": groups(machines), **params})
     workload = Workload(tuple(ProcSpec(i, i, float(a), float(d), float(m), h, True)
                               for i, (a, d, m, h) in enumerate(procs)),
                         tuple(BackgroundSpec(*b) for b in background))
-    rng = rng or ScriptedRng()
-    untouched = ScriptedRng(rng.balance, rng.info, rng.prefer, rng.ints)
-    result = simulate(full, workload, policy, ScriptedStreams(rng))
-    compiled, Cluster.compiled = Cluster.compiled, True
-    try:
-        fast = simulate(full, workload, policy, ScriptedStreams(untouched))
-    finally:
-        Cluster.compiled = compiled
-    assert isinstance(fast.cluster, ClusterSystem)
-    assert [(p.pid, p.completion, p.migrations) for p in fast.procs] == \
-           [(p.pid, p.completion, p.migrations) for p in result.procs]
-    assert fast.metrics == result.metrics
-    return result
+    return simulate(full, workload, policy, ScriptedStreams(rng or ScriptedRng()))
 
 
 def completions(result) -> dict[int, float]:
@@ -98,27 +94,76 @@ def assert_run(result, expected: dict, migrations: int) -> None:
     assert result.metrics["migrations"] == migrations
 
 
-def bare_cluster(*speeds: float, unfinished: int = 1) -> Cluster:
-    """Machines of the given speeds (memory BIG) under the base policy, with no workload: a test
-    places processes and runs ``cluster.engine`` by hand. ``unfinished`` foreground processes are
-    still to come, so background processes keep cycling."""
-    machines = [Machine(i, f"m{i}", s, BIG) for i, s in enumerate(speeds)]
-    cluster = Cluster(Engine(), machines, 10.0, Policy({}, None), lambda proc: None)
-    cluster.unfinished = unfinished
-    return cluster
+class Hand:
+    """A cluster by hand on the model's compiled rules: machines ``(speed, memory MB)`` under
+    ``policy`` (its draws scripted), processes ``(demand, memory MB)`` (pid = position, home 0,
+    arrived at 0) that the test places (``place``) when it likes, background processes
+    ``(machine, seed, max_period)`` that start at once. ``unfinished`` foreground processes are
+    still to come (default: all), so background processes keep cycling. The kernels' state is
+    ``system.CI`` and ``system.CF``; ``system`` gives the views (``machines``, ``remaining``,
+    ``finishing``)."""
 
+    def __init__(self, machines, procs=(), policy="pvm", rng: ScriptedRng | None = None, background=(),
+                 unfinished: int | None = None, lazy: bool | None = None, **params):
+        full = full_params({"machines": groups(machines), **params})
+        self.policy = policy if not isinstance(policy, str) else get_policy("cluster", policy)(full, rng or ScriptedRng())
+        if lazy is not None:
+            self.policy.lazy = lazy
+        self.done: list = []
+        self.system = ClusterSystem(Engine(), expand_machines(full["machines"]), full["thrashing_factor"], self.policy,
+                                    self.done.append)
+        self.system.unfinished = len(procs) if unfinished is None else unfinished
+        self.policy.start(self.system)
+        self.system.expect([ProcSpec(i, i, 0.0, float(d), float(m), 0, True) for i, (d, m) in enumerate(procs)],
+                           [BackgroundSpec(*b) for b in background])
+        self.engine = self.system.engine
 
-def hand_cluster(machines, policy) -> Cluster:
-    """Machines ``(speed, memory MB)`` under ``policy`` (built with its draws, started here), with no
-    workload: a test places processes (``cluster.place``), sets what the policy knows and calls it
-    by hand."""
-    cluster = Cluster(Engine(), [Machine(i, f"m{i}", s, mem) for i, (s, mem) in enumerate(machines)], 10.0,
-                      policy, lambda proc: None)
-    cluster.unfinished = 1
-    policy.start(cluster)
-    return cluster
+    @property
+    def CI(self):
+        return self.system.CI
 
+    @property
+    def CF(self):
+        return self.system.CF
 
-def proc(pid: int, memory: float = 0.0, pinned: bool = False) -> Proc:
-    """A process (job = pid) arrived at 0 with demand BIG, of ``memory`` MB, not yet placed."""
-    return Proc(ProcSpec(pid, pid, 0.0, BIG, float(memory), 0, True), pinned=pinned)
+    def place(self, pid: int, machine: int) -> ProcView:
+        """Process ``pid`` joins ``machine`` now (with the policy's hook, as an arrival would)."""
+        self.system._call(R.place, pid, machine, self.system.now)
+        return self.proc(pid)
+
+    def detach(self, pid: int) -> None:
+        """Process ``pid`` leaves its machine now, keeping its remaining demand (with the policy's hook)."""
+        self.system._call(R.detach, pid, self.system.now)
+
+    def at(self, time: float, action) -> None:
+        """``action()`` at ``time`` (a SimPy event)."""
+        self.engine.schedule(time - self.engine.now, action)
+
+    def run(self, until: float) -> None:
+        self.engine.run(until=until)
+
+    def proc(self, pid: int) -> ProcView:
+        """Foreground process ``pid``, or background process ``-1 - k`` for a negative ``pid``."""
+        return ProcView(self.system, pid if pid >= 0 else self.system.T - 1 - pid)
+
+    def know(self, machine: int, known: dict) -> None:
+        """Machine ``machine``'s view, replaced by ``known`` ``{sender: (load, memory in use)}``,
+        oldest first."""
+        self.CI[L.machine(machine, self.CI) + L.M_VN] = 0
+        for sender, (load, used) in known.items():
+            K.view_put(machine, sender, float(load), float(used), self.CI, self.CF)
+
+    def view(self, machine: int) -> dict:
+        """Machine ``machine``'s view: ``{sender: (load, memory in use)}``, oldest first."""
+        CI, CF, V = self.CI, self.CF, int(self.CI[L.Y_VSTRIDE])
+        vs, vl, vm = int(CI[L.O_VS]) + machine * V, int(CI[L.OF_VL]) + machine * V, int(CI[L.OF_VM]) + machine * V
+        return {int(CI[vs + k]): (float(CF[vl + k]), float(CF[vm + k]))
+                for k in range(int(CI[L.machine(machine, CI) + L.M_VN]))}
+
+    def due(self, machine: int) -> float:
+        """When Mosix's next wake-up of ``machine`` is armed (inf: none)."""
+        return float(self.CF[L.fmachine(machine, self.CI) + L.MF_DUE])
+
+    def alert(self, machine: int) -> float:
+        """The load below which news of a round wakes ``machine`` (lazy Mosix)."""
+        return float(self.CF[L.fmachine(machine, self.CI) + L.MF_ALERT])

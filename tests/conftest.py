@@ -68,18 +68,15 @@ def _fresh_flag_cache():
 
 @pytest.fixture(autouse=True)
 def _reference_models(monkeypatch):
-    """Tests run the Python models of numa and cluster, the references that mutation testing
-    measures (the numa model's pure-Python balancer, the Python cluster); the compiled ones
-    (numa/compiled_system.py, compiled.py; cluster/compiled_cluster.py) are compared with them
-    where a test asks for it (tests/test_numa_system.py, test_numa_timing.py,
-    test_numa_kernels.py, test_cluster_compiled.py, and the scripted scenarios of
-    test_numa_behaviour.py and of the cluster's tests, which run both ways). The pools model has
-    one implementation, the compiled one, which its tests run."""
-    from simcore.models.cluster.cluster import Cluster
+    """Tests run the Python model of numa, the reference that mutation testing measures (its
+    pure-Python balancer); the compiled one (numa/compiled_system.py, compiled.py) is compared
+    with it where a test asks for it (tests/test_numa_system.py, test_numa_timing.py,
+    test_numa_kernels.py, and the scripted scenarios of test_numa_behaviour.py, which run both
+    ways). The pools and cluster models have one implementation, the compiled one, which their
+    tests run."""
     from simcore.models.numa.balancer import Balancer
 
     monkeypatch.setattr(Balancer, "compiled", False)
-    monkeypatch.setattr(Cluster, "compiled", False)
 
 
 def apt_install(packages: list[str]) -> str:

@@ -17,22 +17,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cluster_script import (BIG, ScriptedRng, ScriptedStreams, assert_run, bare_cluster, completions, hand_cluster,
-                            proc, run)
+from cluster_script import BIG, Hand, ScriptedRng, ScriptedStreams, assert_run, completions, groups, run
 
 from simcore.core.engine import Engine
 from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
 from simcore.models import registry
 from simcore.models.cluster import full_params, simulate
-from simcore.models.cluster import cluster as cluster_mod
+from simcore.models.cluster import knowledge_kernels as K
+from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster import model as model_mod
+from simcore.models.cluster import mosix_kernels as M
+from simcore.models.cluster import opportunity_kernels as O
 from simcore.models.cluster import workload as wl
 from simcore.models.cluster.base import Policy
-from simcore.models.cluster.cluster import Background, Machine, Proc
 from simcore.models.cluster.knowledge import Knowledge
 from simcore.models.cluster.mosix import Mosix
-from simcore.models.cluster.opportunity import CostModel, EnhancedMosix, cheapest
+from simcore.models.cluster.system import ClusterSystem, expand_machines
 from simcore.models.cluster.workload import BackgroundSpec, ProcSpec, Workload
 
 
@@ -92,32 +93,28 @@ def test_remaining_is_the_demand_not_yet_served():
     """Speed-1 machine: A and B (demand 10) from t=0, C (demand 0.9) from t=1, when A and B have
     done 0.5 each. From then each gets 1/3: at t=2.5 A and B have done 0.5 + 1.5/3 = 1 (9 left)
     and C 0.5 (0.4 left; it ends at 1 + 0.9 * 3 = 3.7)."""
-    cluster = bare_cluster(1.0, unfinished=3)
-    a, b, c = (Proc(ProcSpec(i, i, 0.0, d, 0.0, 0, True)) for i, d in enumerate((10.0, 10.0, 0.9)))
-    cluster.place(a, 0)
-    cluster.place(b, 0)
-    cluster.schedule(1.0, lambda: cluster.place(c, 0))
-    cluster.engine.run(until=2.5)
-    assert [cluster.remaining(p) for p in (a, b, c)] == pytest.approx([9.0, 9.0, 0.4], rel=1e-12)
+    hand = Hand([(1.0, BIG)], [(10.0, 0.0), (10.0, 0.0), (0.9, 0.0)])
+    hand.place(0, 0)
+    hand.place(1, 0)
+    hand.at(1.0, lambda: hand.place(2, 0))
+    hand.run(until=2.5)
+    assert [hand.system.remaining(hand.proc(i)) for i in range(3)] == pytest.approx([9.0, 9.0, 0.4], rel=1e-12)
 
 
 def test_background_process_fields_and_cycle():
     """Background process -1 (seed 5, max_period 2) pinned to machine 1 of two speed-1 machines while
     a foreground process is still due (so it keeps cycling). Its bursts and idle periods are
     d0, d1, d2, ... = 2 U0, 2 U1, 2 U2, ... with U from np.random.Generator(PCG64(5)).
-    Built, it is an empty process of no job: job -1, arrival 0, demand 0, memory 0, home 1,
-    unmeasured, pinned. start puts it on machine 1 with the burst d0 left (memory in use stays 0);
-    its demand is the total of the bursts begun: at d0 + d1 + d2 / 2, midway through the second
-    burst (alone, rate 1), it is d0 + d2 with d2 / 2 left."""
-    cluster = bare_cluster(1.0, 1.0)
-    bg = Background(cluster, BackgroundSpec(1, 5, 2.0), -1)
-    assert (bg.pid, bg.job, bg.arrival, bg.demand, bg.memory, bg.home, bg.measured, bg.pinned) == \
-        (-1, -1, 0.0, 0.0, 0.0, 1, False, True)
+    It is a process of no job: job -1, arrival 0, memory 0, home 1, unmeasured, pinned. It starts
+    at once on machine 1 with the burst d0 left (memory in use stays 0); at d0 + d1 + d2 / 2,
+    midway through its second burst (alone, rate 1), it was placed at d0 + d1 and has d2 / 2 left."""
+    hand = Hand([(1.0, BIG), (1.0, BIG)], background=[(1, 5, 2.0)], unfinished=1)
+    bg = hand.proc(-1)
+    assert (bg.pid, bg.job, bg.arrival, bg.memory, bg.home, bg.measured, bg.pinned) == (-1, -1, 0.0, 0.0, 1, False, True)
     d = 2.0 * np.random.Generator(np.random.PCG64(5)).random(3)
-    bg.start()
-    assert (bg.machine, bg.demand, bg.remaining, cluster.machines[1].mem_used) == (1, d[0], d[0], 0.0)
-    cluster.engine.run(until=d[0] + d[1] + d[2] / 2)
-    assert (bg.demand, cluster.remaining(bg)) == pytest.approx((d[0] + d[2], d[2] / 2), rel=1e-9)
+    assert (bg.machine, hand.system.remaining(bg), hand.system.machines[1].mem_used) == (1, d[0], 0.0)
+    hand.run(until=d[0] + d[1] + d[2] / 2)
+    assert (bg.placed_at, hand.system.remaining(bg)) == pytest.approx((d[0] + d[1], d[2] / 2), rel=1e-9)
 
 
 def test_a_policy_keeping_the_defaults_places_everything_on_machine_0(monkeypatch):
@@ -133,17 +130,12 @@ def test_a_process_is_finishing_within_1e_9_of_its_machines_clock():
     Placed at t=0 on an idle machine (clock 0), demand 1e-9 is finishing, 1.5e-9 is not. On a
     machine whose clock reads 100 (demand 1000 alone since 0, now t=100), demand 5e-8 placed then
     is finishing (tolerance 1e-7); the other, 900 from its end, is not."""
-    def placed(cluster, pid, demand):
-        p = Proc(ProcSpec(pid, pid, 0.0, demand, 0.0, 0, True))
-        cluster.place(p, 0)
-        return p
-
-    idle = bare_cluster(1.0)
-    assert [idle.finishing(placed(idle, i, d)) for i, d in enumerate((1e-9, 1.5e-9))] == [True, False]
-    busy = bare_cluster(1.0)
-    long = placed(busy, 0, 1000.0)
-    busy.engine.run(until=100.0)
-    assert [busy.finishing(placed(busy, 1, 5e-8)), busy.finishing(long)] == [True, False]
+    idle = Hand([(1.0, BIG)], [(1e-9, 0.0), (1.5e-9, 0.0)])
+    assert [idle.system.finishing(idle.place(i, 0)) for i in range(2)] == [True, False]
+    busy = Hand([(1.0, BIG)], [(1000.0, 0.0), (5e-8, 0.0)])
+    long = busy.place(0, 0)
+    busy.run(until=100.0)
+    assert [busy.system.finishing(busy.place(1, 0)), busy.system.finishing(long)] == [True, False]
 
 
 def test_a_machine_exactly_full_does_not_count_as_thrashing():
@@ -202,7 +194,7 @@ def test_thrashing_share_of_a_run_shorter_than_a_second_and_of_none():
     short = run([(1.0, 10.0)], [(0, 0.5, 11, 0)], "pvm", thrashing_factor=1.0)
     assert completions(short) == {0: 0.5}
     assert short.metrics["thrashing_share"] == pytest.approx(1.0, rel=1e-12)
-    assert model_mod.thrashing_share(bare_cluster(1.0, 1.0), 0.0) == 0.0
+    assert model_mod.thrashing_share(Hand(TWO).system, 0.0) == 0.0
 
 
 # --- Mosix: when and what it moves ----------------------------------------------------------------
@@ -399,25 +391,25 @@ def test_knowledge_counts_a_sent_process_in_the_senders_entry_for_the_target():
     """Machine 0 last saw machine 1 (speed 2) at load 1 with 3 MB in use. Sending it a 4 MB process
     adds 1/2 (one process per unit of speed 2) and 4 MB: (1.5, 7); a second one: (2, 11). Sending
     to machine 2, of which it holds no entry, creates none."""
-    knowledge = Knowledge(bare_cluster(1.0, 2.0, 1.0), 2, 1.0, ScriptedRng())
-    knowledge.known[0] = {1: (1.0, 3.0)}
-    knowledge.moved(0, 1, proc(0, memory=4.0))
-    assert knowledge.known[0] == {1: (1.5, 7.0)}
-    knowledge.moved(0, 1, proc(1, memory=4.0))
-    knowledge.moved(0, 2, proc(2, memory=4.0))
-    assert knowledge.known[0] == {1: (2.0, 11.0)}
+    hand = Hand([(1.0, BIG), (2.0, BIG), (1.0, BIG)], [(BIG, 4.0)] * 3, "mosix", mosix_known_machines=2)
+    hand.know(0, {1: (1.0, 3.0)})
+    K.moved(0, 1, 0, hand.CI, hand.CF)
+    assert hand.view(0) == {1: (1.5, 7.0)}
+    K.moved(0, 1, 1, hand.CI, hand.CF)
+    K.moved(0, 2, 2, hand.CI, hand.CF)
+    assert hand.view(0) == {1: (2.0, 11.0)}
 
 
-def armed_on_machine_0(*procs, known=None, lazy=True):
-    """Whether placing ``procs`` on machine 0 (speed 1, 10 MB) of two, whose view is ``known``
-    (default: machine 1 empty), arms a wake-up; load_threshold 1, memory_threshold 0.5."""
-    policy = Mosix({"memory_threshold": 0.5}, ScriptedRng())
-    policy.lazy = lazy
-    cluster = hand_cluster([(1.0, 10.0), (1.0, 10.0)], policy)
-    policy.knowledge.known[0] = {1: (0.0, 0.0)} if known is None else known
-    for p in procs:
-        cluster.place(p, 0)
-    return policy.timers[0] is not None
+def armed_on_machine_0(*memories, pinned=0, known=None, lazy=True):
+    """Whether placing processes of ``memories`` MB on machine 0 (speed 1, 10 MB) of two, whose view
+    is ``known`` (default: machine 1 empty), arms a wake-up; load_threshold 1, memory_threshold 0.5.
+    ``pinned`` background processes (0 MB, long bursts) start on machine 0 first."""
+    hand = Hand([(1.0, 10.0), (1.0, 10.0)], [(BIG, m) for m in memories], "mosix", lazy=lazy,
+                background=[(0, k, BIG) for k in range(pinned)], unfinished=1, memory_threshold=0.5)
+    hand.know(0, {1: (0.0, 0.0)} if known is None else known)
+    for pid in range(len(memories)):
+        hand.place(pid, 0)
+    return hand.due(0) < math.inf
 
 
 def test_mosix_arms_a_wake_up_only_when_load_or_memory_exceeds_its_threshold():
@@ -425,21 +417,21 @@ def test_mosix_arms_a_wake_up_only_when_load_or_memory_exceeds_its_threshold():
     second process (load 2): armed. Two pinned processes (load 2) but nothing it could give away:
     none."""
     for lazy in (True, False):
-        assert not armed_on_machine_0(proc(0, memory=5.0), lazy=lazy)
-        assert armed_on_machine_0(proc(0, memory=5.0), proc(1), lazy=lazy)
-        assert not armed_on_machine_0(proc(0, pinned=True), proc(1, pinned=True), lazy=lazy)
+        assert not armed_on_machine_0(5.0, lazy=lazy)
+        assert armed_on_machine_0(5.0, 0.0, lazy=lazy)
+        assert not armed_on_machine_0(pinned=2, lazy=lazy)
 
 
 def test_lazy_mosix_arms_only_when_its_view_offers_a_move():
     """Load 2 on machine 0. Seeing machine 1 at load 1: 2 - 1 is not above load_threshold 1, so no
-    load move is possible and lazy Mosix arms nothing (the reference arms a wake-up that will move
-    nothing); seeing nothing: nothing. With 6 MB in use (above 0.5 * 10) memory ushering may move
-    a process whatever the loads: armed."""
+    load move is possible and lazy Mosix arms nothing (waking at every grid point arms a wake-up
+    that will move nothing); seeing nothing: nothing. With 6 MB in use (above 0.5 * 10) memory
+    ushering may move a process whatever the loads: armed."""
     busy = {1: (1.0, 0.0)}
-    assert not armed_on_machine_0(proc(0), proc(1), known=busy)
-    assert armed_on_machine_0(proc(0), proc(1), known=busy, lazy=False)
-    assert not armed_on_machine_0(proc(0), proc(1), known={})
-    assert armed_on_machine_0(proc(0, memory=6.0), proc(1), known=busy)
+    assert not armed_on_machine_0(0.0, 0.0, known=busy)
+    assert armed_on_machine_0(0.0, 0.0, known=busy, lazy=False)
+    assert not armed_on_machine_0(0.0, 0.0, known={})
+    assert armed_on_machine_0(6.0, 0.0, known=busy)
 
 
 def test_lazy_mosix_arms_only_when_a_process_fits_the_target():
@@ -455,19 +447,19 @@ def test_lazy_mosix_arms_only_when_a_process_fits_the_target():
     assert armed_on_machine_0(*proc_pair(3.0), known={1: (1.0, 0.0)})
 
 
-def proc_pair(memory: float) -> tuple[Proc, Proc]:
-    return proc(0, memory=memory), proc(1, memory=memory)
+def proc_pair(memory: float) -> tuple[float, float]:
+    return memory, memory
 
 
-def alert_on_machine_0(*procs, known, speed_1: float = 1.0) -> float:
-    """The load below which news wakes machine 0 (speed 1, 10 MB) after ``procs`` are placed on it,
-    its view ``known`` of machine 1 (``speed_1``, 10 MB); load_threshold 1, memory_threshold 0.5."""
-    policy = Mosix({"memory_threshold": 0.5}, ScriptedRng())
-    cluster = hand_cluster([(1.0, 10.0), (speed_1, 10.0)], policy)
-    policy.knowledge.known[0] = known
-    for p in procs:
-        cluster.place(p, 0)
-    return policy.knowledge.alert[0]
+def alert_on_machine_0(*memories, known, speed_1: float = 1.0) -> float:
+    """The load below which news wakes machine 0 (speed 1, 10 MB) after processes of ``memories``
+    MB are placed on it, its view ``known`` of machine 1 (``speed_1``, 10 MB); load_threshold 1,
+    memory_threshold 0.5."""
+    hand = Hand([(1.0, 10.0), (speed_1, 10.0)], [(BIG, m) for m in memories], "mosix", memory_threshold=0.5)
+    hand.know(0, known)
+    for pid in range(len(memories)):
+        hand.place(pid, 0)
+    return hand.alert(0)
 
 
 def test_lazy_mosix_asks_the_rounds_for_the_news_that_could_open_a_move():
@@ -488,26 +480,28 @@ def test_lazy_mosix_asks_the_rounds_for_the_news_that_could_open_a_move():
     assert alert_on_machine_0(*proc_pair(3.0), known={1: (1.0, 6.0)}) == math.inf
     assert alert_on_machine_0(*proc_pair(0.0), known={}) == math.inf
     assert alert_on_machine_0(*proc_pair(0.0), known={1: (0.0, 0.0)}) == -math.inf
-    assert alert_on_machine_0(proc(0), known={1: (1.0, 0.0)}) == -math.inf
+    assert alert_on_machine_0(0.0, known={1: (1.0, 0.0)}) == -math.inf
     assert alert_on_machine_0(*proc_pair(2.5), known={1: (1.0, 0.0)}) == 2.0 - 1.0 + 1e-9 * 2.0
     assert alert_on_machine_0(*proc_pair(3.0), known={1: (1.0, 2.0)}) == -math.inf
 
 
 def first_wake_up(balance: float, interval: float, now: float) -> float:
-    """When machine 0 of two (window 0: no information rounds; it sees machine 1 idle) first wakes
-    under mosix with the scripted phase ``balance``, after two processes of demand BIG arrive at ``now``."""
-    policy = Mosix({"balance_interval": interval, "mosix_known_machines": 0}, ScriptedRng(balance=balance))
-    cluster, seen = hand_cluster(TWO, policy), []
-    policy.knowledge.known[0] = {1: (0.0, 0.0)}  # set by hand: machine 1 idle, a move is possible
+    """When machine 0 of two (it sees machine 1 idle, set by hand; the first round comes only at
+    500) first wakes under mosix with the scripted phase ``balance``, after two processes of
+    demand BIG arrive at ``now``."""
+    hand = Hand(TWO, [(BIG, 0.0), (BIG, 0.0)], "mosix", rng=ScriptedRng(balance=balance), balance_interval=interval,
+                mosix_known_machines=1, info_interval=1000.0)
+    hand.know(0, {1: (0.0, 0.0)})
+    seen = []
 
     def arrive():
-        cluster.place(proc(0), 0)
-        cluster.place(proc(1), 0)
-        seen.append(cluster.engine.env.peek())  # the next event: the completions come at now + 2 BIG
-        cluster.engine.stop()
+        hand.place(0, 0)
+        hand.place(1, 0)
+        seen.append(hand.due(0))
+        hand.engine.stop()
 
-    cluster.schedule(now, arrive)
-    cluster.engine.run()
+    hand.at(now, arrive)
+    hand.engine.run()
     return seen[0]
 
 
@@ -523,16 +517,15 @@ def test_mosix_wakes_on_its_grid_strictly_after_now():
     assert first_wake_up(0.5e-9, 2.0, 0.0) == pytest.approx(2 + 1e-9, rel=1e-12)
 
 
-def mosix_choice(machines, procs, known, **params):
-    """The move ``Mosix.choose`` makes on machine 0 holding ``procs`` (placed at 0, min_residency 0)
-    when its window is ``known``: ``(pid, target)`` or None."""
-    policy = Mosix({"min_residency": 0.0, **params}, ScriptedRng())
-    cluster = hand_cluster(machines, policy)
-    for p in procs:
-        cluster.place(p, 0)
-    policy.knowledge.known[0] = known
-    move = policy.choose(0, cluster)
-    return None if move is None else (move[0].pid, move[1])
+def mosix_choice(machines, memories, known, **params):
+    """The move Mosix's ``choose`` makes on machine 0 holding processes of ``memories`` MB (placed
+    at 0, min_residency 0) when its window is ``known``: ``(pid, target)`` or None."""
+    hand = Hand(machines, [(BIG, m) for m in memories], "mosix", min_residency=0.0, **params)
+    for pid in range(len(memories)):
+        hand.place(pid, 0)
+    hand.know(0, known)
+    pid, target = M.choose(0, hand.system.now, hand.CI, hand.CF)
+    return None if pid < 0 else (pid, target)
 
 
 def test_mosix_ushers_memory_only_above_the_threshold():
@@ -541,8 +534,8 @@ def test_mosix_ushers_memory_only_above_the_threshold():
     oldest, p0 (ushering would send the largest). With p1 of 3.5 MB, 5.5 MB is above: ushering
     sends p1 (room 0.5 * 10 = 5 MB)."""
     machines, empty = [(1.0, 10.0), (1.0, 10.0)], {1: [0.0, 0.0]}
-    assert mosix_choice(machines, [proc(0, 2.0), proc(1, 3.0)], empty, memory_threshold=0.5) == (0, 1)
-    assert mosix_choice(machines, [proc(0, 2.0), proc(1, 3.5)], empty, memory_threshold=0.5) == (1, 1)
+    assert mosix_choice(machines, [2.0, 3.0], empty, memory_threshold=0.5) == (0, 1)
+    assert mosix_choice(machines, [2.0, 3.5], empty, memory_threshold=0.5) == (1, 1)
 
 
 def test_mosix_ushers_to_the_most_free_memory_and_fills_the_room_exactly():
@@ -553,8 +546,8 @@ def test_mosix_ushers_to_the_most_free_memory_and_fills_the_room_exactly():
     0.5 * 12 = 6 MB, B fits exactly and goes."""
     machines = [(1.0, 10.0), (1.0, 100.0), (1.0, 50.0)]
     known = {1: [1.0, 95.0], 2: [0.0, 0.0]}
-    assert mosix_choice(machines, [proc(0, 9.5)], known, load_threshold=5.0) == (0, 2)
-    exact = mosix_choice([(1.0, 10.0), (1.0, 12.0)], [proc(0, 6.0)], {1: [0.0, 0.0]}, memory_threshold=0.5)
+    assert mosix_choice(machines, [9.5], known, load_threshold=5.0) == (0, 2)
+    exact = mosix_choice([(1.0, 10.0), (1.0, 12.0)], [6.0], {1: [0.0, 0.0]}, memory_threshold=0.5)
     assert exact == (0, 1)
 
 
@@ -563,8 +556,8 @@ def test_mosix_load_move_needs_the_process_to_fit_the_targets_free_memory():
     6 MB in use: 3 - 1 > 1 and 1 + 1 < 3, free memory 10 - 6 = 4 MB. Processes of 5 MB: none
     fits, no move; of 4 MB: the oldest fits exactly and goes."""
     machines, known = [(1.0, BIG), (1.0, 10.0)], {1: [1.0, 6.0]}
-    assert mosix_choice(machines, [proc(i, 5.0) for i in range(3)], known) is None
-    assert mosix_choice(machines, [proc(i, 4.0) for i in range(3)], known) == (0, 1)
+    assert mosix_choice(machines, [5.0] * 3, known) is None
+    assert mosix_choice(machines, [4.0] * 3, known) == (0, 1)
 
 
 # --- opportunity cost ---------------------------------------------------------------------------
@@ -689,16 +682,22 @@ def test_cpu_bound_running_max_or_current_changes_an_assignment():
     assert_run(running, {**burst, 8: 32, 9: 20, 10: 32, 11: 16}, 0)
 
 
+def marginal(machine, used: float, load: float, memory: float, **params) -> float:
+    """The opportunity cost's marginal cost (``opportunity_kernels.marginal``) of a process of
+    ``memory`` MB on ``machine`` ``(speed, memory MB)`` with ``used`` MB in use and ``load``, the
+    bound ``L`` at its start (1); the cost parameters and the thrashing factor as given."""
+    hand = Hand([machine, (1.0, BIG)], policy="enhanced-pvm", **params)
+    return O.marginal(0, used, load, memory, hand.CI, hand.CF)
+
+
 def test_cost_model_marginal_cost_by_hand():
     """cost_base 4 (two machines), L = 1 before any observation. A 5 MB process on a machine of
     speed 2 and 10 MB, with 2.5 MB in use and load 1: memory 4**0.75 - 4**0.25 = 2**1.5 - 2**0.5,
     CPU 4**((1 + 1/2) / 1) - 4**1 = 8 - 4: sqrt(2) + 4.
     Each power's exponent is capped at 700: with base e, a 700.5 MB process on an empty 1 MB
     machine of speed 1 costs e**700 - 1 + (e - 1)."""
-    costs = CostModel({"cost_base": 4.0, "cpu_bound": "running-max", "cost_cpu_load": "processes"}, 2)
-    assert costs.marginal(Machine(0, "m", 2.0, 10.0), 2.5, 1.0, 5.0) == pytest.approx(math.sqrt(2) + 4, rel=1e-12)
-    capped = CostModel({"cost_base": math.e, "cpu_bound": "running-max", "cost_cpu_load": "processes"}, 2)
-    assert capped.marginal(Machine(0, "m", 1.0, 1.0), 0.0, 0.0, 700.5) == pytest.approx(math.exp(700) - 2 + math.e)
+    assert marginal((2.0, 10.0), 2.5, 1.0, 5.0, cost_base=4.0) == pytest.approx(math.sqrt(2) + 4, rel=1e-12)
+    assert marginal((1.0, 1.0), 0.0, 0.0, 700.5, cost_base=math.e) == pytest.approx(math.exp(700) - 2 + math.e)
 
 
 def test_effective_cpu_load_multiplies_a_thrashing_machines_load_by_the_factor():
@@ -706,14 +705,23 @@ def test_effective_cpu_load_multiplies_a_thrashing_machines_load_by_the_factor()
     Adding 5 MB to 8 MB in use goes over the memory: the load after is (1 + 1/2) x 10 = 15, the
     load before 1 (8 MB fit), so the CPU cost is 4**15 - 4**1 (with 'processes': 4**1.5 - 4 = 4).
     Adding 1 MB to 12 MB (already thrashing): 4**15 - 4**10, memory 4**1.3 - 4**1.2."""
-    hp = {"cost_base": 4.0, "cpu_bound": "running-max"}
-    effective = CostModel({**hp, "cost_cpu_load": "effective"}, 2, 10.0)
-    plain = CostModel({**hp, "cost_cpu_load": "processes"}, 2, 10.0)
-    m = Machine(0, "m", 2.0, 10.0)
-    memory = 4**1.3 - 4**0.8
-    assert effective.marginal(m, 8.0, 1.0, 5.0) == pytest.approx(memory + 4**15 - 4, rel=1e-12)
-    assert plain.marginal(m, 8.0, 1.0, 5.0) == pytest.approx(memory + 4, rel=1e-12)
-    assert effective.marginal(m, 12.0, 1.0, 1.0) == pytest.approx(4**1.3 - 4**1.2 + 4**15 - 4**10, rel=1e-12)
+    m, memory = (2.0, 10.0), 4**1.3 - 4**0.8
+    effective = {"cost_base": 4.0, "cost_cpu_load": "effective", "thrashing_factor": 10.0}
+    assert marginal(m, 8.0, 1.0, 5.0, **effective) == pytest.approx(memory + 4**15 - 4, rel=1e-12)
+    assert marginal(m, 8.0, 1.0, 5.0, cost_base=4.0, thrashing_factor=10.0) == pytest.approx(memory + 4, rel=1e-12)
+    assert marginal(m, 12.0, 1.0, 1.0, **effective) == pytest.approx(4**1.3 - 4**1.2 + 4**15 - 4**10, rel=1e-12)
+
+
+def least_cost_choice(policy: str, reading: str) -> int:
+    """Where ``policy`` places a new 1.5 MB process (``opportunity_kernels.least_cost``) on machine 0
+    (speed 1, 10 MB) holding a 9 MB process and machine 1 (speed 0.25, 1000 MB) holding one of
+    0 MB; base 2, cpu_bound 'current', cost_cpu_load ``reading``, thrashing factor 10."""
+    hand = Hand([(1.0, 10.0), (0.25, 1000.0)], [(BIG, 9.0), (BIG, 0.0), (BIG, 1.5)], policy, cost_base=2.0,
+                cpu_bound="current", cost_cpu_load=reading, thrashing_factor=10.0)
+    hand.place(0, 0)
+    hand.place(1, 1)
+    assert hand.CF[L.Z_BOUND] == 8.0
+    return O.least_cost(2, hand.CI, hand.CF)
 
 
 def test_effective_cpu_load_keeps_a_process_off_a_machine_it_would_make_thrash():
@@ -724,34 +732,22 @@ def test_effective_cpu_load_keeps_a_process_off_a_machine_it_would_make_thrash()
       machine 1: memory 2**0.0015 - 1 = 0.00104; CPU 2**(8/8) - 2**(4/8) = 0.58579.
     'processes': 0.30309 < 0.58683, machine 0, where 10.5 MB > 10 MB thrashes. 'effective': the
     load after is 2 x 10 = 20, CPU 2**(20/8) - 2**(1/8) = 4.56634, so machine 1 (0.58683)."""
-    chosen = {}
-    for reading in ("processes", "effective"):
-        policy = registry.get_policy("cluster", "enhanced-pvm")(
-            full_params({"cost_base": 2.0, "cpu_bound": "current", "cost_cpu_load": reading}), None)
-        cluster = hand_cluster([(1.0, 10.0), (0.25, 1000.0)], policy)
-        cluster.place(proc(0, 9.0), 0)
-        cluster.place(proc(1), 1)
-        assert policy.costs.bound == 8.0
-        chosen[reading] = policy.assign(proc(2, 1.5), cluster)
-    assert chosen == {"processes": 0, "effective": 1}
+    assert {r: least_cost_choice("enhanced-pvm", r) for r in ("processes", "effective")} == {"processes": 0, "effective": 1}
 
 
 def test_cost_bound_of_an_empty_cluster():
     """Three processes on machine 0 (load 3): L = 4, the power of two above. Once all have left,
     'current' (no load now) gives L = 1; 'running-max' keeps 4."""
-    cluster = bare_cluster(1.0, 1.0)
-    procs = [proc(i) for i in range(3)]
-    models = [CostModel({"cost_base": 2.0, "cpu_bound": bound, "cost_cpu_load": "processes"}, 2) for bound in ("current", "running-max")]
-    for p in procs:
-        cluster.place(p, 0)
-    for costs in models:
-        costs.observe(cluster)
-    assert [costs.bound for costs in models] == [4.0, 4.0]
-    for p in procs:
-        cluster.detach(p)
-    for costs in models:
-        costs.observe(cluster)
-    assert [costs.bound for costs in models] == [1.0, 4.0]
+    bounds = {}
+    for bound in ("current", "running-max"):
+        hand = Hand(TWO, [(BIG, 0.0)] * 3, "enhanced-pvm", cost_base=2.0, cpu_bound=bound)
+        for pid in range(3):
+            hand.place(pid, 0)
+        placed = float(hand.CF[L.Z_BOUND])
+        for pid in range(3):
+            hand.detach(pid)
+        bounds[bound] = (placed, float(hand.CF[L.Z_BOUND]))
+    assert bounds == {"current": (4.0, 1.0), "running-max": (4.0, 4.0)}
 
 
 def test_effective_cpu_load_at_the_edge_of_the_memory():
@@ -761,15 +757,13 @@ def test_effective_cpu_load_at_the_edge_of_the_memory():
     exactly: memory 4**1 - 4**0.5 = 2, CPU 4 again: 6.
     Factor 3, 12 MB in use (thrashing) and load 1/2, adding 1 MB: the load before is 0.5 x 3 = 1.5,
     after (0.5 + 0.5) x 3 = 3: CPU 4**3 - 4**1.5 = 64 - 8 = 56, memory 4**1.3 - 4**1.2.
-    Without a thrashing factor the model takes 1, so 'effective' is 'processes': adding 5 MB to
-    8 MB (going over) at load 1 costs 4**1.3 - 4**0.8 + 4**1.5 - 4 (CPU 4, not 4**15 - 4)."""
-    hp = {"cost_base": 4.0, "cpu_bound": "running-max", "cost_cpu_load": "effective"}
-    m = Machine(0, "m", 2.0, 10.0)
-    tenfold = CostModel(hp, 2, 10.0)
-    assert tenfold.marginal(m, 10.0, 1.0, 0.0) == pytest.approx(4.0, rel=1e-12)
-    assert tenfold.marginal(m, 5.0, 1.0, 5.0) == pytest.approx(6.0, rel=1e-12)
-    assert CostModel(hp, 2, 3.0).marginal(m, 12.0, 0.5, 1.0) == pytest.approx(4**1.3 - 4**1.2 + 56, rel=1e-12)
-    assert CostModel(hp, 2).marginal(m, 8.0, 1.0, 5.0) == pytest.approx(4**1.3 - 4**0.8 + 4, rel=1e-12)
+    With a thrashing factor of 1 'effective' is 'processes': adding 5 MB to 8 MB (going over) at
+    load 1 costs 4**1.3 - 4**0.8 + 4**1.5 - 4 (CPU 4, not 4**15 - 4)."""
+    m, hp = (2.0, 10.0), {"cost_base": 4.0, "cost_cpu_load": "effective"}
+    assert marginal(m, 10.0, 1.0, 0.0, thrashing_factor=10.0, **hp) == pytest.approx(4.0, rel=1e-12)
+    assert marginal(m, 5.0, 1.0, 5.0, thrashing_factor=10.0, **hp) == pytest.approx(6.0, rel=1e-12)
+    assert marginal(m, 12.0, 0.5, 1.0, thrashing_factor=3.0, **hp) == pytest.approx(4**1.3 - 4**1.2 + 56, rel=1e-12)
+    assert marginal(m, 8.0, 1.0, 5.0, thrashing_factor=1.0, **hp) == pytest.approx(4**1.3 - 4**0.8 + 4, rel=1e-12)
 
 
 def test_enhanced_mosix_costs_read_the_clusters_thrashing_factor():
@@ -777,37 +771,30 @@ def test_enhanced_mosix_costs_read_the_clusters_thrashing_factor():
     'effective' CPU load: the case of test_effective_cpu_load_keeps_a_process_off_a_machine_it_would_make_thrash
     gives machine 0 under 'processes' and machine 1 under 'effective' (CPU 2**(20/8) - 2**(1/8)
     on machine 0, above machine 1's 0.58683)."""
-    chosen = {}
-    for reading in ("processes", "effective"):
-        policy = EnhancedMosix(full_params({"cost_base": 2.0, "cpu_bound": "current", "cost_cpu_load": reading}),
-                               ScriptedRng())
-        cluster = hand_cluster([(1.0, 10.0), (0.25, 1000.0)], policy)
-        cluster.place(proc(0, 9.0), 0)
-        cluster.place(proc(1), 1)
-        assert policy.costs.bound == 8.0
-        chosen[reading] = policy.assign(proc(2, 1.5), cluster)
-    assert chosen == {"processes": 0, "effective": 1}
+    assert {r: least_cost_choice("enhanced-mosix", r) for r in ("processes", "effective")} == {"processes": 0, "effective": 1}
 
 
-
-def greedy_moves(machines, procs, known):
-    """The ``(pid, target)`` moves of enhanced-mosix (greedy rule, base 2, min_residency 0) right
-    after ``procs`` are placed as listed (``(process, machine)``), the windows being ``known``."""
-    policy = EnhancedMosix({"reassign_rule": "greedy", "cost_base": 2.0, "min_residency": 0.0}, ScriptedRng())
-    cluster = hand_cluster(machines, policy)
-    for p, machine in procs:
-        cluster.place(p, machine)
-    policy.knowledge.known[:] = known
-    return [(p.pid, target) for p, target in policy.on_arrival([p for p, _ in procs], cluster)]
+def greedy_moves(machines, procs, known, background=()):
+    """The ``(pid, target)`` moves of enhanced-mosix's scan (greedy rule, base 2, min_residency 0;
+    ``opportunity_kernels.reassign``) right after processes ``(memory MB, machine)`` are placed as
+    listed, the windows being ``known`` (one dict per machine); ``background`` processes start first."""
+    hand = Hand(machines, [(BIG, m) for m, _ in procs], "enhanced-mosix", background=background, reassign_rule="greedy",
+                cost_base=2.0, min_residency=0.0)
+    for pid, (_, machine) in enumerate(procs):
+        hand.place(pid, machine)
+    for machine, view in enumerate(known):
+        hand.know(machine, view)
+    moves, at = O.reassign(hand.system.now, hand.CI, hand.CF), int(hand.CI[L.O_MV])
+    return [(int(hand.CI[at + 2 * i]), int(hand.CI[at + 2 * i + 1])) for i in range(moves)]
 
 
 def test_enhanced_mosix_sends_a_violator_to_its_cheapest_known_machine():
-    """Three speed-1 machines; machine 2 holds a pinned process, then p (no memory): load 2, L = 4,
-    staying costs p c(1) (notation above). Machine 2 sees machine 0 at load 2, c(2), and machine 1
-    empty, c(0): p goes to the cheapest, machine 1 (c(0) < c(1)), past the pinned process."""
-    procs = [(proc(0, pinned=True), 2), (proc(1), 2)]
-    known = [{}, {}, {0: [2.0, 0.0], 1: [0.0, 0.0]}]
-    assert greedy_moves([(1.0, BIG)] * 3, procs, known) == [(1, 1)]
+    """Three speed-1 machines; machine 2 holds a pinned (background) process, then p (no memory):
+    load 2, L = 4, staying costs p c(1) (notation above). Machine 2 sees machine 0 at load 2, c(2),
+    and machine 1 empty, c(0): p goes to the cheapest, machine 1 (c(0) < c(1)), past the pinned
+    process."""
+    known = [{}, {}, {0: (2.0, 0.0), 1: (0.0, 0.0)}]
+    assert greedy_moves([(1.0, BIG)] * 3, [(0.0, 2)], known, background=[(2, 1, BIG)]) == [(0, 1)]
 
 
 def test_enhanced_mosix_greedy_cost_of_staying_leaves_the_process_out():
@@ -815,7 +802,7 @@ def test_enhanced_mosix_greedy_cost_of_staying_leaves_the_process_out():
     the machine without it: 2**0.5 - 1 (memory 0 -> 5 of 10 MB) + 2**0.5 - 1 (load 0 -> 1/2) =
     0.82843. Machine 1 seen empty costs it, at speed 1 and 1000 MB: 2**0.005 - 1 + 2**1 - 1 =
     1.00347, dearer: p stays; at speed 2 and 20 MB: 2**0.25 - 1 + 2**0.5 - 1 = 0.60342: p goes."""
-    procs, known = [(proc(0, 5.0), 0)], [{1: [0.0, 0.0]}, {}]
+    procs, known = [(5.0, 0)], [{1: (0.0, 0.0)}, {}]
     assert greedy_moves([(2.0, 10.0), (1.0, 1000.0)], procs, known) == []
     assert greedy_moves([(2.0, 10.0), (2.0, 20.0)], procs, known) == [(0, 1)]
 
@@ -828,8 +815,8 @@ def test_enhanced_mosix_greedy_scan_counts_the_processes_it_already_sends_away()
     and so does the fourth. Two leave, two stay. Priced on the machine as it was before the scan,
     staying would cost c(3) each time and three would leave (c(2) < c(3)), leaving machine 0 the
     lighter: 1 against 3."""
-    procs = [(proc(i), 0) for i in range(4)]
-    assert greedy_moves([(1.0, BIG)] * 2, procs, [{1: [0.0, 0.0]}, {}]) == [(0, 1), (1, 1)]
+    procs = [(0.0, 0)] * 4
+    assert greedy_moves([(1.0, BIG)] * 2, procs, [{1: (0.0, 0.0)}, {}]) == [(0, 1), (1, 1)]
 
 
 def test_enhanced_mosix_greedy_scan_counts_the_memory_it_already_sends_away():
@@ -840,8 +827,8 @@ def test_enhanced_mosix_greedy_scan_counts_the_memory_it_already_sends_away():
     2**0.5 - 2**0.25 = 0.64660; staying without the first (0 -> 4 MB, load 0 -> 1) costs
     2**0.5 - 1 + 2**0.25 - 1 = 0.60342: it stays. With the first's memory still counted (4 -> 8
     MB) staying would cost 0.77499, and with the machine as it was 0.81079: it would go too."""
-    procs = [(proc(0, 4.0), 0), (proc(1, 4.0), 0)]
-    assert greedy_moves([(1.0, 8.0), (1.0, 10.0)], procs, [{1: [0.0, 0.0]}, {}]) == [(0, 1)]
+    procs = [(4.0, 0), (4.0, 0)]
+    assert greedy_moves([(1.0, 8.0), (1.0, 10.0)], procs, [{1: (0.0, 0.0)}, {}]) == [(0, 1)]
 
 
 # --- optimal ----------------------------------------------------------------------------------------
@@ -1084,7 +1071,7 @@ def test_an_unknown_workload_is_named_with_the_known_ones():
 # --- bookkeeping of the cluster: fresh objects, migrate, drop, ties, measure ---------------------
 
 class Recording(Policy):
-    """The base policy, noting the machine of each ``on_completion`` call."""
+    """The base policy (deciding in Python), noting the machine of each ``on_completion`` call."""
 
     def __init__(self):
         super().__init__({}, None)
@@ -1096,12 +1083,11 @@ class Recording(Policy):
 
 def test_expand_machines_names_counts_and_defaults():
     """Groups expand in order to ``name-k`` for k < count; count defaults to 1 and name to 'm'."""
-    out = cluster_mod.expand_machines([{"name": "fast", "count": 2, "speed": 2, "memory_mb": 8},
-                                       {"speed": 1, "memory_mb": 4}])
+    out = expand_machines([{"name": "fast", "count": 2, "speed": 2, "memory_mb": 8}, {"speed": 1, "memory_mb": 4}])
     assert [(m.index, m.name, m.speed, m.memory) for m in out] == [
         (0, "fast-0", 2.0, 8.0), (1, "fast-1", 2.0, 8.0), (2, "m-0", 1.0, 4.0)]
     with pytest.raises(InputError, match=r"^parameter 'machines': the cluster has no machine\.$"):
-        cluster_mod.expand_machines([])
+        expand_machines([])
 
 
 def test_full_params_names_the_cluster_model_in_errors():
@@ -1111,75 +1097,70 @@ def test_full_params_names_the_cluster_model_in_errors():
 
 
 def test_a_fresh_cluster_is_finished():
-    """No foreground process yet: unfinished is 0, so the cluster counts as finished."""
-    cluster = cluster_mod.Cluster(Engine(), [Machine(0, "m0", 1.0, BIG)], 10.0, Policy({}, None), lambda p: None)
+    """No foreground process: unfinished is 0, so the cluster counts as finished, before its
+    buffers are built and after."""
+    cluster = ClusterSystem(Engine(), expand_machines(groups([(1.0, BIG)])), 10.0, Policy({}, None), lambda p: None)
     assert (cluster.unfinished, cluster.finished) == (0, True)
+    assert Hand([(1.0, BIG)]).system.finished
 
 
 def test_migrate_ignores_unplaced_pinned_and_same_machine_processes():
     """migrate does nothing to a process on no machine (machine -1), a pinned one or one already on
     the target: no counts change and each stays where it is."""
-    cluster = bare_cluster(1.0, 1.0)
-    fresh, pinned, staying = proc(0), proc(1, pinned=True), proc(2)
-    cluster.place(pinned, 0)
-    cluster.place(staying, 0)
+    hand = Hand(TWO, [(BIG, 0.0), (BIG, 0.0)], background=[(0, 1, BIG)])
+    fresh, staying, pinned = hand.proc(0), hand.place(1, 0), hand.proc(-1)
     for p, target in ((fresh, 1), (pinned, 1), (staying, 0)):
-        cluster.migrate(p, target)
+        hand.system.migrate(p, target)
     assert [p.machine for p in (fresh, pinned, staying)] == [-1, 0, 0]
-    assert [p.migrations for p in (fresh, pinned, staying)] + [cluster.migrations] == [0, 0, 0, 0]
+    assert [p.migrations for p in (fresh, pinned, staying)] + [hand.system.migrations] == [0, 0, 0, 0]
 
 
 def test_migrations_count_per_process_and_cost_defaults_to_zero():
     """Two free moves 0 -> 1 -> 0 (cost omitted, so 0: placed at once) count 2 for the process and
     the cluster; then apply with cost 2 leaves it on no machine (-1) until t=2."""
-    cluster = bare_cluster(1.0, 1.0)
-    p = proc(0)
-    cluster.place(p, 0)
-    cluster.migrate(p, 1)
+    hand = Hand(TWO, [(BIG, 0.0)])
+    p = hand.place(0, 0)
+    hand.system.migrate(p, 1)
     assert p.machine == 1
-    cluster.migrate(p, 0)
-    assert (p.machine, p.migrations, cluster.migrations) == (0, 2, 2)
-    cluster.apply([(p, 1)], 2.0)
+    hand.system.migrate(p, 0)
+    assert (p.machine, p.migrations, hand.system.migrations) == (0, 2, 2)
+    hand.system.apply([(p, 1)], 2.0)
     assert (p.machine, p.migrations) == (-1, 3)
-    cluster.engine.run(until=1.5)
+    hand.run(until=1.5)
     assert p.machine == -1
-    cluster.engine.run(until=2.5)
+    hand.run(until=2.5)
     assert p.machine == 1
 
 
 def test_drop_resets_memory_and_counts_pinned():
-    """Machine 0 holds 0.1 and 0.2 MB unpinned processes and two pinned ones: a background burst of
-    1 s and a BIG one (0 MB). Moving both unpinned to machine 1 leaves 2 pinned; the two bursts then
-    share speed 1, so the short one ends at t=2 (the cluster is finished: it does not restart),
-    leaving 1 pinned. Moving both back empties machine 1: exactly 0 MB in use (not 0.1 + 0.2 - 0.1
-    - 0.2 = 2.8e-17)."""
-    cluster = bare_cluster(1.0, 1.0, unfinished=0)
-    small, large = proc(0, 0.1), proc(1, 0.2)
-    short = Background(cluster, BackgroundSpec(0, 1, 5.0), -1)
-    short.remaining = 1.0
-    for p in (small, large, short, proc(3, pinned=True)):
-        cluster.place(p, 0)
-    cluster.migrate(small, 1)
-    cluster.migrate(large, 1)
-    m0, m1 = cluster.machines
-    assert m0.n_pinned == 2
-    cluster.engine.run(until=3.0)
-    assert (short.completion, m0.n_pinned, m0.movable) == (2.0, 1, 0)
-    cluster.migrate(small, 0)
-    cluster.migrate(large, 0)
+    """Machine 0 holds two pinned (background) processes, bursts d (seed 1, max_period 2) and one
+    of up to 1e6 s, then 0.1 and 0.2 MB unpinned processes. Moving both unpinned to machine 1
+    leaves 2 pinned; the two bursts then share speed 1, so the short one ends at 2 d (the cluster
+    is finished: it does not restart), leaving 1 pinned. Moving both back empties machine 1:
+    exactly 0 MB in use (not 0.1 + 0.2 - 0.1 - 0.2 = 2.8e-17)."""
+    d = 2.0 * np.random.Generator(np.random.PCG64(1)).random()
+    hand = Hand(TWO, [(BIG, 0.1), (BIG, 0.2)], background=[(0, 1, 2.0), (0, 2, 1e6)], unfinished=0)
+    small, large, short = hand.place(0, 0), hand.place(1, 0), hand.proc(-1)
+    hand.system.migrate(small, 1)
+    hand.system.migrate(large, 1)
+    m0, m1 = hand.system.machines
+    assert (m0.n_procs - m0.movable, m0.movable) == (2, 0)
+    hand.run(until=2 * d + 1.0)
+    assert (short.completion, short.machine, m0.n_procs - m0.movable, m0.movable) == (pytest.approx(2 * d, rel=1e-12), -1, 1, 0)
+    hand.system.migrate(small, 0)
+    hand.system.migrate(large, 0)
     assert m1.mem_used == 0.0 and not m1.procs
 
 
 def tied_completions(delta: float) -> list[float]:
     """Completion times of two processes of demands 1000 and 1000 + delta (0 MB, rate 1/2 each)
     placed at t=0 on a speed-1 machine."""
-    cluster = bare_cluster(1.0, unfinished=2)
-    procs = [Proc(ProcSpec(i, i, 0.0, d, 0.0, 0, True)) for i, d in enumerate((1000.0, 1000.0 + delta))]
-    for p in procs:
-        cluster.place(p, 0)
-    cluster.engine.run()
-    assert [p.remaining for p in procs] == [0.0, 0.0]
-    return [p.completion for p in procs]
+    hand = Hand([(1.0, BIG)], [(1000.0, 0.0), (1000.0 + delta, 0.0)])
+    hand.place(0, 0)
+    hand.place(1, 0)
+    hand.engine.run()
+    assert [hand.system.remaining(hand.proc(i)) for i in range(2)] == [0.0, 0.0]
+    return [hand.proc(i).completion for i in range(2)]
 
 
 def test_completion_ties_are_relative_above_a_tag_of_one():
@@ -1195,36 +1176,33 @@ def test_completion_ties_are_absolute_up_to_a_tag_of_one():
     """Tags 1 and 1 + 1e-9 (the limit exactly, computed as the model does) on a speed-1 machine
     complete together at t=2; 1 and 1 + 1.5e-9 do not (limit 1 + 1e-9 * max(1, 1))."""
     def ends(demand):
-        cluster = bare_cluster(1.0, unfinished=2)
-        procs = [Proc(ProcSpec(i, i, 0.0, d, 0.0, 0, True)) for i, d in enumerate((1.0, demand))]
-        for p in procs:
-            cluster.place(p, 0)
-        cluster.engine.run()
-        return [p.completion for p in procs]
+        hand = Hand([(1.0, BIG)], [(1.0, 0.0), (demand, 0.0)])
+        hand.place(0, 0)
+        hand.place(1, 0)
+        hand.engine.run()
+        return [hand.proc(i).completion for i in range(2)]
     assert ends(1.0 + 1e-9 * 1.0) == [2.0, 2.0]
     assert ends(1.0 + 1.5e-9)[1] > 2.0
 
 
 def test_on_completion_follows_foreground_completions_only():
-    """At t=0 a background burst of 1 s on machine 0 and a foreground process of demand 3 on
-    machine 1: the burst ends at t=1 with no on_completion call; the process ends at t=3 with one
-    call, for machine 1."""
+    """At t=0 a background burst d < 2 (seed 1, max_period 2) on machine 0 and a foreground process
+    of demand 3 on machine 1, under a policy deciding in Python: the burst ends at d with no
+    on_completion call; the process ends at t=3 with one call, for machine 1."""
+    d = 2.0 * np.random.Generator(np.random.PCG64(1)).random()
     policy = Recording()
-    cluster = hand_cluster([(1.0, BIG), (1.0, BIG)], policy)
-    bg = Background(cluster, BackgroundSpec(0, 1, 5.0), -1)
-    bg.remaining = 1.0
-    cluster.place(bg, 0)
-    cluster.place(fg := Proc(ProcSpec(0, 0, 0.0, 3.0, 0.0, 1, True)), 1)
-    cluster.engine.run(until=1.5)
-    assert (bg.completion, policy.completions) == (1.0, [])
-    cluster.engine.run(until=3.5)
+    hand = Hand(TWO, [(3.0, 0.0)], policy, background=[(0, 1, 2.0)])
+    fg, bg = hand.place(0, 1), hand.proc(-1)
+    hand.run(until=d + 0.5)
+    assert (bg.completion, policy.completions) == (pytest.approx(d, rel=1e-12), [])
+    hand.run(until=3.5)
     assert (fg.completion, policy.completions) == (3.0, [1])
 
 
 def test_measure_of_no_measured_process_and_an_unknown_mode():
     """No measured process: mean, max and makespan are nan, sum and jobs 0. An unknown
     parallel_job_slowdown value is bad input, named in the message."""
-    cluster = bare_cluster(1.0)
+    cluster = Hand([(1.0, BIG)]).system
     ok = {"parallel_job_slowdown": "process", "slowdown_demand": "reference"}
     out = model_mod.measure([], ok, cluster, cluster.engine)
     assert all(math.isnan(out[k]) for k in ("mean_slowdown", "max_slowdown", "makespan"))
@@ -1243,9 +1221,9 @@ def test_knowledge_recipients_are_the_window_smallest_keys_round_by_round():
     {2, 3}, {0, 1}, {1, 2}. Rounds 0, 1, 2 use P0, P1, P0."""
     p0 = [[0, 3, 2, 1], [1, 0, 2, 3], [3, 1, 0, 2], [1, 2, 3, 0]]
     p1 = [[0, 1, 2, 3], [3, 0, 2, 1], [1, 2, 0, 3], [3, 1, 2, 0]]
-    knowledge = Knowledge(bare_cluster(1.0, 1.0, 1.0, 1.0), 2, 1.0, ScriptedRng(prefer=[p0, p1]))
+    batch = Knowledge(4, 2, 1.0, ScriptedRng(prefer=[p0, p1])).batch()
     r0, r1 = [[2, 3], [0, 2], [1, 3], [0, 1]], [[1, 2], [2, 3], [0, 1], [1, 2]]
-    assert [[sorted(to) for to in knowledge._recipients()] for _ in range(3)] == [r0, r1, r0]
+    assert [[sorted(to) for to in batch[k].tolist()] for k in range(3)] == [r0, r1, r0]
 
 
 def test_background_pids_are_distinct_negatives():
@@ -1276,8 +1254,7 @@ def test_knowledge_window_of_one_on_a_large_cluster():
     right one.)"""
     n = 257
     keys = [[float(n - r) for r in range(n)]] * n
-    knowledge = Knowledge(bare_cluster(*[1.0] * n), 1, 1.0, ScriptedRng(prefer=[keys]))
-    assert knowledge._recipients() == [[n - 1]] * (n - 1) + [[n - 2]]
+    assert Knowledge(n, 1, 1.0, ScriptedRng(prefer=[keys])).batch()[0].tolist() == [[n - 1]] * (n - 1) + [[n - 2]]
 
 
 def test_a_monitored_cluster_replication_counts_each_machines_processes():
@@ -1417,24 +1394,31 @@ def test_lazy_mosix_runs_as_the_reference_process_by_process(monkeypatch, spec, 
 
 @pytest.mark.parametrize("reading, tau", [("processes", 1.0), ("effective", 10.0), ("effective", 3.0)])
 def test_prices_give_the_marginal_cost_to_the_bit(reading, tau):
-    """``cheapest`` over ``CostModel.prices`` picks the machine and cost that ``min`` over
-    ``marginal`` gives, bit for bit, on random machines, states and process sizes: below, at and
-    above the memory, with loads that take the exponent past the 700 cap, and with ties."""
+    """``cheapest`` over ``prices`` picks the machine and cost that ``min`` over ``marginal``
+    gives, bit for bit, on random machines, states and process sizes: below, at and above the
+    memory, with loads that take the exponent past the 700 cap, and with ties (the kernels of
+    opportunity_kernels, on a cluster of five whose first four take each trial's speeds and
+    memories)."""
     rng = np.random.default_rng(5)
-    costs = CostModel({"cost_base": 6.0, "cpu_bound": "running-max", "cost_cpu_load": reading}, 6, tau)
+    hand = Hand([(1.0, BIG)] * 5, policy="enhanced-mosix", cost_base=6.0, cost_cpu_load=reading, thrashing_factor=tau)
+    CI, CF = hand.CI, hand.CF
     for trial in range(300):
-        costs.bound = float(2 ** rng.integers(0, 4))
-        machines = [Machine(j, "m", float(rng.choice([1.0, 0.665, 0.45])), float(rng.choice([24.0, 32.0, 64.0])))
-                    for j in range(4)]
-        states = {j: (float(rng.choice([0.0, 1.0, 2.5, 900.0])), float(rng.choice([0.0, 20.0, 24.0, 40.0])))
+        CF[L.Z_BOUND] = float(2 ** rng.integers(0, 4))
+        for j in range(4):
+            CF[L.fmachine(j, CI) + L.MF_SPEED] = float(rng.choice([1.0, 0.665, 0.45]))
+            CF[L.fmachine(j, CI) + L.MF_MEM] = float(rng.choice([24.0, 32.0, 64.0]))
+        states = {int(j): (float(rng.choice([0.0, 1.0, 2.5, 900.0])), float(rng.choice([0.0, 20.0, 24.0, 40.0])))
                   for j in rng.permutation(4)}
         if trial % 3 == 0:
             states[next(iter(states))] = states[list(states)[-1]]  # a tie in state
-        prices = {j: costs.prices(machines[j], mem, load) for j, (load, mem) in states.items()}
+        order = list(states)
+        for k, j in enumerate(order):
+            O.prices(j, states[j][1], states[j][0], k, CI, CF)
         for memory in (0.0, 4.0, float(rng.uniform(0, 64)), 64.0):
-            expected = min(((j, costs.marginal(machines[j], mem, load, memory)) for j, (load, mem) in states.items()),
+            expected = min(((j, O.marginal(j, mem, load, memory, CI, CF)) for j, (load, mem) in states.items()),
                            key=lambda jc: jc[1])
-            assert cheapest(prices, memory, costs.log_base) == expected
+            k, cost = O.cheapest(4, memory, CI, CF)
+            assert (order[k], cost) == expected
 
 
 def test_stability_cost_when_placed_follows_the_bound():
@@ -1442,21 +1426,19 @@ def test_stability_cost_when_placed_follows_the_bound():
     again once L changes: p placed on an empty machine (speed 1, BIG memory) with base 2 costs
     2**(1/L) - 1 of CPU (its memory costs nothing): 2**0.5 - 1 at L = 2 (load 1 makes L 2), then
     2**0.25 - 1 at L = 4."""
-    policy = EnhancedMosix({"reassign_rule": "stability", "cost_base": 2.0}, ScriptedRng())
-    cluster = hand_cluster(TWO, policy)
-    p = proc(0)
-    cluster.place(p, 0)
-    m = cluster.machines[0]
-    assert policy._cost_here(m, p, 0, 0.0) == pytest.approx(2 ** 0.5 - 1, rel=1e-12)
-    policy.costs.bound = 4.0
-    assert policy._cost_here(m, p, 0, 0.0) == pytest.approx(2 ** 0.25 - 1, rel=1e-12)
+    hand = Hand(TWO, [(BIG, 0.0)], "enhanced-mosix", reassign_rule="stability", cost_base=2.0)
+    hand.place(0, 0)
+    assert O.cost_here(0, 0, 0, 0.0, hand.CI, hand.CF) == pytest.approx(2 ** 0.5 - 1, rel=1e-12)
+    hand.CF[L.Z_BOUND] = 4.0
+    assert O.cost_here(0, 0, 0, 0.0, hand.CI, hand.CF) == pytest.approx(2 ** 0.25 - 1, rel=1e-12)
 
 
 def test_the_first_grid_point_a_process_is_old_enough_at_is_found_exactly():
-    """``_old_enough_index`` starts from an estimate and corrects it by the test ``choose`` makes
+    """``old_enough_index`` starts from an estimate and corrects it by the test ``choose`` makes
     (grid time - placed_at >= min_residency, in floating point). On decimal phases, periods and
     times, where that test and the estimate disagree by rounding, it gives what a scan of the grid
-    from the first point after now gives: the first index that passes."""
+    from the first point after now gives: the first index that passes (mosix_kernels, each case's
+    period, residency and phase written into the state of one machine)."""
     rng = np.random.default_rng(3)
     cases = [(0.1, 0.1, 0.0, 0.2, 0.2), (0.1, 0.2, 0.0, 0.1, 0.1),  # ceil((0.2 + 0.1) / 0.1) is 4, yet 3 passes
              (0.1, 0.2, 0.1, 0.2, 0.2)]  # ceil(0.3 / 0.1) is 4, yet 0.1 + 3 x 0.1 - 0.2 is 0.2 exactly: 3 passes
@@ -1466,13 +1448,14 @@ def test_the_first_grid_point_a_process_is_old_enough_at_is_found_exactly():
         placed_at = round(float(rng.integers(0, 100)) * 0.1, 10)
         cases.append((period, float(rng.choice([0.0, 0.1, 0.3, 1.0, 2.5, 0.7])), phase, placed_at,
                       placed_at + round(float(rng.integers(0, 5)) * 0.1, 10)))
+    hand = Hand([(1.0, BIG)], policy="mosix")
+    CI, CF = hand.CI, hand.CF
     for period, residency, phase, placed_at, now in cases:
-        policy = Mosix({"balance_interval": period, "min_residency": residency}, ScriptedRng())
-        policy.phase = [phase]
-        k = policy._next_index(0, now)
-        while policy._grid(0, k) - placed_at < residency:
+        CF[L.Z_PERIOD], CF[L.Z_RESID], CF[L.fmachine(0, CI) + L.MF_PHASE] = period, residency, phase
+        k = M.next_index(0, now, CI, CF)
+        while M.grid(0, k, CI, CF) - placed_at < residency:
             k += 1
-        assert policy._old_enough_index(0, placed_at, now) == k
+        assert M.old_enough_index(0, placed_at, now, CI, CF) == k
 
 
 def test_mosix_keeps_a_wake_up_armed_earlier_when_a_change_asks_for_the_same_instant():

@@ -4,24 +4,29 @@ Every policy is a class registered with ``@register("cluster", name)`` and built
 ``Policy(params, rng)`` from the model's parameter dict and its own random generator
 (``streams.fresh("policy:<name>")``, so its draws never disturb the workload). It reads only
 the hyperparameters it declares in ``HYPERPARAMETERS`` (``self.hp``, each checked against its
-domain: a bad value is an InputError at construction). The cluster calls:
+domain: a bad value is an InputError at construction).
+
+The rules of pvm, enhanced-pvm, mosix, pvm-on-mosix and enhanced-mosix are compiled (the
+``*_kernels`` modules; ``system.KINDS`` maps each class to them): their classes hold the
+hyperparameters and make the draws. Any other policy (``optimal``, a policy of another package)
+decides in Python; the cluster (``system.ClusterSystem``) calls:
 
 ``start(cluster)``
-    once, before the first arrival (e.g. to start information dissemination);
+    once, before the first arrival;
 ``assign(proc, cluster) -> int``
     the machine a newly arrived process starts on (its CPU demand is unknown to policies;
     its memory size and home machine are known);
 ``on_arrival(procs, cluster)`` and ``on_completion(machine, cluster)``
     after arrivals are placed and after foreground processes complete on ``machine``; both
-    return an iterable of ``(proc, target_machine)`` migrations for the cluster to carry out;
-``on_change(machine, cluster)``
-    after any change of a machine's process set (a notification, e.g. to arm a timer).
+    return an iterable of ``(proc, target_machine)`` migrations for the cluster to carry out,
+    each costing ``migration_cost``.
 
-A policy's own timers go through ``cluster.schedule(delay, callback)`` (or ``cluster.at(time,
-callback, arg)`` for an exact instant) and move processes with
-``cluster.migrate(proc, target, self.migration_cost)``. Policies read the cluster's state
-(``cluster.machines``: ``procs``, ``load``, ``mem_used``, ``memory``, ``speed``) but change it
-only through migrations. A policy that migrates nothing simply keeps the defaults.
+Such a policy's own timers go through ``cluster.schedule(delay, callback)`` (or
+``cluster.at(time, callback, arg)`` for an exact instant), and it may move processes with
+``cluster.migrate(proc, target, cost)``. It reads the cluster's state through views
+(``cluster.machines``: ``procs``, ``load``, ``mem_used``, ``memory``, ``speed``, ``movable``;
+``cluster.remaining(proc)``, ``cluster.finishing(proc)``) and changes it only through
+migrations. A policy that migrates nothing simply keeps the defaults.
 """
 
 from __future__ import annotations
@@ -60,18 +65,3 @@ class Policy:
 
     def on_completion(self, machine: int, cluster):
         return ()
-
-    def on_change(self, machine: int, cluster) -> None:
-        pass
-
-
-class RoundRobin:
-    """Machines in their listed order, cyclically."""
-
-    def __init__(self) -> None:
-        self.next = 0
-
-    def __call__(self, cluster) -> int:
-        index = self.next % len(cluster.machines)
-        self.next = index + 1
-        return index

@@ -39,7 +39,7 @@ def _view_shift(r, k, CI, CF):
 
 
 def view_put(r, s, lo, used, CI, CF):
-    """``Knowledge._round`` for one recipient: sender ``s``'s entry goes last (newest); a new
+    """A round's news for recipient ``r``: sender ``s``'s entry goes last (newest); a new
     sender pushes the oldest out of a full window."""
     W, V = CI[Y_WINDOW], CI[Y_VSTRIDE]
     vn = L.machine(r, CI) + M_VN
@@ -54,7 +54,8 @@ def view_put(r, s, lo, used, CI, CF):
 
 
 def moved(source, target, p, CI, CF):
-    """``Knowledge.moved``: ``source`` sent ``p`` to ``target``; its entry for the target grows."""
+    """``source`` sent process ``p`` to ``target``: its entry for the target (if it holds one) grows
+    by one process per unit of the target's speed and by the process's memory."""
     k = _view_find(source, target, CI)
     if k >= 0:
         V = CI[Y_VSTRIDE]

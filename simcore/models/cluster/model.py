@@ -15,7 +15,7 @@ from simcore.core.rng import Streams
 from simcore.errors import InputError
 from simcore.models import Metric, Parameter, with_defaults
 from simcore.models.cluster import workload as wl
-from simcore.models.cluster.cluster import Cluster, Proc, expand_machines
+from simcore.models.cluster.system import ClusterSystem, Proc, expand_machines
 from simcore.vocabulary.domains import (COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, Choice, Real,
                                     Structured, records)
 from simcore.models.registry import get_policy, with_hyperparameters
@@ -84,7 +84,7 @@ class Result(NamedTuple):
 
     metrics: dict[str, float]
     procs: list[Proc]
-    cluster: Cluster
+    cluster: ClusterSystem
 
 
 def full_params(params: dict) -> dict:
@@ -99,8 +99,7 @@ def simulate(params: dict, workload: wl.Workload, policy: str, streams: Streams,
     machines = expand_machines(params["machines"])
     impl = get_policy("cluster", policy)(params, streams.fresh(f"policy:{policy}"))
     done: list[Proc] = []
-    cls = cluster_class()
-    cluster = cls(engine, machines, params["thrashing_factor"], impl, done.append)
+    cluster = ClusterSystem(engine, machines, params["thrashing_factor"], impl, done.append)
     cluster.unfinished = len(workload.procs)
     impl.start(cluster)
     cluster.expect(workload.procs, workload.background)
@@ -122,17 +121,7 @@ def simulate(params: dict, workload: wl.Workload, policy: str, streams: Streams,
     return Result(measure(done, params, cluster, engine), done, cluster)
 
 
-def cluster_class():
-    """The cluster the model runs (``system.ClusterSystem``, the compiled rules), unless
-    ``Cluster.compiled`` is off: then the Python model."""
-    if not Cluster.compiled:
-        return Cluster
-    from simcore.models.cluster.system import ClusterSystem
-
-    return ClusterSystem
-
-
-def measure(done: list[Proc], params: dict, cluster: Cluster, engine: Engine) -> dict[str, float]:
+def measure(done: list[Proc], params: dict, cluster: ClusterSystem, engine: Engine) -> dict[str, float]:
     """The METRICS of one run from its finished processes."""
     measured = [p for p in done if p.measured]
     own = own_time(params, cluster)
@@ -161,7 +150,7 @@ def measure(done: list[Proc], params: dict, cluster: Cluster, engine: Engine) ->
     }
 
 
-def own_time(params: dict, cluster: Cluster):
+def own_time(params: dict, cluster: ClusterSystem):
     """t(j) of a finished process: its demand (CPU s on a speed-1.0 machine) or, for
     ``slowdown_demand: machine``, its demand at the speed of the machine it completed on."""
     if params["slowdown_demand"] == "reference":
@@ -172,7 +161,7 @@ def own_time(params: dict, cluster: Cluster):
     raise InputError(f"parameter 'slowdown_demand': unknown value {params['slowdown_demand']!r} (use 'reference' or 'machine').")
 
 
-def thrashing_share(cluster: Cluster, end: float) -> float:
+def thrashing_share(cluster: ClusterSystem, end: float) -> float:
     """Machine-seconds spent thrashing over all machine-seconds of [0, end]."""
     if end <= 0:
         return 0.0
@@ -193,7 +182,7 @@ def run_replication(params: dict, policies: list[str], streams: Streams) -> dict
     return {name: simulate(params, workload, name, streams).metrics for name in policies}
 
 
-def queue_probes(cluster: Cluster) -> dict:
+def queue_probes(cluster: ClusterSystem) -> dict:
     """The queues a monitor samples: each machine's processes (foreground and background)."""
     return {f"machine{i}.procs": (lambda m: lambda: len(m.procs))(m) for i, m in enumerate(cluster.machines)}
 

@@ -17,7 +17,8 @@ from simcore.models.cluster.layout_kernels import (
 
 
 def wants(m, CI, CF):
-    """``Mosix._wants``."""
+    """Whether machine ``m`` wants to balance: it holds a process it may give away (not pinned)
+    and its load exceeds ``load_threshold`` or its memory in use ``memory_threshold`` of its memory."""
     mf = L.fmachine(m, CI)
     mb = L.machine(m, CI)
     return CI[mb + M_NPROC] - CI[mb + M_NPIN] > 0 and (
@@ -25,12 +26,13 @@ def wants(m, CI, CF):
 
 
 def grid(m, k, CI, CF):
-    """``Mosix._grid``."""
+    """The ``k``-th wake-up time of machine ``m``'s grid: its phase + k * balance_interval."""
     return CF[L.fmachine(m, CI) + MF_PHASE] + k * CF[Z_PERIOD]
 
 
 def next_index(m, now, CI, CF):
-    """``Mosix._next_index``."""
+    """The first grid index of machine ``m`` strictly after ``now`` (within 1e-9 balance intervals
+    counts as now)."""
     period = CF[Z_PERIOD]
     k = math.floor((now - CF[L.fmachine(m, CI) + MF_PHASE]) / period) + 1
     while grid(m, k, CI, CF) - now < 1e-9 * period:
@@ -39,7 +41,9 @@ def next_index(m, now, CI, CF):
 
 
 def old_enough_index(m, placed_at, now, CI, CF):
-    """``Mosix._old_enough_index``."""
+    """The first grid index of machine ``m`` after ``now`` at which a process placed at
+    ``placed_at`` has stayed ``min_residency`` (as ``choose`` tests it: from an estimate, corrected
+    by that test in floating point)."""
     first = next_index(m, now, CI, CF)
     residency = CF[Z_RESID]
     k = max(first, math.ceil((placed_at + residency - CF[L.fmachine(m, CI) + MF_PHASE]) / CF[Z_PERIOD]))
@@ -51,7 +55,7 @@ def old_enough_index(m, placed_at, now, CI, CF):
 
 
 def arm(m, at, CI, CF):
-    """``Mosix._arm``: the machine's next wake-up no later than ``at``."""
+    """Make machine ``m``'s next wake-up no later than ``at`` (a wake-up armed earlier stays)."""
     due = L.fmachine(m, CI) + MF_DUE
     if at < CF[due]:
         CF[due] = at
@@ -59,7 +63,10 @@ def arm(m, at, CI, CF):
 
 
 def settle(m, now, woke, CI, CF):
-    """``Mosix._settle``."""
+    """After a change of machine ``m`` (``woke``: a wake-up that moved nothing), while it wants to
+    balance: arm the next grid point if it could move now (always, when not lazy), or after a
+    wake-up the first grid point where a process now too young has stayed ``min_residency``;
+    else set its alert, the load below which a round's news could open a move (``_blocked``)."""
     alert = -math.inf
     if wants(m, CI, CF):
         none, blocked = True, 0.0
@@ -89,8 +96,8 @@ def _eligible(p, now, CI, CF):
 
 
 def memory_target(m, CI, CF):
-    """``Mosix._memory_target``: the known machine with most free memory (the first of them), and
-    the room it has below the threshold."""
+    """Memory ushering's target: the machine of ``m``'s view with most free memory (the first of
+    them), and the room (MB) it has below the memory threshold."""
     V, mf = CI[Y_VSTRIDE], CI[OF_MF]
     vs, vm = CI[O_VS] + m * V, CI[OF_VM] + m * V
     best, best_free, at = -1, 0.0, 0
@@ -103,8 +110,10 @@ def memory_target(m, CI, CF):
 
 
 def load_target(lo, m, CI, CF):
-    """``Mosix._load_target``: (the least-loaded known machine or -1, its free memory, the least
-    load known)."""
+    """The load rule on machine ``m``'s view, at load ``lo``: (the least-loaded known machine, the
+    first of them, or -1; its free memory; the least load known). No target when the least load
+    is within ``load_threshold`` of ``lo``, or when the target with one more process would be as
+    loaded as the source is now."""
     V, mf = CI[Y_VSTRIDE], CI[OF_MF]
     vs, vl, vm = CI[O_VS] + m * V, CI[OF_VL] + m * V, CI[OF_VM] + m * V
     vn = CI[L.machine(m, CI) + M_VN]
@@ -124,7 +133,10 @@ def load_target(lo, m, CI, CF):
 
 
 def choose(m, now, CI, CF):
-    """``Mosix.choose``: the one move (process, target) machine ``m`` makes now, or (-1, -1)."""
+    """The one move (process, target) machine ``m`` makes now, or (-1, -1). Only processes that
+    may move (not pinned, ``min_residency`` met) go. Above the memory threshold, memory ushering
+    first: the largest that fits the room of the machine with most free memory. Else the load
+    rule (``load_target``): the oldest (by arrival) that fits the target's free memory."""
     if not CI[L.machine(m, CI) + M_VN]:
         return -1, -1
     pi, pf, mf = CI[O_PI], CI[OF_PF], L.fmachine(m, CI)
@@ -134,7 +146,7 @@ def choose(m, now, CI, CF):
         p = CI[pi + p * P_COLS + P_NEXT]
     if p < 0:
         return -1, -1
-    if CF[mf + MF_USED] > CF[Z_MTHRESH] * CF[mf + MF_MEM]:      # Mosix._memory_move
+    if CF[mf + MF_USED] > CF[Z_MTHRESH] * CF[mf + MF_MEM]:      # memory ushering
         target, room = memory_target(m, CI, CF)
         best, size = -1, 0.0
         p = first
@@ -145,7 +157,7 @@ def choose(m, now, CI, CF):
             p = CI[pi + p * P_COLS + P_NEXT]
         if best >= 0:
             return best, target
-    target, free, _ = load_target(S.load(m, CI, CF), m, CI, CF)      # Mosix._load_move
+    target, free, _ = load_target(S.load(m, CI, CF), m, CI, CF)      # the load rule
     if target < 0:
         return -1, -1
     best, oldest = -1, 0.0
@@ -170,7 +182,10 @@ def _fits(m, room, CI, CF):
 
 
 def _blocked(m, CI, CF):
-    """``Mosix._blocked`` as (None, the load or infinity): None when a move is possible."""
+    """Whether ``choose`` could move something with this view and these processes, whatever their
+    ages (a necessary condition for a move), as (True, 0) when it could; else (False, the load
+    below which news could open a move): when only the least load known stands in the way, a
+    load below ``load - load_threshold`` (plus a rounding margin); otherwise infinity (any news)."""
     if not CI[L.machine(m, CI) + M_VN]:
         return False, math.inf
     mf = L.fmachine(m, CI)

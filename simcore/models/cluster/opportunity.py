@@ -34,7 +34,9 @@ COST = {
 
 
 class CostModel:
-    """Marginal costs of placing a process, with the running power-of-two load bound ``L``."""
+    """The opportunity cost's settings: the base and its log, the starting bound ``L`` = 1,
+    whether ``L`` follows the largest load seen so far (``running``) or now, and the factor of a
+    thrashing machine's load (1: none). The costs are ``opportunity_kernels``."""
 
     def __init__(self, hp: dict, n_machines: int, thrashing_factor: float = 1.0):
         base = hp["cost_base"]
@@ -46,53 +48,6 @@ class CostModel:
         self.running = hp["cpu_bound"] == "running-max"
         self.tau = float(thrashing_factor) if hp["cost_cpu_load"] == "effective" else 1.0
 
-    def observe(self, cluster) -> None:
-        """Set ``L`` to the smallest power of two above the largest load: seen so far, or now."""
-        load = cluster.max_load if self.running else max(m.load for m in cluster.machines)
-        if load >= self.bound or not self.running:
-            self.bound = 2.0 ** (math.floor(math.log2(load)) + 1) if load > 0 else 1.0
-
-    def marginal(self, machine, mem_used: float, load: float, memory: float) -> float:
-        """Cost increase of adding a process of ``memory`` MB to ``machine`` at the given state."""
-        lb, cap, bound = self.log_base, machine.memory, self.bound
-        mem = _exp(lb * (mem_used + memory) / cap) - _exp(lb * mem_used / cap)
-        before, after = load, load + 1.0 / machine.speed
-        if mem_used > cap:
-            before *= self.tau
-        if mem_used + memory > cap:
-            after *= self.tau
-        cpu = _exp(lb * after / bound) - _exp(lb * before / bound)
-        return mem + cpu
-
-    def prices(self, machine, mem_used: float, load: float) -> tuple[float, float, float, float, float]:
-        """What ``marginal(machine, mem_used, load, memory)`` computes without the process:
-        (memory, mem_used, memory-cost term, CPU cost if the process fits, CPU cost if it does
-        not). ``cheapest`` finishes the sum for each process, to the bit as ``marginal`` does."""
-        lb, cap, bound = self.log_base, machine.memory, self.bound
-        before, after = load, load + 1.0 / machine.speed
-        if mem_used > cap:
-            before *= self.tau
-        start = _exp(lb * before / bound)
-        after_over = after * self.tau
-        return cap, mem_used, _exp(lb * mem_used / cap), _exp(lb * after / bound) - start, _exp(lb * after_over / bound) - start
-
-
-def cheapest(prices: dict, memory: float, log_base: float) -> tuple[int, float]:
-    """The machine of least marginal cost for a process of ``memory`` MB, and that cost, from the
-    ``CostModel.prices`` of each candidate (the first in order among equals, as ``min`` picks)."""
-    best, best_cost, exp = -1, math.inf, math.exp
-    for j, (cap, mem_used, mem_term, fit, over) in prices.items():
-        used = mem_used + memory
-        x = log_base * used / cap
-        cost = (exp(x if x < 700.0 else 700.0) - mem_term) + (over if used > cap else fit)  # _exp, inlined
-        if best < 0 or cost < best_cost:
-            best, best_cost = j, cost
-    return best, best_cost
-
-
-def _exp(x: float) -> float:
-    return math.exp(x if x < 700.0 else 700.0)
-
 
 @register("cluster", "enhanced-pvm")
 class EnhancedPVM(Policy):
@@ -102,22 +57,6 @@ class EnhancedPVM(Policy):
 
     def start(self, cluster) -> None:
         self.costs = CostModel(self.hp, len(cluster.machines), cluster.tau)
-
-    def on_change(self, machine, cluster) -> None:
-        self.costs.observe(cluster)
-
-    def assign(self, proc, cluster) -> int:
-        return least_cost(self.costs, proc, cluster)
-
-
-def least_cost(costs: CostModel, proc, cluster) -> int:
-    """The machine where ``proc`` adds the least cost, judged on the exact current state."""
-    best, best_cost = 0, math.inf
-    for m in cluster.machines:
-        cost = costs.marginal(m, m.mem_used, m.load, proc.memory)
-        if cost < best_cost:
-            best, best_cost = m.index, cost
-    return best
 
 
 @register("cluster", "enhanced-mosix")
@@ -151,57 +90,8 @@ class EnhancedMosix(Policy):
         self.greedy = self.hp["reassign_rule"] == "greedy"
         self.residency = float(self.hp["min_residency"])
         self.migration_cost = float(self.hp["migration_cost"])
-        self._placed_cost: dict[int, tuple[float, float]] = {}  # placement token -> (L, cost when placed)
 
     def start(self, cluster) -> None:
         self.costs = CostModel(self.hp, len(cluster.machines), cluster.tau)
-        self.knowledge = Knowledge(cluster, self.hp["mosix_known_machines"], self.hp["info_interval"], self.rng)
-        self.knowledge.start()
-
-    def on_change(self, machine, cluster) -> None:
-        self.costs.observe(cluster)
-
-    def assign(self, proc, cluster) -> int:
-        return least_cost(self.costs, proc, cluster)
-
-    def on_arrival(self, procs, cluster):
-        return self._reassign(cluster)
-
-    def on_completion(self, machine, cluster):
-        return self._reassign(cluster)
-
-    def _reassign(self, cluster):
-        moves = []
-        now, machines, costs = cluster.now, cluster.machines, self.costs
-        factor = 1.0 if self.greedy else self.factor
-        for m in machines:
-            known = self.knowledge.known[m.index]
-            if not known or m.movable == 0:
-                continue
-            prices = None  # of the known machines, built at the first process that may move
-            gone, gone_mem = 0, 0.0  # the processes this scan already sends away, and their memory
-            for p in m.procs.values():  # moves are made after the scan
-                if p.pinned or now - p.placed_at < self.residency:
-                    continue
-                if prices is None:
-                    prices = {j: costs.prices(machines[j], e[1], e[0]) for j, e in known.items()}
-                target, cost = cheapest(prices, p.memory, costs.log_base)
-                if self._cost_here(m, p, gone, gone_mem) > factor * cost:
-                    moves.append((p, target))
-                    gone, gone_mem = gone + 1, gone_mem + p.memory
-                    self.knowledge.moved(m.index, target, p)
-                    entry = known[target]
-                    prices[target] = costs.prices(machines[target], entry[1], entry[0])
-        return moves
-
-    def _cost_here(self, m, p, gone: int, gone_mem: float) -> float:
-        """The process's marginal cost on its machine: now, without the ``gone`` processes
-        (``gone_mem`` MB) the scan already sends away (greedy), or when it was placed (stability)."""
-        if self.greedy:
-            rest = len(m.procs) - gone - 1
-            return self.costs.marginal(m, m.mem_used - gone_mem - p.memory, rest / m.speed, p.memory)
-        bound, cost = self._placed_cost.get(p.token, (None, 0.0))
-        if bound != self.costs.bound:  # placed since, or L has grown: compute it again
-            cost = self.costs.marginal(m, p.h_mem, p.h_load, p.memory)
-            self._placed_cost[p.token] = (self.costs.bound, cost)
-        return cost
+        self.knowledge = Knowledge(len(cluster.machines), self.hp["mosix_known_machines"], self.hp["info_interval"], self.rng)
+        self.knowledge.start(cluster)

@@ -24,7 +24,7 @@ def _exp(x):
 
 
 def observe(CI, CF):
-    """``CostModel.observe``: ``L``, the power of two above the largest load, seen so far or now."""
+    """``L``, the smallest power of two above the largest load: seen so far (running-max) or now."""
     if CI[Y_RUNNING]:
         lo = CF[Z_MAXLOAD]
     else:
@@ -38,7 +38,10 @@ def observe(CI, CF):
 
 
 def marginal(m, used, lo, memory, CI, CF):
-    """``CostModel.marginal``."""
+    """The cost a process of ``memory`` MB adds to machine ``m`` at ``used`` MB in use and load
+    ``lo``: ``b**(mem/memory)`` and ``b**(cpu load/L)`` after minus before, each exponent capped
+    at 700; the CPU load times the thrashing factor (Z_CTAU, 1 unless 'effective') while the
+    memory in use exceeds the memory."""
     lb, cap, bound, tau = CF[Z_LOGBASE], CF[L.fmachine(m, CI) + MF_MEM], CF[Z_BOUND], CF[Z_CTAU]
     mem = _exp(lb * (used + memory) / cap) - _exp(lb * used / cap)
     before, after = lo, lo + 1.0 / CF[L.fmachine(m, CI) + MF_SPEED]
@@ -51,7 +54,9 @@ def marginal(m, used, lo, memory, CI, CF):
 
 
 def prices(m, used, lo, k, CI, CF):
-    """``CostModel.prices`` of machine ``m`` into slot ``k`` of the scratch block."""
+    """What ``marginal`` computes of machine ``m`` without the process, into slot ``k`` of the
+    scratch block: its memory, the memory in use, the memory term, the CPU cost if the process
+    fits and if it does not. ``cheapest`` finishes the sum, to the bit as ``marginal`` does."""
     lb, cap, bound, tau = CF[Z_LOGBASE], CF[L.fmachine(m, CI) + MF_MEM], CF[Z_BOUND], CF[Z_CTAU]
     before, after = lo, lo + 1.0 / CF[L.fmachine(m, CI) + MF_SPEED]
     if used > cap:
@@ -63,7 +68,7 @@ def prices(m, used, lo, k, CI, CF):
 
 
 def cheapest(n_prices, memory, CI, CF):
-    """``opportunity.cheapest`` over the scratch block's first ``n_prices`` slots: (the slot of least
+    """Over the scratch block's first ``n_prices`` slots (``prices``): (the slot of least
     marginal cost, that cost)."""
     lb = CF[Z_LOGBASE]
     best, best_cost = -1, math.inf
@@ -78,7 +83,7 @@ def cheapest(n_prices, memory, CI, CF):
 
 
 def least_cost(p, CI, CF):
-    """``opportunity.least_cost``: the machine where ``p`` adds the least cost, on the exact state."""
+    """The machine where ``p`` adds the least cost, on the exact state (the first among equals)."""
     memory = CF[L.fproc(p, CI) + PF_MEMORY]
     best, best_cost = 0, math.inf
     for m in range(CI[Y_N]):
@@ -89,8 +94,9 @@ def least_cost(p, CI, CF):
 
 
 def cost_here(m, p, gone, gone_mem, CI, CF):
-    """``EnhancedMosix._cost_here``: now without the ``gone`` processes the scan sends away
-    (greedy), or when placed (stability; kept while ``L`` stays)."""
+    """Process ``p``'s marginal cost on its machine ``m``: now, without the ``gone`` processes
+    (``gone_mem`` MB) the scan already sends away (greedy), or when it was placed (stability;
+    kept per placement while ``L`` stays)."""
     pf, pb = L.fproc(p, CI), L.proc(p, CI)
     mf = L.fmachine(m, CI)
     memory = CF[pf + PF_MEMORY]
@@ -104,9 +110,11 @@ def cost_here(m, p, gone, gone_mem, CI, CF):
 
 
 def reassign(now, CI, CF):
-    """``EnhancedMosix._reassign``: each machine's processes old enough to move, against the
-    machines it knows: the moves, into the block O_MV; returns how many (they are made after the
-    scan, ``run_kernels.reassign``)."""
+    """Enhanced-mosix's scan: each machine's processes that may move (not pinned, ``min_residency``
+    met), in their order on it, against the machines it knows. A process moves to the known
+    machine where its marginal cost is least when its cost here exceeds ``reassign_factor`` times
+    that (stability) or that (greedy); the sender's view counts it at once. The moves go into
+    the block O_MV; returns how many (made after the scan, ``run_kernels.reassign``)."""
     n, V = CI[Y_N], CI[Y_VSTRIDE]
     factor = 1.0 if CI[Y_GREEDY] else CF[Z_FACTOR]
     mi, pi, pf, mv = CI[O_MI], CI[O_PI], CI[OF_PF], CI[O_MV]

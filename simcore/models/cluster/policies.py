@@ -1,21 +1,15 @@
-"""PVM and the optimal bound; the policy interface is in ``base``."""
+"""PVM (its rule compiled) and the optimal bound (its rules here, in Python); the policy interface is in ``base``."""
 
 from __future__ import annotations
 
-from simcore.models.cluster.base import Policy, RoundRobin
+from simcore.models.cluster.base import Policy
 from simcore.models.registry import register
 
 
 @register("cluster", "pvm")
 class PVM(Policy):
-    """PVM's default transparent mode: round robin over the hosts, no migration."""
-
-    def __init__(self, params, rng):
-        super().__init__(params, rng)
-        self.round_robin = RoundRobin()
-
-    def assign(self, proc, cluster) -> int:
-        return self.round_robin(cluster)
+    """PVM's default transparent mode: round robin over the hosts, no migration
+    (``run_kernels.assign``)."""
 
 
 @register("cluster", "optimal")

@@ -115,7 +115,8 @@ def start_background(now, CI, CF):
 
 
 def on_change(m, now, CI, CF):
-    """``Policy.on_change``: Mosix settles the machine's wake-up; the cost policies watch ``L``."""
+    """After any change of machine ``m``'s processes: Mosix settles its wake-up; the cost policies
+    update ``L``."""
     policy = CI[Y_POLICY]
     if policy == MOSIX:
         M.settle(m, now, False, CI, CF)
@@ -124,10 +125,11 @@ def on_change(m, now, CI, CF):
 
 
 def assign(p, CI, CF):
-    """``Policy.assign``: round robin (pvm, pvm-on-mosix), home (mosix), least cost (the others)."""
+    """Where process ``p`` starts: round robin over the machines in order (pvm, pvm-on-mosix,
+    mosix 'round-robin'), its home (mosix 'home'), least cost (enhanced-pvm, enhanced-mosix)."""
     policy = CI[Y_POLICY]
     if policy == PVM or (policy == MOSIX and CI[Y_RR_INIT]):
-        index = CI[Y_RR] % CI[Y_N]                # base.RoundRobin
+        index = CI[Y_RR] % CI[Y_N]
         CI[Y_RR] = index + 1
         return index
     if policy == MOSIX:
@@ -136,7 +138,8 @@ def assign(p, CI, CF):
 
 
 def tick(m, now, CI, CF):
-    """``Mosix._tick`` (the machine's wake-up fired)."""
+    """Machine ``m``'s wake-up fired: unless the run is over, the move ``choose`` makes (the view
+    counts it), or, when there is none, settle."""
     CF[L.fmachine(m, CI) + MF_DUE] = math.inf
     if not CI[Y_UNFIN]:
         return
@@ -150,7 +153,7 @@ def tick(m, now, CI, CF):
 
 def round_(now, CI, CF):
     """The information round (``knowledge_kernels.spread``), then lazy Mosix settles the machines
-    that the news may unblock (``Mosix._on_round``), then the next round."""
+    that the news may unblock (in machine order), then the next round."""
     if not CI[Y_UNFIN]:
         return
     n = CI[Y_N]

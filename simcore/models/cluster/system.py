@@ -22,19 +22,53 @@ from __future__ import annotations
 
 import math
 from heapq import heappop
+from typing import NamedTuple
 
 import numpy as np
 
 from simcore.core.engine import END, ProxyCalendar
+from simcore.errors import InputError
 from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster import run_kernels as R
 from simcore.models.cluster import sharing_kernels as S
-from simcore.models.cluster.cluster import Proc
+from simcore.models.cluster.workload import ProcSpec
 from simcore.models.cluster.mosix import Mosix, PVMOnMosix
 from simcore.models.cluster.opportunity import EnhancedMosix, EnhancedPVM
 from simcore.models.cluster.policies import PVM
 
 KINDS = {PVM: L.PVM, EnhancedPVM: L.ENHANCED_PVM, Mosix: L.MOSIX, PVMOnMosix: L.MOSIX, EnhancedMosix: L.ENHANCED_MOSIX}
+
+
+class Machine(NamedTuple):
+    """One workstation: its place, name, speed (relative) and memory (MB)."""
+
+    index: int
+    name: str
+    speed: float
+    memory: float
+
+
+def expand_machines(machines: list[dict]) -> list[Machine]:
+    """Machines from ``[{name, count, speed, memory_mb}, ...]``, in the listed order."""
+    out: list[Machine] = []
+    for group in machines:
+        for k in range(int(group.get("count", 1))):
+            name = group.get("name", "m")
+            out.append(Machine(len(out), f"{name}-{k}", float(group["speed"]), float(group["memory_mb"])))
+    if not out:
+        raise InputError("parameter 'machines': the cluster has no machine.")
+    return out
+
+
+class Proc:
+    """A finished foreground process: its workload data, when it completed, on which machine,
+    after how many migrations."""
+
+    __slots__ = ("pid", "job", "arrival", "demand", "memory", "home", "measured", "completion", "ended_on", "migrations")
+
+    def __init__(self, spec: ProcSpec, completion: float, ended_on: int, migrations: int):
+        self.pid, self.job, self.arrival, self.demand, self.memory, self.home, self.measured = spec
+        self.completion, self.ended_on, self.migrations = completion, ended_on, migrations
 
 
 def kind_of(policy) -> int:
@@ -62,6 +96,7 @@ class ProcView:
     machine = property(lambda self: int(self.system.CI[L.proc(self.row, self.system.CI) + L.P_MACHINE]))
     placed_at = property(lambda self: float(self.system.CF[L.fproc(self.row, self.system.CI) + L.PF_PLACED]))
     migrations = property(lambda self: int(self.system.CI[L.proc(self.row, self.system.CI) + L.P_MIGR]))
+    completion = property(lambda self: float(self.system.CF[L.fproc(self.row, self.system.CI) + L.PF_COMPL]))
 
 
 class MachineView:
@@ -143,14 +178,13 @@ class ClusterSystem(ProxyCalendar):
         """Whether resident ``proc`` completes at this instant (its tag tied with its machine's clock)."""
         return bool(S.finishing(proc.row, self.now, self.CI, self.CF))
 
+    def first_round(self, delay: float) -> None:
+        """The first information round, ``delay`` from now (asked for while the policy starts):
+        keyed now, set on the calendar with the buffers."""
+        self._round_at = _Pending(self.now + delay, self.engine.next_number())
+
     def schedule(self, delay: float, callback):
-        """A policy's timer: the first information round of a policy the kernels run (kept for
-        the calendar), any other a SimPy event."""
-        if self.kind != L.PYTHON and self.CI is None and getattr(callback, "__name__", "") == "_round":
-            self._round_at = _Pending(self.now + delay, self.engine.next_number())
-            return self._round_at
-        if self.kind != L.PYTHON:
-            raise RuntimeError("cluster model: a policy the kernels run sets no Python timer but its first information round")
+        """A Python policy's timer (a SimPy event)."""
         return self.engine.schedule(delay, self._after(callback))
 
     def at(self, time: float, callback, arg):
@@ -344,10 +378,7 @@ class ClusterSystem(ProxyCalendar):
         PI, PF = _view(CI, CI[L.O_PI], T, L.P_COLS), _view(CF, CI[L.OF_PF], T, L.PF_COLS)
         order = sorted((int(PI[i, L.P_DONE]), i) for i in range(T) if PI[i, L.P_DONE] >= 0)
         for _, i in order:
-            proc = Proc(self._specs[i])
-            proc.completion, proc.remaining = float(PF[i, L.PF_COMPL]), 0.0
-            proc.migrations, proc.ended_on = int(PI[i, L.P_MIGR]), int(PI[i, L.P_ENDED])
-            self.on_finish(proc)
+            self.on_finish(Proc(self._specs[i], float(PF[i, L.PF_COMPL]), int(PI[i, L.P_ENDED]), int(PI[i, L.P_MIGR])))
 
 
 def _view(buf: np.ndarray, at, rows: int, cols: int) -> np.ndarray:

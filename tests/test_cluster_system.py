@@ -1,0 +1,64 @@
+"""The cluster's run around its compiled rules (simcore/models/cluster/system.py): what Python
+hands the kernels (the rounds' recipients, the background processes' draws batch after batch),
+and the lazy Mosix wake-ups, which change the events and nothing else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cluster_script import Hand
+
+from simcore.core.rng import Streams, replication_seed
+from simcore.experiments import load_spec
+from simcore.models.cluster import full_params, simulate
+from simcore.models.cluster.knowledge import Knowledge
+from simcore.models.cluster.model import make_workload
+from simcore.models.cluster.mosix import Mosix
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_lazy_wake_ups_change_only_the_events(monkeypatch):
+    """``Mosix.lazy = False`` (a wake-up at every grid point while a threshold is exceeded) gives
+    the same completions and migrations as the lazy wake-ups, with more events: a skipped
+    wake-up would have moved nothing."""
+    spec = load_spec(ROOT / "config/experiments/amir-map.yaml")
+    params = full_params(spec.params(spec.cell(4).values))
+    runs = {}
+    for lazy in (True, False):
+        monkeypatch.setattr(Mosix, "lazy", lazy)
+        streams = Streams(replication_seed(7, "amir-map", 4, 0))
+        workload = make_workload(params, streams)
+        runs[lazy] = {p: simulate(params, workload, p, streams) for p in ("mosix", "enhanced-mosix")}
+    for policy in ("mosix", "enhanced-mosix"):
+        lazy, eager = runs[True][policy], runs[False][policy]
+        assert [(p.pid, p.completion, p.migrations) for p in lazy.procs] == \
+               [(p.pid, p.completion, p.migrations) for p in eager.procs]
+        assert {k: v for k, v in lazy.metrics.items() if k != "events"} == \
+               {k: v for k, v in eager.metrics.items() if k != "events"}
+    assert runs[True]["mosix"].metrics["events"] < runs[False]["mosix"].metrics["events"]
+    assert runs[True]["mosix"].metrics["migrations"] > 0
+
+
+def test_a_background_process_draws_batch_after_batch():
+    """Background process -1 (seed 5, max_period 1) alone on a speed-1 machine: its bursts and
+    idle periods are d0, d1, d2, ... = U0, U1, ... of PCG64(5), so its k-th burst begins at
+    d0 + ... + d(2k-1). Midway through its 41st burst (draw 80, past the first batch of 64) it
+    was placed at the sum of the first 80 draws and has d80 / 2 left."""
+    d = np.random.Generator(np.random.PCG64(5)).random(81)
+    hand = Hand([(1.0, 1000.0)], background=[(0, 5, 1.0)], unfinished=1)
+    start = float(np.sum(d[:80]))
+    hand.run(until=start + d[80] / 2)
+    bg = hand.proc(-1)
+    assert bg.placed_at == pytest.approx(start, rel=1e-12)
+    assert hand.system.remaining(bg) == pytest.approx(d[80] / 2, rel=1e-9)
+
+
+def test_the_rounds_recipients_are_the_window_of_other_machines():
+    """``Knowledge.batch``: 64 rounds of each sender's ``window`` distinct recipients, never itself."""
+    batch = Knowledge(6, 3, 1.0, np.random.default_rng(4)).batch()
+    assert batch.shape == (64, 6, 3)
+    assert all(s not in to and len(set(to)) == 3 for rows in batch.tolist() for s, to in enumerate(rows))
+    assert Knowledge(3, 5, 1.0, np.random.default_rng(4)).window == 2
