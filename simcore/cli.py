@@ -167,7 +167,7 @@ def cmd_table(args) -> int:
 
 def cmd_report_macros(args) -> int:
     from simcore.experiments.spec import load_untested
-    from simcore.report.macros import write_report_inputs
+    from simcore.report.inputs import write_report_inputs
 
     untested = load_untested(args.untested)
     write_report_inputs(_all_specs(args.specs), Path(args.results), Path(args.out), untested,
@@ -414,7 +414,7 @@ def cmd_evaluate(args) -> int:
 
 def _scorecard(args, reference: Path) -> dict:
     """The reference's standing counts over every claim (the report's first page)."""
-    from simcore.report.macros import STANDINGS, figure_claims, standing_counts
+    from simcore.report.scorecard import STANDINGS, figure_claims, standing_counts
 
     per_paper = standing_counts([*_all_specs(args.specs), *figure_claims(Path(args.san))], reference)
     return {k: sum(t[k] for t in per_paper.values()) for k in STANDINGS}

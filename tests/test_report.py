@@ -16,7 +16,9 @@ import pytest
 from simcore.experiments import load_spec
 from simcore.report.data import fmt, fmt_ci, pair_ratio, tex_escape
 from simcore.report.figures import make_figure
-from simcore.report.macros import NOT_RUN, numbers, run_values, write_report_inputs
+from simcore.report.inputs import write_report_inputs
+from simcore.report.macros import NOT_RUN, numbers
+from simcore.report.provenance import run_values
 from simcore.report.tables import make_table
 from simcore.stats.claims import VERDICTS, evaluate_claims
 from simcore.stats.summary import replication_table, summarize
@@ -363,12 +365,12 @@ def test_gain_panel_uses_the_papers_ratio_or_its_two_values(root):
 def test_the_scorecard_counts_claims_per_paper_and_verdict(monkeypatch):
     """Two papers, three claims: one row per paper, a column per verdict that occurs (short
     heads), a total row and a total column; a claim without result counts as 'no result'."""
-    from simcore.report import macros
+    from simcore.report import scorecard
 
     specs = [_Paper("amir", [{"verdict": "reproduced"}, {"verdict": "smaller than published"}]),
              _Paper("barak96", [None])]
-    monkeypatch.setattr(macros, "claim_rows", lambda spec, results: [({}, row) for row in spec.rows])
-    tex = "\n".join(macros.verdict_counts_tex(specs, Path("results")))
+    monkeypatch.setattr(scorecard, "claim_rows", lambda spec, results: [({}, row) for row in spec.rows])
+    tex = "\n".join(scorecard.verdict_counts_tex(specs, Path("results")))
     assert r"\begin{tabular}{@{}lrrrr@{}}" in tex
     assert "{reproduced}" in tex and "{smaller}" in tex and "{no result}" in tex and "inconclusive" not in tex
     assert r"amir & 1 & 1 & 0 & 2 \\" in tex and r"barak96 & 0 & 0 & 1 & 1 \\" in tex
@@ -389,7 +391,7 @@ def test_the_first_page_says_per_paper_what_reproduces_and_why_not(monkeypatch):
     """One paragraph per paper: its counts, the reproduced claims by name, each claim decided
     otherwise with its verdict, statistic and the claim's own reason (or that none is known), a
     calibrated claim with what it calibrated, and the undecided ones with the largest count asked."""
-    from simcore.report import macros
+    from simcore.report import scorecard
 
     claims = {"a": {"id": "a", "text": "A holds"},
               "b": {"id": "b", "text": "B is 20% faster", "if_not_reproduced": "the paper's machine is faster"},
@@ -405,8 +407,8 @@ def test_the_first_page_says_per_paper_what_reproduces_and_why_not(monkeypatch):
             "f": {"verdict": "inconclusive", "required_replications": float("nan")}}
     spec = _Paper("amir", list(claims))
     spec.id = "amir-x"
-    monkeypatch.setattr(macros, "claim_rows", lambda s, results: [(claims[k], rows[k]) for k in s.rows])
-    text = "\n".join(macros.findings_tex([spec], Path("results")))
+    monkeypatch.setattr(scorecard, "claim_rows", lambda s, results: [(claims[k], rows[k]) for k in s.rows])
+    text = "\n".join(scorecard.findings_tex([spec], Path("results")))
     assert text.startswith(r"\begingroup\sloppy" "\n" r"\paragraph{amir.} 6 claims: contradicted 1, smaller than published 1, inconclusive 2, "
                            "reproduced 1, calibrated 1.")
     assert r"Reproduced: \hyperref[tab:amir-x]{\texttt{amir-\allowbreak{}x}}~\texttt{a}." in text
@@ -417,7 +419,7 @@ def test_the_first_page_says_per_paper_what_reproduces_and_why_not(monkeypatch):
     assert text.index("contradicted}}") < text.index("smaller than published}}")  # the worst first
     # a reason shared by several claims is said once, after all of them
     claims["c"]["if_not_reproduced"] = claims["b"]["if_not_reproduced"]
-    shared = "\n".join(macros.findings_tex([spec], Path("results")))
+    shared = "\n".join(scorecard.findings_tex([spec], Path("results")))
     assert shared.count("Most likely reason: the paper's machine is faster.") == 1
     assert shared.index(r"\texttt{c} \textcolor") < shared.index(r"\texttt{b} \textcolor") < shared.index("Most likely reason")
     assert r"\texttt{e}; \hyperref" in text and "about 1\\,234 replications per cell" in text
@@ -427,7 +429,8 @@ def test_a_san_figures_claim_is_scored_with_the_papers_claims(tmp_path, specs, r
     """corr05 Fig. 8's claim (published.claim of its model file) has no experiment spec: its
     row, written by `simcore san-compare` to results/corr05-fig8/claims.csv, joins the scorecard,
     the counts per paper and the score macros; without the row it counts as 'no result'."""
-    from simcore.report.macros import figure_claims, numbers
+    from simcore.report.macros import numbers
+    from simcore.report.scorecard import figure_claims
 
     [fig8] = figure_claims(ROOT / "config/san")
     assert fig8.id == "corr05-fig8" and fig8["paper"] == "corr05"

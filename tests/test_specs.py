@@ -150,7 +150,7 @@ def test_a_bad_untested_file_is_one_sentence_naming_the_key(tmp_path, text, key)
 def test_untested_results_are_listed_per_paper_with_their_reasons(tmp_path, root):
     """The shipped file loads; each result becomes one item of its paper's list, escaped."""
     from simcore.experiments.spec import load_untested
-    from simcore.report.macros import untested_tex
+    from simcore.report.assumptions import untested_tex
 
     shipped = load_untested(root / "config/untested.yaml")
     assert shipped and all(items for items in shipped.values())

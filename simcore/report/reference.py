@@ -144,7 +144,7 @@ def rebuild_report(results: Path, paper: Path, specs: list, san_dir: Path, untes
     tables, figures, queue figures, the SAN figures and appendix, the macros and the run profile."""
     from simcore.experiments.targets import san_figures, san_model_files
     from simcore.report.figures import make_figure, make_monitor_figure
-    from simcore.report.macros import write_report_inputs
+    from simcore.report.inputs import write_report_inputs
     from simcore.report.run_profile import draw_profile, read_jobs
     from simcore.report.san import make_figure as make_san_figure
     from simcore.report.san import write_report
