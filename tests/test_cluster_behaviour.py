@@ -1363,12 +1363,14 @@ LAZY_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec, overrides", LAZY_CASES)
 @pytest.mark.parametrize("policy", ["mosix", "pvm-on-mosix"])
 def test_lazy_mosix_runs_as_the_reference_process_by_process(monkeypatch, spec, overrides, policy):
     """Four replications of each case, lazy and with a wake-up at every grid point while a threshold
     is exceeded: every process ends at the same instant (to the bit) after the same migrations, and
-    the lazy runs fire fewer events in all."""
+    the lazy runs fire fewer events in all. (Whole experiments: slow-marked, so left out of the
+    mutation runs, where the kernels run as Python; the scripted lazy scenarios above are not.)"""
     from simcore.experiments import load_spec
     params = full_params({**load_spec(SPECS / f"{spec}.yaml").params(), **overrides})
 
