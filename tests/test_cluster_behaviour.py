@@ -29,6 +29,7 @@ from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster import model as model_mod
 from simcore.models.cluster import mosix_kernels as M
 from simcore.models.cluster import opportunity_kernels as O
+from simcore.models.cluster import run_kernels as R
 from simcore.models.cluster import workload as wl
 from simcore.models.cluster.base import Policy
 from simcore.models.cluster.knowledge import Knowledge
@@ -1433,6 +1434,64 @@ def test_stability_cost_when_placed_follows_the_bound():
     assert O.cost_here(0, 0, 0, 0.0, hand.CI, hand.CF) == pytest.approx(2 ** 0.5 - 1, rel=1e-12)
     hand.CF[L.Z_BOUND] = 4.0
     assert O.cost_here(0, 0, 0, 0.0, hand.CI, hand.CF) == pytest.approx(2 ** 0.25 - 1, rel=1e-12)
+
+
+def test_greedy_cost_of_staying_counts_the_rest_per_unit_of_speed_and_the_memory_left():
+    """Greedy rule, base 2: machine 0 (speed 2, 10 MB) holds p0 (3 MB), p1 (2 MB), p2 (0 MB); load
+    1.5, so L = 2. Staying costs p1, with p0 already sent away (1 process, 3 MB): the machine
+    without p0 and p1 holds 1 process (load 1/2) and 0 MB, so 2**0.2 - 1 (memory 0 -> 2 of 10
+    MB) + 2**(1/2) - 2**(1/4) (load 1/2 -> 1, over L = 2)."""
+    hand = Hand([(2.0, 10.0), (1.0, BIG)], [(BIG, 3.0), (BIG, 2.0), (BIG, 0.0)], "enhanced-mosix", reassign_rule="greedy",
+                cost_base=2.0)
+    for pid in range(3):
+        hand.place(pid, 0)
+    assert hand.CF[L.Z_BOUND] == 2.0
+    expected = 2**0.2 - 1 + 2**0.5 - 2**0.25
+    assert O.cost_here(0, 1, 1, 3.0, hand.CI, hand.CF) == pytest.approx(expected, rel=1e-12)
+
+
+def test_stability_cost_when_placed_is_that_of_the_latest_placement():
+    """Stability rule, base 2, two speed-1 machines: p0, p1, p2 on machine 0 (load 3: L = 4); p2
+    was placed at load 2: its cost there is 2**(3/4) - 2**(2/4). Moved to the empty machine 1 (L
+    stays 4), its cost when placed is that of the new placement, at load 0: 2**(1/4) - 1, not the
+    one kept from machine 0."""
+    hand = Hand(TWO, [(BIG, 0.0)] * 3, "enhanced-mosix", reassign_rule="stability", cost_base=2.0)
+    for pid in range(3):
+        hand.place(pid, 0)
+    assert O.cost_here(0, 2, 0, 0.0, hand.CI, hand.CF) == pytest.approx(2**0.75 - 2**0.5, rel=1e-12)
+    hand.system.migrate(hand.proc(2), 1)
+    assert hand.CF[L.Z_BOUND] == 4.0
+    assert O.cost_here(1, 2, 0, 0.0, hand.CI, hand.CF) == pytest.approx(2**0.25 - 1, rel=1e-12)
+
+
+def test_enhanced_mosix_makes_every_move_of_one_scan():
+    """The scan of test_enhanced_mosix_greedy_scan_counts_the_processes_it_already_sends_away, as
+    the run makes it (``run_kernels.reassign``): processes 0 and 1 move to machine 1 in the scan's
+    order, 2 and 3 stay; two migrations."""
+    hand = Hand([(1.0, BIG)] * 2, [(BIG, 0.0)] * 4, "enhanced-mosix", reassign_rule="greedy", cost_base=2.0,
+                min_residency=0.0)
+    for pid in range(4):
+        hand.place(pid, 0)
+    hand.know(0, {1: (0.0, 0.0)})
+    hand.know(1, {})
+    hand.system._call(R.reassign, hand.system.now)
+    assert [hand.proc(pid).machine for pid in range(4)] == [1, 1, 0, 0]
+    assert list(hand.system.machines[1].procs) == [0, 1] and hand.system.migrations == 2
+
+
+def test_remaining_at_the_completion_instant_is_zero_not_a_rounding_below():
+    """A process of demand 0.7 alone on a speed-0.3 machine completes at t = 0.7 / 0.3, where the
+    virtual clock reads (0.7 / 0.3) x 0.3 = 0.7 + 1.1e-16 in floating point. Read at that instant
+    before its completion event (an event set earlier), it has 0 left (not -1.1e-16) and is
+    finishing."""
+    hand = Hand([(0.3, BIG)], [(0.7, 0.0)])
+    assert (0.7 / 0.3) * 0.3 > 0.7
+    seen = []
+    hand.at(0.7 / 0.3, lambda: seen.append((hand.system.remaining(hand.proc(0)), hand.system.finishing(hand.proc(0)))))
+    hand.place(0, 0)
+    hand.run(until=3.0)
+    assert seen == [(0.0, True)]
+    assert hand.proc(0).completion == 0.7 / 0.3
 
 
 def test_the_first_grid_point_a_process_is_old_enough_at_is_found_exactly():
