@@ -20,8 +20,15 @@ GROUPS = {
     "core/calendar_kernels.py": {"core/calendar_kernels.py"},
     "models/numa/kernels.py": {"models/numa/kernels.py"},
     "models/numa/timing_kernels.py": {"models/numa/timing_kernels.py", "models/numa/kernels.py"},
-    "models/numa/system_kernels.py": {"models/numa/system_kernels.py", "models/numa/timing_kernels.py",
-                                      "models/numa/kernels.py", "core/calendar_kernels.py"},
+    "models/numa/layout_kernels.py": {"models/numa/layout_kernels.py", "core/calendar_kernels.py"},
+    "models/numa/task_kernels.py": {"models/numa/task_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py"},
+    "models/numa/runqueue_kernels.py": {"models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/kernels.py"},
+    "models/numa/hook_kernels.py": {"models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/kernels.py"},
+    "models/numa/run_kernels.py": {"models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py"},
+    "models/numa/migrate_kernels.py": {"models/numa/migrate_kernels.py", "models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/kernels.py"},
+    "models/numa/scheduler_kernels.py": {"models/numa/scheduler_kernels.py", "models/numa/migrate_kernels.py", "models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/kernels.py"},
+    "models/numa/balance_kernels.py": {"models/numa/balance_kernels.py", "models/numa/scheduler_kernels.py", "models/numa/migrate_kernels.py", "models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/kernels.py"},
+    "models/numa/system_kernels.py": {"models/numa/system_kernels.py", "models/numa/balance_kernels.py", "models/numa/scheduler_kernels.py", "models/numa/migrate_kernels.py", "models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/kernels.py"},
     "models/cluster/layout_kernels.py": {"models/cluster/layout_kernels.py", "core/calendar_kernels.py"},
     "models/cluster/sharing_kernels.py": {"models/cluster/sharing_kernels.py", "models/cluster/layout_kernels.py", "core/calendar_kernels.py"},
     "models/cluster/knowledge_kernels.py": {"models/cluster/knowledge_kernels.py", "models/cluster/sharing_kernels.py", "models/cluster/layout_kernels.py", "core/calendar_kernels.py"},
@@ -124,3 +131,42 @@ def test_the_pools_rules_run_as_python_with_the_compiler_off():
     probe = "import numba; from simcore.models.pools import pool_kernels as K; print(type(K.head).__name__)"
     kind = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout.split()[-1]
     assert kind == "function"
+
+
+def test_the_cluster_rules_run_as_python_with_the_compiler_off():
+    """The cluster's kernels are plain functions too: hand-derived scenarios of every policy pass
+    on them as Python, in a fresh process."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    tests = ["thrashing_divides", "mosix_moves_one_of_two", "enhanced_mosix_greedy_rule", "optimal_moves_the_process",
+             "drop_resets_memory", "enhanced_pvm_counts_load"]
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_cluster_behaviour.py",
+                           "-k", " or ".join(tests), "-c", "pyproject.toml", "--rootdir", str(ROOT.parent)],
+                          cwd=ROOT.parent, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "6 passed" in done.stdout, done.stdout[-500:]
+
+
+def test_the_numa_system_runs_as_python_with_the_compiler_off():
+    """The NUMA system's kernels are plain functions (its balancer's searches and timing are still
+    ``@njit``, which the switch turns into Python as well): a replication gives the same metrics,
+    to the bit, with the compiler off, in a fresh process; the lowest set bit that numba takes
+    from an intrinsic is counted in Python then."""
+    import os
+    import subprocess
+    import sys
+
+    run = ("import hashlib, json; from simcore.core.rng import Streams, replication_seed; "
+           "from simcore.models.numa import run_replication; "
+           "out = run_replication({'topology': 'corr05-4x2', 'n_tasks': 40}, ['linux-2level', 'conservative-hard'], "
+           "Streams(replication_seed(2024, 'nojit', 0, 0))); "
+           "from simcore.models.numa import layout_kernels as L; "
+           "print(type(L.lowbit).__name__, L.lowbit(12), L.lowbit(1 << 40), "
+           "hashlib.sha256(json.dumps(out, sort_keys=True).encode()).hexdigest())")
+    outs = [subprocess.run([sys.executable, "-c", run], env={**os.environ, "NUMBA_DISABLE_JIT": flag},
+                           capture_output=True, text=True, check=True).stdout.split() for flag in ("0", "1")]
+    assert outs[0][0] == "CPUDispatcher" and outs[1][0] == "function"
+    assert outs[0][1:] == outs[1][1:] and outs[1][1:3] == ["2", "40"]

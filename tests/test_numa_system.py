@@ -1,7 +1,7 @@
-"""The compiled system the model runs (simcore/models/numa/compiled_system.py, system_kernels.py)
-against the Python model (``NumaSystem``, the reference: ``NumaSystem.compiled = False``): the
-same runs, bit for bit, on the experiments' workloads and under every option that changes a
-decision; the calendar's order; the draws a task takes; and which runs go to which system."""
+"""The compiled system the model runs (simcore/models/numa/compiled_system.py and the
+*_kernels.py files) against the Python model (``NumaSystem``, the reference:
+``NumaSystem.compiled = False``): the same runs, bit for bit, on the experiments' workloads and
+under every option that changes a decision; the calendar's order; the draws a task takes; and which runs go to which system."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from simcore.core.engine import Engine
 from simcore.core.rng import Streams, replication_seed
 from simcore.experiments import load_spec
 from simcore.models.numa import full_params, make_workload, simulate
-from simcore.models.numa import system_kernels as SK
+from simcore.models.numa import layout_kernels as LK
+from simcore.models.numa import task_kernels as TK
 from simcore.models.numa.balancer import Balancer
 from simcore.models.numa.compiled_system import CompiledSystem, _count_draws
 from simcore.models.numa.model import load_machine, monitor_replication
@@ -207,19 +208,25 @@ def test_bursts_drawn_as_wall_time_take_at_most_the_draws_counted_at_the_slowest
     assert any(n > h for h, n in zip(home, taken)) and any(b > n for n, b in zip(taken, bound))
 
 
+def _buffers(*sizes) -> tuple[np.ndarray, np.ndarray]:
+    """Empty buffers SI, SF laid out for ``sizes`` (``layout_kernels.layout``'s counts)."""
+    head = np.zeros(LK.Y_SIZE, dtype=np.int64)
+    isize, fsize = LK.layout(*sizes, head)
+    SI, SF = np.zeros(isize, dtype=np.int64), np.zeros(fsize)
+    SI[:LK.Y_SIZE] = head
+    return SI, SF
+
+
 def test_a_draw_past_the_counted_ones_is_an_error():
     """A task whose run would take more draws than counted raises instead of reading another
     task's draws."""
-    io, isize, fo, fsize = SK.layout(1, 1, 1, 1, 1, 2)
-    SI, SF = np.zeros(isize, dtype=np.int64), np.zeros(fsize)
-    for key, at in {**io, **fo}.items():
-        SI[key] = at
-    tb = io[SK.O_TI]
-    SI[tb + SK.T_IOBOUND], SI[tb + SK.T_DI], SI[tb + SK.T_DEND] = 1, 1, 2
-    SF[fo[SK.OF_TF] + SK.F_DEMAND], SF[fo[SK.OF_TF] + SK.F_SCALE] = 1000.0, 1.0
-    SK.next_burst(0, SI, SF)
+    SI, SF = _buffers(1, 1, 1, 1, 1, 2)
+    tb = SI[LK.O_TI]
+    SI[tb + LK.T_IOBOUND], SI[tb + LK.T_DI], SI[tb + LK.T_DEND] = 1, 1, 2
+    SF[SI[LK.OF_TF] + LK.F_DEMAND], SF[SI[LK.OF_TF] + LK.F_SCALE] = 1000.0, 1.0
+    TK.next_burst(0, SI, SF)
     with pytest.raises(IndexError, match="counted draws"):
-        SK.next_burst(0, SI, SF)
+        TK.next_burst(0, SI, SF)
 
 
 def test_the_calendar_fires_in_simpys_order():
@@ -228,27 +235,24 @@ def test_the_calendar_fires_in_simpys_order():
     heap's order."""
     rng = np.random.default_rng(11)
     slots = 40
-    io, isize, fo, fsize = SK.layout(slots // 2, 0, 1, 1, 1, 0)
-    SI, SF = np.zeros(isize, dtype=np.int64), np.zeros(fsize)
-    for key, at in {**io, **fo}.items():
-        SI[key] = at
-    SI[io[SK.O_CI]:io[SK.O_CI] + slots * SK.C_COLS].reshape(slots, SK.C_COLS)[:, SK.C_POS] = -1
+    SI, SF = _buffers(slots // 2, 0, 1, 1, 1, 0)
+    SI[SI[LK.O_CI]:SI[LK.O_CI] + slots * LK.C_COLS].reshape(slots, LK.C_COLS)[:, LK.C_POS] = -1
     live: dict[int, tuple] = {}
     for _ in range(3000):
         s = int(rng.integers(slots))
         if rng.random() < 0.25:
-            SK.cancel(s, SI, SF)
+            LK.cancel(s, SI, SF)
             live.pop(s, None)
         else:
             t, p = float(rng.integers(0, 5)), int(rng.integers(-2, 2))
-            live[s] = (t, p, int(SI[SK.Y_EID]))
-            SK.schedule_at(s, t, p, SI, SF)
+            live[s] = (t, p, int(SI[LK.Y_EID]))
+            LK.schedule_at(s, t, p, SI, SF)
     expected = [s for _, s in heapq.nsmallest(len(live), ((k, s) for s, k in live.items()))]
     fired = []
-    while SI[SK.Y_HN]:
-        s = int(SI[io[SK.O_H]])
+    while SI[LK.Y_HN]:
+        s = int(SI[SI[LK.O_H]])
         fired.append(s)
-        SK.cancel(s, SI, SF)
+        LK.cancel(s, SI, SF)
     assert fired == expected and len(fired) > 10
 
 

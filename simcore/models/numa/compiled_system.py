@@ -1,6 +1,6 @@
 """The system the model runs: :class:`CompiledSystem` makes every decision of
 :class:`simcore.models.numa.scheduler.NumaSystem` (the Python model, the reference) with the
-scheduler, the balancer and their timers in compiled code (:mod:`system_kernels`, numba).
+scheduler, the balancer and their timers in compiled code (the ``*_kernels`` modules of this folder, numba).
 
 SimPy stays the calendar that orders the run: the workload's arrivals are SimPy events (Python
 creates each task and the kernels place and queue it), and so is a *proxy* event at the key of
@@ -26,6 +26,9 @@ import numpy as np
 from simpy.events import NORMAL
 
 from simcore.core.engine import END, ProxyCalendar
+from simcore.models.numa import hook_kernels as HK
+from simcore.models.numa import layout_kernels as LK
+from simcore.models.numa import scheduler_kernels as SC
 from simcore.models.numa import system_kernels as SK
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.compiled import CompiledBalancer
@@ -48,12 +51,12 @@ class SystemBalancer(CompiledBalancer):
         if getattr(system, "SI", None) is None:
             self.early[cpu] = (now + max(at - now, 0.0), self.engine.next_number())
             return
-        system.handing(system.SI, SK.Y_EID, SK.set_timer, cpu, at, now, system.SI, system.SF)
+        system.handing(system.SI, LK.Y_EID, HK.set_timer, cpu, at, now, system.SI, system.SF)
         system._push_head()
 
 
 class CompiledSystem(ProxyCalendar, NumaSystem):
-    """``NumaSystem`` run by the kernels of :mod:`system_kernels`; every decision the same."""
+    """``NumaSystem`` run by the kernels (``system_kernels.drain``); every decision the same."""
 
     MODEL = "numa"
 
@@ -80,47 +83,45 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
         self.F, self.I = bal.F, bal.I
         self.SI, self.SF = self._arrays(tasks)
         for cpu, (t, eid) in sorted(bal.early.items()):
-            SK.schedule_with(self.ncpus + cpu, t, NORMAL, eid, self.SI, self.SF)
+            LK.schedule_with(self.ncpus + cpu, t, NORMAL, eid, self.SI, self.SF)
         self._start_proxies()
         self._push_head()
 
     def _arrays(self, tasks: list) -> tuple[np.ndarray, np.ndarray]:
-        """The buffers ``SI`` and ``SF`` of :mod:`system_kernels` for this run."""
+        """The buffers ``SI`` and ``SF`` (``layout_kernels``) for this run."""
         n, T, L = self.ncpus, len(tasks), int(self.I[K.H_L])
         bal, params, nodes, levels = self.balancer, self.params, len(self.dist), len(self.levels)
         draws, starts = _draws(tasks, params["io_wait"] == "rest-of-slice", self._slowest())
-        io, isize, fo, fsize = SK.layout(n, T, n * L, nodes, levels, len(draws))
+        head = np.zeros(LK.Y_SIZE, dtype=np.int64)
+        isize, fsize = LK.layout(n, T, n * L, nodes, levels, len(draws), head)
         SI, SF = np.zeros(isize, dtype=np.int64), np.zeros(fsize)
-        for key, at in io.items():
-            SI[key] = at
-        for key, at in fo.items():
-            SI[key] = at
+        SI[:LK.Y_SIZE] = head
 
         self._header(SI, SF, T, nodes, levels)
-        self._tasks_into(tasks, starts, _view(SI, io[SK.O_TI], T, SK.T_COLS), _view(SF, fo[SK.OF_TF], T, SK.F_COLS))
-        RI = _view(SI, io[SK.O_RI], n, SK.R_COLS)
-        RI[:, SK.R_CURR] = -1
-        RI[:, SK.R_ORDER] = np.arange(n) - n
-        RI[:, SK.R_NODE] = self.cpu_node
-        RI[:, SK.R_NDOMS] = [len(doms) for doms in bal.doms]
-        _view(SF, fo[SK.OF_RF], n, SK.RF_COLS)[:, SK.RF_FACTOR] = 1.0
-        _view(SI, io[SK.O_Q], n, SK.Q_COLS)[:] = -1
-        _view(SI, io[SK.O_LORD], T, levels)[:] = -1
-        _view(SI, io[SK.O_LV], nodes, nodes)[:] = self.level_of
-        _view(SF, fo[SK.OF_FR], nodes, nodes)[:] = self.factor
-        SF[fo[SK.OF_D]:fo[SK.OF_D] + len(draws)] = draws
-        DI, DF = _view(SI, io[SK.O_DI], n * L, SK.D_COLS), _view(SF, fo[SK.OF_DF], n * L, SK.DF_COLS)
+        self._tasks_into(tasks, starts, _view(SI, SI[LK.O_TI], T, LK.T_COLS), _view(SF, SI[LK.OF_TF], T, LK.F_COLS))
+        RI = _view(SI, SI[LK.O_RI], n, LK.R_COLS)
+        RI[:, LK.R_CURR] = -1
+        RI[:, LK.R_ORDER] = np.arange(n) - n
+        RI[:, LK.R_NODE] = self.cpu_node
+        RI[:, LK.R_NDOMS] = [len(doms) for doms in bal.doms]
+        _view(SF, SI[LK.OF_RF], n, LK.RF_COLS)[:, LK.RF_FACTOR] = 1.0
+        _view(SI, SI[LK.O_Q], n, LK.Q_COLS)[:] = -1
+        _view(SI, SI[LK.O_LORD], T, levels)[:] = -1
+        _view(SI, SI[LK.O_LV], nodes, nodes)[:] = self.level_of
+        _view(SF, SI[LK.OF_FR], nodes, nodes)[:] = self.factor
+        SF[SI[LK.OF_D]:SI[LK.OF_D] + len(draws)] = draws
+        DI, DF = _view(SI, SI[LK.O_DI], n * L, LK.D_COLS), _view(SF, SI[LK.OF_DF], n * L, LK.DF_COLS)
         for c, doms in enumerate(bal.doms):
             for k, dom in enumerate(doms):
                 DI[c * L + k] = (dom.periodic, dom.exec, dom.cache_nice_tries, dom.level)
                 DF[c * L + k] = (dom.cache_hot_time, dom.min_interval)
         slots = 2 * n + T
-        _view(SI, io[SK.O_CI], slots, SK.C_COLS)[:, SK.C_POS] = -1
-        SF[fo[SK.OF_CT]:fo[SK.OF_CT] + slots] = math.inf
+        _view(SI, SI[LK.O_CI], slots, LK.C_COLS)[:, LK.C_POS] = -1
+        SF[SI[LK.OF_CT]:SI[LK.OF_CT] + slots] = math.inf
         rules = self.policy.compiled_rules()
         if rules["conservative"]:
-            _view(SF, fo[SK.OF_ND], nodes, nodes)[:] = rules["dist"]
-            _view(SI, io[SK.O_ZN], n, nodes)[:] = rules["in_zone"]
+            _view(SF, SI[LK.OF_ND], nodes, nodes)[:] = rules["dist"]
+            _view(SI, SI[LK.O_ZN], n, nodes)[:] = rules["in_zone"]
         return SI, SF
 
     def _slowest(self) -> float:
@@ -131,37 +132,37 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
     def _header(self, SI: np.ndarray, SF: np.ndarray, T: int, nodes: int, levels: int) -> None:
         """The run-wide values: sizes, options, the policy's rules."""
         bal, params = self.balancer, self.params
-        SI[SK.Y_TOFIN], SI[SK.Y_N], SI[SK.Y_T], SI[SK.Y_NODES], SI[SK.Y_LEVELS] = T, self.ncpus, T, nodes, levels
-        SI[SK.Y_LOOK], SI[SK.Y_INSTANT] = int(self.look_ahead), int(params["load_average"] == "instant")
-        SI[SK.Y_IOREST], SI[SK.Y_ACTIVE] = int(params["io_wait"] == "rest-of-slice"), int(bal.active)
-        SI[SK.Y_IGNHOT], SI[SK.Y_LIFE] = int(bal.idle_ignores_hot), int(self.lifetime)
+        SI[LK.Y_TOFIN], SI[LK.Y_N], SI[LK.Y_T], SI[LK.Y_NODES], SI[LK.Y_LEVELS] = T, self.ncpus, T, nodes, levels
+        SI[LK.Y_LOOK], SI[LK.Y_INSTANT] = int(self.look_ahead), int(params["load_average"] == "instant")
+        SI[LK.Y_IOREST], SI[LK.Y_ACTIVE] = int(params["io_wait"] == "rest-of-slice"), int(bal.active)
+        SI[LK.Y_IGNHOT], SI[LK.Y_LIFE] = int(bal.idle_ignores_hot), int(self.lifetime)
         rules = self.policy.compiled_rules()
-        SI[SK.Y_PARENT] = int(rules["parent"])
+        SI[LK.Y_PARENT] = int(rules["parent"])
         if rules["conservative"]:
-            SI[SK.Y_RULES], SI[SK.Y_MAXMIG] = 1, rules["max_migrations"]
-            SI[SK.Y_HOME], SI[SK.Y_HARD], SI[SK.Y_SCOPE] = int(rules["home"]), int(rules["hard"]), int(rules["periodic_only"])
-        SF[SK.Z_TICK], SF[SK.Z_MEANIO] = self.tick, float(params["mean_io"])
-        SF[SK.Z_MCOST], SF[SK.Z_ACOST] = self.migration_cost, self.attempt_cost
+            SI[LK.Y_RULES], SI[LK.Y_MAXMIG] = 1, rules["max_migrations"]
+            SI[LK.Y_HOME], SI[LK.Y_HARD], SI[LK.Y_SCOPE] = int(rules["home"]), int(rules["hard"]), int(rules["periodic_only"])
+        SF[LK.Z_TICK], SF[LK.Z_MEANIO] = self.tick, float(params["mean_io"])
+        SF[LK.Z_MCOST], SF[LK.Z_ACOST] = self.migration_cost, self.attempt_cost
 
     @staticmethod
     def _tasks_into(tasks: list, starts: np.ndarray, TI: np.ndarray, TF: np.ndarray) -> None:
         """Each task's state as ``Task`` holds it before its creation."""
         used = [task._b * _BATCH + task._i if task._b >= 0 else 0 for task in tasks]
-        for col, values in ((SK.T_PRIO, [t.prio for t in tasks]), (SK.T_CPU, [t.cpu for t in tasks]),
-                            (SK.T_HOME, [t.home for t in tasks]), (SK.T_IO, [t.burst_io for t in tasks]),
-                            (SK.T_IOBOUND, [t.spec.io_bound for t in tasks])):
+        for col, values in ((LK.T_PRIO, [t.prio for t in tasks]), (LK.T_CPU, [t.cpu for t in tasks]),
+                            (LK.T_HOME, [t.home for t in tasks]), (LK.T_IO, [t.burst_io for t in tasks]),
+                            (LK.T_IOBOUND, [t.spec.io_bound for t in tasks])):
             TI[:, col] = values
-        TI[:, SK.T_DI] = starts[:-1] + np.array(used, dtype=np.int64)
-        TI[:, SK.T_DEND] = starts[1:]
-        for col, values in ((SK.F_SLICE, [t.slice for t in tasks]), (SK.F_SLEFT, [t.slice_left for t in tasks]),
-                            (SK.F_DEMAND, [t.demand_left for t in tasks]), (SK.F_BURST, [t.burst_left for t in tasks]),
-                            (SK.F_LAST, [t.last_ran for t in tasks]), (SK.F_SEG, [t.seg_start for t in tasks]),
-                            (SK.F_MEANB, [t.mean_burst for t in tasks])):
+        TI[:, LK.T_DI] = starts[:-1] + np.array(used, dtype=np.int64)
+        TI[:, LK.T_DEND] = starts[1:]
+        for col, values in ((LK.F_SLICE, [t.slice for t in tasks]), (LK.F_SLEFT, [t.slice_left for t in tasks]),
+                            (LK.F_DEMAND, [t.demand_left for t in tasks]), (LK.F_BURST, [t.burst_left for t in tasks]),
+                            (LK.F_LAST, [t.last_ran for t in tasks]), (LK.F_SEG, [t.seg_start for t in tasks]),
+                            (LK.F_MEANB, [t.mean_burst for t in tasks])):
             TF[:, col] = values
-        TF[:, SK.F_SCALE] = 1.0          # a task's first burst is drawn at home (bursts.WallBurstTask)
-        TI[:, SK.T_STATE] = SK.NEW
-        TI[:, SK.T_NEXT] = TI[:, SK.T_PREV] = -1
-        TF[:, SK.F_FIN] = math.nan
+        TF[:, LK.F_SCALE] = 1.0          # a task's first burst is drawn at home (bursts.WallBurstTask)
+        TI[:, LK.T_STATE] = LK.NEW
+        TI[:, LK.T_NEXT] = TI[:, LK.T_PREV] = -1
+        TF[:, LK.F_FIN] = math.nan
 
     # -- the run ---------------------------------------------------------------------------------
     def create(self, task) -> None:
@@ -169,7 +170,7 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
         self.tasks.append(task)
         self.unfinished += 1
         SI = self.SI
-        self.handing(SI, SK.Y_EID, SK.create, self._index[id(task)], task.spec.parent_cpu, self.engine.now, SI,
+        self.handing(SI, LK.Y_EID, SC.create, self._index[id(task)], task.spec.parent_cpu, self.engine.now, SI,
                      self.SF, self.F, self.I)
         self._push_head()
 
@@ -181,40 +182,40 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
         engine.now = now
         queue = self._simpy_queue
         stop = queue[0] if queue else END
-        self.handing(SI, SK.Y_EID, SK.drain, stop[0], stop[1], stop[2], SI, self.SF, self.F, self.I)
-        engine.events += int(SI[SK.Y_FIRED])
-        if SI[SK.Y_STOP] == 1:          # the last task finished: SimPy's stop event, keyed as Engine.stop would
-            SI[SK.Y_STOP] = 2
-            self._stop_at(float(self.SF[SK.Z_STOPT]), int(SI[SK.Y_STOPE]))
+        self.handing(SI, LK.Y_EID, SK.drain, stop[0], stop[1], stop[2], SI, self.SF, self.F, self.I)
+        engine.events += int(SI[LK.Y_FIRED])
+        if SI[LK.Y_STOP] == 1:          # the last task finished: SimPy's stop event, keyed as Engine.stop would
+            SI[LK.Y_STOP] = 2
+            self._stop_at(float(self.SF[LK.Z_STOPT]), int(SI[LK.Y_STOPE]))
         self._push_head()
 
     def _push_head(self) -> None:
         """A proxy at the key of the calendar's first timer, unless one is already at or before it."""
         SI = self.SI
-        if not SI[SK.Y_HN]:
+        if not SI[LK.Y_HN]:
             return
-        s = int(SI[SI[SK.O_H]])
-        c = int(SI[SK.O_CI]) + s * SK.C_COLS
-        self._proxy_at((float(self.SF[SI[SK.OF_CT] + s]), int(SI[c + SK.C_PRIO]), int(SI[c + SK.C_EID])))
+        s = int(SI[SI[LK.O_H]])
+        c = int(SI[LK.O_CI]) + s * LK.C_COLS
+        self._proxy_at((float(self.SF[SI[LK.OF_CT] + s]), int(SI[c + LK.C_PRIO]), int(SI[c + LK.C_EID])))
 
     def close(self) -> None:
         """At the end of the run: the tasks' and the system's results back into the Python
         objects, then the balancer's end-of-run count (``Balancer.close``)."""
-        SI, SF, T, levels = self.SI, self.SF, len(self._tasks), int(self.SI[SK.Y_LEVELS])
-        TI, TF = _view(SI, SI[SK.O_TI], T, SK.T_COLS), _view(SF, SI[SK.OF_TF], T, SK.F_COLS)
-        LT, LORD = _view(SF, SI[SK.OF_LT], T, levels), _view(SI, SI[SK.O_LORD], T, levels)
+        SI, SF, T, levels = self.SI, self.SF, len(self._tasks), int(self.SI[LK.Y_LEVELS])
+        TI, TF = _view(SI, SI[LK.O_TI], T, LK.T_COLS), _view(SF, SI[LK.OF_TF], T, LK.F_COLS)
+        LT, LORD = _view(SF, SI[LK.OF_LT], T, levels), _view(SI, SI[LK.O_LORD], T, levels)
         for i, task in enumerate(self._tasks):
-            task.finished = float(TF[i, SK.F_FIN])
-            task.migrations = int(TI[i, SK.T_MIGR])
-            task.cpu_time = float(TF[i, SK.F_CPUT])
-            task.home, task.cpu = int(TI[i, SK.T_HOME]), int(TI[i, SK.T_CPU])
-            task.state = _STATES[int(TI[i, SK.T_STATE])]
+            task.finished = float(TF[i, LK.F_FIN])
+            task.migrations = int(TI[i, LK.T_MIGR])
+            task.cpu_time = float(TF[i, LK.F_CPUT])
+            task.home, task.cpu = int(TI[i, LK.T_HOME]), int(TI[i, LK.T_CPU])
+            task.state = _STATES[int(TI[i, LK.T_STATE])]
             seen = [(int(LORD[i, lvl]), lvl) for lvl in range(LT.shape[1]) if LORD[i, lvl] >= 0]
             task.level_time = {lvl: float(LT[i, lvl]) for _, lvl in sorted(seen)}
-        self.migrations, self.active_pushes, self.wasted_migrations = (int(SI[k]) for k in (SK.Y_MIGR, SK.Y_PUSH, SK.Y_WASTE))
-        self.migration_levels, self.away_moves, self.home_moves = (int(SI[k]) for k in (SK.Y_MLEVEL, SK.Y_AWAY, SK.Y_HOMEM))
-        self.unfinished, self.to_finish = int(SI[SK.Y_UNFIN]), int(SI[SK.Y_TOFIN])
-        self.delivered, self.work, self.overhead = float(SF[SK.Z_DELIV]), float(SF[SK.Z_WORK]), float(SF[SK.Z_OVER])
+        self.migrations, self.active_pushes, self.wasted_migrations = (int(SI[k]) for k in (LK.Y_MIGR, LK.Y_PUSH, LK.Y_WASTE))
+        self.migration_levels, self.away_moves, self.home_moves = (int(SI[k]) for k in (LK.Y_MLEVEL, LK.Y_AWAY, LK.Y_HOMEM))
+        self.unfinished, self.to_finish = int(SI[LK.Y_UNFIN]), int(SI[LK.Y_TOFIN])
+        self.delivered, self.work, self.overhead = float(SF[LK.Z_DELIV]), float(SF[LK.Z_WORK]), float(SF[LK.Z_OVER])
         busy = self.I[int(self.I[K.O_BUSY]):int(self.I[K.O_BUSY]) + self.ncpus]
         self.busy = [bool(b) for b in busy]
         super().close()

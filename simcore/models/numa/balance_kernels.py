@@ -1,0 +1,152 @@
+"""The balancer's periodic and active balancing (``balancer.Balancer``, ``compiled.CompiledBalancer``):
+what follows the busiest-group search of ``timing_kernels``, and the balancing timer's firing.
+
+The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
+file: with NUMBA_DISABLE_JIT=1 they run as Python.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import jit_module
+
+from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.models.numa import hook_kernels as HK
+from simcore.models.numa import layout_kernels as L
+from simcore.models.numa import migrate_kernels as MK
+from simcore.models.numa import run_kernels as RK
+from simcore.models.numa import runqueue_kernels as RQ
+from simcore.models.numa import scheduler_kernels as SC
+from simcore.models.numa import timing_kernels as K
+from simcore.models.numa.layout_kernels import (
+    DF_COLS, DF_MINI, D_COLS, D_NICE, D_PERIODIC, IDLE, NOT_IDLE, OF_DF, O_DI, O_RI, O_TI, R_ACT, R_BMA,
+    R_COLS, R_CURR, R_NDOMS, R_NQ, R_VISIT, T_COLS, T_PREV, Y_ACTIVE, Y_PUSH, Y_STAMP, Z_ACOST)
+
+
+def push_one(src, dst, d, idle, now, SI, SF, F, I):
+    """``Balancer._push_one``."""
+    rb, ti = SI[O_RI] + src * R_COLS, SI[O_TI]
+    for a in (1, 0):
+        bm = SI[rb + R_BMA + a]
+        ph = SI[rb + R_ACT] ^ a
+        while bm:
+            i = L.lowbit(bm)
+            bm &= bm - 1
+            t = SI[RQ.queue_at(src, ph, i, SI) + 1]
+            while t >= 0:
+                if MK.can_migrate(t, src, dst, d, idle, True, now, SI, SF, I):
+                    MK.pull(t, src, dst, now, SI, SF, F, I)
+                    SC.resched(dst, now, SI, SF, F, I)
+                    return True
+                t = SI[ti + t * T_COLS + T_PREV]
+    return False
+
+
+def active_balance(src, idle, now, SI, SF, F, I):
+    """``Balancer.active_balance``."""
+    n, L = I[K.H_N], I[K.H_L]
+    ri = SI[O_RI]
+    rb = ri + src * R_COLS
+    if SI[rb + R_CURR] >= 0:
+        SC.stop_current(src, now, SI, SF)
+    pushed = 0
+    SI[Y_STAMP] += 1
+    stamp = SI[Y_STAMP]
+    SI[rb + R_VISIT] = stamp
+    for k in range(SI[rb + R_NDOMS]):
+        d = src * L + k
+        if not SI[SI[O_DI] + d * D_COLS + D_PERIODIC]:
+            break
+        ng, local, gof = I[I[K.O_NGROUPS] + d], I[I[K.O_LOCAL] + d], I[K.O_GOF] + d * n
+        for gi in range(ng):
+            g = (local + gi) % ng
+            for c in range(n):
+                if I[gof + c] != g:
+                    continue
+                if not SI[rb + R_NQ]:
+                    SI[Y_PUSH] += pushed
+                    SC.schedule(src, now, SI, SF, F, I)
+                    return
+                cb = ri + c * R_COLS
+                if SI[cb + R_VISIT] == stamp:
+                    continue
+                SI[cb + R_VISIT] = stamp
+                if SI[cb + R_CURR] < 0 and not SI[cb + R_NQ] and push_one(src, c, d, idle, now, SI, SF, F, I):
+                    pushed += 1
+    SI[Y_PUSH] += pushed
+    SC.schedule(src, now, SI, SF, F, I)
+
+
+def after_search(this, d, busiest, imb, idle, now, SI, SF, F, I):
+    """``Balancer._after_search``."""
+    failed, ivl = I[K.O_FAILED] + d, I[K.OF_IVL] + d
+    moved = 0
+    if RQ.nr_running(busiest, SI) > 1:
+        moved = MK.move_tasks(busiest, this, imb, d, idle, now, SI, SF, F, I)
+    if moved:
+        I[failed] = 0
+        F[ivl] = SF[SI[OF_DF] + d * DF_COLS + DF_MINI]
+        return moved
+    I[failed] += 1
+    I[K.H_FAILED] += 1
+    nice = SI[SI[O_DI] + d * D_COLS + D_NICE]
+    if SI[Y_ACTIVE] and I[failed] > nice + 2:
+        active_balance(busiest, idle, now, SI, SF, F, I)
+        I[failed] = nice
+    if F[ivl] < F[I[K.OF_MAXI] + d]:
+        F[ivl] += 1
+    return 0
+
+
+def carry_on(cpu, j, idle, now, SI, SF, F, I):
+    """``CompiledBalancer._carry_on``: the attempt of the CPU's ``j``-th periodic domain, whose
+    search found a busiest queue, carried on."""
+    d = cpu * I[K.H_L] + I[I[K.O_PD] + cpu * I[K.H_P] + j]
+    imb, busiest, was_quiet = I[K.H_IMB], I[K.H_BUSIEST], I[K.H_QUIET]
+    moved = after_search(cpu, d, busiest, imb, IDLE if idle else NOT_IDLE, now, SI, SF, F, I)
+    F[I[K.OF_LAST] + d] = now
+    if I[K.H_SLEEPS] and (was_quiet or K.quiet(cpu, d, F, I)):
+        I[I[K.O_DORMANT] + d] = 1
+        if I[I[K.O_HASWIDE] + d]:
+            I[K.H_WIDE_SLEEPERS] += 1
+    return moved
+
+
+def fire(cpu, now, SI, SF, F, I):
+    """``Balancer.fire`` (the CPU's balancing timer fired): ``timing_kernels.periodic``, with the
+    attempts that found a group carried on (``CompiledBalancer._found``)."""
+    busy = I[K.O_BUSY] + cpu
+    was_busy = I[busy] != 0
+    made = I[K.H_ATTEMPTS]
+    r = K.periodic(cpu, 0, now, I[busy] == 0, False, F, I)
+    made = I[K.H_ATTEMPTS] - made
+    if r < 0:
+        idle = I[busy] == 0
+        moved_any = False
+        while r < 0:
+            j = int(-r) - 1
+            if carry_on(cpu, j, idle, now, SI, SF, F, I):
+                idle = False
+                moved_any = True
+            a = I[K.H_ATTEMPTS]           # (a push's newly-idle attempts on another CPU are not this CPU's)
+            r = K.periodic(cpu, j + 1, now, idle, moved_any, F, I)
+            made += I[K.H_ATTEMPTS] - a
+        charge_attempts(cpu, was_busy, made, now, SI, SF)
+        if moved_any:
+            SC.resched(cpu, now, SI, SF, F, I)
+            HK.arm(cpu, now, SI, SF, F, I)
+            return
+    else:
+        charge_attempts(cpu, was_busy, made, now, SI, SF)
+    if r != math.inf:
+        HK.set_timer(cpu, r, now, SI, SF)
+
+
+def charge_attempts(cpu, was_busy, made, now, SI, SF):
+    """The end of ``Balancer.fire``'s loop: a busy CPU's attempts take its running task's time."""
+    if was_busy and made and SF[Z_ACOST]:
+        RK.charge(cpu, made * SF[Z_ACOST], now, SI, SF)
+
+
+jit_module(nopython=True, cache=True)

@@ -1,0 +1,69 @@
+"""The balancer's hooks in the scheduler (``compiled.CompiledBalancer``): its timers, and what a change of
+a CPU's state or queue length tells it; the balancer's own kernels are ``timing_kernels``.
+
+The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
+file: with NUMBA_DISABLE_JIT=1 they run as Python.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import jit_module
+
+from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.models.numa import layout_kernels as L
+from simcore.models.numa import runqueue_kernels as RQ
+from simcore.models.numa import timing_kernels as K
+from simcore.models.numa.layout_kernels import (
+    NORMAL, O_RI, R_COLS, R_LOADED, R_OVER, Y_N)
+
+
+def set_timer(cpu, at, now, SI, SF):
+    """``CompiledBalancer._set_timer``: the CPU's balancing timer at ``at`` as ``Engine.call``
+    puts it (``now + max(at - now, 0)``)."""
+    d = at - now
+    L.schedule_at(SI[Y_N] + cpu, now + (d if d > 0.0 else 0.0), NORMAL, SI, SF)
+
+
+def arm(cpu, now, SI, SF, F, I):
+    at = K.arm(cpu, now, F, I)
+    if at != math.inf:
+        set_timer(cpu, at, now, SI, SF)
+
+
+def on_state(cpu, idle, now, SI, SF, F, I):
+    at = K.on_state(cpu, idle, now, F, I)
+    if at != math.inf:
+        set_timer(cpu, at, now, SI, SF)
+
+
+def wake_domains(src, wide, now, SI, SF, F, I):
+    """``CompiledBalancer._wake``."""
+    out = K.wake(src, wide, now, F, I)
+    for i in range(out):
+        set_timer(I[I[K.O_OUTCPU] + i], F[I[K.OF_OUTAT] + i], now, SI, SF)
+
+
+def nr_changed(cpu, now, SI, SF, F, I):
+    """``NumaSystem.nr_changed``: the load mirror, the loaded and overloaded sets, and the
+    balancer's wake-ups (``Balancer.on_loaded``, ``on_overload``)."""
+    rb = SI[O_RI] + cpu * R_COLS
+    n = RQ.nr_running(cpu, SI)
+    F[I[K.OF_CUR] + cpu] = n * 128.0
+    if n:
+        if not SI[rb + R_LOADED]:
+            SI[rb + R_LOADED] = 1
+            if I[K.H_WIDE_SLEEPERS]:
+                wake_domains(cpu, True, now, SI, SF, F, I)
+        if n >= 2:
+            if not SI[rb + R_OVER]:
+                SI[rb + R_OVER] = 1
+                wake_domains(cpu, False, now, SI, SF, F, I)
+            return
+    else:
+        SI[rb + R_LOADED] = 0
+    SI[rb + R_OVER] = 0
+
+
+jit_module(nopython=True, cache=True)

@@ -1,0 +1,128 @@
+"""Moving tasks between CPUs (``balancer.Balancer``, the policies' ``can_migrate``): a pull, the rules a
+move must pass, ``move_tasks`` and the newly-idle balance.
+
+The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
+file: with NUMBA_DISABLE_JIT=1 they run as Python.
+"""
+
+from __future__ import annotations
+
+from numba import jit_module
+
+from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.models.numa import hook_kernels as HK
+from simcore.models.numa import layout_kernels as L
+from simcore.models.numa import run_kernels as RK
+from simcore.models.numa import runqueue_kernels as RQ
+from simcore.models.numa import timing_kernels as K
+from simcore.models.numa.layout_kernels import (
+    DF_COLS, DF_HOT, D_COLS, D_NICE, F_BURST, F_COLS, F_DEBT, F_LAST, F_SEG, NEWLY_IDLE, NOT_IDLE, OF_DF,
+    OF_ND, OF_TF, O_DI, O_LV, O_RI, O_TI, O_ZN, R_ACT, R_BMA, R_COLS, R_NODE, R_PEND, T_COLS, T_EXP, T_HOME,
+    T_MIGR, T_MOVED, T_PREV, Y_AWAY, Y_HARD, Y_HOME, Y_HOMEM, Y_IGNHOT, Y_MAXMIG, Y_MIGR, Y_MLEVEL, Y_NODES,
+    Y_RULES, Y_SCOPE, Y_WASTE, Z_MCOST, Z_OVER)
+
+
+def pull(t, src, dst, now, SI, SF, F, I):
+    """``NumaSystem.pull``."""
+    tb = SI[O_TI] + t * T_COLS
+    if SI[SI[O_RI] + dst * R_COLS + R_PEND]:
+        RK.catch_up(dst, now, SI, SF)
+    RQ.settle_load(src, now, SI, SF, F, I)
+    RQ.settle_load(dst, now, SI, SF, F, I)
+    RQ.dequeue(src, t, SI)
+    SF[SI[OF_TF] + t * F_COLS + F_SEG] = now
+    RQ.enqueue(dst, t, SI[tb + T_EXP] != 0, False, SI)
+    SI[tb + T_MIGR] += 1
+    SI[Y_MIGR] += 1
+    if SF[Z_MCOST]:
+        fb = SI[OF_TF] + t * F_COLS
+        extra = SF[Z_MCOST] - SF[fb + F_DEBT]
+        SF[fb + F_BURST] += extra
+        SF[Z_OVER] += extra
+        SF[fb + F_DEBT] = SF[Z_MCOST]
+    nodes, home = SI[Y_NODES], SI[tb + T_HOME]
+    sn, dn = SI[SI[O_RI] + src * R_COLS + R_NODE], SI[SI[O_RI] + dst * R_COLS + R_NODE]
+    SI[Y_MLEVEL] += SI[SI[O_LV] + sn * nodes + dn]
+    if sn != home:
+        SI[Y_AWAY] += 1
+        if dn == home:
+            SI[Y_HOMEM] += 1
+    if SI[tb + T_MOVED]:
+        SI[Y_WASTE] += 1
+    SI[tb + T_MOVED] = 1
+    HK.nr_changed(src, now, SI, SF, F, I)
+    HK.nr_changed(dst, now, SI, SF, F, I)
+
+
+def policy_allows(t, src, dst, idle, SI, SF):
+    """The policy's ``can_migrate``: Linux allows every move; the conservative policies
+    (``policies.Conservative.can_migrate``) refuse aged tasks, moves away from home, and (hard)
+    tasks whose home lies outside the zone of the pulling CPU."""
+    if not SI[Y_RULES]:
+        return True
+    if idle != NOT_IDLE and SI[Y_SCOPE]:
+        return True
+    tb = SI[O_TI] + t * T_COLS
+    if SI[tb + T_MIGR] >= SI[Y_MAXMIG]:
+        return False
+    home, nodes = SI[tb + T_HOME], SI[Y_NODES]
+    ns, nd = SI[SI[O_RI] + src * R_COLS + R_NODE], SI[SI[O_RI] + dst * R_COLS + R_NODE]
+    ND = SI[OF_ND]
+    if SI[Y_HOME]:
+        if SF[ND + nd * nodes + home] > SF[ND + ns * nodes + home]:
+            return False
+    elif SF[ND + ns * nodes + nd] > SF[ND + ns * nodes + home]:
+        return False
+    if SI[Y_HARD] and not SI[SI[O_ZN] + dst * nodes + home]:
+        return False
+    return True
+
+
+def can_migrate(t, src, dst, d, idle, ignore_hot, now, SI, SF, I):
+    """``Balancer.can_migrate``."""
+    if not policy_allows(t, src, dst, idle, SI, SF):
+        return False
+    if ignore_hot or I[I[K.O_FAILED] + d] > SI[SI[O_DI] + d * D_COLS + D_NICE]:
+        return True
+    if SI[Y_IGNHOT] and idle != NOT_IDLE:
+        return True
+    return now - SF[SI[OF_TF] + t * F_COLS + F_LAST] >= SF[SI[OF_DF] + d * DF_COLS + DF_HOT]
+
+
+def move_tasks(src, dst, max_nr, d, idle, now, SI, SF, F, I):
+    """``Balancer.move_tasks`` over ``RunQueue.migration_candidates``: the expired array, then the
+    active one, by priority, each list from its tail."""
+    rb, ti = SI[O_RI] + src * R_COLS, SI[O_TI]
+    moved = 0
+    for a in (1, 0):
+        bm = SI[rb + R_BMA + a]
+        ph = SI[rb + R_ACT] ^ a
+        while bm:
+            i = L.lowbit(bm)
+            bm &= bm - 1
+            t = SI[RQ.queue_at(src, ph, i, SI) + 1]
+            while t >= 0:
+                before = SI[ti + t * T_COLS + T_PREV]
+                if moved >= max_nr:
+                    return moved
+                if can_migrate(t, src, dst, d, idle, False, now, SI, SF, I):
+                    pull(t, src, dst, now, SI, SF, F, I)
+                    moved += 1
+                t = before
+    return moved
+
+
+def newidle(cpu, now, SI, SF, F, I):
+    """``CompiledBalancer.newidle``."""
+    L = I[K.H_L]
+    k = K.newidle(cpu, 0, now, F, I)
+    while k:
+        busiest = I[K.H_BUSIEST]
+        if RQ.nr_running(busiest, SI) > 1 and move_tasks(busiest, cpu, I[K.H_IMB], cpu * L + k - 1, NEWLY_IDLE, now,
+                                                      SI, SF, F, I):
+            return
+        I[K.H_FAILED] += 1
+        k = K.newidle(cpu, k, now, F, I)
+
+
+jit_module(nopython=True, cache=True)

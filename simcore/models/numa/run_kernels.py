@@ -1,0 +1,175 @@
+"""The current task's run on a CPU (``scheduler.NumaSystem``): accounting, segments at a speed factor,
+the run timer's look-ahead over its bursts, and charges of the balancer's work.
+
+The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
+file: with NUMBA_DISABLE_JIT=1 they run as Python.
+"""
+
+from __future__ import annotations
+
+from numba import jit_module
+
+from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.models.numa import layout_kernels as L
+from simcore.models.numa import task_kernels as TK
+from simcore.models.numa.layout_kernels import (
+    EPS, F_BURST, F_COLS, F_CPUT, F_DEBT, F_DEMAND, F_LAST, F_MEANB, F_SCALE, F_SEG, F_SLEFT, F_SLICE,
+    LOOKAHEAD, OF_D, OF_FR, OF_LT, OF_RF, OF_TF, O_LORD, O_LV, O_RI, O_TI, RF_COLS, RF_FACTOR, RF_SEGEND,
+    RF_START, RUNNING, R_COLS, R_CURR, R_NODE, R_NQ, R_ORDER, R_PEND, T_COLS, T_CPU, T_DEND, T_DI, T_HOME,
+    T_IO, T_MOVED, T_NLVL, T_STATE, Y_LEVELS, Y_LIFE, Y_LOOK, Y_NODES, Z_DELIV, Z_MCOST, Z_OVER, Z_WORK)
+
+
+def account(cpu, t, now, SI, SF):
+    """``NumaSystem._account``."""
+    tb, fb, rf = SI[O_TI] + t * T_COLS, SI[OF_TF] + t * F_COLS, SI[OF_RF] + cpu * RF_COLS
+    elapsed = now - SF[rf + RF_START]
+    f = SF[rf + RF_FACTOR]
+    work = elapsed / (f if f >= 0 else -f)
+    SF[fb + F_SLEFT] -= elapsed
+    SF[fb + F_BURST] -= work
+    if SF[Z_MCOST]:
+        owed = SF[fb + F_DEBT] - work
+        SF[fb + F_DEBT] = owed if owed > 0.0 else 0.0
+    SF[fb + F_CPUT] += elapsed
+    levels = SI[Y_LEVELS]
+    lvl = SI[SI[O_LV] + SI[SI[O_RI] + cpu * R_COLS + R_NODE] * SI[Y_NODES] + SI[tb + T_HOME]]
+    order = SI[O_LORD] + t * levels + lvl
+    if SI[order] < 0:
+        SI[order] = SI[tb + T_NLVL]
+        SI[tb + T_NLVL] += 1
+    SF[SI[OF_LT] + t * levels + lvl] += elapsed
+    SF[Z_DELIV] += elapsed
+    SF[Z_WORK] += work
+    SF[fb + F_LAST] = now
+    SF[rf + RF_START] = now
+
+
+def segment(cpu, t, SI, SF):
+    """``NumaSystem._segment``."""
+    fb, rf = SI[OF_TF] + t * F_COLS, SI[OF_RF] + cpu * RF_COLS
+    node = SI[SI[O_RI] + cpu * R_COLS + R_NODE]
+    f = SF[SI[OF_FR] + node * SI[Y_NODES] + SI[SI[O_TI] + t * T_COLS + T_HOME]]
+    wall = SF[fb + F_BURST] * f
+    if wall <= SF[fb + F_SLEFT] + EPS:
+        SF[rf + RF_FACTOR] = -f
+        length = 0.0 if 0.0 > wall else wall
+    else:
+        SF[rf + RF_FACTOR] = f
+        length = SF[fb + F_SLEFT]
+    SF[rf + RF_SEGEND] = SF[rf + RF_START] + length
+
+
+def look_ahead(cpu, t, SI, SF):
+    """``NumaSystem._look_ahead`` (``Task.upcoming`` read from the task's draws)."""
+    tb, fb, rf = SI[O_TI] + t * T_COLS, SI[OF_TF] + t * F_COLS, SI[OF_RF] + cpu * RF_COLS
+    D = SI[OF_D]
+    f = SF[rf + RF_FACTOR]
+    ends_burst = f < 0
+    f = abs(f)
+    start, at = SF[rf + RF_START], SF[rf + RF_SEGEND]
+    slice_left, burst_left, io, demand = SF[fb + F_SLEFT], SF[fb + F_BURST], SI[tb + T_IO] != 0, SF[fb + F_DEMAND]
+    tslice, meanb, scale = SF[fb + F_SLICE], SF[fb + F_MEANB], SF[fb + F_SCALE]
+    di, ddemand = SI[tb + T_DI], SF[fb + F_DEMAND]       # upcoming()'s own draw index and demand
+    n = 0
+    while n < LOOKAHEAD:
+        elapsed = at - start
+        slice_left -= elapsed
+        burst_left -= elapsed / f
+        if ends_burst:
+            if demand <= 0.0 or io:
+                break
+            if di >= SI[tb + T_DEND]:
+                raise IndexError("numa compiled system: a look-ahead went past a task's counted draws")
+            b = meanb * SF[D + di]
+            di += 1
+            io = b < tslice
+            if not io:
+                b = tslice
+            b = b / scale
+            if ddemand < b:
+                b = ddemand
+            ddemand -= b
+            burst_left, demand = b, ddemand
+            if slice_left <= EPS:
+                slice_left = tslice
+        else:
+            slice_left = tslice
+        wall = burst_left * f
+        ends_burst = wall <= slice_left + EPS
+        start = at
+        at = at + ((0.0 if 0.0 > wall else wall) if ends_burst else slice_left)
+        n += 1
+    rb = SI[O_RI] + cpu * R_COLS
+    SI[rb + R_PEND] = n
+    L.schedule_at(cpu, at, SI[rb + R_ORDER], SI, SF)
+
+
+def pass_end(cpu, t, SI, SF):
+    """``NumaSystem._pass_end``."""
+    fb, rf = SI[OF_TF] + t * F_COLS, SI[OF_RF] + cpu * RF_COLS
+    at = SF[rf + RF_SEGEND]
+    account(cpu, t, at, SI, SF)
+    SI[SI[O_RI] + cpu * R_COLS + R_PEND] -= 1
+    if SF[rf + RF_FACTOR] < 0:
+        TK.next_burst(t, SI, SF)
+        if SF[fb + F_SLEFT] > EPS:
+            segment(cpu, t, SI, SF)
+            return
+    SF[fb + F_SEG] = at
+    SF[fb + F_SLEFT] = SF[fb + F_SLICE]
+    segment(cpu, t, SI, SF)
+
+
+def catch_up(cpu, now, SI, SF):
+    """``NumaSystem._catch_up``."""
+    rb, rf = SI[O_RI] + cpu * R_COLS, SI[OF_RF] + cpu * RF_COLS
+    t = SI[rb + R_CURR]
+    while SI[rb + R_PEND] and SF[rf + RF_SEGEND] <= now:
+        pass_end(cpu, t, SI, SF)
+    SI[rb + R_PEND] = 0
+    L.schedule_at(cpu, SF[rf + RF_SEGEND], SI[rb + R_ORDER], SI, SF)
+
+
+def run(cpu, t, now, SI, SF):
+    """``NumaSystem.run``."""
+    tb, rb, rf = SI[O_TI] + t * T_COLS, SI[O_RI] + cpu * R_COLS, SI[OF_RF] + cpu * RF_COLS
+    if SI[tb + T_STATE] != RUNNING:
+        SF[SI[OF_TF] + t * F_COLS + F_SEG] = now
+    SI[rb + R_CURR] = t
+    SI[tb + T_MOVED] = 0
+    SI[tb + T_STATE] = RUNNING
+    SI[tb + T_CPU] = cpu
+    if SI[Y_LIFE]:
+        node = SI[rb + R_NODE]
+        SF[SI[OF_TF] + t * F_COLS + F_SCALE] = SF[SI[OF_FR] + node * SI[Y_NODES] + SI[tb + T_HOME]]
+    SF[rf + RF_START] = now
+    segment(cpu, t, SI, SF)
+    arm_run(cpu, t, SI, SF)
+
+
+def arm_run(cpu, t, SI, SF):
+    """``NumaSystem._arm_run``."""
+    rb = SI[O_RI] + cpu * R_COLS
+    if SI[Y_LOOK] and not SI[rb + R_NQ]:
+        look_ahead(cpu, t, SI, SF)
+    else:
+        L.schedule_at(cpu, SF[SI[OF_RF] + cpu * RF_COLS + RF_SEGEND], SI[rb + R_ORDER], SI, SF)
+
+
+def charge(cpu, wall, now, SI, SF):
+    """``NumaSystem.charge``."""
+    rb = SI[O_RI] + cpu * R_COLS
+    t = SI[rb + R_CURR]
+    if SI[rb + R_PEND]:
+        catch_up(cpu, now, SI, SF)
+    L.cancel(cpu, SI, SF)
+    account(cpu, t, now, SI, SF)
+    f = SF[SI[OF_RF] + cpu * RF_COLS + RF_FACTOR]
+    extra = wall / (f if f >= 0 else -f)
+    SF[SI[OF_TF] + t * F_COLS + F_BURST] += extra
+    SF[Z_OVER] += extra
+    segment(cpu, t, SI, SF)
+    arm_run(cpu, t, SI, SF)
+
+
+jit_module(nopython=True, cache=True)

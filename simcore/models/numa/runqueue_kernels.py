@@ -1,0 +1,144 @@
+"""The run queues (``runqueue.RunQueue``): the O(1) scheduler's active and expired priority arrays
+with their bitmaps, and each CPU's load as the balancer reads it.
+
+The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
+file: with NUMBA_DISABLE_JIT=1 they run as Python.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import jit_module
+
+from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.models.numa import layout_kernels as L
+from simcore.models.numa import timing_kernels as K
+from simcore.models.numa.layout_kernels import (
+    N_PRIO, O_Q, O_RI, O_TI, QUEUED, Q_COLS, R_ACT, R_AVG, R_BMA, R_BME, R_COLS, R_CURR, R_LTICK, R_NQ, SLS,
+    T_COLS, T_CPU, T_EXP, T_NEXT, T_PREV, T_PRIO, T_STATE, Y_INSTANT, Z_TICK)
+
+
+def nr_running(cpu, SI):
+    rb = SI[O_RI] + cpu * R_COLS
+    return SI[rb + R_NQ] + (SI[rb + R_CURR] >= 0)
+
+
+def settle_load(cpu, now, SI, SF, F, I):
+    """``RunQueue.settle_load`` (and its numpy mirrors)."""
+    if SI[Y_INSTANT]:
+        return
+    rb = SI[O_RI] + cpu * R_COLS
+    t = math.floor(now / SF[Z_TICK] + 1e-9)
+    k = t - SI[rb + R_LTICK]
+    if k > 0:
+        cur = nr_running(cpu, SI) * SLS
+        d = SI[rb + R_AVG] - cur               # runqueue.decayed; a shift of 63 or more leaves 0
+        k = min(k, 63)
+        avg = cur + (d >> k) if d >= 0 else cur - ((-d) >> k)
+        SI[rb + R_AVG] = avg
+        SI[rb + R_LTICK] = t
+        F[I[K.OF_AVG] + cpu] = avg
+        F[I[K.OF_TCK] + cpu] = t
+
+
+def loads(cpu, now, SI, SF, F, I):
+    """``RunQueue.loads``: (source load, target load)."""
+    cur = nr_running(cpu, SI) * SLS
+    if SI[Y_INSTANT]:
+        return cur, cur
+    settle_load(cpu, now, SI, SF, F, I)
+    avg = SI[SI[O_RI] + cpu * R_COLS + R_AVG]
+    return (avg, cur) if avg < cur else (cur, avg)
+
+
+def queue_at(cpu, ph, i, SI):
+    """Where the first task of a run-queue list is (the last is next to it)."""
+    return SI[O_Q] + cpu * Q_COLS + (ph * N_PRIO + i) * 2
+
+
+def enqueue(cpu, t, expired, head, SI):
+    """``RunQueue.enqueue``."""
+    rb, tb, ti = SI[O_RI] + cpu * R_COLS, SI[O_TI] + t * T_COLS, SI[O_TI]
+    a = 1 if expired else 0
+    i = SI[tb + T_PRIO] - 100
+    q = queue_at(cpu, SI[rb + R_ACT] ^ a, i, SI)
+    if head:
+        first = SI[q]
+        SI[tb + T_PREV] = -1
+        SI[tb + T_NEXT] = first
+        if first >= 0:
+            SI[ti + first * T_COLS + T_PREV] = t
+        else:
+            SI[q + 1] = t
+        SI[q] = t
+    else:
+        last = SI[q + 1]
+        SI[tb + T_NEXT] = -1
+        SI[tb + T_PREV] = last
+        if last >= 0:
+            SI[ti + last * T_COLS + T_NEXT] = t
+        else:
+            SI[q] = t
+        SI[q + 1] = t
+    SI[rb + R_BMA + a] |= 1 << i
+    SI[rb + R_NQ] += 1
+    SI[tb + T_EXP] = a
+    SI[tb + T_STATE] = QUEUED
+    SI[tb + T_CPU] = cpu
+
+
+def dequeue(cpu, t, SI):
+    """``RunQueue.dequeue``."""
+    rb, tb, ti = SI[O_RI] + cpu * R_COLS, SI[O_TI] + t * T_COLS, SI[O_TI]
+    a = SI[tb + T_EXP]
+    i = SI[tb + T_PRIO] - 100
+    q = queue_at(cpu, SI[rb + R_ACT] ^ a, i, SI)
+    p, nx = SI[tb + T_PREV], SI[tb + T_NEXT]
+    if p >= 0:
+        SI[ti + p * T_COLS + T_NEXT] = nx
+    else:
+        SI[q] = nx
+    if nx >= 0:
+        SI[ti + nx * T_COLS + T_PREV] = p
+    else:
+        SI[q + 1] = p
+    if SI[q] < 0:
+        SI[rb + R_BMA + a] &= ~(1 << i)
+    SI[rb + R_NQ] -= 1
+
+
+def pick_next(cpu, SI):
+    """``RunQueue.pick_next``: the head of the highest-priority active list (arrays swapped when
+    the active one is empty), or -1."""
+    rb, ti = SI[O_RI] + cpu * R_COLS, SI[O_TI]
+    if not SI[rb + R_NQ]:
+        return -1
+    bm = SI[rb + R_BMA]
+    if not bm:
+        SI[rb + R_ACT] ^= 1
+        bm = SI[rb + R_BME]
+        SI[rb + R_BMA] = bm
+        SI[rb + R_BME] = 0
+        b = bm
+        while b:
+            t = SI[queue_at(cpu, SI[rb + R_ACT], L.lowbit(b), SI)]
+            b &= b - 1
+            while t >= 0:
+                SI[ti + t * T_COLS + T_EXP] = 0
+                t = SI[ti + t * T_COLS + T_NEXT]
+    i = L.lowbit(bm)
+    q = queue_at(cpu, SI[rb + R_ACT], i, SI)
+    t = SI[q]
+    nx = SI[ti + t * T_COLS + T_NEXT]
+    SI[q] = nx
+    if nx >= 0:
+        SI[ti + nx * T_COLS + T_PREV] = -1
+    else:
+        SI[q + 1] = -1
+        SI[rb + R_BMA] = bm & ~(1 << i)
+    SI[rb + R_NQ] -= 1
+    return t
+
+
+jit_module(nopython=True, cache=True)

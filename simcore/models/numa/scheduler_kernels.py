@@ -1,0 +1,191 @@
+"""The scheduler (``scheduler.NumaSystem``): dispatch, preemption, a run's end (burst, I/O, exit),
+wake-ups, and the placement of new tasks (``policies.LinuxPolicy.place``, ``exec_balance``).
+
+The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
+file: with NUMBA_DISABLE_JIT=1 they run as Python.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import jit_module
+
+from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.models.numa import hook_kernels as HK
+from simcore.models.numa import layout_kernels as L
+from simcore.models.numa import migrate_kernels as MK
+from simcore.models.numa import run_kernels as RK
+from simcore.models.numa import runqueue_kernels as RQ
+from simcore.models.numa import task_kernels as TK
+from simcore.models.numa import timing_kernels as K
+from simcore.models.numa.layout_kernels import (
+    BLOCKED, DONE, D_COLS, D_EXEC, EPS, F_BURST, F_COLS, F_DEMAND, F_FIN, F_SEG, F_SLEFT, F_SLICE, NORMAL,
+    OF_RF, OF_TF, O_DI, O_RI, O_TI, RF_COLS, RF_FACTOR, R_BMA, R_COLS, R_CURR, R_NDOMS, R_NODE, R_NQ, R_PEND,
+    SLS, T_COLS, T_HOME, T_IO, T_PRIO, T_STATE, Y_EID, Y_N, Y_PARENT, Y_STOP, Y_STOPE, Y_TOFIN, Y_UNFIN,
+    Z_STOPT)
+
+
+def schedule(cpu, now, SI, SF, F, I):
+    """``NumaSystem.schedule``."""
+    nq = SI[O_RI] + cpu * R_COLS + R_NQ
+    busy = I[K.O_BUSY] + cpu
+    if not SI[nq]:
+        MK.newidle(cpu, now, SI, SF, F, I)
+        if not SI[nq]:
+            if I[busy]:
+                HK.on_state(cpu, True, now, SI, SF, F, I)
+            return
+    t = RQ.pick_next(cpu, SI)
+    RK.run(cpu, t, now, SI, SF)
+    if not I[busy]:
+        HK.on_state(cpu, False, now, SI, SF, F, I)
+
+
+def resched(cpu, now, SI, SF, F, I):
+    """``NumaSystem.resched``."""
+    rb = SI[O_RI] + cpu * R_COLS
+    curr = SI[rb + R_CURR]
+    if curr < 0:
+        if SI[rb + R_NQ]:
+            schedule(cpu, now, SI, SF, F, I)
+    else:
+        bm = SI[rb + R_BMA]
+        if bm and 100 + L.lowbit(bm) < SI[SI[O_TI] + curr * T_COLS + T_PRIO]:
+            stop_current(cpu, now, SI, SF)
+            schedule(cpu, now, SI, SF, F, I)
+
+
+def stop_current(cpu, now, SI, SF):
+    """``NumaSystem.stop_current``."""
+    rb = SI[O_RI] + cpu * R_COLS
+    t = SI[rb + R_CURR]
+    fb = SI[OF_TF] + t * F_COLS
+    if SI[rb + R_PEND]:
+        RK.catch_up(cpu, now, SI, SF)
+    L.cancel(cpu, SI, SF)
+    RK.account(cpu, t, now, SI, SF)
+    SF[fb + F_SEG] = now
+    SI[rb + R_CURR] = -1
+    if SF[fb + F_SLEFT] <= EPS:
+        SF[fb + F_SLEFT] = SF[fb + F_SLICE]
+        RQ.enqueue(cpu, t, True, False, SI)
+    else:
+        RQ.enqueue(cpu, t, False, True, SI)
+
+
+def activate(t, cpu, now, SI, SF, F, I):
+    """``NumaSystem.activate``."""
+    if SI[SI[O_RI] + cpu * R_COLS + R_PEND]:
+        RK.catch_up(cpu, now, SI, SF)
+    RQ.settle_load(cpu, now, SI, SF, F, I)
+    RQ.enqueue(cpu, t, False, False, SI)
+    SF[SI[OF_TF] + t * F_COLS + F_SEG] = now
+    HK.nr_changed(cpu, now, SI, SF, F, I)
+    resched(cpu, now, SI, SF, F, I)
+
+
+def run_end(cpu, now, SI, SF, F, I):
+    """``NumaSystem.run_end`` (the CPU's run timer fired)."""
+    rb = SI[O_RI] + cpu * R_COLS
+    t = SI[rb + R_CURR]
+    tb, fb = SI[O_TI] + t * T_COLS, SI[OF_TF] + t * F_COLS
+    while SI[rb + R_PEND]:
+        RK.pass_end(cpu, t, SI, SF)
+    RK.account(cpu, t, now, SI, SF)
+    if SF[SI[OF_RF] + cpu * RF_COLS + RF_FACTOR] < 0:
+        SF[fb + F_BURST] = 0.0
+        if SF[fb + F_DEMAND] <= 0.0:
+            finish(cpu, t, now, SI, SF, F, I)
+            return
+        if SI[tb + T_IO]:
+            block(cpu, t, now, SI, SF, F, I)
+            return
+        TK.next_burst(t, SI, SF)
+        if SF[fb + F_SLEFT] > EPS:
+            RK.run(cpu, t, now, SI, SF)
+            return
+    else:
+        SF[fb + F_SLEFT] = 0.0
+    SF[fb + F_SEG] = now
+    RQ.settle_load(cpu, now, SI, SF, F, I)
+    SI[rb + R_CURR] = -1
+    SF[fb + F_SLEFT] = SF[fb + F_SLICE]
+    RQ.enqueue(cpu, t, True, False, SI)
+    schedule(cpu, now, SI, SF, F, I)
+
+
+def finish(cpu, t, now, SI, SF, F, I):
+    """``NumaSystem._finish``: the run stops once the workload's last task is done (``Engine.stop``:
+    a stop event at this instant, keyed as SimPy would key it)."""
+    SF[SI[OF_TF] + t * F_COLS + F_FIN] = now
+    SI[Y_UNFIN] -= 1
+    SI[Y_TOFIN] -= 1
+    if not SI[Y_TOFIN]:
+        SI[Y_STOP] = 1
+        SF[Z_STOPT] = now
+        SI[Y_STOPE] = SI[Y_EID]
+        SI[Y_EID] += 1
+    vacate(cpu, t, now, DONE, SI, SF, F, I)
+
+
+def block(cpu, t, now, SI, SF, F, I):
+    """``NumaSystem._block``."""
+    fb = SI[OF_TF] + t * F_COLS
+    TK.next_burst(t, SI, SF)
+    delay = TK.draw_io(t, SI, SF)
+    L.schedule_at(2 * SI[Y_N] + t, now + delay, NORMAL, SI, SF)
+    if SF[fb + F_SLEFT] <= EPS:
+        SF[fb + F_SLEFT] = SF[fb + F_SLICE]
+    vacate(cpu, t, now, BLOCKED, SI, SF, F, I)
+
+
+def vacate(cpu, t, now, state, SI, SF, F, I):
+    """``NumaSystem._vacate``."""
+    SF[SI[OF_TF] + t * F_COLS + F_SEG] = now
+    RQ.settle_load(cpu, now, SI, SF, F, I)
+    SI[SI[O_RI] + cpu * R_COLS + R_CURR] = -1
+    SI[SI[O_TI] + t * T_COLS + T_STATE] = state
+    HK.nr_changed(cpu, now, SI, SF, F, I)
+    schedule(cpu, now, SI, SF, F, I)
+
+
+def exec_balance(parent, now, SI, SF, F, I):
+    """``NumaSystem.exec_balance``."""
+    if RQ.nr_running(parent, SI) == 0:
+        return parent
+    n, L = I[K.H_N], I[K.H_L]
+    d = -1
+    for k in range(SI[SI[O_RI] + parent * R_COLS + R_NDOMS] - 1, -1, -1):
+        if SI[SI[O_DI] + (parent * L + k) * D_COLS + D_EXEC]:
+            d = parent * L + k
+            break
+    if d < 0:
+        return parent
+    min_load, min_cpu = math.inf, parent
+    span = I[K.O_SPAN] + d * n
+    for c in range(n):
+        if not I[span + c]:
+            continue
+        load = RQ.loads(c, now, SI, SF, F, I)[1]
+        if load < min_load:
+            min_load, min_cpu = load, c
+            if load == 0:
+                break
+    this = RQ.loads(parent, now, SI, SF, F, I)[0] + SLS
+    if min_load * (100 + (I[I[K.O_IMB] + d] - 100) // 2) < this * 100:
+        return min_cpu
+    return parent
+
+
+def create(t, parent, now, SI, SF, F, I):
+    """``NumaSystem.create`` for a task of the compiled system (the policy's placement, then
+    ``activate``)."""
+    SI[Y_UNFIN] += 1
+    cpu = parent if SI[Y_PARENT] else exec_balance(parent, now, SI, SF, F, I)
+    SI[SI[O_TI] + t * T_COLS + T_HOME] = SI[SI[O_RI] + cpu * R_COLS + R_NODE]
+    activate(t, cpu, now, SI, SF, F, I)
+    return cpu
+
+
+jit_module(nopython=True, cache=True)

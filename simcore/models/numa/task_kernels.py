@@ -1,0 +1,56 @@
+"""A task's bursts and I/O waits, from its share of the replication's draws (``task.Task``).
+
+The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
+file: with NUMBA_DISABLE_JIT=1 they run as Python.
+"""
+
+from __future__ import annotations
+
+from numba import jit_module
+
+from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.models.numa.layout_kernels import (
+    F_BURST, F_COLS, F_DEMAND, F_MEANB, F_SCALE, F_SLEFT, F_SLICE, OF_D, OF_TF, O_TI, T_COLS, T_DEND, T_DI,
+    T_IO, T_IOBOUND, Y_IOREST, Z_MEANIO)
+
+
+def _draw(t, SI, SF):
+    tb = SI[O_TI] + t * T_COLS
+    i = SI[tb + T_DI]
+    if i >= SI[tb + T_DEND]:
+        raise IndexError("numa compiled system: a task drew more than its counted draws")
+    SI[tb + T_DI] = i + 1
+    return SF[SI[OF_D] + i]
+
+
+def next_burst(t, SI, SF):
+    """``Task.next_burst``."""
+    tb, fb = SI[O_TI] + t * T_COLS, SI[OF_TF] + t * F_COLS
+    demand = SF[fb + F_DEMAND]
+    if SI[tb + T_IOBOUND]:
+        b = SF[fb + F_MEANB] * _draw(t, SI, SF)
+        io = b < SF[fb + F_SLICE]
+        if not io:
+            b = SF[fb + F_SLICE]
+        b = b / SF[fb + F_SCALE]           # bursts.WallBurstTask (1.0 under locality_scope 'cpu': exact)
+    else:
+        b, io = demand, False
+    if b >= demand:
+        b, io = demand, False
+    SF[fb + F_BURST] = b
+    SI[tb + T_IO] = io
+    SF[fb + F_DEMAND] = demand - b
+
+
+def draw_io(t, SI, SF):
+    """``Task.draw_io``."""
+    fb = SI[OF_TF] + t * F_COLS
+    if SI[Y_IOREST]:
+        left = SF[fb + F_SLEFT]
+        wait = 0.0 if 0.0 > left else left
+        SF[fb + F_SLEFT] = SF[fb + F_SLICE]
+        return wait
+    return SF[Z_MEANIO] * _draw(t, SI, SF)
+
+
+jit_module(nopython=True, cache=True)
