@@ -66,19 +66,6 @@ def _fresh_flag_cache():
     balancer._FLAG_CACHE.clear()
 
 
-@pytest.fixture(autouse=True)
-def _reference_models(monkeypatch):
-    """Tests run the Python model of numa, the reference that mutation testing measures (its
-    pure-Python balancer); the compiled one (numa/compiled_system.py, compiled.py) is compared
-    with it where a test asks for it (tests/test_numa_system.py, test_numa_timing.py,
-    test_numa_kernels.py, and the scripted scenarios of test_numa_behaviour.py, which run both
-    ways). The pools and cluster models have one implementation, the compiled one, which their
-    tests run."""
-    from simcore.models.numa.balancer import Balancer
-
-    monkeypatch.setattr(Balancer, "compiled", False)
-
-
 def apt_install(packages: list[str]) -> str:
     """Install Debian packages for a test that needs a system service ('' when done, else why not):
     only as root with apt-get, so the tests that call it skip with the reason elsewhere."""

@@ -28,6 +28,8 @@ import pytest
 from simcore.core.rng import Streams, replication_seed
 from simcore.models.numa import full_params, simulate
 from simcore.models.numa.balancer import Balancer
+from simcore.models.numa import invariants
+from simcore.models.numa import layout_kernels as LK
 from simcore.models.numa.compiled_system import CompiledSystem
 from simcore.models.numa.scheduler import NumaSystem
 from simcore.models.numa.task import Draws, TaskSpec
@@ -82,35 +84,29 @@ class Outcome(NamedTuple):
 
 @pytest.fixture
 def scenario(monkeypatch):
-    """``scenario(machine, domains, tasks, policy="linux-2level", draws=None, **params) -> Outcome``."""
-    pulls, counts = [], []
-    pull, create = NumaSystem.pull, NumaSystem.create
-
-    def spy_pull(self, task, src, dst):
-        pulls.append((self.now, task.tid, src.cpu, dst.cpu))
-        pull(self, task, src, dst)
+    """``scenario(machine, domains, tasks, policy="linux-2level", draws=None, **params) -> Outcome``,
+    run on the compiled system, the one the experiments run."""
+    counts = []
+    create = CompiledSystem.create
 
     def spy_create(self, task):
         create(self, task)
         counts.append((self.now, task.tid, *self.lb_counts()))
 
-    monkeypatch.setattr(NumaSystem, "pull", spy_pull)
-    monkeypatch.setattr(NumaSystem, "create", spy_create)
+    monkeypatch.setattr(CompiledSystem, "create", spy_create)
 
-    def once(machine, domains, tasks, policy, draws, params, fast):
-        pulls.clear()
+    def once(machine, domains, tasks, policy, draws, params, look_ahead):
         counts.clear()
-        monkeypatch.setattr(NumaSystem, "look_ahead", fast)
-        monkeypatch.setattr(Balancer, "compiled", fast)
+        monkeypatch.setattr(NumaSystem, "look_ahead", look_ahead)
         specs = [TaskSpec(i, float(t.at), t.nice, float(t.demand), t.cpu, t.io, i) for i, t in enumerate(tasks)]
         res = simulate(params, specs, policy, Streams(replication_seed(1, "scripted", 0, 0)), machine=machine,
                        domains_for=lambda m, builder: domains, trace=True, draws=draws)
-        return Outcome(res.tasks, res.metrics, list(pulls), list(counts))
+        assert type(res.system) is CompiledSystem
+        return Outcome(res.tasks, res.metrics, list(res.system.moves), list(counts))
 
     def run(machine, domains, tasks, policy="linux-2level", draws=None, **params):
-        """The scenario with an event at every end of burst or slice and the pure-Python search
-        for the busiest group (the reference), then as the model runs by default, with the timers
-        of lone tasks looking ahead and the compiled search: the two must agree in everything
+        """The scenario with an event at every end of burst or slice, then as the model runs by
+        default, with the timers of lone tasks looking ahead: the two must agree in everything
         but the number of events."""
         params = full_params({"topology": "scripted", "n_tasks": len(tasks), "memory_stall_fraction": 0.0,
                               "placement": "parent", "load_average": "instant", "cache_hot_time_cpu": 0.0,
@@ -121,24 +117,24 @@ def scenario(monkeypatch):
         assert (out.pulls, out.counts) == (ref.pulls, ref.counts)
         assert {k: v for k, v in out.metrics.items() if k != "events"} == \
             {k: v for k, v in ref.metrics.items() if k != "events"}
-        compiled(machine, domains, tasks, policy, draws, params, out)
         return out
 
-    def compiled(machine, domains, tasks, policy, draws, params, out):
-        """The scenario once more on the compiled system (no traces or checks there): every task's
-        completion, migrations and time per level, and every metric, the Python model's."""
-        monkeypatch.setattr(NumaSystem, "look_ahead", True)
-        monkeypatch.setattr(Balancer, "compiled", True)
-        params = {**params, "check_invariants": False}
-        specs = [TaskSpec(i, float(t.at), t.nice, float(t.demand), t.cpu, t.io, i) for i, t in enumerate(tasks)]
-        res = simulate(params, specs, policy, Streams(replication_seed(1, "scripted", 0, 0)), machine=machine,
-                       domains_for=lambda m, builder: domains, draws=draws)
-        assert type(res.system) is CompiledSystem
-        assert [(t.finished, t.migrations, t.level_time) for t in res.tasks] == \
-               [(t.finished, t.migrations, t.level_time) for t in out.tasks]
-        assert res.metrics == out.metrics
-
     return run
+
+
+@pytest.fixture
+def each_event(monkeypatch):
+    """``each_event(fn)``: ``fn(system)`` runs after every event of the scenario's runs (after the
+    invariants' check, which the scenarios turn on: the kernels return after each event)."""
+    def register(fn) -> None:
+        check = invariants.check
+
+        def then(system):
+            check(system)
+            fn(system)
+
+        monkeypatch.setattr(invariants, "check", then)
+    return register
 
 
 def segments(task) -> list[tuple[str, int, float, float]]:
@@ -1265,32 +1261,29 @@ def test_sleeping_domains_woken_together_fire_in_cpu_order(scenario, monkeypatch
 
 # -- timing boundaries: a due tick that coincides with an event ------------------------------------
 @pytest.fixture
-def fire_limit(monkeypatch):
-    """``fire_limit(n)``: the balancing timers of one run may fire at most ``n`` times in all (a
-    CPU whose timer re-arms at the instant it fired would otherwise loop for ever at one instant)."""
+def event_limit(each_event):
+    """``event_limit(n)``: one run may make at most ``n`` events in all, creations included (a CPU
+    whose timer re-arms at the instant it fired would otherwise loop for ever at one instant)."""
     def limit(n: int) -> None:
-        fire = Balancer.fire
-
-        def counted(self, cpu):
-            self.fired_in_test = getattr(self, "fired_in_test", 0) + 1
-            if self.fired_in_test > n:
-                raise RuntimeError(f"balancing timers fired more than {n} times")
-            fire(self, cpu)
-
-        monkeypatch.setattr(Balancer, "fire", counted)
+        def counted(system):
+            system.events_in_test = getattr(system, "events_in_test", 0) + 1
+            if system.events_in_test > n + 1:         # the check after each event, then the final one
+                raise RuntimeError(f"the run made more than {n} events")
+        each_event(counted)
     return limit
 
 
 @pytest.mark.parametrize("sleeps", [True, False])
-def test_an_interval_far_below_a_tick_balances_once_a_tick(scenario, monkeypatch, fire_limit, sleeps):
+def test_an_interval_far_below_a_tick_balances_once_a_tick(scenario, monkeypatch, event_limit, sleeps):
     """tick 1 ms; CPU 0 balances {0}|{1} with an interval of 1e-12 ms (any positive interval is
     valid): rebalance_tick's interval is at least one tick, so CPU 0 tries once a tick, at 1, 2,
     ..., 10 (its last balance starts at 0, the first attempt is due one tick later). Task 0 runs
     on CPU 1 from 0 to 10: every attempt finds one task on a one-CPU group, balanced (and the
     domain sure to be so): 10 attempts, all failed, none live. The timers fire at most 10 times.
-    The same with every attempt made for real."""
+    The same with every attempt made for real. (The run is stopped with an error after 12 events:
+    the creation, the task's end and the 10 attempts.)"""
     monkeypatch.setattr(Balancer, "sleeps", sleeps)
-    fire_limit(10)
+    event_limit(12)
     d = dom({0, 1}, [{0}, {1}], interval=(1e-12, 1e-12))
     out = scenario(one_node(2), [[d], []], [T(0, 1, 10)])
     m = out.metrics
@@ -1347,7 +1340,7 @@ def test_an_awake_domain_of_a_cpu_idle_for_part_of_a_tick_keeps_its_busy_attempt
 LATE = 20_000_000.0
 
 
-def test_an_attempt_due_as_a_sleeping_domain_wakes_late_in_a_run_was_made_before_the_wake(scenario, fire_limit):
+def test_an_attempt_due_as_a_sleeping_domain_wakes_late_in_a_run_was_made_before_the_wake(scenario, event_limit):
     """tick 1 ms; CPU 0 alone balances {0}|{1}, every 100 ms (busy factor 1); L = 2e7 ms.
     t=100: CPU 0's first attempt finds nothing running: sure to be balanced, it sleeps.
     L+150: task 0 (10 ms) starts on CPU 0: the sleeping attempts at 200, 300, ..., L+100 are
@@ -1359,7 +1352,7 @@ def test_an_attempt_due_as_a_sleeping_domain_wakes_late_in_a_run_was_made_before
     L+300: CPU 0 finds 0 against 256: one task, the expired task 1. (Waking without counting the
     attempt at L+200 would make it after task 2's creation and pull task 2 at L+200.)
     CPU 0's timer fires twice only, at 100 and L+300 (after the pull nothing can move: it sleeps)."""
-    fire_limit(100)
+    event_limit(100)
     d = dom({0, 1}, [{0}, {1}], interval=(100, 100))
     out = scenario(one_node(2), [[d], []], [T(LATE + 150, 0, 10), T(LATE + 170, 1, 1000), T(LATE + 200, 1, 1000)])
     assert out.counts[-1] == (LATE + 200, 2, 200002, 200002, 200002)
@@ -1385,7 +1378,7 @@ def test_an_idle_attempt_due_as_the_cpu_turns_busy_late_in_a_run_is_made_idle(sc
 
 
 @pytest.mark.parametrize("sleeps", [True, False])
-def test_a_timer_due_at_the_tick_it_would_be_rearmed_for_keeps_its_place(scenario, monkeypatch, fire_limit, sleeps):
+def test_a_timer_due_at_the_tick_it_would_be_rearmed_for_keeps_its_place(scenario, monkeypatch, event_limit, sleeps):
     """tick 1 ms; CPU 0 alone balances {0}|{1}, every 10 ms idle, 2000000 x 10 ms = L = 2e7 ms
     busy; timeslices of 1e9 ms (no slice ends). Task 0 (L - 0.5 ms) runs on CPU 0 from 0; task 1
     (L + 1000 ms) on CPU 1 from 20; task 2 (1000 ms) is created on CPU 1 at L (its creation
@@ -1401,7 +1394,7 @@ def test_a_timer_due_at_the_tick_it_would_be_rearmed_for_keeps_its_place(scenari
     4 attempts, 3 failed, 1 live. (Re-arming the timer for L at L-0.5 would put it behind task 2's
     creation and pull task 2 at L.) The same with every attempt made for real."""
     monkeypatch.setattr(Balancer, "sleeps", sleeps)
-    fire_limit(100)
+    event_limit(100)
     d = dom({0, 1}, [{0}, {1}], interval=(10, 10), busy_factor=2_000_000)
     out = scenario(one_node(2), [[d], []], [T(0, 0, LATE - 0.5), T(20, 1, LATE + 1000), T(LATE, 1, 1000)],
                    def_timeslice=1e9)
@@ -1865,20 +1858,17 @@ def test_a_burst_that_leaves_under_a_millisecond_of_demand_is_not_the_last(scena
     assert task.finished == 80.5
 
 
-def test_a_node_nearer_than_slit_10_runs_faster_across_a_slice_end(scenario, monkeypatch):
+def test_a_node_nearer_than_slit_10_runs_faster_across_a_slice_end(scenario, each_event):
     """One node whose own SLIT distance is 5 (allowed: the own distance need only be below every
     remote one), memory_stall_fraction 0.5: a task at home runs at 1 + 0.5 x (5/10 - 1) = 0.75 ms
     of wall time per ms of work. Task 0 (nice 0, slice 100 ms, 150 ms of work = 112.5 ms of wall
     time) runs 0-100, when its slice ends after 100 / 0.75 = 133.33 ms of work; alone, it runs the
     16.67 ms left (12.5 ms of wall time) at once, 100-112.5, and ends. It received 112.5 ms of CPU
     time, all at distance level 0. (The run is stopped with an error if it goes past t=1000.)"""
-    run_end = NumaSystem.run_end
+    def guarded(system):
+        assert system.now < 1000.0, "the task should have ended at t=112.5"
 
-    def guarded(self, rq):
-        assert self.now < 1000.0, "the task should have ended at t=112.5"
-        run_end(self, rq)
-
-    monkeypatch.setattr(NumaSystem, "run_end", guarded)
+    each_event(guarded)
     machine = near_5()
     out = scenario(machine, [[]], [T(0, 0, 150)], memory_stall_fraction=0.5)
     task = out.tasks[0]
@@ -1888,7 +1878,7 @@ def test_a_node_nearer_than_slit_10_runs_faster_across_a_slice_end(scenario, mon
     assert task.level_time == {0: pytest.approx(112.5)}
 
 
-def test_every_migration_of_a_task_that_has_not_run_since_its_last_one_is_wasted(scenario, monkeypatch):
+def test_every_migration_of_a_task_that_has_not_run_since_its_last_one_is_wasted(scenario, each_event):
     """Three CPUs; CPU 1 balances {1}|{2} every 30 ms (first at t=0, before any task: then at 30),
     CPU 0 balances {0}|{1} every 40 ms (first at t=40); CPU 2 does not balance. At t=1: task 0 runs
     on CPU 1; task 1 runs on CPU 2 with tasks 2-7 queued (1000 ms each).
@@ -1897,20 +1887,15 @@ def test_every_migration_of_a_task_that_has_not_run_since_its_last_one_is_wasted
     their first migration).
     t=40: CPU 0 (idle, 0) against CPU 1 (512): imbalance min(256, 256) / 128 = 2 tasks, the tail
     of CPU 1's queue [7, 6, 5]: 5 and 6, both moved again before they ran: 2 wasted migrations
-    (the counter after each pull: 0, 0, 0, 1, 2)."""
-    wasted = []
-    pull = NumaSystem.pull
-
-    def spy(self, task, src, dst):
-        pull(self, task, src, dst)
-        wasted.append(self.wasted_migrations)
-
-    monkeypatch.setattr(NumaSystem, "pull", spy)
+    (migrations and wasted ones after the event at 30: 3 and 0; after the one at 40: 5 and 2)."""
+    counters = []
+    each_event(lambda system: counters.append((system.now, int(system.SI[LK.Y_MIGR]), int(system.SI[LK.Y_WASTE]))))
     d0 = dom({0, 1}, [{0}, {1}], interval=(40, 40))
     d1 = dom({1, 2}, [{1}, {2}], interval=(30, 30))
     out = scenario(one_node(3), [[d0], [d1], []], [T(1, 1, 1000)] + [T(1, 2, 1000)] * 7)
     assert out.pulls[:5] == [(30.0, 7, 2, 1), (30.0, 6, 2, 1), (30.0, 5, 2, 1), (40.0, 5, 1, 0), (40.0, 6, 1, 0)]
-    assert wasted[:5] == [0, 0, 0, 1, 2]
+    changes = [c for before, c in zip([(0.0, 0, 0)] + counters, counters) if c[1:] != before[1:]]
+    assert changes[:2] == [(30.0, 3, 0), (40.0, 5, 2)]
 
 
 def test_a_task_placed_away_from_its_parent_shows_its_parents_cpu_first(scenario):

@@ -9,12 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from numa_script import Hand, corrupt_queue, corrupt_running, set_task
 
 from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
 from simcore.experiments import load_spec
 from simcore.models import get_model
 from simcore.models.numa import METRICS, PARAMETERS, format_trace, full_params, make_workload, run_replication, simulate
+from simcore.models.numa import layout_kernels as LK
+from simcore.models.numa import timing_kernels as K
+from simcore.models.numa.compiled_system import CompiledSystem
 from simcore.models.numa.scheduler import NumaSystem
 from simcore.models.registry import policy_names
 from simcore.topology.domains import domains_for as build_domains
@@ -197,29 +201,34 @@ def test_burst_sequence_is_policy_independent():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("policy", ["conservative-hard", "conservative-soft"])
-def test_conservative_never_moves_away_from_home(monkeypatch, policy):
-    moves = []
-    original = NumaSystem.pull
-
-    def spy(self, task, src, dst):
-        moves.append((task.tid, task.home, src.node, dst.node, task.migrations, self.dist))
-        original(self, task, src, dst)
-
-    monkeypatch.setattr(NumaSystem, "pull", spy)
-    for machine in (FOUR, EIGHT):
-        run(machine, {"n_tasks": 80, "creation_rate": 80.0, "max_migrations": 2, "check_invariants": True},
-            [policy])
-        run(machine, {"n_tasks": 60, "arrival": "batch", "io_task_fraction": 0.0, "creation_cpu": 0,
-                      "placement": "parent", "max_migrations": 2}, [policy])
+def test_conservative_never_moves_away_from_home(policy):
+    """Every move of the conservative policies (the runs' logs of moves) goes to a node no farther
+    from the task's home than the one it leaves, and no task moves more than max_migrations = 2
+    times; the stock balancer does move tasks away from home on the same workload."""
+    busy = {"n_tasks": 80, "creation_rate": 80.0, "max_migrations": 2, "check_invariants": True}
+    batch = {"n_tasks": 60, "arrival": "batch", "io_task_fraction": 0.0, "creation_cpu": 0, "placement": "parent"}
+    moves = [m for machine in (FOUR, EIGHT) for params in (busy, {**batch, "max_migrations": 2})
+             for m in _moves(machine, params, policy)]
     assert moves
-    for tid, home, src, dst, before, dist in moves:
-        assert dist[dst][home] <= dist[src][home]
+    for src_far, dst_far, before in moves:
+        assert dst_far <= src_far
         assert before < 2
-    # the stock balancer does move tasks away from home on the same workload
-    moves.clear()
-    run(EIGHT, {"n_tasks": 60, "arrival": "batch", "io_task_fraction": 0.0, "creation_cpu": 0,
-                "placement": "parent"}, ["linux-2level"])
-    assert any(dist[dst][home] > dist[src][home] for _, home, src, dst, _, dist in moves)
+    assert any(dst_far > src_far for src_far, dst_far, _ in _moves(EIGHT, batch, "linux-2level"))
+
+
+def _moves(machine, params: dict, policy: str) -> list[tuple[float, float, int]]:
+    """Each move of one run: the distances of its source and destination nodes from the task's
+    home, and the task's migrations before it."""
+    params = full_params({"topology": "x", **params})
+    res = simulate(params, make_workload(params, streams(), machine.cpus), policy, streams(), machine=machine,
+                   domains_for=domains_for, trace=True)
+    system, out, seen = res.system, [], {}
+    dist, node = system.dist, system.cpu_node
+    for _, tid, src, dst in system.moves:
+        home = res.tasks[tid].home
+        out.append((dist[node[src]][home], dist[node[dst]][home], seen.get(tid, 0)))
+        seen[tid] = seen.get(tid, 0) + 1
+    return out
 
 
 def test_conservative_zone():
@@ -326,6 +335,9 @@ def test_load_average_is_the_kernels_integer_recurrence(monkeypatch):
         for _ in range(k):
             x = ((x + 1 if cur > x else x) + cur) // 2
         assert decayed(avg, cur, k) == x
+    from simcore.models.numa.balancer import Balancer
+
+    monkeypatch.setattr(Balancer, "compiled", False)         # the Python model's balancer: its two paths
     wide = Machine("wide", slit([[10 if i == j else 20 for j in range(5)] for i in range(5)]), (4,) * 5)
     params = {"n_tasks": 80, "creation_rate": 200.0, "check_invariants": True}
     vectorised = run(wide, params, ["linux-2level"])
@@ -355,6 +367,7 @@ def test_wide_domains_sum_the_same_loads_as_the_scalar_path(monkeypatch, load_av
         return ss, ts
 
     monkeypatch.setattr(Balancer, "_wide_loads", checked)
+    monkeypatch.setattr(Balancer, "compiled", False)         # the Python model's balancer: its two paths
     params = {"n_tasks": 120, "load_average": load_average, "placement": "exec"}
     run_replication({"topology": "superdome-16x4", **params}, ["multilevel"], streams())
     assert len(calls) > 100
@@ -461,42 +474,23 @@ def _finished_system():
     return res.system
 
 
-def _queue(system, task, cpu=0, expired=False, prio=None):
-    """Put ``task`` on CPU ``cpu``'s run queue by hand, keeping the queue's own bookkeeping."""
-    rq = system.rqs[cpu]
-    i = (task.prio if prio is None else prio) - 100
-    rq.arrays[int(expired)][i].append(task)
-    rq.bitmaps[int(expired)] |= 1 << i
-    rq.n_queued += 1
-    _count(system, cpu)
+def _bump(buf, at: int, by: float) -> None:
+    buf[at] += by
 
 
-def _running(system, task, cpu=0):
-    system.rqs[cpu].curr = task
-    system.busy[cpu] = True
-    _count(system, cpu)
-
-
-def _count(system, cpu):
-    """The loaded and overloaded sets brought in line with ``cpu``'s runnable tasks."""
-    if system.rqs[cpu].nr_running >= 1:
-        system.loaded.add(cpu)
-    if system.rqs[cpu].nr_running >= 2:
-        system.overloaded.add(cpu)
-
-
-CORRUPTIONS = {
-    "work delivered": (lambda s: setattr(s, "work", s.work + 1.0), "work consumed by tasks"),
-    "cpu time delivered": (lambda s: setattr(s, "delivered", s.delivered + 1.0), "CPU time received"),
-    "unknown state": (lambda s: setattr(s.tasks[0], "state", "limbo"), "task 0 has state limbo after creation"),
-    "over-served": (lambda s: setattr(s.tasks[1], "burst_left", -0.01), "task 1 over-served"),
-    "done but queued": (lambda s: _queue(s, s.tasks[2]), "task 2 queued on CPU 0 has state done"),
-    "queue count": (lambda s: setattr(s.rqs[1], "n_queued", 1), "CPU 1 counts 1 queued tasks but holds 0"),
-    "bitmap": (lambda s: s.rqs[2].bitmaps.__setitem__(1, 4), "CPU 2 bitmap 100 != 0"),
-    "busy flag": (lambda s: s.busy.__setitem__(3, True), "CPU 3 busy flag is stale"),
-    "loaded set": (lambda s: s.loaded.add(4), "CPU 4 loaded-set membership is stale"),
-    "overloaded set": (lambda s: s.overloaded.add(5), "CPU 5 overloaded-set membership is stale"),
-    "done but running": (lambda s: _running(s, s.tasks[3], 6), "task 3 current on CPU 6 has state done"),
+CORRUPTIONS = {       # each writes the compiled state (layout_kernels) by hand
+    "work delivered": (lambda s: _bump(s.SF, LK.Z_WORK, 1.0), "work consumed by tasks"),
+    "cpu time delivered": (lambda s: _bump(s.SF, LK.Z_DELIV, 1.0), "CPU time received"),
+    "unknown state": (lambda s: set_task(s, 0, T_STATE=7), "task 0 has state 7 after creation"),
+    "over-served": (lambda s: set_task(s, 1, F_BURST=-0.01), "task 1 over-served"),
+    "done but queued": (lambda s: corrupt_queue(s, 2), "task 2 queued on CPU 0 has state done"),
+    "queue count": (lambda s: _bump(s.block("O_RI", 8)[1], LK.R_NQ, 1), "CPU 1 counts 1 queued tasks but holds 0"),
+    "bitmap": (lambda s: _bump(s.block("O_RI", 8)[2], LK.R_BME, 4), "CPU 2 bitmap 100 != 0"),
+    "busy flag": (lambda s: _bump(s.I, int(s.I[K.O_BUSY]) + 3, 1), "CPU 3 busy flag is stale"),
+    "loaded set": (lambda s: _bump(s.block("O_RI", 8)[4], LK.R_LOADED, 1), "CPU 4 loaded mark is stale"),
+    "overloaded set": (lambda s: _bump(s.block("O_RI", 8)[5], LK.R_OVER, 1), "CPU 5 overloaded mark is stale"),
+    "load mirror": (lambda s: _bump(s.F, int(s.I[K.OF_CUR]) + 6, 128.0), "CPU 6 load mirror 128.0 != 0"),
+    "done but running": (lambda s: corrupt_running(s, 3, 6), "task 3 current on CPU 6 has state done"),
 }
 
 
@@ -518,28 +512,27 @@ def test_the_invariant_checker_follows_each_task_to_one_place():
     slot, or runnable on no queue: each is named. A queued task must sit on its own CPU's
     queue, in the expired array iff expired, at index prio - 100."""
     from simcore.models.numa.invariants import InvariantError, check
-    from simcore.models.numa.task import QUEUED, RUNNING
 
     def broken(setup, message):
         system = _finished_system()
-        task = system.tasks[0]
-        task.state, task.cpu, task.expired = QUEUED, 0, False
-        setup(system, task)
+        set_task(system, 0, T_STATE=LK.QUEUED, T_CPU=0, T_EXP=0)
+        setup(system, 0)
         with pytest.raises(InvariantError, match=re.escape(message)):
             check(system)
 
-    broken(lambda s, t: (_queue(s, t), _queue(s, t, cpu=1)), "task 0 is both queued on CPU 0 and queued on CPU 1")
-    broken(lambda s, t: (_queue(s, t), _running(s, t, 2)), "task 0 runs on CPU 2 and is queued on CPU 0")
-    broken(lambda s, t: _queue(s, t, cpu=3), "task 0 queued on CPU 3 has state queued, cpu 0")
-    broken(lambda s, t: _queue(s, t, expired=True), "task 0 queued on CPU 0 has state queued")
-    broken(lambda s, t: _queue(s, t, prio=t.prio + 1), "task 0 queued on CPU 0 has state queued")
+    prio = int(_finished_system().block("O_TI", 6)[0, LK.T_PRIO])
+    broken(lambda s, t: (corrupt_queue(s, t), corrupt_queue(s, t, cpu=1)), "task 0 is both queued on CPU 0 and queued on CPU 1")
+    broken(lambda s, t: (corrupt_queue(s, t), corrupt_running(s, t, 2)), "task 0 runs on CPU 2 and is queued on CPU 0")
+    broken(lambda s, t: corrupt_queue(s, t, cpu=3), "task 0 queued on CPU 3 has state queued, cpu 0")
+    broken(lambda s, t: corrupt_queue(s, t, expired=True), "task 0 queued on CPU 0 has state queued")
+    broken(lambda s, t: corrupt_queue(s, t, prio=prio + 1), "task 0 queued on CPU 0 has state queued")
     broken(lambda s, t: None, "task 0 is queued but on no queue or CPU")
-    broken(lambda s, t: (setattr(t, "state", RUNNING), _running(s, t, 1)), "task 0 current on CPU 1 has state running, cpu 0")
-    # consistent: queued where it says, with the queue's loaded-set entry
+    broken(lambda s, t: (set_task(s, t, T_STATE=LK.RUNNING), corrupt_running(s, t, 1)),
+           "task 0 current on CPU 1 has state running, cpu 0")
+    # consistent: queued where it says, with the CPU's marks
     system = _finished_system()
-    task = system.tasks[0]
-    task.state, task.cpu, task.expired = QUEUED, 0, False
-    _queue(system, task)
+    set_task(system, 0, T_STATE=LK.QUEUED, T_CPU=0, T_EXP=0)
+    corrupt_queue(system, 0)
     check(system)
 
 
@@ -552,6 +545,7 @@ def test_the_final_check_wants_every_task_done_and_all_demand_served():
 
     system = _finished_system()
     system.tasks[0].state = BLOCKED
+    set_task(system, 0, T_STATE=LK.BLOCKED)
     check(system)
     with pytest.raises(InvariantError, match="never finished"):
         check_final(system)
@@ -560,7 +554,8 @@ def test_the_final_check_wants_every_task_done_and_all_demand_served():
     with pytest.raises(InvariantError, match=re.escape("1 task(s) never finished")):
         check_final(system)
     system = _finished_system()
-    system.tasks[0].demand_left += 1.0
+    set_task(system, 0, F_DEMAND=float(system.block("OF_TF", 6)[0, LK.F_DEMAND]) + 1.0)
+    system.SF[LK.Z_WORK] -= 1.0
     system.work -= 1.0
     check(system)
     with pytest.raises(InvariantError, match=r"demand .* != work delivered"):
@@ -572,16 +567,14 @@ def test_the_invariant_checker_wakes_on_a_sleeping_domain_with_work_to_balance()
     sibling CPU 1's domain able to find an imbalance, so its sleep is an error; with one task
     (running on CPU 0, nothing queued) no attempt could move anything and sleeping stays right."""
     from simcore.models.numa.invariants import InvariantError, check
-    from simcore.models.numa.task import QUEUED, RUNNING
 
     system = _finished_system()
     assert all(d.dormant for d in system.balancer.pdoms[1])
-    first, second = system.tasks[0], system.tasks[1]
-    first.state, first.cpu = RUNNING, 0
-    _running(system, first, 0)
+    set_task(system, 0, T_STATE=LK.RUNNING, T_CPU=0)
+    corrupt_running(system, 0, 0)
     check(system)
-    second.state, second.cpu, second.expired = QUEUED, 0, False
-    _queue(system, second)
+    set_task(system, 1, T_STATE=LK.QUEUED, T_CPU=0, T_EXP=0)
+    corrupt_queue(system, 1)
     with pytest.raises(InvariantError, match=r"CPU \d's domain .* sleeps while an attempt could find an imbalance"):
         check(system)
 
@@ -617,22 +610,20 @@ def test_the_invariant_checker_reads_each_priority_slot_and_names_a_running_task
     """Tasks queued at priorities 120 and 121 on CPU 0 (domains awake) set bits 20 and 21 of the
     active bitmap: consistent. A task running on CPU 0 and queued on CPU 1 is named as both."""
     from simcore.models.numa.invariants import InvariantError, check
-    from simcore.models.numa.task import QUEUED, RUNNING
 
     system = _finished_system()
     for doms in system.balancer.pdoms:
         for dom in doms:
             dom.dormant = False
-    for task, prio in zip(system.tasks[:2], (120, 121)):
-        task.state, task.cpu, task.expired, task.prio = QUEUED, 0, False, prio
-        _queue(system, task)
-    assert system.rqs[0].bitmaps[0] == (1 << 20) | (1 << 21)
+    for t, prio in ((0, 120), (1, 121)):
+        set_task(system, t, T_STATE=LK.QUEUED, T_CPU=0, T_EXP=0, T_PRIO=prio)
+        corrupt_queue(system, t)
+    assert system.block("O_RI", 8)[0, LK.R_BMA] == (1 << 20) | (1 << 21)
     check(system)
     system = _finished_system()
-    task = system.tasks[0]
-    task.state, task.cpu = RUNNING, 0
-    _running(system, task, 0)
-    _queue(system, task, cpu=1)
+    set_task(system, 0, T_STATE=LK.RUNNING, T_CPU=0)
+    corrupt_running(system, 0, 0)
+    corrupt_queue(system, 0, cpu=1)
     with pytest.raises(InvariantError, match=re.escape("task 0 is both running on CPU 0 and queued on CPU 1")):
         check(system)
 
@@ -644,10 +635,10 @@ def test_over_service_is_tolerated_up_to_1e_6():
 
     for burst, demand in ((-1e-6, 1e-6), (1e-6, -1e-6)):
         system = _finished_system()
-        system.tasks[1].burst_left, system.tasks[1].demand_left = burst, demand
+        set_task(system, 1, F_BURST=burst, F_DEMAND=demand)
         check(system)
     system = _finished_system()
-    system.tasks[1].burst_left, system.tasks[1].demand_left = 1e-3, -1e-3
+    set_task(system, 1, F_BURST=1e-3, F_DEMAND=-1e-3)
     with pytest.raises(InvariantError, match="task 1 over-served"):
         check(system)
 
@@ -659,8 +650,10 @@ def test_tallies_near_zero_agree_within_1e_6_absolute():
 
     system = _finished_system()
     system.tasks, system.work, system.delivered = [], 5e-7, 5e-7
+    system.SF[LK.Z_WORK], system.SF[LK.Z_DELIV] = 5e-7, 5e-7
+    system.block("O_TI", 6)[:, LK.T_STATE] = LK.NEW         # no task created
     check_final(system)
-    system.work = 2e-6
+    system.SF[LK.Z_WORK] = 2e-6
     with pytest.raises(InvariantError, match="work consumed by tasks 0.0 != work delivered"):
         check(system)
 
@@ -818,7 +811,7 @@ def test_simulate_loads_the_topology_parameter_when_given_no_machine():
     params = full_params({"topology": "corr05-4x2", "n_tasks": 3, "arrival": "batch", "demand_dist": "constant",
                           "mean_demand": 20.0, "io_task_fraction": 0.0})
     res = simulate(params, make_workload(params, streams(), 8), "linux-2level", streams())
-    assert len(res.system.rqs) == 8 and all(t.finished > 0 for t in res.tasks)
+    assert res.system.ncpus == 8 and all(t.finished > 0 for t in res.tasks)
 
 
 def test_simulate_reports_an_unknown_builder_and_an_unfinished_run(monkeypatch):
@@ -829,13 +822,13 @@ def test_simulate_reports_an_unknown_builder_and_an_unfinished_run(monkeypatch):
     with pytest.raises(InputError) as err:
         simulate(params, work, "linux-2level", streams(), machine=ONE_CPU, domains_for=lambda m, b: {}[b])
     assert str(err.value) == "numa model: unknown sched-domain builder 'linux-2level'"
-    close = NumaSystem.close
+    close = CompiledSystem.close
 
     def leave_two(self):
         close(self)
         self.unfinished = 2
 
-    monkeypatch.setattr(NumaSystem, "close", leave_two)
+    monkeypatch.setattr(CompiledSystem, "close", leave_two)
     with pytest.raises(RuntimeError) as err:
         simulate({**params, "check_invariants": False}, work, "linux-2level", streams(), machine=ONE_CPU,
                  domains_for=domains_for)
@@ -897,51 +890,12 @@ def test_trace_replication_bolds_segments_on_cpu_0_when_it_is_far():
 
 
 # -- the balancer driven by hand: run queues filled directly, the engine never run ----------------------
-def _lb_system(ncpus, domains, **params):
-    """One node of ``ncpus`` CPUs with the given per-CPU sched domains, at t = 0, the engine never
-    run: tasks are put on run queues by hand and the balancer is called directly. linux-2level (no
-    rule refuses a move), nothing cache-hot, loads instantaneous unless ``load_average`` says so."""
-    from simcore.core.engine import Engine
-    from simcore.models.numa.model import make_policy
-
-    params = full_params({"topology": "scripted", "load_average": "instant", "cache_hot_time_cpu": 0.0,
-                          "cache_hot_time_node": 0.0, "placement": "parent", **params})
-    machine = make_machine("test", f"flat-{ncpus}", [ncpus], [[10]])
-    policy = make_policy("linux-2level", params, streams())
-    policy.setup(machine, domains)
-    return NumaSystem(Engine(), machine, domains, policy, params)
-
-
 def _lb_dom(span, groups, flags):
     """A sched domain over ``span`` with ``groups``; intervals of 10 s (the engine never runs anyway)."""
     from simcore.topology.domains import Domain
 
     return Domain(0, "cpu", frozenset(span), tuple(frozenset(g) for g in groups), 10000, 10000, 1, 125, 0.0, 1,
                   frozenset(flags))
-
-
-def _lb_tasks(system, cpu, n, first_tid, dispatch=True):
-    """``n`` CPU-bound nice-0 tasks (1000 ms) on ``cpu``, ids from ``first_tid``: with ``dispatch``
-    through the scheduler (the first runs on an idle CPU, the rest queue), else only queued."""
-    from simcore.models.numa.task import Task, TaskSpec
-
-    params = full_params({"topology": "scripted"})
-    for tid in range(first_tid, first_tid + n):
-        task = Task(TaskSpec(tid, 0.0, 0, 1000.0, cpu, False, tid), params)
-        task.home = 0
-        if dispatch:
-            system.activate(task, cpu)
-        else:
-            system.rqs[cpu].enqueue(task)
-            system.nr_changed(system.rqs[cpu])
-
-
-def _lb_counts(system):
-    return system.lb_attempts, system.lb_failed, system.lb_dead
-
-
-def _queued(rq):
-    return [t.tid for t in rq.migration_candidates()]
 
 
 LB_, NI_ = "LOAD_BALANCE", "BALANCE_NEWIDLE"
@@ -956,18 +910,15 @@ def test_a_small_imbalance_with_a_power_gain_moves_exactly_one_task():
     now min(128, 192) + min(128, 0) = 128, after a move min(128, 192 - 128) + min(128, 0 + 128) =
     192 > 128: a gain, so the imbalance is ONE task (not two, though CPU 1 has two queued).
     Newly idle, CPU 0 pulls exactly one task: the tail of CPU 1's queue, task 2."""
-    from simcore.models.numa.balancer import IDLE
-
     d = _lb_dom({0, 1}, [{0}, {1}], (LB_, NI_))
-    system = _lb_system(2, [[d], [d]], load_average="tick", tick=1.0)
-    _lb_tasks(system, 1, 3, 0)
-    system.engine.now = 1.0
-    bal = system.balancer
-    assert bal.find_busiest_group(0, bal.doms[0][0], IDLE) == ((1,), 1)
-    bal.newidle(system.rqs[0])
-    assert _queued(system.rqs[0]) == [2]
-    assert (system.rqs[1].nr_running, system.migrations) == (2, 1)
-    assert _lb_counts(system) == (1, 0, 0)
+    hand = Hand(2, [[d], [d]], load_average="tick", tick=1.0)
+    hand.dispatch(1, 0, 1, 2)
+    hand.set_now(1.0)
+    assert hand.busiest(0, 0, LK.IDLE) == ((1,), 1)
+    hand.newidle(0)
+    assert hand.queued(0) == [2]
+    assert (hand.running(1), hand.migrations) == (2, 1)
+    assert hand.counts == (1, 0, 0)
 
 
 def test_newly_idle_balancing_skips_a_lower_domain_without_it_and_pulls_in_a_higher_one():
@@ -979,11 +930,11 @@ def test_newly_idle_balancing_skips_a_lower_domain_without_it_and_pulls_in_a_hig
     one task x 4 CPUs: one task, task 1, is pulled. One attempt, not failed, not dead."""
     low = _lb_dom({0, 1}, [{0}, {1}], (LB_,))
     high = _lb_dom(range(4), [{0, 1}, {2, 3}], (LB_, NI_))
-    system = _lb_system(4, [[low, high], [], [], []])
-    _lb_tasks(system, 2, 2, 0)
-    system.balancer.newidle(system.rqs[0])
-    assert _queued(system.rqs[0]) == [1]
-    assert _lb_counts(system) == (1, 0, 0)
+    hand = Hand(4, [[low, high], [], [], []])
+    hand.dispatch(2, 0, 1)
+    hand.newidle(0)
+    assert hand.queued(0) == [1]
+    assert hand.counts == (1, 0, 0)
 
 
 def test_newly_idle_attempts_with_nothing_queued_are_certain_failures():
@@ -992,12 +943,12 @@ def test_newly_idle_attempts_with_nothing_queued_are_certain_failures():
     as an attempt, a failure and a certain ("dead") failure: (2, 2, 2); nothing moves."""
     low = _lb_dom({0, 1}, [{0}, {1}], (LB_, NI_))
     high = _lb_dom(range(4), [{0, 1}, {2, 3}], (LB_, NI_))
-    system = _lb_system(4, [[low, high], [], [], []])
-    _lb_tasks(system, 1, 1, 0)
-    _lb_tasks(system, 2, 1, 1)
-    system.balancer.newidle(system.rqs[0])
-    assert _lb_counts(system) == (2, 2, 2)
-    assert (system.rqs[0].nr_running, system.migrations) == (0, 0)
+    hand = Hand(4, [[low, high], [], [], []])
+    hand.dispatch(1, 0)
+    hand.dispatch(2, 1)
+    hand.newidle(0)
+    assert hand.counts == (2, 2, 2)
+    assert (hand.running(0), hand.migrations) == (0, 0)
 
 
 def test_newly_idle_balancing_leaves_a_queue_of_one_task_even_when_it_waits():
@@ -1009,17 +960,14 @@ def test_newly_idle_balancing_leaves_a_queue_of_one_task_even_when_it_waits():
     x 5 = min(128 x 5 - 384, 384 - 0) = 256 < 640, gap 128 < 256, power now min(128, 128) + 0 = 128,
     after 0 + min(128, 0 + 128) = 128: no gain; newly idle, out_balanced still gives ({2}, 1). The
     busiest queue, CPU 2, has one task: nothing is pulled, the attempt fails (not a certain one)."""
-    from simcore.models.numa.balancer import NEWLY_IDLE
-
     d = _lb_dom(range(5), [{0}, {2}, {1, 3, 4}], (LB_, NI_))
-    system = _lb_system(5, [[d], [], [], [], []])
-    _lb_tasks(system, 1, 2, 0)
-    _lb_tasks(system, 2, 1, 2, dispatch=False)
-    bal = system.balancer
-    assert bal.find_busiest_group(0, bal.doms[0][0], NEWLY_IDLE) == ((2,), 1)
-    bal.newidle(system.rqs[0])
-    assert (system.rqs[0].nr_running, system.rqs[2].nr_running, system.migrations) == (0, 1, 0)
-    assert _lb_counts(system) == (1, 1, 0)
+    hand = Hand(5, [[d], [], [], [], []])
+    hand.dispatch(1, 0, 1)
+    hand.queue(2, 2)
+    assert hand.busiest(0, 0, LK.NEWLY_IDLE) == ((2,), 1)
+    hand.newidle(0)
+    assert (hand.running(0), hand.running(2), hand.migrations) == (0, 1, 0)
+    assert hand.counts == (1, 1, 0)
 
 
 def test_queue_probes_read_each_cpus_queued_and_running_tasks():
@@ -1027,10 +975,10 @@ def test_queue_probes_read_each_cpus_queued_and_running_tasks():
     CPU 1 (nothing runs there: 1)."""
     from simcore.models.numa.model import queue_probes
 
-    system = _lb_system(2, [[_lb_dom({0, 1}, [{0}, {1}], {"LOAD_BALANCE"})]] * 2)
-    _lb_tasks(system, 0, 3, 0)
-    _lb_tasks(system, 1, 1, 3, dispatch=False)
-    assert {name: probe() for name, probe in queue_probes(system).items()} == {"cpu0.runqueue": 3, "cpu1.runqueue": 1}
+    hand = Hand(2, [[_lb_dom({0, 1}, [{0}, {1}], {"LOAD_BALANCE"})]] * 2)
+    hand.dispatch(0, 0, 1, 2)
+    hand.queue(1, 3)
+    assert {name: probe() for name, probe in queue_probes(hand.system).items()} == {"cpu0.runqueue": 3, "cpu1.runqueue": 1}
 
 
 def test_a_monitored_numa_replication_samples_every_cpu():

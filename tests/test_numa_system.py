@@ -209,9 +209,9 @@ def test_bursts_drawn_as_wall_time_take_at_most_the_draws_counted_at_the_slowest
 
 
 def _buffers(*sizes) -> tuple[np.ndarray, np.ndarray]:
-    """Empty buffers SI, SF laid out for ``sizes`` (``layout_kernels.layout``'s counts)."""
+    """Empty buffers SI, SF laid out for ``sizes`` (``layout_kernels.layout``'s counts, no log)."""
     head = np.zeros(LK.Y_SIZE, dtype=np.int64)
-    isize, fsize = LK.layout(*sizes, head)
+    isize, fsize = LK.layout(*sizes, 0, head)
     SI, SF = np.zeros(isize, dtype=np.int64), np.zeros(fsize)
     SI[:LK.Y_SIZE] = head
     return SI, SF

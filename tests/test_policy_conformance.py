@@ -281,7 +281,9 @@ def numa_run(monkeypatch):
                               "cache_hot_time_node": 0.0, "check_invariants": True, **params})
         specs = [TaskSpec(i, float(at), 0, float(demand), cpu, False, i) for i, (at, cpu, demand) in enumerate(tasks)]
         res = simulate(params, specs, "linux-2level", Streams(replication_seed(1, "scripted", 0, 0)),
-                       machine=machine, domains_for=lambda m, builder: domains)
+                       machine=machine, domains_for=lambda m, builder: domains, trace=True)
+        if hasattr(res.system, "moves"):      # the compiled system logs its moves
+            return res, [(at, src, dst) for at, _, src, dst in res.system.moves]
         return res, list(pulls)
 
     return run

@@ -36,6 +36,8 @@ from simcore.models.numa.scheduler import NumaSystem
 from simcore.models.numa.task import _BATCH, BLOCKED, DONE, NEW, QUEUED, RUNNING
 
 _STATES = (NEW, QUEUED, RUNNING, BLOCKED, DONE)
+_SEGMENTS = ("wait", "run", "io")       # the log's kinds LOG_WAIT, LOG_RUN, LOG_IO as a trace names them
+_COLUMNS = {"O_TI": LK.T_COLS, "OF_TF": LK.F_COLS, "O_RI": LK.R_COLS, "OF_RF": LK.RF_COLS, "O_Q": LK.Q_COLS}
 
 
 class SystemBalancer(CompiledBalancer):
@@ -75,9 +77,12 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
     # -- building the arrays ---------------------------------------------------------------------
     def expect(self, tasks: list) -> None:
         """The workload's tasks (not yet created): the arrays of the run, then the calendar with
-        the balancing timers set so far."""
+        the balancing timers set so far. With tasks that keep a trace, the kernels log their
+        segments and the moves (``moves``: (time, task, from CPU, to CPU)); with ``check`` set,
+        it runs after every event."""
         super().expect(tasks)
-        self._tasks = tasks
+        self._tasks = self.expected = tasks
+        self.moves: list[tuple[float, int, int, int]] = []
         self._index = {id(task): i for i, task in enumerate(tasks)}
         bal = self.balancer
         self.F, self.I = bal.F, bal.I
@@ -93,9 +98,11 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
         bal, params, nodes, levels = self.balancer, self.params, len(self.dist), len(self.levels)
         draws, starts = _draws(tasks, params["io_wait"] == "rest-of-slice", self._slowest())
         head = np.zeros(LK.Y_SIZE, dtype=np.int64)
-        isize, fsize = LK.layout(n, T, n * L, nodes, levels, len(draws), head)
+        room = LK.log_room(n, T) if any(task.trace is not None for task in tasks) else 0
+        isize, fsize = LK.layout(n, T, n * L, nodes, levels, len(draws), 2 * room, head)
         SI, SF = np.zeros(isize, dtype=np.int64), np.zeros(fsize)
         SI[:LK.Y_SIZE] = head
+        SI[LK.Y_LOGCAP], SI[LK.Y_ROOM], SI[LK.Y_STEP] = 2 * room, room, int(self.check is not None)
 
         self._header(SI, SF, T, nodes, levels)
         self._tasks_into(tasks, starts, _view(SI, SI[LK.O_TI], T, LK.T_COLS), _view(SF, SI[LK.OF_TF], T, LK.F_COLS))
@@ -168,10 +175,10 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
     def create(self, task) -> None:
         """A new task (an arrival, a SimPy event): the kernels place and queue it."""
         self.tasks.append(task)
-        self.unfinished += 1
         SI = self.SI
         self.handing(SI, LK.Y_EID, SC.create, self._index[id(task)], task.spec.parent_cpu, self.engine.now, SI,
                      self.SF, self.F, self.I)
+        self._after_kernels()
         self._push_head()
 
     def _on_proxy(self, _event) -> None:
@@ -182,12 +189,56 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
         engine.now = now
         queue = self._simpy_queue
         stop = queue[0] if queue else END
-        self.handing(SI, LK.Y_EID, SK.drain, stop[0], stop[1], stop[2], SI, self.SF, self.F, self.I)
-        engine.events += int(SI[LK.Y_FIRED])
+        while True:
+            self.handing(SI, LK.Y_EID, SK.drain, stop[0], stop[1], stop[2], SI, self.SF, self.F, self.I)
+            engine.events += int(SI[LK.Y_FIRED])
+            if SI[LK.Y_FIRED]:
+                if SI[LK.Y_STEP]:                # the checks see the event's time
+                    self._jump(float(self.SF[LK.Z_STEPT]))
+                self._after_kernels()
+            if not SI[LK.Y_MORE]:
+                break
         if SI[LK.Y_STOP] == 1:          # the last task finished: SimPy's stop event, keyed as Engine.stop would
             SI[LK.Y_STOP] = 2
             self._stop_at(float(self.SF[LK.Z_STOPT]), int(SI[LK.Y_STOPE]))
         self._push_head()
+
+    def _after_kernels(self) -> None:
+        """After the kernels made an event: the count of unfinished tasks, the log read out, then
+        the invariants checked."""
+        self.unfinished = int(self.SI[LK.Y_UNFIN])
+        if self.SI[LK.Y_NLOG]:
+            self._read_log()
+        if self.check is not None:
+            self.check(self)
+
+    def _read_log(self) -> None:
+        """The log's rows into the tasks' traces and ``moves``; the log emptied."""
+        SI, SF = self.SI, self.SF
+        rows, cap = int(SI[LK.Y_NLOG]), int(SI[LK.Y_LOGCAP])
+        if rows > cap:
+            raise RuntimeError(f"numa model: the kernels wrote {rows} rows of log where {cap} fit; "
+                               "layout_kernels.log_room undercounts what one event writes")
+        LG = _view(SI, SI[LK.O_LOG], rows, LK.LG_COLS).tolist()
+        at = int(SI[LK.OF_LOG])
+        tasks = self._tasks
+        for (kind, t, cpu, dst), x in zip(LG, SF[at:at + rows].tolist()):
+            if kind == LK.LOG_MOVE:
+                self.moves.append((x, tasks[t].tid, cpu, dst))
+            else:
+                tasks[t].trace.append((_SEGMENTS[kind], cpu, x))
+        SI[LK.Y_NLOG] = 0
+
+    def block(self, name: str, rows: int) -> np.ndarray:
+        """Block ``name`` of the buffers (``O_TI``, ``OF_TF``, ``O_RI``, ``OF_RF``, ``O_Q``) as a
+        ``rows`` x columns view: what monitors and the invariant checks read."""
+        buf = self.SF if name.startswith("OF_") else self.SI
+        return _view(buf, self.SI[getattr(LK, name)], rows, _COLUMNS[name])
+
+    def runnable(self, cpu: int) -> int:
+        """Tasks queued on ``cpu`` plus the one it runs."""
+        row = self.SI[int(self.SI[LK.O_RI]) + cpu * LK.R_COLS:]
+        return int(row[LK.R_NQ]) + int(row[LK.R_CURR] >= 0)
 
     def _push_head(self) -> None:
         """A proxy at the key of the calendar's first timer, unless one is already at or before it."""
@@ -202,7 +253,7 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
         """At the end of the run: the tasks' and the system's results back into the Python
         objects, then the balancer's end-of-run count (``Balancer.close``)."""
         SI, SF, T, levels = self.SI, self.SF, len(self._tasks), int(self.SI[LK.Y_LEVELS])
-        TI, TF = _view(SI, SI[LK.O_TI], T, LK.T_COLS), _view(SF, SI[LK.OF_TF], T, LK.F_COLS)
+        TI, TF = self.block("O_TI", T), self.block("OF_TF", T)
         LT, LORD = _view(SF, SI[LK.OF_LT], T, levels), _view(SI, SI[LK.O_LORD], T, levels)
         for i, task in enumerate(self._tasks):
             task.finished = float(TF[i, LK.F_FIN])

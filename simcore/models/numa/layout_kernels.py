@@ -31,14 +31,14 @@ NEW, QUEUED, RUNNING, BLOCKED, DONE = 0, 1, 2, 3, 4
 # the header of SI: run-wide values and counters ...
 (Y_EID, Y_FIRED, Y_STOP, Y_STOPE, Y_UNFIN, Y_TOFIN, Y_MIGR, Y_PUSH, Y_WASTE, Y_MLEVEL, Y_AWAY, Y_HOMEM, Y_N, Y_T, Y_LOOK, Y_INSTANT, Y_IOREST,
  Y_ACTIVE, Y_IGNHOT, Y_RULES, Y_MAXMIG, Y_HOME, Y_HARD, Y_SCOPE, Y_PARENT, Y_STAMP, Y_HN, Y_NODES, Y_LEVELS,
- Y_LIFE) = range(30)
+ Y_LIFE, Y_LOGCAP, Y_NLOG, Y_ROOM, Y_STEP, Y_MORE) = range(35)
 # ... and the offsets of the blocks of SI (O_*) and of SF (OF_*)
-O_TI, O_RI, O_Q, O_LORD, O_LV, O_DI, O_CI, O_H, O_ZN = range(Y_LIFE + 1, Y_LIFE + 10)
-OF_TF, OF_RF, OF_LT, OF_D, OF_FR, OF_DF, OF_CT, OF_ND = range(O_ZN + 1, O_ZN + 9)
-Y_SIZE = OF_ND + 1
+O_TI, O_RI, O_Q, O_LORD, O_LV, O_DI, O_CI, O_H, O_ZN, O_LOG = range(Y_MORE + 1, Y_MORE + 11)
+OF_TF, OF_RF, OF_LT, OF_D, OF_FR, OF_DF, OF_CT, OF_ND, OF_LOG = range(O_LOG + 1, O_LOG + 10)
+Y_SIZE = OF_LOG + 1
 # the header of SF
-Z_DELIV, Z_WORK, Z_STOPT, Z_TICK, Z_MEANIO, Z_MCOST, Z_ACOST, Z_OVER = range(8)
-Z_SIZE = 8
+Z_DELIV, Z_WORK, Z_STOPT, Z_TICK, Z_MEANIO, Z_MCOST, Z_ACOST, Z_OVER, Z_STEPT = range(9)
+Z_SIZE = 9
 # per task (block O_TI, T_COLS each): priority, state, CPU, home node, in the expired array,
 # migrations, moved and not yet run, burst ends in I/O, I/O-bound, next draw and end of its draws,
 # next and previous task of its run-queue list, levels of level_time so far
@@ -69,22 +69,29 @@ Q_COLS = 2 * N_PRIO * 2
 # CPUs n..2n-1, I/O waits of tasks 2n..2n+T-1.
 C_PRIO, C_EID, C_POS = 0, 1, 2
 C_COLS = 3
+# the log (blocks O_LOG, OF_LOG; rows only while SI[Y_LOGCAP] > 0): per row a kind, the task, its CPU
+# and the CPU it moved to (LOG_MOVE); in SF the segment's length (LOG_WAIT, LOG_RUN, LOG_IO) or the
+# move's time (LOG_MOVE)
+LG_KIND, LG_TASK, LG_CPU, LG_DST = range(4)
+LG_COLS = 4
+LOG_WAIT, LOG_RUN, LOG_IO, LOG_MOVE = range(4)
 
 
-def layout(n, T, domains, nodes, levels, draws, head):
+def layout(n, T, domains, nodes, levels, draws, logcap, head):
     """The blocks' offsets for ``n`` CPUs, ``T`` tasks, ``domains`` domains, ``nodes`` nodes, ``levels``
-    levels of distance and ``draws`` draws, written into ``head`` (the header of SI: O_* and OF_*);
-    returns the sizes of SI and SF."""
+    levels of distance, ``draws`` draws and ``logcap`` rows of log, written into ``head`` (the
+    header of SI: O_* and OF_*); returns the sizes of SI and SF."""
     slots = 2 * n + T
     at = Y_SIZE
     for key, size in ((O_TI, T * T_COLS), (O_RI, n * R_COLS), (O_Q, n * Q_COLS), (O_LORD, T * levels),
                       (O_LV, nodes * nodes), (O_DI, domains * D_COLS), (O_CI, slots * C_COLS), (O_H, slots),
-                      (O_ZN, n * nodes)):
+                      (O_ZN, n * nodes), (O_LOG, logcap * LG_COLS)):
         head[key] = at
         at += size
     fat = Z_SIZE
     for key, size in ((OF_TF, T * F_COLS), (OF_RF, n * RF_COLS), (OF_LT, T * levels), (OF_D, draws),
-                      (OF_FR, nodes * nodes), (OF_DF, domains * DF_COLS), (OF_CT, slots), (OF_ND, nodes * nodes)):
+                      (OF_FR, nodes * nodes), (OF_DF, domains * DF_COLS), (OF_CT, slots), (OF_ND, nodes * nodes),
+                      (OF_LOG, logcap)):
         head[key] = fat
         fat += size
     return at, fat
@@ -118,6 +125,23 @@ def schedule_with(s, t, prio, eid, SI, SF):
     """Set slot ``s`` at the key (``t``, ``prio``, ``eid``) (a timer set before the run, whose
     insertion number SimPy's counter gave)."""
     C.schedule(s, t, prio, eid, calendar(SI), SI, SF)
+
+
+def log_room(n, T):
+    """Rows of log one event can write at most, on ``n`` CPUs with ``T`` tasks: a wait and a move
+    per migration (a task moves at most once per domain level, at most ``n`` of them), a run and a
+    wait per end a catch-up replays (``LOOKAHEAD`` per CPU), a run and a wait per dispatch."""
+    return 2 * n * T + (2 * LOOKAHEAD + 4) * n + 16
+
+
+def log(kind, t, cpu, dst, x, SI, SF):
+    """One row of the log (a count beyond its room is kept: the system reports it as an error)."""
+    r = SI[Y_NLOG]
+    SI[Y_NLOG] = r + 1
+    if r < SI[Y_LOGCAP]:
+        b = SI[O_LOG] + r * LG_COLS
+        SI[b + LG_KIND], SI[b + LG_TASK], SI[b + LG_CPU], SI[b + LG_DST] = kind, t, cpu, dst
+        SF[SI[OF_LOG] + r] = x
 
 
 def lowbit(bm):

@@ -16,10 +16,10 @@ from simcore.models.numa import run_kernels as RK
 from simcore.models.numa import runqueue_kernels as RQ
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.layout_kernels import (
-    DF_COLS, DF_HOT, D_COLS, D_NICE, F_BURST, F_COLS, F_DEBT, F_LAST, F_SEG, NEWLY_IDLE, NOT_IDLE, OF_DF,
+    DF_COLS, DF_HOT, D_COLS, D_NICE, F_BURST, F_COLS, F_DEBT, F_LAST, F_SEG, LOG_MOVE, LOG_WAIT, NEWLY_IDLE, NOT_IDLE, OF_DF,
     OF_ND, OF_TF, O_DI, O_LV, O_RI, O_TI, O_ZN, R_ACT, R_BMA, R_COLS, R_NODE, R_PEND, T_COLS, T_EXP, T_HOME,
     T_MIGR, T_MOVED, T_PREV, Y_AWAY, Y_HARD, Y_HOME, Y_HOMEM, Y_IGNHOT, Y_MAXMIG, Y_MIGR, Y_MLEVEL, Y_NODES,
-    Y_RULES, Y_SCOPE, Y_WASTE, Z_MCOST, Z_OVER)
+    Y_LOGCAP, Y_RULES, Y_SCOPE, Y_WASTE, Z_MCOST, Z_OVER)
 
 
 def pull(t, src, dst, now, SI, SF, F, I):
@@ -30,7 +30,11 @@ def pull(t, src, dst, now, SI, SF, F, I):
     RQ.settle_load(src, now, SI, SF, F, I)
     RQ.settle_load(dst, now, SI, SF, F, I)
     RQ.dequeue(src, t, SI)
-    SF[SI[OF_TF] + t * F_COLS + F_SEG] = now
+    seg = SI[OF_TF] + t * F_COLS + F_SEG
+    if SI[Y_LOGCAP]:                 # the wait on the source CPU closes; the move
+        L.log(LOG_WAIT, t, src, -1, now - SF[seg], SI, SF)
+        L.log(LOG_MOVE, t, src, dst, now, SI, SF)
+    SF[seg] = now
     RQ.enqueue(dst, t, SI[tb + T_EXP] != 0, False, SI)
     SI[tb + T_MIGR] += 1
     SI[Y_MIGR] += 1

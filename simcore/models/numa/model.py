@@ -321,7 +321,7 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
     impl.setup(machine, domains)
     check_machine(params, machine)
     engine = Engine()
-    system = system_class(impl, trace or attach is not None or params["check_invariants"])(engine, machine, domains, impl, params)
+    system = system_class(impl)(engine, machine, domains, impl, params)
     if params["check_invariants"]:
         system.check = invariants.check
     make_task = task_class(params)
@@ -346,13 +346,12 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
     return Result(measure(system, engine), tasks, system)
 
 
-def system_class(policy, python: bool):
-    """The compiled system (``compiled_system.CompiledSystem``) when it can run ``policy`` and
-    nothing asks for the Python model (``python``: traces, invariant checks, a monitor), unless
+def system_class(policy):
+    """The compiled system (``compiled_system.CompiledSystem``) when it can run ``policy``, unless
     ``NumaSystem.compiled`` or ``Balancer.compiled`` is off or numba is missing; else the Python
     model, ``NumaSystem``."""
     from simcore.models.numa.balancer import Balancer
-    if python or not (NumaSystem.compiled and Balancer.compiled):
+    if not (NumaSystem.compiled and Balancer.compiled):
         return NumaSystem
     try:
         from simcore.models.numa.compiled_system import CompiledSystem
@@ -437,7 +436,7 @@ def trace_replication(params: dict, policy: str, streams: Streams, *, migrated_o
 
 def queue_probes(system) -> dict:
     """The queues a monitor samples: each CPU's runnable tasks (queued plus the running one)."""
-    return {f"cpu{rq.cpu}.runqueue": (lambda q: lambda: q.n_queued + (q.curr is not None))(rq) for rq in system.rqs}
+    return {f"cpu{cpu}.runqueue": (lambda c: lambda: system.runnable(c))(cpu) for cpu in range(system.ncpus)}
 
 
 def monitor_replication(params: dict, policy: str, streams: Streams, period: float, duration: float):

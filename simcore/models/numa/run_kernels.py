@@ -14,9 +14,9 @@ from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import task_kernels as TK
 from simcore.models.numa.layout_kernels import (
     EPS, F_BURST, F_COLS, F_CPUT, F_DEBT, F_DEMAND, F_LAST, F_MEANB, F_SCALE, F_SEG, F_SLEFT, F_SLICE,
-    LOOKAHEAD, OF_D, OF_FR, OF_LT, OF_RF, OF_TF, O_LORD, O_LV, O_RI, O_TI, RF_COLS, RF_FACTOR, RF_SEGEND,
+    LOG_RUN, LOG_WAIT, LOOKAHEAD, OF_D, OF_FR, OF_LT, OF_RF, OF_TF, O_LORD, O_LV, O_RI, O_TI, RF_COLS, RF_FACTOR, RF_SEGEND,
     RF_START, RUNNING, R_COLS, R_CURR, R_NODE, R_NQ, R_ORDER, R_PEND, T_COLS, T_CPU, T_DEND, T_DI, T_HOME,
-    T_IO, T_MOVED, T_NLVL, T_STATE, Y_LEVELS, Y_LIFE, Y_LOOK, Y_NODES, Z_DELIV, Z_MCOST, Z_OVER, Z_WORK)
+    T_IO, T_MOVED, T_NLVL, T_STATE, Y_LEVELS, Y_LIFE, Y_LOGCAP, Y_LOOK, Y_NODES, Z_DELIV, Z_MCOST, Z_OVER, Z_WORK)
 
 
 def account(cpu, t, now, SI, SF):
@@ -115,6 +115,9 @@ def pass_end(cpu, t, SI, SF):
         if SF[fb + F_SLEFT] > EPS:
             segment(cpu, t, SI, SF)
             return
+    if SI[Y_LOGCAP]:                 # expired, requeued and dispatched again (a 0-ms wait)
+        L.log(LOG_RUN, t, cpu, -1, at - SF[fb + F_SEG], SI, SF)
+        L.log(LOG_WAIT, t, cpu, -1, 0.0, SI, SF)
     SF[fb + F_SEG] = at
     SF[fb + F_SLEFT] = SF[fb + F_SLICE]
     segment(cpu, t, SI, SF)
@@ -134,7 +137,10 @@ def run(cpu, t, now, SI, SF):
     """``NumaSystem.run``."""
     tb, rb, rf = SI[O_TI] + t * T_COLS, SI[O_RI] + cpu * R_COLS, SI[OF_RF] + cpu * RF_COLS
     if SI[tb + T_STATE] != RUNNING:
-        SF[SI[OF_TF] + t * F_COLS + F_SEG] = now
+        seg = SI[OF_TF] + t * F_COLS + F_SEG
+        if SI[Y_LOGCAP]:
+            L.log(LOG_WAIT, t, cpu, -1, now - SF[seg], SI, SF)
+        SF[seg] = now
     SI[rb + R_CURR] = t
     SI[tb + T_MOVED] = 0
     SI[tb + T_STATE] = RUNNING

@@ -117,6 +117,11 @@ class NumaSystem:
         """Every CPU's run queue."""
         return [RunQueue(c, self.cpu_node[c], self.tick, instant) for c in range(self.ncpus)]
 
+    def runnable(self, cpu: int) -> int:
+        """Tasks queued on ``cpu`` plus the one it runs."""
+        rq = self.rqs[cpu]
+        return rq.n_queued + (rq.curr is not None)
+
     def balancer_class(self):
         """The balancer's class (see the module's ``balancer_class``); the Python one when attempts
         cost time (the compiled timing kernels make failed attempts without returning to Python,

@@ -20,9 +20,9 @@ from simcore.models.numa import runqueue_kernels as RQ
 from simcore.models.numa import task_kernels as TK
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.layout_kernels import (
-    BLOCKED, DONE, D_COLS, D_EXEC, EPS, F_BURST, F_COLS, F_DEMAND, F_FIN, F_SEG, F_SLEFT, F_SLICE, NORMAL,
+    BLOCKED, DONE, D_COLS, D_EXEC, EPS, LOG_IO, LOG_RUN, LOG_WAIT, F_BURST, F_COLS, F_DEMAND, F_FIN, F_SEG, F_SLEFT, F_SLICE, NORMAL,
     OF_RF, OF_TF, O_DI, O_RI, O_TI, RF_COLS, RF_FACTOR, R_BMA, R_COLS, R_CURR, R_NDOMS, R_NODE, R_NQ, R_PEND,
-    SLS, T_COLS, T_HOME, T_IO, T_PRIO, T_STATE, Y_EID, Y_N, Y_PARENT, Y_STOP, Y_STOPE, Y_TOFIN, Y_UNFIN,
+    SLS, T_COLS, T_CPU, T_HOME, T_IO, T_PRIO, T_STATE, Y_EID, Y_LOGCAP, Y_N, Y_PARENT, Y_STOP, Y_STOPE, Y_TOFIN, Y_UNFIN,
     Z_STOPT)
 
 
@@ -65,6 +65,8 @@ def stop_current(cpu, now, SI, SF):
         RK.catch_up(cpu, now, SI, SF)
     L.cancel(cpu, SI, SF)
     RK.account(cpu, t, now, SI, SF)
+    if SI[Y_LOGCAP]:
+        L.log(LOG_RUN, t, cpu, -1, now - SF[fb + F_SEG], SI, SF)
     SF[fb + F_SEG] = now
     SI[rb + R_CURR] = -1
     if SF[fb + F_SLEFT] <= EPS:
@@ -83,6 +85,13 @@ def activate(t, cpu, now, SI, SF, F, I):
     SF[SI[OF_TF] + t * F_COLS + F_SEG] = now
     HK.nr_changed(cpu, now, SI, SF, F, I)
     resched(cpu, now, SI, SF, F, I)
+
+
+def wake(t, now, SI, SF, F, I):
+    """``NumaSystem.wake``: the I/O wait of ``t`` is over; it is queued on the CPU it last ran on."""
+    if SI[Y_LOGCAP]:
+        L.log(LOG_IO, t, -1, -1, now - SF[SI[OF_TF] + t * F_COLS + F_SEG], SI, SF)
+    activate(t, SI[SI[O_TI] + t * T_COLS + T_CPU], now, SI, SF, F, I)
 
 
 def run_end(cpu, now, SI, SF, F, I):
@@ -107,6 +116,8 @@ def run_end(cpu, now, SI, SF, F, I):
             return
     else:
         SF[fb + F_SLEFT] = 0.0
+    if SI[Y_LOGCAP]:
+        L.log(LOG_RUN, t, cpu, -1, now - SF[fb + F_SEG], SI, SF)
     SF[fb + F_SEG] = now
     RQ.settle_load(cpu, now, SI, SF, F, I)
     SI[rb + R_CURR] = -1
@@ -142,7 +153,10 @@ def block(cpu, t, now, SI, SF, F, I):
 
 def vacate(cpu, t, now, state, SI, SF, F, I):
     """``NumaSystem._vacate``."""
-    SF[SI[OF_TF] + t * F_COLS + F_SEG] = now
+    seg = SI[OF_TF] + t * F_COLS + F_SEG
+    if SI[Y_LOGCAP]:
+        L.log(LOG_RUN, t, cpu, -1, now - SF[seg], SI, SF)
+    SF[seg] = now
     RQ.settle_load(cpu, now, SI, SF, F, I)
     SI[SI[O_RI] + cpu * R_COLS + R_CURR] = -1
     SI[SI[O_TI] + t * T_COLS + T_STATE] = state
@@ -184,6 +198,8 @@ def create(t, parent, now, SI, SF, F, I):
     SI[Y_UNFIN] += 1
     cpu = parent if SI[Y_PARENT] else exec_balance(parent, now, SI, SF, F, I)
     SI[SI[O_TI] + t * T_COLS + T_HOME] = SI[SI[O_RI] + cpu * R_COLS + R_NODE]
+    if SI[Y_LOGCAP] and cpu != parent:          # created on its parent's CPU, placed at once elsewhere
+        L.log(LOG_WAIT, t, parent, -1, 0.0, SI, SF)
     activate(t, cpu, now, SI, SF, F, I)
     return cpu
 

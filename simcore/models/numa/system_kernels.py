@@ -21,22 +21,34 @@ from simcore.models.numa import balance_kernels as BK
 from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import scheduler_kernels as SC
 from simcore.models.numa.layout_kernels import (
-    NORMAL, OF_CT, O_TI, T_COLS, T_CPU, Y_FIRED, Y_N, Y_STOP, Y_STOPE, Z_STOPT)
+    NORMAL, OF_CT, Y_FIRED, Y_LOGCAP, Y_MORE, Y_N, Y_NLOG, Y_ROOM, Y_STEP, Y_STOP, Y_STOPE, Z_STEPT, Z_STOPT)
 
 
 def drain(stop_t, stop_p, stop_e, SI, SF, F, I):
     """Fire, in key order, every timer of the calendar keyed before (``stop_t``, ``stop_p``,
     ``stop_e``) (SimPy's next event) and before the stop of the run if the workload's last task
-    has finished (``SI[Y_STOP]``, at ``SF[Z_STOPT]``, ``SI[Y_STOPE]``). ``SI[Y_FIRED]``: how many."""
+    has finished (``SI[Y_STOP]``, at ``SF[Z_STOPT]``, ``SI[Y_STOPE]``). ``SI[Y_FIRED]``: how many.
+    Returns early, with ``SI[Y_MORE]`` set, after one timer if ``SI[Y_STEP]`` (the invariants are
+    checked after each event; ``SF[Z_STEPT]``: its time), else before a timer the log might not
+    have room for."""
     n = SI[Y_N]
     fired = 0
+    SI[Y_MORE] = 0
     while True:
         if SI[Y_STOP] and C.key_before(SF[Z_STOPT], NORMAL, SI[Y_STOPE], stop_t, stop_p, stop_e):
             stop_t, stop_p, stop_e = SF[Z_STOPT], NORMAL, SI[Y_STOPE]
         s = C.first_due(stop_t, stop_p, stop_e, L.calendar(SI), SI, SF)
         if s < 0:
             break
+        if SI[Y_STEP]:
+            if fired:
+                SI[Y_MORE] = 1
+                break
+        elif SI[Y_LOGCAP] and SI[Y_NLOG] + SI[Y_ROOM] > SI[Y_LOGCAP]:
+            SI[Y_MORE] = 1
+            break
         t = SF[SI[OF_CT] + s]
+        SF[Z_STEPT] = t
         L.cancel(s, SI, SF)
         fired += 1
         if s < n:
@@ -44,8 +56,7 @@ def drain(stop_t, stop_p, stop_e, SI, SF, F, I):
         elif s < 2 * n:
             BK.fire(s - n, t, SI, SF, F, I)
         else:
-            task = s - 2 * n
-            SC.activate(task, SI[SI[O_TI] + task * T_COLS + T_CPU], t, SI, SF, F, I)     # NumaSystem.wake
+            SC.wake(s - 2 * n, t, SI, SF, F, I)
     SI[Y_FIRED] = fired
 
 

@@ -1,0 +1,161 @@
+"""The compiled NUMA system driven by hand (the scenario tests' harness, like cluster_script.Hand).
+
+:class:`Hand` builds the system the experiments run (``compiled_system.CompiledSystem``) on one
+node without running its engine: tasks are dispatched or queued by the kernels that do it in a run
+(``scheduler_kernels.activate``, ``runqueue_kernels.enqueue``), a rule's kernel is called directly
+(``migrate_kernels.newidle``, ``timing_kernels.newidle``), and the state is read in its buffers.
+:func:`corrupt_queue` and friends write the state by hand, to show that the invariant checks see
+each kind of corruption: test-only, and named so.
+"""
+
+from __future__ import annotations
+
+import math
+
+from simcore.core.engine import Engine
+from simcore.core.rng import Streams, replication_seed
+from simcore.models.numa import full_params
+from simcore.models.numa import hook_kernels as HK
+from simcore.models.numa import layout_kernels as LK
+from simcore.models.numa import migrate_kernels as MK
+from simcore.models.numa import runqueue_kernels as RQ
+from simcore.models.numa import scheduler_kernels as SC
+from simcore.models.numa import timing_kernels as K
+from simcore.models.numa.compiled_system import CompiledSystem
+from simcore.models.numa.model import make_policy
+from simcore.models.numa.task import Task, TaskSpec
+from simcore.topology.machine import make_machine
+
+
+class Hand:
+    """``ncpus`` CPUs of one node with ``domains`` (one list per CPU), room for ``tasks`` CPU-bound
+    nice-0 tasks of 1000 ms (ids 0, 1, ...), at t = 0: linux-2level, nothing cache-hot, loads
+    instantaneous unless ``params`` say otherwise."""
+
+    def __init__(self, ncpus: int, domains: list, tasks: int = 8, **params):
+        self.params = full_params({"topology": "scripted", "load_average": "instant", "cache_hot_time_cpu": 0.0,
+                                   "cache_hot_time_node": 0.0, "placement": "parent", **params})
+        streams = Streams(replication_seed(1, "hand", 0, 0))
+        machine = make_machine("test", f"flat-{ncpus}", [ncpus], [[10]])
+        policy = make_policy("linux-2level", self.params, streams)
+        policy.setup(machine, domains)
+        self.engine = Engine()
+        self.system = CompiledSystem(self.engine, machine, domains, policy, self.params)
+        self.tasks = [Task(TaskSpec(i, 0.0, 0, 1000.0, 0, False, i), self.params) for i in range(tasks)]
+        self.system.expect(self.tasks)
+
+    @property
+    def state(self) -> tuple:
+        s = self.system
+        return s.SI, s.SF, s.F, s.I
+
+    def set_now(self, now: float) -> None:
+        """The clock, set by hand (the engine never runs)."""
+        self.engine.now = now
+
+    def _created(self, t: int) -> None:
+        """Task ``t`` created, its home node 0 (the machine's only one)."""
+        task = self.tasks[t]
+        if task not in self.system.tasks:
+            self.system.tasks.append(task)
+            set_task(self.system, t, T_HOME=0)
+
+    def dispatch(self, cpu: int, *tids: int) -> None:
+        """Each task queued on ``cpu`` through the scheduler (``activate``): the first runs on an
+        idle CPU, the rest wait."""
+        for t in tids:
+            self._created(t)
+            SC.activate(t, cpu, self.engine.now, *self.state)
+
+    def queue(self, cpu: int, *tids: int) -> None:
+        """Each task only queued on ``cpu`` (as between a pull and its dispatch)."""
+        SI, SF, F, I = self.state
+        for t in tids:
+            self._created(t)
+            RQ.enqueue(cpu, t, False, False, SI)
+            HK.nr_changed(cpu, self.engine.now, SI, SF, F, I)
+
+    def newidle(self, cpu: int) -> None:
+        """``cpu`` goes newly idle: its newly-idle balancing (``migrate_kernels.newidle``)."""
+        MK.newidle(cpu, self.engine.now, *self.state)
+
+    def busiest(self, cpu: int, k: int, kind: int) -> tuple[tuple[int, ...], int]:
+        """The search of ``cpu``'s ``k``-th domain as ``kind`` (``layout_kernels.IDLE`` ...): the
+        busiest group's CPUs and the imbalance in tasks (``((), 0)``: balanced)."""
+        SI, SF, F, I = self.state
+        L, n = int(I[K.H_L]), self.system.ncpus
+        d = cpu * L + k
+        t_now = float(math.floor(self.engine.now / float(F[K.F_TICK]) + 1e-9))     # the tick (timing_kernels.newidle)
+        if not K._search(cpu, d, t_now, kind, F, I):
+            return (), 0
+        g = int(I[K.H_GROUP])
+        gof = I[I[K.O_GOF] + d * n:I[K.O_GOF] + (d + 1) * n]
+        return tuple(c for c in range(n) if gof[c] == g), int(I[K.H_IMB])
+
+    def queued(self, cpu: int) -> list[int]:
+        """The tasks queued on ``cpu``, active array then expired, by priority, head first."""
+        SI = self.system.SI
+        rb = int(SI[LK.O_RI]) + cpu * LK.R_COLS
+        out = []
+        for a in (0, 1):
+            for i in range(LK.N_PRIO):
+                t = int(SI[RQ.queue_at(cpu, SI[rb + LK.R_ACT] ^ a, i, SI)])
+                while t >= 0:
+                    out.append(t)
+                    t = int(SI[int(SI[LK.O_TI]) + t * LK.T_COLS + LK.T_NEXT])
+        return out
+
+    def running(self, cpu: int) -> int:
+        return int(RQ.nr_running(cpu, self.system.SI))
+
+    @property
+    def migrations(self) -> int:
+        return int(self.system.SI[LK.Y_MIGR])
+
+    @property
+    def counts(self) -> tuple[int, int, int]:
+        """Attempts, failed ones and certain failures so far."""
+        return self.system.lb_counts()
+
+
+# -- the state written by hand (invariant checks) --------------------------------------------------
+def corrupt_queue(system, t: int, cpu: int = 0, expired: bool = False, prio: int | None = None) -> None:
+    """Task ``t`` appended to ``cpu``'s list of priority ``prio`` (default its own) by hand, its
+    state, CPU, array and priority left as they are; the CPU's marks and load mirror kept in line."""
+    SI = system.SI
+    tb = int(SI[LK.O_TI]) + t * LK.T_COLS
+    cols = [LK.T_STATE, LK.T_CPU, LK.T_EXP, LK.T_PRIO]
+    kept = SI[[tb + c for c in cols]].copy()
+    if prio is not None:
+        SI[tb + LK.T_PRIO] = prio
+    RQ.enqueue(cpu, t, expired, False, SI)
+    SI[[tb + c for c in cols]] = kept
+    marks_in_line(system, cpu)
+
+
+def corrupt_running(system, t: int, cpu: int) -> None:
+    """Task ``t`` made ``cpu``'s current task by hand (its own state left as it is); the busy flag,
+    marks and load mirror kept in line."""
+    SI, I = system.SI, system.I
+    SI[int(SI[LK.O_RI]) + cpu * LK.R_COLS + LK.R_CURR] = t
+    I[I[K.O_BUSY] + cpu] = 1
+    marks_in_line(system, cpu)
+
+
+def marks_in_line(system, cpu: int) -> None:
+    """``cpu``'s loaded and overloaded marks and load mirror as its runnable tasks say."""
+    SI, F, I = system.SI, system.F, system.I
+    rb = int(SI[LK.O_RI]) + cpu * LK.R_COLS
+    nr = int(RQ.nr_running(cpu, SI))
+    SI[rb + LK.R_LOADED], SI[rb + LK.R_OVER] = int(nr >= 1), int(nr >= 2)
+    F[I[K.OF_CUR] + cpu] = nr * LK.SLS
+
+
+def set_task(system, t: int, **columns) -> None:
+    """Columns of task ``t``'s row by name (``T_STATE=LK.QUEUED``, ``F_BURST=-0.01``, ...)."""
+    SI, SF = system.SI, system.SF
+    for name, value in columns.items():
+        if name.startswith("T_"):
+            SI[int(SI[LK.O_TI]) + t * LK.T_COLS + getattr(LK, name)] = value
+        else:
+            SF[int(SI[LK.OF_TF]) + t * LK.F_COLS + getattr(LK, name)] = value
