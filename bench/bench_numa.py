@@ -2,13 +2,12 @@
 against a bare SimPy loop firing the same number of timeouts in the same run.
 
 Run: ``python bench/bench_numa.py [replications] [topology]``. Prints the model's events and rate
-(the compiled system it runs), the bare rate, their ratio, the same ratio on the events the model
-would fire with an event at every end of burst or slice (``NumaSystem.look_ahead = False``: the
-count the look-ahead shrinks), the same runs on the Python model (``NumaSystem`` with the
-pure-Python balancer, the reference: the same events), and the mean wall time of a
-corr05-fig13-like replication (400 tasks, linux-2level and multilevel; five seeds) both ways;
-then what the compiled code costs a batch job: importing it and running a 20-task replication
-with numba's cache on disk, and compiling it without one (each in a fresh process).
+(its compiled kernels), the bare rate, their ratio, the same ratio on the events the model would
+fire with an event at every end of burst or slice (``NumaSystem.look_ahead = False``: the count
+the look-ahead shrinks), and the mean wall time of a corr05-fig13-like replication (400 tasks,
+linux-2level and multilevel; five seeds); then what the compiled code costs a batch job:
+importing it and running a 20-task replication with numba's cache on disk, and compiling it
+without one (each in a fresh process).
 """
 
 from __future__ import annotations
@@ -23,8 +22,7 @@ from baseline import bare_rate
 
 from simcore.core.rng import Streams, replication_seed
 from simcore.models.numa import run_replication
-from simcore.models.numa.balancer import Balancer
-from simcore.models.numa.scheduler import NumaSystem
+from simcore.models.numa.system import NumaSystem
 
 POLICIES = ["linux-2level", "multilevel", "conservative-hard", "conservative-soft"]
 
@@ -47,11 +45,7 @@ def main(replications: int = 3, topology: str = "superdome-16x4") -> None:
     NumaSystem.look_ahead = False
     every_end, _ = model_rate(replications, topology)
     NumaSystem.look_ahead = True
-    Balancer.compiled = False
-    ref_events, ref_wall = model_rate(replications, topology)
-    assert ref_events == events, "the Python model fired other events than the compiled system"
-    fig13 = {compiled: fig13_like(topology, compiled) for compiled in (True, False)}
-    Balancer.compiled = True
+    fig13 = fig13_like(topology)
     print(f"machine: {topology}")
     print(f"numa model: {replications} replications x {len(POLICIES)} policies x 400 tasks, {events} events "
           f"in {wall:.2f} s: {model_eps:,.0f} events/s")
@@ -59,10 +53,7 @@ def main(replications: int = 3, topology: str = "superdome-16x4") -> None:
     print(f"ratio (model / bare): {model_eps / bare_eps:.3f}")
     print(f"with an event at every end of burst or slice: {every_end} events; ratio on that count "
           f"{every_end / wall / bare_eps:.3f}")
-    print(f"the Python model (the reference): {ref_wall:.2f} s, {events / ref_wall:,.0f} events/s, "
-          f"ratio {events / ref_wall / bare_eps:.3f}")
-    print(f"a corr05-fig13-like replication (400 tasks, linux-2level + multilevel; mean of {FIG13_REPS}): {fig13[True]:.3f} s "
-          f"({fig13[False]:.2f} s on the Python model)")
+    print(f"a corr05-fig13-like replication (400 tasks, linux-2level + multilevel; mean of {FIG13_REPS}): {fig13:.3f} s")
     warm, cold = kernel_start(None), kernel_start(tempfile.mkdtemp())
     print(f"compiled system per job: {warm:.2f} s to import the model and run a 20-task replication with "
           f"numba's cache, {cold:.2f} s compiling it")
@@ -71,10 +62,9 @@ def main(replications: int = 3, topology: str = "superdome-16x4") -> None:
 FIG13_REPS = 5
 
 
-def fig13_like(topology: str, compiled: bool) -> float:
-    """Mean wall seconds of ``FIG13_REPS`` corr05-fig13-like replications on the compiled system or
-    the Python model (one replication alone varies too much from seed to seed)."""
-    Balancer.compiled = compiled
+def fig13_like(topology: str) -> float:
+    """Mean wall seconds of ``FIG13_REPS`` corr05-fig13-like replications (one replication alone
+    varies too much from seed to seed)."""
     start = time.perf_counter()
     for rep in range(FIG13_REPS):
         run_replication({"topology": topology, "n_tasks": 400}, ["linux-2level", "multilevel"],

@@ -1,7 +1,7 @@
-"""The compiled NUMA system driven by hand (the scenario tests' harness, like cluster_script.Hand).
+"""The NUMA system driven by hand (the scenario tests' harness, like cluster_script.Hand).
 
-:class:`Hand` builds the system the experiments run (``compiled_system.CompiledSystem``) on one
-node without running its engine: tasks are dispatched or queued by the kernels that do it in a run
+:class:`Hand` builds the system the experiments run (``system.NumaSystem``) on one node without
+running its engine: tasks are dispatched or queued by the kernels that do it in a run
 (``scheduler_kernels.activate``, ``runqueue_kernels.enqueue``), a rule's kernel is called directly
 (``migrate_kernels.newidle``, ``timing_kernels.newidle``), and the state is read in its buffers.
 :func:`corrupt_queue` and friends write the state by hand, to show that the invariant checks see
@@ -20,28 +20,32 @@ from simcore.models.numa import layout_kernels as LK
 from simcore.models.numa import migrate_kernels as MK
 from simcore.models.numa import runqueue_kernels as RQ
 from simcore.models.numa import scheduler_kernels as SC
+from simcore.models.numa import task_kernels as TK
 from simcore.models.numa import timing_kernels as K
-from simcore.models.numa.compiled_system import CompiledSystem
-from simcore.models.numa.model import make_policy
+from simcore.models.numa.model import default_domains_for, load_machine, make_policy, tune_domains
+from simcore.models.numa.system import NumaSystem
 from simcore.models.numa.task import Task, TaskSpec
 from simcore.topology.machine import make_machine
 
 
 class Hand:
-    """``ncpus`` CPUs of one node with ``domains`` (one list per CPU), room for ``tasks`` CPU-bound
-    nice-0 tasks of 1000 ms (ids 0, 1, ...), at t = 0: linux-2level, nothing cache-hot, loads
-    instantaneous unless ``params`` say otherwise."""
+    """``machine`` (or that many CPUs of one node) with ``domains`` (one list per CPU), room for
+    ``tasks`` CPU-bound nice-0 tasks of 1000 ms (ids 0, 1, ...), at t = 0: ``policy``, nothing
+    cache-hot, loads instantaneous unless ``params`` say otherwise; with ``trace``, the moves are
+    logged (``moves``)."""
 
-    def __init__(self, ncpus: int, domains: list, tasks: int = 8, **params):
+    def __init__(self, machine, domains: list, tasks: int = 8, policy: str = "linux-2level", trace: bool = False,
+                 **params):
         self.params = full_params({"topology": "scripted", "load_average": "instant", "cache_hot_time_cpu": 0.0,
                                    "cache_hot_time_node": 0.0, "placement": "parent", **params})
         streams = Streams(replication_seed(1, "hand", 0, 0))
-        machine = make_machine("test", f"flat-{ncpus}", [ncpus], [[10]])
-        policy = make_policy("linux-2level", self.params, streams)
-        policy.setup(machine, domains)
+        if isinstance(machine, int):
+            machine = make_machine("test", f"flat-{machine}", [machine], [[10]])
+        self.policy = make_policy(policy, self.params, streams)
+        self.policy.setup(machine, domains)
         self.engine = Engine()
-        self.system = CompiledSystem(self.engine, machine, domains, policy, self.params)
-        self.tasks = [Task(TaskSpec(i, 0.0, 0, 1000.0, 0, False, i), self.params) for i in range(tasks)]
+        self.system = NumaSystem(self.engine, machine, domains, self.policy, self.params)
+        self.tasks = [Task(TaskSpec(i, 0.0, 0, 1000.0, 0, False, i), self.params, trace) for i in range(tasks)]
         self.system.expect(self.tasks)
 
     @property
@@ -54,11 +58,19 @@ class Hand:
         self.engine.now = now
 
     def _created(self, t: int) -> None:
-        """Task ``t`` created, its home node 0 (the machine's only one)."""
+        """Task ``t`` created: its first burst drawn (``task_kernels.next_burst``, as
+        ``scheduler_kernels.create`` does), its home node 0 unless set."""
         task = self.tasks[t]
         if task not in self.system.tasks:
             self.system.tasks.append(task)
-            set_task(self.system, t, T_HOME=0)
+            TK.next_burst(t, self.system.SI, self.system.SF)
+            if self.system.block("O_TI", len(self.tasks))[t, LK.T_HOME] < 0:
+                set_task(self.system, t, T_HOME=0)
+
+    def moves(self) -> list[tuple[float, int, int, int]]:
+        """The moves logged so far: (time, task, from CPU, to CPU)."""
+        self.system._read_log()
+        return self.system.moves
 
     def dispatch(self, cpu: int, *tids: int) -> None:
         """Each task queued on ``cpu`` through the scheduler (``activate``): the first runs on an
@@ -116,6 +128,27 @@ class Hand:
     def counts(self) -> tuple[int, int, int]:
         """Attempts, failed ones and certain failures so far."""
         return self.system.lb_counts()
+
+
+def empty_system(topology: str, policy: str, **params) -> NumaSystem:
+    """A system of ``topology`` under ``policy``, built as ``simulate`` builds it, with no task (its
+    calendar holds the CPUs' first balancing timers)."""
+    params = full_params({"topology": topology, **params})
+    machine = load_machine(topology)
+    impl = make_policy(policy, params, Streams(replication_seed(3, "empty", 0, 0)))
+    domains = tune_domains(default_domains_for(machine, impl.builder, params["domain_init"]), params)
+    impl.setup(machine, domains)
+    system = NumaSystem(Engine(), machine, domains, impl, params)
+    system.expect([])
+    return system
+
+
+def rearm(system: NumaSystem, cpu: int) -> None:
+    """``cpu``'s balancing timer set again from its domains (``hook_kernels.arm``) at the engine's
+    time, with SimPy's next insertion number, as an event of the run would set it."""
+    SI, SF, F, I = system.SI, system.SF, system.F, system.I
+    system.handing(SI, LK.Y_EID, HK.arm, cpu, system.engine.now, SI, SF, F, I)
+    system._push_head()
 
 
 # -- the state written by hand (invariant checks) --------------------------------------------------

@@ -18,17 +18,17 @@ ROOT = jit.PACKAGE
 # every kernel file and what it reads, by hand from their import lines
 GROUPS = {
     "core/calendar_kernels.py": {"core/calendar_kernels.py"},
-    "models/numa/kernels.py": {"models/numa/kernels.py"},
-    "models/numa/timing_kernels.py": {"models/numa/timing_kernels.py", "models/numa/kernels.py"},
+    "models/numa/search_kernels.py": {"models/numa/search_kernels.py"},
+    "models/numa/timing_kernels.py": {"models/numa/timing_kernels.py", "models/numa/search_kernels.py"},
     "models/numa/layout_kernels.py": {"models/numa/layout_kernels.py", "core/calendar_kernels.py"},
     "models/numa/task_kernels.py": {"models/numa/task_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py"},
-    "models/numa/runqueue_kernels.py": {"models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/kernels.py"},
-    "models/numa/hook_kernels.py": {"models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/kernels.py"},
+    "models/numa/runqueue_kernels.py": {"models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/search_kernels.py"},
+    "models/numa/hook_kernels.py": {"models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/search_kernels.py"},
     "models/numa/run_kernels.py": {"models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py"},
-    "models/numa/migrate_kernels.py": {"models/numa/migrate_kernels.py", "models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/kernels.py"},
-    "models/numa/scheduler_kernels.py": {"models/numa/scheduler_kernels.py", "models/numa/migrate_kernels.py", "models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/kernels.py"},
-    "models/numa/balance_kernels.py": {"models/numa/balance_kernels.py", "models/numa/scheduler_kernels.py", "models/numa/migrate_kernels.py", "models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/kernels.py"},
-    "models/numa/system_kernels.py": {"models/numa/system_kernels.py", "models/numa/balance_kernels.py", "models/numa/scheduler_kernels.py", "models/numa/migrate_kernels.py", "models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/kernels.py"},
+    "models/numa/migrate_kernels.py": {"models/numa/migrate_kernels.py", "models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/search_kernels.py"},
+    "models/numa/scheduler_kernels.py": {"models/numa/scheduler_kernels.py", "models/numa/migrate_kernels.py", "models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/search_kernels.py"},
+    "models/numa/balance_kernels.py": {"models/numa/balance_kernels.py", "models/numa/scheduler_kernels.py", "models/numa/migrate_kernels.py", "models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/search_kernels.py"},
+    "models/numa/system_kernels.py": {"models/numa/system_kernels.py", "models/numa/balance_kernels.py", "models/numa/scheduler_kernels.py", "models/numa/migrate_kernels.py", "models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/search_kernels.py"},
     "models/cluster/layout_kernels.py": {"models/cluster/layout_kernels.py", "core/calendar_kernels.py"},
     "models/cluster/sharing_kernels.py": {"models/cluster/sharing_kernels.py", "models/cluster/layout_kernels.py", "core/calendar_kernels.py"},
     "models/cluster/knowledge_kernels.py": {"models/cluster/knowledge_kernels.py", "models/cluster/sharing_kernels.py", "models/cluster/layout_kernels.py", "core/calendar_kernels.py"},
@@ -85,7 +85,7 @@ def _copy(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.mark.parametrize("edited", ["models/numa/kernels.py", "core/calendar_kernels.py", "models/pools/pool_kernels.py"])
+@pytest.mark.parametrize("edited", ["models/numa/search_kernels.py", "core/calendar_kernels.py", "models/pools/pool_kernels.py"])
 def test_an_edit_moves_the_digests_of_the_files_that_read_it_and_no_others(tmp_path, edited):
     root = _copy(tmp_path)
     before = {name: sources_digest(root / name, root) for name in GROUPS}
@@ -103,13 +103,13 @@ def _outside(x):
 def test_the_locator_keys_kernels_of_simcore_only(tmp_path, monkeypatch):
     """A kernel of simcore is kept in <folder>_<file>-<digest> under NUMBA_CACHE_DIR and stamped
     with its digest; a function of any other file is left to numba's own locators."""
-    from simcore.models.numa import kernels
+    from simcore.models.numa import search_kernels
 
     monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path))
-    path = ROOT / "models" / "numa" / "kernels.py"
-    locator = KernelCacheLocator.from_function(kernels.busiest_group.py_func, str(path))
+    path = ROOT / "models" / "numa" / "search_kernels.py"
+    locator = KernelCacheLocator.from_function(search_kernels.busiest_group.py_func, str(path))
     digest = sources_digest(path)
-    assert Path(locator.get_cache_path()) == tmp_path / f"numa_kernels-{digest[:16]}"
+    assert Path(locator.get_cache_path()) == tmp_path / f"numa_search_kernels-{digest[:16]}"
     assert locator.get_source_stamp() == digest
     assert KernelCacheLocator.from_function(_outside, __file__) is None
 

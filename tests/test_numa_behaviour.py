@@ -30,8 +30,7 @@ from simcore.models.numa import full_params, simulate
 from simcore.models.numa.balancer import Balancer
 from simcore.models.numa import invariants
 from simcore.models.numa import layout_kernels as LK
-from simcore.models.numa.compiled_system import CompiledSystem
-from simcore.models.numa.scheduler import NumaSystem
+from simcore.models.numa.system import NumaSystem
 from simcore.models.numa.task import Draws, TaskSpec
 from simcore.topology.domains import Domain
 from simcore.topology.machine import Machine, make_machine
@@ -87,13 +86,13 @@ def scenario(monkeypatch):
     """``scenario(machine, domains, tasks, policy="linux-2level", draws=None, **params) -> Outcome``,
     run on the compiled system, the one the experiments run."""
     counts = []
-    create = CompiledSystem.create
+    create = NumaSystem.create
 
     def spy_create(self, task):
         create(self, task)
         counts.append((self.now, task.tid, *self.lb_counts()))
 
-    monkeypatch.setattr(CompiledSystem, "create", spy_create)
+    monkeypatch.setattr(NumaSystem, "create", spy_create)
 
     def once(machine, domains, tasks, policy, draws, params, look_ahead):
         counts.clear()
@@ -101,7 +100,7 @@ def scenario(monkeypatch):
         specs = [TaskSpec(i, float(t.at), t.nice, float(t.demand), t.cpu, t.io, i) for i, t in enumerate(tasks)]
         res = simulate(params, specs, policy, Streams(replication_seed(1, "scripted", 0, 0)), machine=machine,
                        domains_for=lambda m, builder: domains, trace=True, draws=draws)
-        assert type(res.system) is CompiledSystem
+        assert type(res.system) is NumaSystem
         return Outcome(res.tasks, res.metrics, list(res.system.moves), list(counts))
 
     def run(machine, domains, tasks, policy="linux-2level", draws=None, **params):
@@ -1074,14 +1073,14 @@ def test_cpu_load_halves_its_distance_to_the_instant_load_each_tick(avg, cur, k,
     """2.6.11: cpu_load = (cpu_load + load_now) / 2 each tick in integers, rounded up while rising:
     the distance d = avg - cur becomes floor(d / 2^k) after k ticks, from above or below
     (so 5 -> 0 gives 2, and 0 -> 5 gives 3)."""
-    from simcore.models.numa.runqueue import decayed
+    from simcore.models.numa.runqueue_kernels import decayed
 
     assert decayed(avg, cur, k) == expected
 
 
 def test_conservative_rules_by_hand():
-    """Conservative.can_migrate(task, src, dst, ...) for a task of home node h that has migrated
-    m times (max_migrations 1), on five single-CPU nodes.
+    """The conservative policies' rules of moves (``migrate_kernels.policy_allows``) for a task of
+    home node h that has migrated m times (max_migrations 1), on five single-CPU nodes.
     Distance rules on a line, d(i, j) = 10 + 10 |i - j|: 'home' refuses iff d(dst, h) > d(src, h),
     'hop' iff d(src, dst) > d(src, h); an aged task (m = 1) is refused either way.
     The hard zone on flat distances (20 between nodes, so the distance rule never refuses a move
@@ -1091,36 +1090,35 @@ def test_conservative_rules_by_hand():
     its zone. With rules_scope 'periodic' only a busy CPU's periodic balancing is judged.
     The soft policy's threshold outside the zone: 100 + 2 x (125 - 100) = 150; with factor 1.5,
     round(137.5) = 138; the hard policy keeps 125."""
-    from types import SimpleNamespace
-
-    from simcore.models.numa.policies import ConservativeHard, ConservativeSoft
+    from simcore.models.numa import migrate_kernels as MK
+    from numa_script import Hand, set_task
 
     line = make_machine("test", "line-5", [1] * 5, [[10 + 10 * abs(i - j) for j in range(5)] for i in range(5)])
     flat = nodes(5)
     levels = [dom({0, 1}, [{0}, {1}]), dom({0, 1, 2}, [{0, 1}, {2}]), dom({0, 1, 2, 3}, [{0, 1, 2}, {3}]),
               dom(range(5), [{0, 1, 2, 3}, {4}])]
 
-    def policy(cls, machine, **hp):
-        p = cls(full_params({"topology": "scripted", "max_migrations": 1, **hp}), None)
-        p.setup(machine, [levels, [], [], [], []])
-        return p
+    def policy(name, machine, **hp):
+        return Hand(machine, [levels, [], [], [], []], tasks=1, policy=name, max_migrations=1, **hp)
 
-    def allows(p, home, src, dst, m=0, kind="periodic"):
-        return p.can_migrate(SimpleNamespace(home=home, migrations=m), src, dst, 0, kind, None)
+    def allows(hand, home, src, dst, m=0, kind="periodic"):
+        set_task(hand.system, 0, T_HOME=home, T_MIGR=m)
+        idle = {"periodic": LK.NOT_IDLE, "idle": LK.IDLE}[kind]
+        return bool(MK.policy_allows(0, src, dst, idle, hand.system.SI, hand.system.SF))
 
-    home, hop = policy(ConservativeSoft, line), policy(ConservativeSoft, line, distance_rule="hop")
+    home, hop = policy("conservative-soft", line), policy("conservative-soft", line, distance_rule="hop")
     assert not allows(home, 1, 1, 0)                    # 20 > 10: away from home
     assert allows(home, 0, 2, 1) and not allows(home, 0, 2, 1, m=1)   # towards home; aged
     assert not allows(home, 0, 1, 2) and allows(hop, 0, 1, 2)         # 30 > 20; hop 20 <= 20
     assert allows(home, 1, 2, 0) and not allows(hop, 1, 2, 0)         # 20 <= 20; hop 30 > 20
     assert not allows(hop, 0, 1, 3)                     # hop 30 > 20
-    hard = policy(ConservativeHard, flat)
+    hard = policy("conservative-hard", flat)
     assert not allows(hard, 4, 1, 0) and allows(hard, 3, 1, 0) and allows(hard, 4, 2, 1)
-    scoped = policy(ConservativeHard, flat, rules_scope="periodic")
+    scoped = policy("conservative-hard", flat, rules_scope="periodic")
     assert allows(scoped, 4, 1, 0, m=1, kind="idle") and not allows(scoped, 4, 1, 0, kind="periodic")
-    assert [home.imbalance_pct(0, k, 125) for k in range(4)] == [125, 125, 125, 150]
-    assert policy(ConservativeSoft, line, soft_threshold_factor=1.5).imbalance_pct(0, 3, 125) == 138
-    assert [hard.imbalance_pct(0, k, 125) for k in range(4)] == [125] * 4
+    assert [home.policy.imbalance_pct(0, k, 125) for k in range(4)] == [125, 125, 125, 150]
+    assert policy("conservative-soft", line, soft_threshold_factor=1.5).policy.imbalance_pct(0, 3, 125) == 138
+    assert [hard.policy.imbalance_pct(0, k, 125) for k in range(4)] == [125] * 4
 
 
 @pytest.mark.parametrize("args, gain", [
@@ -1135,9 +1133,9 @@ def test_power_gain_by_hand(args, gain):
     """2.6.11's cpu power test on load sums with cpu_power 128 per CPU (max_sum, this_sum, nb,
     nt): power now min(128 nb, max_sum) + min(128 nt, this_sum); after moving one task
     min(128 nb, max_sum - 128) (0 if max_sum <= 128) + min(128 nt, this_sum + min(max_sum, 128))."""
-    from simcore.models.numa.balancer import Balancer
+    from simcore.models.numa.search_kernels import _power_gain
 
-    assert Balancer._power_gain(*args) is gain
+    assert _power_gain(*args) is gain
 
 
 def test_a_balanced_attempt_doubles_the_interval_a_failed_one_adds_a_tick(scenario):
@@ -1616,13 +1614,6 @@ def test_bursts_as_wall_time_need_a_machine_whose_own_distances_are_10():
 
 
 # -- the run queue on its own: tick numbers, load average, priority arrays ---------------------------
-def rq_task(tid: int, nice: int = 0):
-    """A CPU-bound task of 100 ms for a run queue driven by hand (static priority 120 + nice)."""
-    from simcore.models.numa.task import Task
-
-    return Task(TaskSpec(tid, 0.0, nice, 100.0, 0, False, tid), full_params({"topology": "scripted"}))
-
-
 @pytest.mark.parametrize("now, tick, expected", [
     (0.0, 1.0, 0), (0.999, 1.0, 0), (1.0, 1.0, 1), (27.5, 1.0, 27), (0.95, 0.1, 9), (1.0, 0.1, 10)])
 def test_a_time_falls_in_the_last_tick_at_or_before_it(now, tick, expected):
@@ -1631,35 +1622,38 @@ def test_a_time_falls_in_the_last_tick_at_or_before_it(now, tick, expected):
     is not exact in binary counts too: with 0.1 ms ticks t=1.0 is tick 10 (1.0 // 0.1 would give 9),
     and 0.95 is tick 9. (A run compares only differences of tick numbers, so numbering every tick
     one higher would not show in a run; the numbering itself is what this pins.)"""
-    from simcore.models.numa.runqueue import tick_index
+    from simcore.models.numa.runqueue_kernels import tick_index
 
     assert tick_index(now, tick) == expected
 
 
 def test_the_load_average_of_a_run_queue_follows_its_count_tick_by_tick():
-    """One run queue on its own (no machine around it), 2.6.11 load averages, 1 ms ticks; the
-    average is brought up to date before each change of the count, as the scheduler does. Each
-    tick cpu_load = (cpu_load [+1 if rising] + 128 x nr_running) // 2.
+    """One CPU's run queue driven by its kernels (``runqueue_kernels``), 2.6.11 load averages, 1 ms
+    ticks; the average is brought up to date before each change of the count, as the scheduler
+    does. Each tick cpu_load = (cpu_load [+1 if rising] + 128 x nr_running) // 2.
     t=0: task a queued (nr 1). t=1.0: tick 1 at nr 1: (0 + 1 + 128) // 2 = 64; task b queued (nr 2).
     t=3.5 (tick 3): ticks 2 and 3 at nr 2: (64 + 1 + 256) // 2 = 160, (160 + 1 + 256) // 2 = 208;
     source and target loads are min and max of 208 and 256. t=5.0 (tick 5): (208 + 1 + 256) // 2
     = 232, (232 + 1 + 256) // 2 = 244; then a leaves (nr 1): the loads are now 128 and 244.
     (Skipping the update when a single tick has passed would count tick 1 at nr 2 and give 224
     at t=3.5.)"""
-    from simcore.models.numa.runqueue import RunQueue
+    from numa_script import Hand
 
-    rq = RunQueue(0, 0, 1.0, False)
-    a, b = rq_task(0), rq_task(1)
-    rq.settle_load(0.0)
-    rq.enqueue(a)
-    rq.settle_load(1.0)
-    assert (rq.load_avg, rq.load_tick) == (64, 1)
-    rq.enqueue(b)
-    assert rq.loads(3.5) == (208, 256)
-    rq.settle_load(5.0)
-    rq.dequeue(a)
-    assert rq.loads(5.0) == (128, 244)
-    assert (rq.load_avg, rq.load_tick, rq.nr_running) == (244, 5, 1)
+    from simcore.models.numa import runqueue_kernels as RQ
+
+    hand = Hand(1, [[]], tasks=2, load_average="tick")
+    SI, SF, F, I = hand.state
+    row = hand.system.block("O_RI", 1)[0]
+    RQ.settle_load(0, 0.0, SI, SF, F, I)
+    RQ.enqueue(0, 0, False, False, SI)
+    RQ.settle_load(0, 1.0, SI, SF, F, I)
+    assert (row[LK.R_AVG], row[LK.R_LTICK]) == (64, 1)
+    RQ.enqueue(0, 1, False, False, SI)
+    assert RQ.loads(0, 3.5, SI, SF, F, I) == (208, 256)
+    RQ.settle_load(0, 5.0, SI, SF, F, I)
+    RQ.dequeue(0, 0, SI)
+    assert RQ.loads(0, 5.0, SI, SF, F, I) == (128, 244)
+    assert (row[LK.R_AVG], row[LK.R_LTICK], RQ.nr_running(0, SI)) == (244, 5, 1)
 
 
 @pytest.mark.parametrize("at, home", [(10.5, 0), (11.0, 1)])
@@ -1681,21 +1675,23 @@ def test_migration_candidates_come_expired_first_by_priority_tail_first():
     """move_tasks order on a run queue holding, in the active array, a0 and a1 at nice -20
     (priority 100, the first bit of the bitmap), a2 at nice -19 and a3 at nice 0, and in the
     expired array e0 at nice -20 and e1, e2 at nice 0 (queued in that order): the expired array
-    first, best priority first, each list from its tail: e0, e2, e1, then a1, a0, a2, a3, and
-    nothing more (at most 20 are read, so a walk that never ends shows as a wrong list)."""
-    from itertools import islice
+    first, best priority first, each list from its tail: e0, e2, e1, then a1, a0, a2, a3, all
+    seven moved to the idle CPU 1 (``migrate_kernels.move_tasks``, nothing cache-hot)."""
+    from numa_script import Hand, set_task
 
-    from simcore.models.numa.runqueue import RunQueue
+    from simcore.models.numa import migrate_kernels as MK
+    from simcore.models.numa import runqueue_kernels as RQ
 
-    rq = RunQueue(0, 0, 1.0, True)
-    active = [rq_task(0, -20), rq_task(1, -20), rq_task(2, -19), rq_task(3, 0)]
-    expired = [rq_task(4, -20), rq_task(5, 0), rq_task(6, 0)]
-    for t in active:
-        rq.enqueue(t)
-    for t in expired:
-        rq.enqueue(t, expired=True)
-    order = [t.tid for t in islice(rq.migration_candidates(), 20)]
-    assert order == [4, 6, 5, 1, 0, 2, 3]
+    d = dom({0, 1}, [{0}, {1}])
+    hand = Hand(2, [[d], [d]], tasks=7, trace=True)
+    SI, SF, F, I = hand.state
+    for t, nice, expired in ((0, -20, False), (1, -20, False), (2, -19, False), (3, 0, False),
+                             (4, -20, True), (5, 0, True), (6, 0, True)):
+        set_task(hand.system, t, T_PRIO=120 + nice)
+        hand._created(t)
+        RQ.enqueue(0, t, expired, False, SI)
+    assert MK.move_tasks(0, 1, 20, 1 * hand.system.balancer.L, LK.IDLE, 0.0, SI, SF, F, I) == 7
+    assert [t for _, t, _, _ in hand.moves()] == [4, 6, 5, 1, 0, 2, 3]
 
 
 def test_a_nice_minus_20_task_expires_after_800_ms_and_runs_again_after_the_swap(scenario):

@@ -18,8 +18,7 @@ from simcore.models import get_model
 from simcore.models.numa import METRICS, PARAMETERS, format_trace, full_params, make_workload, run_replication, simulate
 from simcore.models.numa import layout_kernels as LK
 from simcore.models.numa import timing_kernels as K
-from simcore.models.numa.compiled_system import CompiledSystem
-from simcore.models.numa.scheduler import NumaSystem
+from simcore.models.numa.system import NumaSystem
 from simcore.models.registry import policy_names
 from simcore.topology.domains import domains_for as build_domains
 from simcore.topology.machine import make_machine
@@ -322,11 +321,10 @@ def test_every_domain_field_is_a_named_parameter():
         run_replication({"topology": "corr05-4x2", "domain_init": "sparc"}, ["multilevel"], streams())
 
 
-@pytest.mark.slow
-def test_load_average_is_the_kernels_integer_recurrence(monkeypatch):
-    """cpu_load after k ticks equals k steps of 2.6.11's (old + now) / 2, rounded up when rising,
-    and the wide-domain (numpy) path computes the same integers as the per-CPU one."""
-    from simcore.models.numa.runqueue import decayed
+def test_load_average_is_the_kernels_integer_recurrence():
+    """cpu_load after k ticks (``runqueue_kernels.decayed``) equals k steps of 2.6.11's
+    (old + now) / 2, rounded up when rising."""
+    from simcore.models.numa.runqueue_kernels import decayed
 
     rng = np.random.default_rng(1)
     for _ in range(500):
@@ -335,42 +333,6 @@ def test_load_average_is_the_kernels_integer_recurrence(monkeypatch):
         for _ in range(k):
             x = ((x + 1 if cur > x else x) + cur) // 2
         assert decayed(avg, cur, k) == x
-    from simcore.models.numa.balancer import Balancer
-
-    monkeypatch.setattr(Balancer, "compiled", False)         # the Python model's balancer: its two paths
-    wide = Machine("wide", slit([[10 if i == j else 20 for j in range(5)] for i in range(5)]), (4,) * 5)
-    params = {"n_tasks": 80, "creation_rate": 200.0, "check_invariants": True}
-    vectorised = run(wide, params, ["linux-2level"])
-    from simcore.models.numa import balancer
-    monkeypatch.setattr(balancer, "VECTOR_MIN", 10**9)       # every domain through the Python path
-    assert run(wide, params, ["linux-2level"]) == vectorised
-    assert vectorised["linux-2level"]["migrations"] > 0
-
-
-@pytest.mark.parametrize("load_average", ["instant", "tick"])
-def test_wide_domains_sum_the_same_loads_as_the_scalar_path(monkeypatch, load_average):
-    """Domains of 16 CPUs or more sum their group loads with a cached matrix product; at every
-    call in a real run the sums must equal the scalar loop's (the reference, run on the same
-    groups), decayed tick averages included."""
-    from types import SimpleNamespace
-
-    from simcore.models.numa.balancer import Balancer
-
-    calls = []
-    wide = Balancer._wide_loads
-
-    def checked(self, matrix, now):
-        ss, ts = wide(self, matrix, now)
-        groups = [tuple(np.flatnonzero(row)) for row in matrix]
-        assert (ss, ts) == self.group_loads(SimpleNamespace(matrix=None, groups=groups))
-        calls.append(now)
-        return ss, ts
-
-    monkeypatch.setattr(Balancer, "_wide_loads", checked)
-    monkeypatch.setattr(Balancer, "compiled", False)         # the Python model's balancer: its two paths
-    params = {"n_tasks": 120, "load_average": load_average, "placement": "exec"}
-    run_replication({"topology": "superdome-16x4", **params}, ["multilevel"], streams())
-    assert len(calls) > 100
 
 
 @pytest.mark.parametrize("params", [
@@ -822,13 +784,13 @@ def test_simulate_reports_an_unknown_builder_and_an_unfinished_run(monkeypatch):
     with pytest.raises(InputError) as err:
         simulate(params, work, "linux-2level", streams(), machine=ONE_CPU, domains_for=lambda m, b: {}[b])
     assert str(err.value) == "numa model: unknown sched-domain builder 'linux-2level'"
-    close = CompiledSystem.close
+    close = NumaSystem.close
 
     def leave_two(self):
         close(self)
         self.unfinished = 2
 
-    monkeypatch.setattr(CompiledSystem, "close", leave_two)
+    monkeypatch.setattr(NumaSystem, "close", leave_two)
     with pytest.raises(RuntimeError) as err:
         simulate({**params, "check_invariants": False}, work, "linux-2level", streams(), machine=ONE_CPU,
                  domains_for=domains_for)

@@ -1,18 +1,17 @@
 """What a batch's runs share: the tuned domain lists (``model.batch_domains``) and the balancer's
 static part built from them (``balancer.Static``: the domains as the balancer reads them, and
-the compiled balancer's constant buffers). A run on shared ones is the run on fresh ones, for
+the balancer's constant buffers). A run on shared ones is the run on fresh ones, for
 every policy in any order, and no run writes into what it shares."""
 
 from __future__ import annotations
 
-import pytest
+from test_numa_system import _same, _workload
 
 from simcore.models.numa import balancer as B
 from simcore.models.numa import model as M
 from simcore.models.numa import simulate
-from simcore.models.numa.balancer import Balancer, Dom
-from simcore.models.numa.scheduler import NumaSystem
-from test_numa_system import _same, _workload
+from simcore.models.numa import timing_kernels as K
+from simcore.models.numa.balancer import Dom, DomState
 
 ORDER = ["multilevel", "conservative-soft", "conservative-hard", "multilevel", "conservative-hard"]
 
@@ -22,51 +21,54 @@ def _forget() -> None:
     M._DOMAINS.clear()
 
 
-def _sequence(compiled: bool, monkeypatch, fresh: bool) -> list:
+def _sequence(fresh: bool) -> list:
     """mehta-sensitivity cell 0 (mehta-s3: the zones make the three policies' domains differ),
     each policy of ORDER on one workload, the shared parts kept or forgotten before each run."""
-    monkeypatch.setattr(NumaSystem, "compiled", compiled)
-    monkeypatch.setattr(Balancer, "compiled", compiled)
     spec, params, streams, workload = _workload("mehta-sensitivity", 0, 150)
     runs = []
     for policy in ORDER:
         if fresh:
             _forget()
-        runs.append(simulate(params, workload, policy, streams))
+        runs.append(simulate(params, workload, policy, streams, trace=True))
     return runs
 
 
-@pytest.mark.parametrize("compiled", [False, True])
-def test_runs_on_shared_domains_are_the_runs_on_fresh_ones(compiled, monkeypatch):
+def test_runs_on_shared_domains_are_the_runs_on_fresh_ones():
     _forget()
-    shared = _sequence(compiled, monkeypatch, fresh=False)
+    shared = _sequence(fresh=False)
     assert len(B._STATICS) == 3 and len(M._DOMAINS) == 1          # one per policy's answers; one domain list
-    _same(_sequence(compiled, monkeypatch, fresh=True), shared)
+    _same(_sequence(fresh=True), shared)
+    assert [r.metrics["events"] for r in shared] == [r.metrics["events"] for r in _sequence(fresh=True)]
     soft, hard = shared[1].system.balancer.static, shared[2].system.balancer.static
     assert shared[0].system.balancer.static is shared[3].system.balancer.static and soft is not hard
     assert shared[2].system.balancer.static is shared[4].system.balancer.static
 
 
-@pytest.mark.parametrize("compiled", [False, True])
-def test_no_run_writes_into_the_domains_it_shares(compiled, monkeypatch):
-    """After the runs, every shared domain holds the run-time state a new one starts with."""
+def test_no_run_writes_into_the_domains_it_shares():
+    """After the runs, the shared buffers hold the run-time state a new run starts with (no attempt
+    made, no failure, none asleep, each interval its first), and each run read its own copy."""
     _forget()
-    runs = _sequence(compiled, monkeypatch, fresh=False)
+    runs = _sequence(fresh=False)
     for run in runs:
-        assert all(type(d) is Dom for row in run.system.balancer.static.doms for d in row)
-        for row in run.system.balancer.static.doms:
-            for dom in row:
-                assert (dom.last, dom.failed, dom.dormant, dom.interval) == (0.0, 0, False, dom.min_interval)
+        static = run.system.balancer.static
+        assert all(type(d) is Dom for row in static.doms for d in row)
+        for I, F in static.extra.values():
+            D = int(I[K.H_N]) * int(I[K.H_L])
+            assert not F[I[K.OF_LAST]:I[K.OF_LAST] + D].any()
+            assert not I[I[K.O_FAILED]:I[K.O_FAILED] + D].any() and not I[I[K.O_DORMANT]:I[K.O_DORMANT] + D].any()
+            L = int(I[K.H_L])
+            assert all(F[I[K.OF_IVL] + c * L + k] == dom.interval for c, row in enumerate(static.doms)
+                       for k, dom in enumerate(row))
+        assert all(type(d) is DomState for row in run.system.balancer.doms for d in row)
+        assert run.system.balancer.I is not next(iter(static.extra.values()))[0]
     assert sum(r.system.lb_attempts for r in runs) > 1000        # the runs did balance
-    assert all(d is not s for r in runs for row, srow in zip(r.system.balancer.doms, r.system.balancer.static.doms)
-               for d, s in zip(row, srow))
 
 
-def test_the_policy_answers_key_the_static_part(monkeypatch):
+def test_the_policy_answers_key_the_static_part():
     """The same domain list under the soft and the hard policy: the thresholds and the periodic
     levels outside the zone differ, so the static parts do."""
     _forget()
-    runs = _sequence(True, monkeypatch, fresh=False)
+    runs = _sequence(fresh=False)
     soft = runs[1].system.balancer.static.doms
     hard = runs[2].system.balancer.static.doms
     assert runs[1].system.balancer.static.domains is runs[2].system.balancer.static.domains

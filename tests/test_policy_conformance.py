@@ -261,17 +261,7 @@ def numa_run(monkeypatch):
     (created at ms, CPU, demand ms); ``policy``, an object to run instead of linux-2level;
     ``pulls`` lists every migration as (time, from CPU, to CPU)."""
     from simcore.models.numa import full_params, model, simulate
-    from simcore.models.numa.scheduler import NumaSystem
     from simcore.models.numa.task import TaskSpec
-
-    pulls = []
-    pull = NumaSystem.pull
-
-    def spy_pull(self, task, src, dst):
-        pulls.append((self.now, src.cpu, dst.cpu))
-        pull(self, task, src, dst)
-
-    monkeypatch.setattr(NumaSystem, "pull", spy_pull)
 
     def run(machine, domains, tasks, policy=None, **params):
         if policy is not None:
@@ -282,17 +272,15 @@ def numa_run(monkeypatch):
         specs = [TaskSpec(i, float(at), 0, float(demand), cpu, False, i) for i, (at, cpu, demand) in enumerate(tasks)]
         res = simulate(params, specs, "linux-2level", Streams(replication_seed(1, "scripted", 0, 0)),
                        machine=machine, domains_for=lambda m, builder: domains, trace=True)
-        if hasattr(res.system, "moves"):      # the compiled system logs its moves
-            return res, [(at, src, dst) for at, _, src, dst in res.system.moves]
-        return res, list(pulls)
+        return res, [(at, src, dst) for at, _, src, dst in res.system.moves]
 
     return run
 
 
 def _recording_policy(periodic: bool = True):
-    """linux-2level that records every question: ("balances", cpu, level, kind),
-    ("imbalance_pct", cpu, level, default) and ("can_migrate", src, dst, level, kind); it answers
-    as linux-2level but says no to "periodic" when ``periodic`` is false."""
+    """linux-2level that records every question: ("balances", cpu, level, kind) and
+    ("imbalance_pct", cpu, level, default); it answers as linux-2level but says no to "periodic"
+    when ``periodic`` is false."""
     from simcore.models.numa.policies import Linux2Level
 
     class Recording(Linux2Level):
@@ -308,10 +296,6 @@ def _recording_policy(periodic: bool = True):
             self.calls.append(("imbalance_pct", cpu, level, default))
             return default
 
-        def can_migrate(self, task, src, dst, level, kind, system):
-            self.calls.append(("can_migrate", src, dst, level, kind))
-            return True
-
     return Recording()
 
 
@@ -326,28 +310,11 @@ def test_numa_domains_ask_the_policy_about_their_own_cpu_level_and_kind(numa_run
     other = _sched_domain({2, 3}, [{3}, {2}], imbalance_pct=130)
     policy = _recording_policy(periodic=False)
     numa_run(_machine(2, 2), [[low, high], [], [], [other]], [(0, 1, 10)], policy=policy)
-    asked = [c for c in policy.calls if c[0] != "can_migrate"]
-    assert asked == [("imbalance_pct", 0, 0, 117), ("balances", 0, 0, "newidle"), ("balances", 0, 0, "periodic"),
+    assert policy.calls == [("imbalance_pct", 0, 0, 117), ("balances", 0, 0, "newidle"), ("balances", 0, 0, "periodic"),
                      ("balances", 0, 0, "idle"),
                      ("imbalance_pct", 0, 1, 125), ("balances", 0, 1, "newidle"), ("balances", 0, 1, "periodic"),
                      ("balances", 0, 1, "idle"),
                      ("imbalance_pct", 3, 0, 130), ("balances", 3, 0, "periodic"), ("balances", 3, 0, "idle")]
-
-
-def test_numa_a_move_is_asked_of_the_policy_with_the_level_of_its_domain(numa_run):
-    """Two nodes of two CPUs; only CPU 2 balances: {2}|{3} (level 0, every 10 s) and {2,3}|{0,1}
-    (level 1, every 100 ms). Stagger: 4 CPUs, CPU 2 starts at last = -floor(1000 x 2 / 4) = -500,
-    so level 1 is overdue at t=0: it finds nothing (no task yet; its interval is at its maximum)
-    and sleeps. Two tasks start on CPU 0 at t=0; the second wakes the domain, next due at 100.
-    t=100: loads {2,3} 0 and {0,1} 256 over two CPUs each; the imbalance min(256 x 4 - 256 x 2,
-    256 x 2 - 0) / (128 x 4) is one task, and CPU 2, idle, pulls one from CPU 0. The policy is
-    asked once, for that move, with level 1 and kind "idle"."""
-    low = _sched_domain({2, 3}, [{2}, {3}], interval=(10000, 10000))
-    high = _sched_domain({0, 1, 2, 3}, [{2, 3}, {0, 1}], interval=(100, 100), name="node")
-    policy = _recording_policy()
-    _, pulls = numa_run(_machine(2, 2), [[], [], [low, high], []], [(0, 0, 1000), (0, 0, 1000)], policy=policy)
-    assert pulls == [(100.0, 0, 2)]
-    assert [c for c in policy.calls if c[0] == "can_migrate"] == [("can_migrate", 0, 2, 1, "idle")]
 
 
 @pytest.mark.parametrize("tick, cpus, cpu, interval, at", [

@@ -1,10 +1,11 @@
-"""Linux-like per-CPU scheduling and sched-domain load balancing on NUMA machines (papers 000, 001).
+"""Linux-like per-CPU scheduling and sched-domain balancing on NUMA machines (papers 000, 001).
 
-Modules: ``task`` (task description and state, per-task burst/I-O draws), ``runqueue`` (O(1)
-priority arrays, load average), ``scheduler`` (dispatch, timeslices, I/O, placement,
-migration), ``balancer`` (periodic, newly idle and active balancing over sched domains),
-``policies`` (linux-2level, multilevel, conservative-hard, conservative-soft), ``model``
-(parameters, metrics, runs), ``invariants`` and ``trace``.
+Modules: ``model`` (parameters, metrics, runs), ``system`` (the machine under one policy: the
+arrivals, the buffers, traces, checks and views), ``balancer`` (the sched domains as the policy
+answered for them, and their buffers), ``policies`` (linux-2level, multilevel, conservative-hard,
+conservative-soft), ``task`` (task description and draws), ``bursts`` (locality_scope),
+``invariants`` and ``trace``; the rules are the ``*_kernels`` modules, compiled with numba
+(``system_kernels`` lists them).
 """
 
 from simcore.models.numa.model import (CONSTRAINTS, MAX_LEVELS, METRICS, PARAMETERS, full_params, make_workload,

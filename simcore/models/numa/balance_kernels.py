@@ -1,5 +1,6 @@
-"""The balancer's periodic and active balancing (``balancer.Balancer``, ``compiled.CompiledBalancer``):
-what follows the busiest-group search of ``timing_kernels``, and the balancing timer's firing.
+"""The balancer's periodic and active balancing: the balancing timer's firing, what follows the
+busiest-group search of ``timing_kernels`` (``load_balance``'s moves and books), and active
+balancing.
 
 The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
 file: with NUMBA_DISABLE_JIT=1 they run as Python.
@@ -25,7 +26,8 @@ from simcore.models.numa.layout_kernels import (
 
 
 def push_one(src, dst, d, idle, now, SI, SF, F, I):
-    """``Balancer._push_one``."""
+    """``move_tasks`` from ``src`` to ``dst``, at most one task, cache-hot tasks allowed (active
+    balancing)."""
     rb, ti = SI[O_RI] + src * R_COLS, SI[O_TI]
     for a in (1, 0):
         bm = SI[rb + R_BMA + a]
@@ -44,7 +46,14 @@ def push_one(src, dst, d, idle, now, SI, SF, F, I):
 
 
 def active_balance(src, idle, now, SI, SF, F, I):
-    """``Balancer.active_balance``."""
+    """2.6.11 ``active_load_balance``, run at once by the busiest CPU ``src``'s migration thread,
+    which preempts the running task (``scheduler_kernels.stop_current``): walk ``src``'s
+    balancing domains bottom-up, each one's groups from its own, and push one task to each idle
+    CPU not yet visited, the first in ``move_tasks`` order (the preempted task included) that the
+    policy allows (cache-hot or not: the target is idle); stop once ``src`` has no task left (the
+    kernel's nr_running <= 1 counts the migration thread). The CPU that asked is not looked for:
+    the push goes to the idle CPUs nearest ``src``. ``idle``: the asking attempt's kind, for the
+    policy."""
     n, L = I[K.H_N], I[K.H_L]
     ri = SI[O_RI]
     rb = ri + src * R_COLS
@@ -79,7 +88,9 @@ def active_balance(src, idle, now, SI, SF, F, I):
 
 
 def after_search(this, d, busiest, imb, idle, now, SI, SF, F, I):
-    """``Balancer._after_search``."""
+    """The rest of ``load_balance`` once the search found the busiest queue: pull up to ``imb``
+    tasks to ``cpu``, keep the domain's books (failures, interval), and ask for active balancing
+    after repeated failures; returns the number of tasks pulled."""
     failed, ivl = I[K.O_FAILED] + d, I[K.OF_IVL] + d
     moved = 0
     if RQ.nr_running(busiest, SI) > 1:
@@ -100,8 +111,9 @@ def after_search(this, d, busiest, imb, idle, now, SI, SF, F, I):
 
 
 def carry_on(cpu, j, idle, now, SI, SF, F, I):
-    """``CompiledBalancer._carry_on``: the attempt of the CPU's ``j``-th periodic domain, whose
-    search found a busiest queue, carried on."""
+    """``load_balance`` after the compiled search found its busiest queue, then the end of
+    ``fire``'s step for the domain; returns the number of tasks moved. The attempt of the CPU's
+    ``j``-th periodic domain, whose search found a busiest queue, carried on."""
     d = cpu * I[K.H_L] + I[I[K.O_PD] + cpu * I[K.H_P] + j]
     imb, busiest, was_quiet = I[K.H_IMB], I[K.H_BUSIEST], I[K.H_QUIET]
     moved = after_search(cpu, d, busiest, imb, IDLE if idle else NOT_IDLE, now, SI, SF, F, I)
@@ -114,8 +126,9 @@ def carry_on(cpu, j, idle, now, SI, SF, F, I):
 
 
 def fire(cpu, now, SI, SF, F, I):
-    """``Balancer.fire`` (the CPU's balancing timer fired): ``timing_kernels.periodic``, with the
-    attempts that found a group carried on (``CompiledBalancer._found``)."""
+    """``rebalance_tick`` at a tick where some domain of ``cpu`` may be due (the CPU's balancing
+    timer fired): ``timing_kernels.periodic`` over its periodic domains, each attempt that found
+    a group carried on here (``after_search``), then the CPU's timer set again."""
     busy = I[K.O_BUSY] + cpu
     was_busy = I[busy] != 0
     made = I[K.H_ATTEMPTS]
@@ -144,7 +157,8 @@ def fire(cpu, now, SI, SF, F, I):
 
 
 def charge_attempts(cpu, was_busy, made, now, SI, SF):
-    """The end of ``Balancer.fire``'s loop: a busy CPU's attempts take its running task's time."""
+    """The end of ``fire``'s loop: a busy CPU's attempts take its running task's time
+    (``lb_attempt_cost`` each, ``run_kernels.charge``)."""
     if was_busy and made and SF[Z_ACOST]:
         RK.charge(cpu, made * SF[Z_ACOST], now, SI, SF)
 

@@ -1,30 +1,34 @@
-"""Sched-domain load balancing of Linux 2.6.11 (periodic, newly idle, active), event-driven.
+"""Sched-domain load balancing of Linux 2.6.11 (periodic, newly idle, active): the domains as the
+kernels read them, and their buffers.
 
 Each CPU has one timer, set to the earliest due balance of its domains; a domain is due when
 ``balance_interval`` (times ``busy_factor`` while the CPU runs a task) has passed since its last
-attempt. A *quiet* domain, one that every attempt is sure to find balanced (see ``quiet``), goes
-*dormant* (no timer) and the attempts the kernel would make meanwhile are counted arithmetically
-when it wakes (see ``_settle``), so attempt counts and domain state follow the tick-driven kernel
-without simulating its ticks.
+attempt. A *quiet* domain, one that every attempt is sure to find balanced, goes *dormant* (no
+timer) and the attempts the kernel would make meanwhile are counted arithmetically when it wakes,
+so attempt counts and domain state follow the tick-driven kernel without simulating its ticks.
+The rules are kernels: ``timing_kernels`` (timers, sleeping domains, the search for the busiest
+group), ``migrate_kernels`` (moves, newly idle) and ``balance_kernels`` (periodic and active
+balancing).
 
-Decisions a policy can change go through the policy object: which domains balance
-(``balances``), the imbalance threshold (``imbalance_pct``), and which task may move
-(``can_migrate``).
+Decisions a policy can change are asked of it once, when the domains are built: which domains
+balance (``balances``) and the imbalance threshold (``imbalance_pct``); which task may move is one
+of the kernels' rules, chosen by the policy's ``rules`` (``migrate_kernels.policy_allows``).
+
+:class:`Balancer` builds the buffers ``F`` (float64) and ``I`` (int64) of ``timing_kernels``'s
+layout: a header, the domains' constants (once per batch, ``Static``) and their run-time state
+(``last``, ``interval``, ``failed``, ``dormant``), which :class:`DomState` reads by name.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
 from simcore.errors import InputError
-from simcore.models.numa.runqueue import SCHED_LOAD_SCALE as SLS
-from simcore.models.numa.runqueue import tick_index
-
-# domains spanning at least this many CPUs compute group loads with numpy
-VECTOR_MIN = 16
+from simcore.models.numa import timing_kernels as K
 
 # idle kinds of load_balance
 NOT_IDLE, IDLE, NEWLY_IDLE = 0, 1, 2
@@ -37,22 +41,6 @@ _FLAG_BITS = {"LOAD_BALANCE": 1, "BALANCE_NEWIDLE": 2, "BALANCE_EXEC": 4, "WAKE_
 
 
 _FLAG_CACHE: dict = {}
-
-
-def due(last: float, dom: "Dom", idle: bool, tick: float) -> float:
-    """The tick of ``dom``'s attempt after one at ``last``: rebalance_tick's interval later, i.e.
-    ``balance_interval``, times ``busy_factor`` unless the CPU is idle, at least one tick; rounded
-    up to a tick boundary as ``on_tick`` does (inlined: this is the hottest helper).
-    ``due(0.0, ...)``: the interval in whole ticks. The one place of this arithmetic: the timers,
-    the due test and the counting of a sleeping domain's attempts must agree, or a CPU re-arms
-    at the instant it fired."""
-    ivl = dom.interval if idle else dom.interval * dom.busy_factor
-    return math.ceil((last + (ivl if ivl > tick else tick)) / tick - 1e-9) * tick
-
-
-def on_tick(t: float, tick: float) -> float:
-    """The first tick boundary at or after ``t`` (1e-9 ms absorbs rounding)."""
-    return math.ceil(t / tick - 1e-9) * tick
 
 
 def has_flag(domain, name: str) -> bool:
@@ -98,12 +86,12 @@ def policy_answers(d, k: int, cpu: int, policy) -> tuple:
 
 
 class Dom:
-    """One (CPU, level) sched domain as the balancer uses it, plus its run-time state."""
+    """One (CPU, level) sched domain as the balancer reads it (its run-time state is in the
+    buffers: :class:`DomState`)."""
 
     __slots__ = ("level", "name", "span", "cpus", "groups", "local", "min_interval", "max_interval",
                  "busy_factor", "imbalance_pct", "cache_nice_tries", "cache_hot_time", "lb", "newidle",
-                 "exec", "periodic", "busy_ok", "interval", "last", "failed", "dormant", "matrix", "sizes",
-                 "total_n", "wide")
+                 "exec", "periodic", "busy_ok", "interval", "sizes", "total_n", "wide")
 
     def __init__(self, d, k: int, cpu: int, policy, answers: tuple | None = None):
         """``answers``: :func:`policy_answers` for this domain, if already asked."""
@@ -125,44 +113,17 @@ class Dom:
         self.cache_hot_time = float(d.cache_hot_time)   # ms, set by the model (model.tune_domains)
         self.exec = has_flag(d, "BALANCE_EXEC")
         bi0 = getattr(d, "balance_interval", None)
-        self.interval = float(bi0) if bi0 is not None else self.min_interval
-        self.last = 0.0
-        self.failed = 0
-        self.dormant = False
-        self.matrix = None   # group membership (groups x CPUs) for vectorised loads of wide domains
+        self.interval = float(bi0) if bi0 is not None else self.min_interval      # the first interval
         self.sizes = [len(g) for g in self.groups]
         self.total_n = sum(self.sizes)
-        # the CPUs of the other groups of more than one CPU (see Balancer.quiet)
+        # the CPUs of the other groups of more than one CPU (see timing_kernels.quiet)
         self.wide = frozenset(c for i, g in enumerate(self.groups) if i != self.local and len(g) > 1 for c in g)
-
-
-    def copy(self) -> "Dom":
-        """A new domain with this one's fields (the static ones are never written after ``__init__``)."""
-        new = Dom.__new__(Dom)
-        for name in Dom.__slots__:
-            setattr(new, name, getattr(self, name))
-        return new
-
-
-def _matrices(doms: list[list[Dom]], n: int) -> None:
-    """Give each wide balancing domain its group-membership matrix (one per distinct grouping)."""
-    shared: dict = {}
-    for row in doms:
-        for dom in row:
-            if len(dom.span) >= VECTOR_MIN and dom.lb:
-                key = tuple(dom.groups)
-                if key not in shared:
-                    m = np.zeros((len(dom.groups), n))
-                    for i, g in enumerate(dom.groups):
-                        m[i, list(g)] = 1.0
-                    shared[key] = m
-                dom.matrix = shared[key]
 
 
 @dataclass
 class Static:
-    """The part of a balancer fixed by the domains and the policy: the domains as built (copied
-    by each run) and what a subclass derives from them (``extra``)."""
+    """The part of a balancer fixed by the domains and the policy: the domains as built and the
+    buffers' constants derived from them (``extra``, by size and options)."""
 
     domains: list
     doms: list[list[Dom]]
@@ -184,530 +145,147 @@ def _static(domains, policy, n: int) -> Static:
     if hit is not None and hit.domains is domains:
         return hit
     doms = [[Dom(d, k, c, policy, answers[c][k]) for k, d in enumerate(domains[c])] for c in range(n)]
-    _matrices(doms, n)
     if len(_STATICS) >= _KEEP:
         _STATICS.clear()
     _STATICS[key] = Static(domains, doms, {})
     return _STATICS[key]
 
 
-class Balancer:
-    """Periodic, newly-idle and active balancing over every CPU's domains."""
+class DomState:
+    """A domain of one run: the static fields of its :class:`Dom`, and its run-time state read from
+    slot ``d`` of the buffers (views for monitors, checks and tests)."""
 
-    sleeps = True   # quiet domains sleep; False makes every attempt for real (the reference, for tests)
-    compiled = True   # systems build compiled.CompiledBalancer (timing and searches in numba); False: this class, the pure-Python reference
+    __slots__ = ("_t", "_F", "_I", "_d", "_at")
+
+    last = property(lambda self: float(self._F[self._at[0] + self._d]),
+                    lambda self, v: self._F.__setitem__(self._at[0] + self._d, v))
+    interval = property(lambda self: float(self._F[self._at[1] + self._d]))
+    failed = property(lambda self: int(self._I[self._at[2] + self._d]))
+    dormant = property(lambda self: bool(self._I[self._at[3] + self._d]),
+                       lambda self, v: self._I.__setitem__(self._at[3] + self._d, int(v)))
+
+    def __init__(self, dom: Dom, F, I, d: int, at: tuple):
+        self._t, self._F, self._I, self._d, self._at = dom, F, I, d, at
+
+
+for _name in Dom.__slots__:            # the static fields, read from the static domain
+    if _name != "interval":
+        setattr(DomState, _name, property(attrgetter(f"_t.{_name}")))
+
+
+class Balancer:
+    """The balancer's buffers for one run (every CPU's domains as the policy answered for them),
+    and its Python steps: the start of each CPU's timer and the end-of-run count."""
+
+    sleeps = True   # quiet domains sleep; False makes every attempt for real (tests)
 
     def __init__(self, system, domains, policy, params: dict):
         self.sys = system
-        self.engine = system.engine
         self.policy = policy
         self.tick = float(params["tick"])
         self.idle_ignores_hot = bool(params["idle_ignores_cache_hot"])
         self.active = bool(params["active_balance"])
         self.instant = params["load_average"] == "instant"
-        self.attempt_cost = float(params["lb_attempt_cost"])
-        self.sleeps = type(self).sleeps and not self.attempt_cost   # costed attempts are made one by one
+        self.sleeps = type(self).sleeps and not float(params["lb_attempt_cost"])   # costed attempts: one by one
         n = system.ncpus
         if len(domains) != n:
             raise ValueError(f"numa model: {len(domains)} domain lists for {n} CPUs")
         self.static = _static(domains, policy, n)
-        self.doms = self._own_domains()
-        # wide domains: per-CPU load vectors (see _wide_loads) and the products of each group matrix
-        self._bufs = tuple(np.zeros(n) for _ in range(4))
-        self._vec_lo = self._vec_hi = None
-        self._vec_t = math.nan
-        self._vec_stamp = 0
-        self._loads_cache: dict = {}
-        # the domains of each CPU that balance periodically (fixed for the run)
-        self.pdoms = [[dom for dom in doms if dom.periodic] for doms in self.doms]
-        self._fire = self.fire
-        self._setup(n)
+        self.doms = [list(doms) for doms in self.static.doms]
+        self.L = max(1, max(len(doms) for doms in self.doms))       # (a machine may have no domains)
+        P = max(1, max(sum(dom.periodic for dom in doms) for doms in self.doms))
+        G = max((len(dom.groups) for doms in self.doms for dom in doms), default=1)
+        key = ("buffers", self.L, P, G, self.instant, self.sleeps, self.tick)
+        made = self.static.extra.get(key)
+        if made is None:                  # the domains' constants, once per batch
+            made = self.static.extra[key] = self._constants(n, self.L, P, G)
+        self.I, self.F = made[0].copy(), made[1].copy()
+        self._views()
         hz_stagger = 1000.0 / self.tick
         for c in range(n):
             offset = math.floor(hz_stagger * c / n) * self.tick   # rebalance_tick's per-CPU stagger
             for dom in self.doms[c]:
                 dom.last = -offset
-            self.arm(c)
+        self.first = [K.arm(c, 0.0, self.F, self.I) for c in range(n)]   # each CPU's first attempt (t = 0)
 
-    def _own_domains(self) -> list[list[Dom]]:
-        """This run's domains: copies of the static ones (their run-time state is this run's)."""
-        return [[dom.copy() for dom in doms] for doms in self.static.doms]
+    def _constants(self, n: int, L: int, P: int, G: int) -> tuple[np.ndarray, np.ndarray]:
+        """The int and float buffers with their layout, header and every domain's constants."""
+        D = n * L
+        ints = [("O_BUSY", n), ("O_FAILED", D), ("O_DORMANT", D), ("O_BUSYOK", D), ("O_LOCAL", D), ("O_TOTALN", D),
+                ("O_IMB", D), ("O_HASWIDE", D), ("O_PD", n * P), ("O_NPD", n), ("O_GOF", D * n), ("O_SIZES", D * G),
+                ("O_NGROUPS", D), ("O_SPAN", D * n), ("O_WIDE", D * n), ("O_OUTCPU", n), ("O_NEWIDLE", D)]
+        floats = [("OF_CUR", n), ("OF_AVG", n), ("OF_TCK", n), ("OF_TAT", n), ("OF_LAST", D), ("OF_IVL", D),
+                  ("OF_BF", D), ("OF_MAXI", D), ("OF_OUTAT", n)]
+        I = np.zeros(K.HEADER + sum(size for _, size in ints), dtype=np.int64)
+        F = np.zeros(K.F_HEADER + sum(size for _, size in floats))
+        at = K.HEADER
+        for name, size in ints:
+            I[getattr(K, name)] = at
+            at += size
+        at = K.F_HEADER
+        for name, size in floats:
+            I[getattr(K, name)] = at
+            at += size
+        I[K.H_N], I[K.H_L], I[K.H_G], I[K.H_P] = n, L, G, P
+        I[K.H_INSTANT], I[K.H_SLEEPS] = int(self.instant), int(self.sleeps)
+        F[K.F_TICK] = self.tick
+        F[I[K.OF_TAT]:I[K.OF_TAT] + n] = math.inf         # no timer set
+        self._index(I, F, n, L, P, G)
+        return I, F
 
-    def _setup(self, n: int) -> None:
-        """The timers' and sleeping domains' run-time state, before the CPUs are armed (a subclass
-        may keep it elsewhere)."""
-        self.timers = [None] * n
-        self.timer_at = [math.inf] * n
-        self.dormant_cpus: set[int] = set()
-        self.wide_sleepers = 0         # dormant domains with a non-empty ``wide`` set
+    def _index(self, I, F, n: int, L: int, P: int, G: int) -> None:
+        """Write every domain's constants and first state into the buffers."""
+        ib = {name: int(I[getattr(K, name)]) for name in ("O_BUSYOK", "O_LOCAL", "O_TOTALN", "O_IMB", "O_HASWIDE",
+                                                          "O_GOF", "O_SIZES", "O_NGROUPS", "O_SPAN", "O_WIDE",
+                                                          "O_PD", "O_NPD", "O_NEWIDLE")}
+        fb = {name: int(I[getattr(K, name)]) for name in ("OF_BF", "OF_MAXI", "OF_IVL")}
+        for c, doms in enumerate(self.doms):
+            for k, dom in enumerate(doms):
+                d = c * L + k
+                I[ib["O_BUSYOK"] + d] = int(dom.busy_ok)
+                I[ib["O_NEWIDLE"] + d] = int(dom.newidle)
+                I[ib["O_LOCAL"] + d] = dom.local
+                I[ib["O_TOTALN"] + d] = dom.total_n
+                I[ib["O_IMB"] + d] = dom.imbalance_pct
+                I[ib["O_HASWIDE"] + d] = int(bool(dom.wide))
+                I[ib["O_NGROUPS"] + d] = len(dom.groups)
+                gof = np.full(n, -1, dtype=np.int64)
+                for g, cpus in enumerate(dom.groups):
+                    gof[list(cpus)] = g
+                I[ib["O_GOF"] + d * n:ib["O_GOF"] + (d + 1) * n] = gof
+                I[ib["O_SIZES"] + d * G:ib["O_SIZES"] + d * G + len(dom.sizes)] = dom.sizes
+                I[ib["O_SPAN"] + d * n + np.fromiter(dom.span, np.int64, len(dom.span))] = 1
+                if dom.wide:
+                    I[ib["O_WIDE"] + d * n + np.fromiter(dom.wide, np.int64, len(dom.wide))] = 1
+                F[fb["OF_BF"] + d] = dom.busy_factor
+                F[fb["OF_MAXI"] + d] = dom.max_interval
+                F[fb["OF_IVL"] + d] = dom.interval
+            periodic = [dom for dom in doms if dom.periodic]
+            I[ib["O_NPD"] + c] = len(periodic)
+            for j, dom in enumerate(periodic):
+                I[ib["O_PD"] + c * P + j] = dom.level
+
+    def _views(self) -> None:
+        """Every domain as a :class:`DomState` of this run's buffers; ``pdoms``: the periodic ones."""
+        F, I, L = self.F, self.I, self.L
+        at = (int(I[K.OF_LAST]), int(I[K.OF_IVL]), int(I[K.O_FAILED]), int(I[K.O_DORMANT]))
+        for c, doms in enumerate(self.doms):
+            for k, dom in enumerate(doms):
+                doms[k] = DomState(dom, F, I, c * L + k, at)
+        self.pdoms = [[dom for dom in doms if dom.periodic] for doms in self.doms]
+
+    @property
+    def dormant_cpus(self) -> set[int]:
+        """The CPUs with a sleeping domain."""
+        return {c for c, doms in enumerate(self.pdoms) if any(dom.dormant for dom in doms)}
 
     def unflushed(self) -> tuple[int, int, int]:
-        """Attempts, failures and certain failures counted but not yet in the system's counters
-        (none here: this class counts there at once)."""
-        return 0, 0, 0
+        """The attempts, failures and certain failures the kernels counted so far."""
+        attempts, failed, dead = self.I[K.H_ATTEMPTS:K.H_DEAD + 1].tolist()
+        return attempts, failed, dead
 
-    # -- timing --------------------------------------------------------------------------------
-    def arm(self, cpu: int) -> None:
-        """(Re)set the CPU's timer to its earliest due domain if that is earlier than the current one."""
-        idle = not self.sys.busy[cpu]
-        tick = self.tick
-        at = math.inf
-        for dom in self.pdoms[cpu]:
-            if not dom.dormant and (idle or dom.busy_ok):
-                t = due(dom.last, dom, idle, tick)
-                if t < at:
-                    at = t
-        if at == math.inf:
-            return
-        now = self.engine.now
-        if now > at:                  # overdue: the next tick
-            at = on_tick(now, tick)
-        if at < self.timer_at[cpu] - 1e-9:
-            if self.timers[cpu] is not None:
-                self.timers[cpu].cancel()
-            self.timers[cpu] = self.engine.call(max(at - now, 0.0), self._fire, cpu)
-            self.timer_at[cpu] = at
-
-    def fire(self, cpu: int) -> None:
-        """``rebalance_tick`` at a tick where some domain of ``cpu`` may be due."""
-        sys = self.sys
-        self.timers[cpu] = None
-        self.timer_at[cpu] = math.inf
-        now = self.engine.now
-        idle = not sys.busy[cpu]
-        busy = not idle
-        tick = self.tick
-        moved_any = False
-        made = 0
-        for dom in self.pdoms[cpu]:
-            if dom.dormant or not (idle or dom.busy_ok):
-                continue
-            if now + 1e-9 < due(dom.last, dom, idle, tick):
-                continue
-            made += 1
-            quiet = self.quiet(cpu, dom)
-            if quiet:                         # a certain failure (counted, and done, all the same)
-                sys.lb_dead += 1
-            moved = self.load_balance(cpu, dom, IDLE if idle else NOT_IDLE)
-            dom.last = now
-            if moved:
-                idle = False
-                moved_any = True
-            if self.sleeps and (quiet or self.quiet(cpu, dom)):  # a quiet attempt changes nothing
-                dom.dormant = True
-                self.dormant_cpus.add(cpu)
-                if dom.wide:
-                    self.wide_sleepers += 1
-        if busy and made and self.attempt_cost:   # the attempts took the running task's CPU time
-            sys.charge(sys.rqs[cpu], made * self.attempt_cost)
-        if moved_any:
-            sys.resched(sys.rqs[cpu])
-        self.arm(cpu)
-        if sys.check is not None:
-            sys.check(sys)
-
-    def _movable(self, cpu: int, dom: Dom) -> bool:
-        """Whether another CPU of the domain's span has a queued task (something could be pulled)."""
-        span = dom.span
-        for c in self.sys.overloaded:
-            if c != cpu and c in span:
-                return True
-        return False
-
-    def quiet(self, cpu: int, dom: Dom) -> bool:
-        """Whether every periodic attempt of ``cpu`` on ``dom`` finds it balanced while this holds
-        (so it fails, doubles the interval and leaves the failure count alone, as ``_settle``
-        counts): no other CPU of the span has two runnable tasks, and no CPU of another group of
-        several CPUs has any. Then the busiest group, if any, is one CPU with source load
-        m <= 128, and whatever the local group's load t < m over n CPUs and the average a > 0:
-        the imbalance min(m - a, (a - t) n) is at most m - a < 128, the gap m - t below 2 x 128,
-        the power test finds no gain (after the move n min(128, t + m/n) <= n t + m, the power
-        now), and m > 128 fails for the idle rule. Anything else is left to a real attempt: a
-        group of several CPUs running one task each may be the busiest with a real imbalance,
-        and nothing but active balancing can then move a task."""
-        if self._movable(cpu, dom):
-            return False
-        return not dom.wide or dom.wide.isdisjoint(self.sys.loaded)
-
-    def _settle(self, cpu: int, dom: Dom, until: float, idle: bool | None = None) -> None:
-        """Count the attempts a dormant domain would have made up to ``until``: each finds the
-        domain balanced (it is quiet), counts as failed, and doubles the interval (capped).
-        ``idle``: the CPU's state meanwhile (default: its current one)."""
-        if idle is None:
-            idle = not self.sys.busy[cpu]
-        if not (idle or dom.busy_ok):      # a domain that balances only while idle made no attempt
-            return
-        tick = self.tick
-        t = dom.last
-        n = 0
-        limit = until + 1e-9
-        while True:
-            at = due(t, dom, idle, tick)
-            if at > limit:
-                break
-            if dom.interval >= dom.max_interval:   # the interval no longer changes: count whole steps
-                step = due(0.0, dom, idle, tick)
-                k = int((until + 1e-9 - t) // step)
-                t += k * step
-                n += k
-                break
-            t = at
-            n += 1
-            dom.interval *= 2
-        dom.last = t
-        if n:
-            self.sys.lb_attempts += n
-            self.sys.lb_failed += n
-            self.sys.lb_dead += n
-
-    def close(self, until: float) -> None:
-        """The run ends at ``until``: count every attempt due by then that was not made, those of
-        sleeping domains and any timer left behind by the end, as ``_settle`` does (nothing is
-        left to move). Attempt counts then cover the whole run, as a tick-driven kernel's would."""
-        for cpu, doms in enumerate(self.pdoms):
-            idle = not self.sys.busy[cpu]
-            for dom in doms:
-                if idle and not dom.dormant:   # awake: its next attempt is the CPU's timer at the earliest
-                    if self.timer_at[cpu] == math.inf:
-                        continue
-                    self._overdue(dom, self.timer_at[cpu])
-                self._settle(cpu, dom, until)
-
-    def on_state(self, cpu: int, idle: bool) -> None:
-        """The CPU went idle or busy: settle dormant domains under the old state, re-arm."""
-        if cpu in self.dormant_cpus:
-            now = self.engine.now
-            was_idle = not idle          # settle under the old state
-            tick = self.tick
-            limit = now + 1e-9
-            for dom in self.pdoms[cpu]:  # only periodic domains go dormant
-                # nothing to count when no attempt has come due (_settle's first test)
-                if dom.dormant and (not (was_idle or dom.busy_ok) or due(dom.last, dom, was_idle, tick) <= limit):
-                    self._settle(cpu, dom, now, was_idle)
-                if dom.dormant and idle:
-                    self._overdue(dom, now)
-        if idle:
-            self.arm(cpu)
-
-    def _overdue(self, dom: Dom, now: float) -> None:
-        """A sleeping domain of a CPU that just went idle: if its idle attempt is already overdue,
-        the kernel makes it at the next tick (as ``arm`` does for a domain awake); set ``last``
-        so that this is when it falls due."""
-        tick = self.tick
-        if due(dom.last, dom, True, tick) < now:   # one whole-tick interval before the next tick:
-            dom.last = on_tick(now, tick) - due(0.0, dom, True, tick)   # on a tick, as a real attempt's
-
-    def on_overload(self, src: int) -> None:
-        """CPU ``src`` now has a second runnable task: wake dormant domains whose span holds it."""
-        self._wake(src, False)
-
-    def on_loaded(self, src: int) -> None:
-        """CPU ``src`` now has a runnable task: wake dormant domains where it lies in another
-        group of several CPUs (``Dom.wide``)."""
-        if self.wide_sleepers:
-            self._wake(src, True)
-
-    def _wake(self, src: int, wide: bool) -> None:
-        """Settle and wake the dormant domains of other CPUs whose span (``wide``: whose
-        ``Dom.wide``) holds ``src``: they are no longer quiet."""
-        now = self.engine.now
-        busy = self.sys.busy
-        tick = self.tick
-        limit = now + 1e-9
-        for cpu in sorted(self.dormant_cpus):   # CPU order: timers armed here fire in it (as awake CPUs')
-            if cpu == src:
-                continue
-            still = False
-            woke = False
-            for dom in self.pdoms[cpu]:
-                if dom.dormant:
-                    if src in (dom.wide if wide else dom.span):
-                        idle = not busy[cpu]
-                        if not (idle or dom.busy_ok) or due(dom.last, dom, idle, tick) <= limit:
-                            self._settle(cpu, dom, now, idle)
-                        dom.dormant = False
-                        if dom.wide:
-                            self.wide_sleepers -= 1
-                        woke = True
-                    else:
-                        still = True
-            if not still:
-                self.dormant_cpus.discard(cpu)
-            if woke:
-                self.arm(cpu)
-
-    # -- the balancing itself ----------------------------------------------------------------------
-    def group_loads(self, dom: Dom):
-        """Per group: sum of source loads and sum of target loads (2.6.11 load estimates, inlined),
-        as two lists. The caller must not change them (wide domains share cached ones)."""
-        sys = self.sys
-        rqs = sys.rqs
-        now = self.engine.now
-        if dom.matrix is not None:
-            return self._wide_loads(dom.matrix, now)
-        instant = self.instant
-        t = tick_index(now, self.tick)
-        ss = []
-        ts = []
-        for g in dom.groups:
-            ssum = tsum = 0.0
-            for c in g:
-                rq = rqs[c]
-                cur = (rq.n_queued + (rq.curr is not None)) * SLS
-                if instant:
-                    ssum += cur
-                    tsum += cur
-                    continue
-                avg = rq.load_avg
-                if avg == cur:
-                    ssum += cur
-                    tsum += cur
-                    continue
-                k = t - rq.load_tick
-                if k > 0:
-                    d = avg - cur     # decayed(avg, cur, k), inlined
-                    avg = cur + (d >> k) if d >= 0 else cur - ((-d) >> k)
-                if avg < cur:
-                    ssum += avg
-                    tsum += cur
-                else:
-                    ssum += cur
-                    tsum += avg
-            ss.append(ssum)
-            ts.append(tsum)
-        return ss, ts
-
-    def _wide_loads(self, matrix, now: float):
-        """group_loads of a wide domain with numpy: per CPU the load estimates, then one
-        matrix-vector product per kind (the products fix the summation order, so they stay).
-        The per-CPU vectors are kept while no run queue changed and the tick is the same
-        (``sys.np_dirty``), and so are the products of each group matrix."""
-        sys = self.sys
-        t = tick_index(now, self.tick)
-        if sys.np_dirty or t != self._vec_t:
-            cur = sys.np_cur
-            if self.instant:
-                self._vec_lo = self._vec_hi = cur
-            else:
-                # runqueue.decayed in floats holding integers: d = avg - cur; |d| scaled by 2**-k
-                # (exact), floored, sign restored; lo/hi = min/max(avg, cur)
-                b1, b2, lo, hi = self._bufs
-                np.subtract(sys.np_tick, t, b1)
-                np.maximum(b1, -64.0, out=b1)
-                np.subtract(sys.np_avg, cur, b2)
-                np.copysign(np.floor(np.ldexp(np.abs(b2), b1.astype(np.int64))), b2, out=b2)
-                np.add(cur, b2, b2)
-                np.minimum(b2, cur, out=lo)
-                np.maximum(b2, cur, out=hi)
-                self._vec_lo, self._vec_hi = lo, hi
-            sys.np_dirty = False
-            self._vec_t = t
-            self._vec_stamp += 1
-        key = id(matrix)
-        hit = self._loads_cache.get(key)
-        if hit is not None and hit[0] == self._vec_stamp:
-            return hit[1]
-        # Loads are integers (as in the kernel) far below 2**53, so these sums are exact in any
-        # order: the BLAS kernel's summation order (which varies by CPU) cannot change a result.
-        ss = matrix.dot(self._vec_lo).tolist()
-        ts = ss if self.instant else matrix.dot(self._vec_hi).tolist()
-        self._loads_cache[key] = (self._vec_stamp, (ss, ts))
-        return ss, ts
-
-    def find_busiest_group(self, cpu: int, dom: Dom, idle: int):
-        """(busiest group, imbalance in tasks) or (None, 0) when balanced. Group loads are load
-        sums over CPU counts; every test after the choice of the busiest group is done on the
-        integer sums, so it is exact (floats of the quotients miss boundaries by an ulp). The compiled
-        balancer makes the same search in kernels.busiest_group (tests/test_numa_kernels.py)."""
-        max_load = 0.0
-        this_sum = max_sum = total = 0.0
-        this_n = busiest_n = 0
-        busiest = None
-        local = dom.local
-        sizes = dom.sizes
-        if dom.matrix is not None:   # group_loads(dom), without its dispatch
-            ss, ts = self._wide_loads(dom.matrix, self.engine.now)
-        else:
-            ss, ts = self.group_loads(dom)
-        for i, s in enumerate(ss):
-            n = sizes[i]
-            if i == local:
-                s = ts[i]
-                this_sum, this_n = s, n
-            else:
-                load = s / n     # correctly rounded quotients keep the exact order
-                if load > max_load:
-                    max_load, busiest, busiest_n, max_sum = load, dom.groups[i], n, s
-            total += s
-        # max = max_sum / busiest_n, this = this_sum / this_n, avg = total / n_all (all sums integers)
-        n_all = dom.total_n
-        if busiest is None or this_sum * busiest_n >= max_sum * this_n:
-            return self._out_balanced(busiest, max_load, idle)
-        if (this_sum * n_all >= total * this_n
-                or 100 * max_sum * this_n <= dom.imbalance_pct * this_sum * busiest_n):
-            return self._out_balanced(busiest, max_load, idle)
-        # the imbalance times n_all: min((max - avg) x busiest_n, (avg - this) x this_n) x n_all
-        imb = min(max_sum * n_all - total * busiest_n, total * this_n - this_sum * n_all)
-        if imb < SLS * n_all:                     # below one task
-            if max_sum * this_n - this_sum * busiest_n >= 2 * SLS * busiest_n * this_n:
-                return busiest, 1
-            if self._power_gain(max_sum, this_sum, busiest_n, this_n):
-                return busiest, 1
-            return self._out_balanced(busiest, max_load, idle)
-        return busiest, int(imb // (SLS * n_all))
-
-    @staticmethod
-    def _power_gain(max_sum, this_sum, nb, nt) -> bool:
-        """2.6.11's "cpu power used" test: does moving one task raise the throughput of the pair?
-        With group powers 128 nb and 128 nt and loads max_sum / nb and this_sum / nt, the kernel's
-        power now is min(128 nb, max_sum) + min(128 nt, this_sum), and after the move
-        min(128 nb, max_sum - 128) (if max_sum > 128) + min(128 nt, this_sum + min(max_sum, 128)):
-        integers, so the comparison is exact."""
-        now = min(SLS * nb, max_sum) + min(SLS * nt, this_sum)
-        move = min(SLS * nb, max_sum - SLS) if max_sum > SLS else 0.0
-        move += min(SLS * nt, this_sum + min(max_sum, SLS))
-        return move > now
-
-    @staticmethod
-    def _out_balanced(busiest, max_load, idle):
-        if busiest is not None and (idle == NEWLY_IDLE or (idle == IDLE and max_load > SLS)):
-            return busiest, 1
-        return None, 0
-
-    def find_busiest_queue(self, group):
-        rqs, now = self.sys.rqs, self.engine.now
-        best, best_load = None, -1.0
-        for c in group:
-            load = rqs[c].loads(now)[0]
-            if load > best_load:
-                best, best_load = rqs[c], load
-        return best
-
-    def can_migrate(self, task, src, dst, dom: Dom, idle: int, ignore_hot: bool = False) -> bool:
-        kind = KINDS[idle]
-        if not self.policy.can_migrate(task, src.cpu, dst.cpu, dom.level, kind, self.sys):
-            return False
-        if ignore_hot or dom.failed > dom.cache_nice_tries:
-            return True
-        if self.idle_ignores_hot and idle != NOT_IDLE:
-            return True
-        return self.engine.now - task.last_ran >= dom.cache_hot_time
-
-    def move_tasks(self, src, dst, max_nr: int, dom: Dom, idle: int) -> int:
-        moved = 0
-        for task in src.migration_candidates():
-            if moved >= max_nr:
-                break
-            if self.can_migrate(task, src, dst, dom, idle):
-                self.sys.pull(task, src, dst)
-                moved += 1
-        return moved
-
-    def load_balance(self, cpu: int, dom: Dom, idle: int) -> int:
-        """Periodic balancing of ``dom`` from ``cpu``; returns the number of tasks pulled."""
-        sys = self.sys
-        sys.lb_attempts += 1
-        this = sys.rqs[cpu]
-        group, imb = self.find_busiest_group(cpu, dom, idle)
-        if group is None:
-            if dom.interval < dom.max_interval:
-                dom.interval *= 2
-            sys.lb_failed += 1
-            return 0
-        return self._after_search(this, dom, self.find_busiest_queue(group), imb, idle)
-
-    def _after_search(self, this, dom: Dom, busiest, imb: int, idle: int) -> int:
-        """The rest of ``load_balance`` once the search found the busiest queue: pull up to ``imb``
-        tasks to ``this``, keep the domain's books, and ask for active balancing after repeated
-        failures; returns the number of tasks pulled."""
-        sys = self.sys
-        moved = 0
-        if busiest.nr_running > 1:
-            moved = self.move_tasks(busiest, this, imb, dom, idle)
-        if moved:
-            dom.failed = 0
-            dom.interval = dom.min_interval
-            return moved
-        dom.failed += 1
-        sys.lb_failed += 1
-        if self.active and dom.failed > dom.cache_nice_tries + 2:
-            self.active_balance(busiest, idle)
-            dom.failed = dom.cache_nice_tries
-        if dom.interval < dom.max_interval:
-            dom.interval += 1
-        return 0
-
-    def active_balance(self, src, idle: int) -> None:
-        """2.6.11 ``active_load_balance``, run at once by the busiest CPU's migration thread, which
-        preempts the running task (``NumaSystem.stop_current``): walk ``src``'s balancing domains
-        bottom-up, each one's groups from its own, and push one task to each idle CPU not yet
-        visited, the first in move_tasks order (the preempted task included) that the policy allows
-        (cache-hot or not: the target is idle); stop once ``src`` has no task left (the kernel's
-        nr_running <= 1 counts the migration thread). The CPU that asked is not looked for: the
-        push goes to the idle CPUs nearest ``src``. ``idle``: the asking attempt's kind, for the
-        policy."""
-        sys = self.sys
-        rqs = sys.rqs
-        if src.curr is not None:
-            sys.stop_current(src)
-        pushed, visited = 0, {src.cpu}
-        for dom in self.doms[src.cpu]:
-            if not dom.periodic:
-                break
-            groups = dom.groups
-            for g in groups[dom.local:] + groups[:dom.local]:
-                for c in g:
-                    if not src.n_queued:
-                        self._after_push(src, pushed)
-                        return
-                    if c in visited:
-                        continue
-                    visited.add(c)
-                    dst = rqs[c]
-                    if dst.curr is None and not dst.n_queued and self._push_one(src, dst, dom, idle):
-                        pushed += 1
-        self._after_push(src, pushed)
-
-    def _push_one(self, src, dst, dom: Dom, idle: int) -> bool:
-        """move_tasks(src -> dst, at most one task), cache-hot tasks allowed."""
-        for task in src.migration_candidates():
-            if self.can_migrate(task, src, dst, dom, idle, ignore_hot=True):
-                self.sys.pull(task, src, dst)
-                self.sys.resched(dst)
-                return True
-        return False
-
-    def _after_push(self, src, pushed: int) -> None:
-        """The migration thread sleeps: ``src`` runs its best task (or goes idle)."""
-        self.sys.active_pushes += pushed
-        self.sys.schedule(src)
-
-    def newidle(self, rq) -> None:
-        """``idle_balance``: bottom-up over newly-idle domains, stop at the first that pulls (no
-        domain state changes: 2.6.11's load_balance_newidle keeps no books but the counters)."""
-        sys = self.sys
-        cpu = rq.cpu
-        for dom in self.doms[cpu]:
-            if not dom.newidle:
-                continue
-            sys.lb_attempts += 1
-            if not self._movable(cpu, dom):   # nothing movable: a certain failure
-                sys.lb_failed += 1
-                sys.lb_dead += 1
-                continue
-            group, imb = self.find_busiest_group(cpu, dom, NEWLY_IDLE)
-            moved = 0
-            if group is not None:
-                busiest = self.find_busiest_queue(group)
-                if busiest.nr_running > 1:
-                    moved = self.move_tasks(busiest, rq, imb, dom, NEWLY_IDLE)
-            if moved:               # 2.6.11 leaves nr_balance_failed and the interval as they are
-                return
-            sys.lb_failed += 1
-
-    def exec_domain(self, cpu: int):
-        """The highest domain of ``cpu`` with exec balancing, or None."""
-        for dom in reversed(self.doms[cpu]):
-            if dom.exec:
-                return dom
-        return None
+    def close(self, until: float) -> tuple[int, int, int]:
+        """The attempts sleeping domains owe up to ``until``, the end of the run
+        (:func:`timing_kernels.close`); then every count: attempts, failures, certain failures."""
+        K.close(until, self.F, self.I)
+        return self.unflushed()

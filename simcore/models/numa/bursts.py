@@ -1,42 +1,23 @@
 """Where a task's distance from its memory costs it time: ``locality_scope``.
 
-'cpu' (the model's default, ``task.Task``): a burst is drawn as work at local-memory speed, so a
+'cpu' (the model's default): a burst is drawn as work at local-memory speed, so a
 task far from home runs each burst longer but has as many bursts, and as many I/O waits, as at
 home: distance stretches only the task's CPU time.
 
-'lifetime' (:class:`WallBurstTask`; corr05 section 4, where a burst is the time a task runs
+'lifetime' (corr05 section 4, where a burst is the time a task runs
 without losing the processor, never more than its timeslice): a burst is drawn as that wall time,
 and the work it serves is the wall time over the slowdown of the CPU the task is on when it draws
 the burst. A task far from home then needs more bursts, and so more I/O waits, for the same
 demand: distance stretches its whole lifetime. The burst of a task's creation is drawn at home
 speed (its memory is allocated where it starts), so the machine's own SLIT distances must be 10.
+
+The rule is ``task_kernels.next_burst``: a burst's work is divided by the task's ``F_SCALE``, the
+slowdown of the CPU it was last dispatched on (``run_kernels.run``), 1 under 'cpu'.
 """
 
 from __future__ import annotations
 
 from simcore.errors import InputError
-from simcore.models.numa.task import Task
-
-
-class WallBurstTask(Task):
-    """A task whose bursts are drawn as wall time (locality_scope 'lifetime'); ``scale`` is the
-    slowdown of the CPU it is on, set by the scheduler at each dispatch."""
-
-    __slots__ = ("scale",)
-
-    def __init__(self, spec, params: dict, trace: bool = False, draws: dict | None = None):
-        self.scale = 1.0          # the first burst is drawn at home, before the task is placed
-        super().__init__(spec, params, trace, draws)
-
-    def _shape(self, x: float) -> tuple[float, bool]:
-        """``Task._shape`` as wall time, divided by ``scale``: the work the burst serves here."""
-        b, io = Task._shape(self, x)
-        return b / self.scale, io
-
-
-def task_class(params: dict) -> type[Task]:
-    """The task class of ``params['locality_scope']``."""
-    return WallBurstTask if params["locality_scope"] == "lifetime" else Task
 
 
 def check_machine(params: dict, machine) -> None:

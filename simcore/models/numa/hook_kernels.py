@@ -1,5 +1,5 @@
-"""The balancer's hooks in the scheduler (``compiled.CompiledBalancer``): its timers, and what a change of
-a CPU's state or queue length tells it; the balancer's own kernels are ``timing_kernels``.
+"""The balancer's hooks in the scheduler: its timers on the calendar, and what a change of a CPU's
+state or queue length tells it; the balancer's own kernels are ``timing_kernels``.
 
 The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
 file: with NUMBA_DISABLE_JIT=1 they run as Python.
@@ -20,34 +20,39 @@ from simcore.models.numa.layout_kernels import (
 
 
 def set_timer(cpu, at, now, SI, SF):
-    """``CompiledBalancer._set_timer``: the CPU's balancing timer at ``at`` as ``Engine.call``
-    puts it (``now + max(at - now, 0)``)."""
+    """Set the CPU's timer at ``at`` (``Engine.call(max(at - now, 0), ...)``), replacing any. The
+    CPU's balancing timer at ``at`` as ``Engine.call`` puts it (``now + max(at - now, 0)``)."""
     d = at - now
     L.schedule_at(SI[Y_N] + cpu, now + (d if d > 0.0 else 0.0), NORMAL, SI, SF)
 
 
 def arm(cpu, now, SI, SF, F, I):
+    """Set ``cpu``'s balancing timer at its earliest due domain (``timing_kernels.arm``), if earlier
+    than the one set."""
     at = K.arm(cpu, now, F, I)
     if at != math.inf:
         set_timer(cpu, at, now, SI, SF)
 
 
 def on_state(cpu, idle, now, SI, SF, F, I):
+    """``cpu`` went idle or busy: its domains' timing follows (``timing_kernels.on_state``), and its
+    timer is set again if it changed."""
     at = K.on_state(cpu, idle, now, F, I)
     if at != math.inf:
         set_timer(cpu, at, now, SI, SF)
 
 
 def wake_domains(src, wide, now, SI, SF, F, I):
-    """``CompiledBalancer._wake``."""
+    """The dormant domains that a change of ``src``'s count may wake (``timing_kernels.wake``;
+    ``wide``: a CPU of another group of several CPUs became busy), each CPU's timer set again."""
     out = K.wake(src, wide, now, F, I)
     for i in range(out):
         set_timer(I[I[K.O_OUTCPU] + i], F[I[K.OF_OUTAT] + i], now, SI, SF)
 
 
 def nr_changed(cpu, now, SI, SF, F, I):
-    """``NumaSystem.nr_changed``: the load mirror, the loaded and overloaded sets, and the
-    balancer's wake-ups (``Balancer.on_loaded``, ``on_overload``)."""
+    """After a change of ``cpu``'s runnable count: the balancer's load mirror, the loaded and
+    overloaded marks, and the wake-ups of sleeping domains that the change may concern."""
     rb = SI[O_RI] + cpu * R_COLS
     n = RQ.nr_running(cpu, SI)
     F[I[K.OF_CUR] + cpu] = n * 128.0

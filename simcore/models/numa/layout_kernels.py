@@ -104,6 +104,8 @@ if config.DISABLE_JIT:     # numba's intrinsic compiles only: the same count, in
 
 
 def calendar(SI):
+    """The calendar's descriptor for ``core.calendar_kernels``: where its heap, positions, times,
+    priorities and insertion numbers are in the buffers."""
     ci = SI[O_CI]
     return (Y_HN, SI[O_H], ci + C_POS, C_COLS, SI[OF_CT], 1, ci + C_PRIO, ci + C_EID, C_COLS)
 

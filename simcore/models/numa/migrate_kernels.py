@@ -1,5 +1,5 @@
-"""Moving tasks between CPUs (``balancer.Balancer``, the policies' ``can_migrate``): a pull, the rules a
-move must pass, ``move_tasks`` and the newly-idle balance.
+"""Moving tasks between CPUs: a pull, the rules a move must pass (the policy's, then cache
+hotness), ``move_tasks`` and the newly-idle balance.
 
 The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
 file: with NUMBA_DISABLE_JIT=1 they run as Python.
@@ -23,7 +23,7 @@ from simcore.models.numa.layout_kernels import (
 
 
 def pull(t, src, dst, now, SI, SF, F, I):
-    """``NumaSystem.pull``."""
+    """Move a queued task from ``src`` to the same array of ``dst`` (no dispatch here)."""
     tb = SI[O_TI] + t * T_COLS
     if SI[SI[O_RI] + dst * R_COLS + R_PEND]:
         RK.catch_up(dst, now, SI, SF)
@@ -59,9 +59,10 @@ def pull(t, src, dst, now, SI, SF, F, I):
 
 
 def policy_allows(t, src, dst, idle, SI, SF):
-    """The policy's ``can_migrate``: Linux allows every move; the conservative policies
-    (``policies.Conservative.can_migrate``) refuse aged tasks, moves away from home, and (hard)
-    tasks whose home lies outside the zone of the pulling CPU."""
+    """The policy's rule of moves (``policies.LinuxPolicy.rules``): Linux allows every move; the
+    conservative policies refuse aged tasks (``max_migrations``), moves away from home
+    (``distance_rule``), and (hard) tasks whose home lies outside the zone of the pulling CPU, in
+    every kind of balancing or (``rules_scope`` 'periodic') a busy CPU's periodic balancing only."""
     if not SI[Y_RULES]:
         return True
     if idle != NOT_IDLE and SI[Y_SCOPE]:
@@ -83,7 +84,10 @@ def policy_allows(t, src, dst, idle, SI, SF):
 
 
 def can_migrate(t, src, dst, d, idle, ignore_hot, now, SI, SF, I):
-    """``Balancer.can_migrate``."""
+    """2.6.11 ``can_migrate_task`` for task ``t`` from ``src`` to ``dst`` in domain ``d``: the
+    policy's rule of moves first, then cache hotness (a task that ran less than the domain's
+    ``cache_hot_time`` ago stays, unless the domain failed more than ``cache_nice_tries`` times,
+    or an idle CPU pulls with ``idle_ignores_cache_hot``, or ``ignore_hot``: active balancing)."""
     if not policy_allows(t, src, dst, idle, SI, SF):
         return False
     if ignore_hot or I[I[K.O_FAILED] + d] > SI[SI[O_DI] + d * D_COLS + D_NICE]:
@@ -94,8 +98,9 @@ def can_migrate(t, src, dst, d, idle, ignore_hot, now, SI, SF, I):
 
 
 def move_tasks(src, dst, max_nr, d, idle, now, SI, SF, F, I):
-    """``Balancer.move_tasks`` over ``RunQueue.migration_candidates``: the expired array, then the
-    active one, by priority, each list from its tail."""
+    """2.6.11 ``move_tasks``: pull up to ``max_nr`` tasks from ``src`` to ``dst`` that
+    ``can_migrate`` allows, the expired array first, then the active one, best priority first,
+    each list from its tail; returns how many moved."""
     rb, ti = SI[O_RI] + src * R_COLS, SI[O_TI]
     moved = 0
     for a in (1, 0):
@@ -117,7 +122,9 @@ def move_tasks(src, dst, max_nr, d, idle, now, SI, SF, F, I):
 
 
 def newidle(cpu, now, SI, SF, F, I):
-    """``CompiledBalancer.newidle``."""
+    """2.6.11 ``idle_balance``: ``cpu`` has nothing to run; its newly-idle domains, bottom-up, each
+    make their attempt (``timing_kernels.newidle``), and the first whose busiest queue has more
+    than one task and gives up a task ends it."""
     L = I[K.H_L]
     k = K.newidle(cpu, 0, now, F, I)
     while k:

@@ -22,9 +22,9 @@ from simcore.models import Constraint, Metric, Parameter, with_defaults
 from simcore.vocabulary.domains import (BOOLEAN, COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, AnyOf,
                                     Choice, Integer, Real, Structured)
 from simcore.models.numa import invariants
-from simcore.models.numa.bursts import check_machine, task_class
+from simcore.models.numa.bursts import check_machine
 from simcore.models.numa.policies import zone_size  # importing registers the policies
-from simcore.models.numa.scheduler import NumaSystem
+from simcore.models.numa.system import NumaSystem
 from simcore.models.numa.task import Task, TaskSpec, timeslice
 from simcore.models.numa.trace import format_trace
 from simcore.models.registry import get_policy, with_hyperparameters
@@ -321,11 +321,10 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
     impl.setup(machine, domains)
     check_machine(params, machine)
     engine = Engine()
-    system = system_class(impl)(engine, machine, domains, impl, params)
+    system = NumaSystem(engine, machine, domains, impl, params)
     if params["check_invariants"]:
         system.check = invariants.check
-    make_task = task_class(params)
-    tasks = [make_task(spec, params, trace, draws) for spec in workload]
+    tasks = [Task(spec, params, trace, draws) for spec in workload]
     system.expect(tasks)
     order = sorted(range(len(tasks)), key=lambda i: (tasks[i].spec.created, i))
 
@@ -344,20 +343,6 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
     elif system.unfinished:
         raise RuntimeError(f"numa model: {system.unfinished} task(s) never finished under {policy}")
     return Result(measure(system, engine), tasks, system)
-
-
-def system_class(policy):
-    """The compiled system (``compiled_system.CompiledSystem``) when it can run ``policy``, unless
-    ``NumaSystem.compiled`` or ``Balancer.compiled`` is off or numba is missing; else the Python
-    model, ``NumaSystem``."""
-    from simcore.models.numa.balancer import Balancer
-    if not (NumaSystem.compiled and Balancer.compiled):
-        return NumaSystem
-    try:
-        from simcore.models.numa.compiled_system import CompiledSystem
-    except ImportError:
-        return NumaSystem
-    return CompiledSystem if CompiledSystem.runs(policy) else NumaSystem
 
 
 def measure(system: NumaSystem, engine: Engine) -> dict[str, float]:

@@ -2,20 +2,20 @@
 
 A policy is registered with ``@register("numa", name)`` and built as ``Policy(params, rng)``; it
 reads only the hyperparameters it declares in ``HYPERPARAMETERS`` (``self.hp``, each checked
-against its domain: a bad value is an InputError at construction). The model asks it for its sched-domain builder (``builder``), then calls ``setup(system)`` once
-with the machine and its domains, and during the run:
+against its domain: a bad value is an InputError at construction). The model asks it for its
+sched-domain builder (``builder``), calls ``setup(machine, domains)`` once, and then, for each
+domain as the balancer is built:
 
 ``balances(cpu, level, kind) -> bool``
     whether domain ``level`` of ``cpu`` takes part in ``kind`` balancing: "periodic" (a busy CPU's
     periodic balancing), "idle" (periodic balancing while the CPU is idle) or "newidle";
 ``imbalance_pct(cpu, level, default) -> int``
-    the imbalance threshold of that domain (default: the domain's own);
-``can_migrate(task, src, dst, level, kind, system) -> bool``
-    whether ``kind`` balancing ("periodic", "idle" or "newidle"; active balancing, a push by the
-    busiest CPU's migration thread, counts as the kind of the attempt that started it) may move ``task`` from CPU ``src`` to
-    ``dst`` (cache hotness is the balancer's business, not the policy's);
-``place(task, parent_cpu, system) -> int``
-    the CPU a new task starts on (its memory is allocated on that CPU's node).
+    the imbalance threshold of that domain (default: the domain's own).
+
+Which task may move and where a new task starts are rules of the kernels (``migrate_kernels.
+policy_allows``, ``scheduler_kernels.create``); a policy chooses among them and gives their
+tables with ``rules()``. A policy with another move or placement rule adds it there, as a new
+rule code (docs/extending.md): a subclass that defines ``can_migrate`` or ``place`` is refused.
 """
 
 from __future__ import annotations
@@ -57,25 +57,18 @@ class LinuxPolicy:
     def imbalance_pct(self, cpu: int, level: int, default: int) -> int:
         return default
 
-    def can_migrate(self, task, src: int, dst: int, level: int, kind: str, system) -> bool:
-        return True
-
-    def place(self, task, parent_cpu: int, system) -> int:
-        if self.placement == "parent":
-            return parent_cpu
-        return system.exec_balance(task, parent_cpu)
-
-    def compiled_rules(self) -> dict | None:
-        """What the compiled system (``compiled_system``) needs to make this policy's decisions, or
-        None when it cannot (a subclass that decides otherwise than the class that says so)."""
-        if not self._decides_as(LinuxPolicy):
-            return None
+    def rules(self) -> dict:
+        """The kernels' rules this policy runs and their tables: new tasks on their parent's CPU
+        (``parent``; else 2.6.11 exec balancing) and, for the conservative policies, the rules of
+        ``migrate_kernels.policy_allows``."""
         return {"parent": self.placement == "parent", "conservative": False}
 
-    def _decides_as(self, cls) -> bool:
-        """Whether this policy moves and places tasks as ``cls`` does (no override since ``cls``)."""
-        kind = type(self)
-        return kind.can_migrate is cls.can_migrate and kind.place is LinuxPolicy.place
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in ("can_migrate", "place"):
+            if name in vars(cls):
+                raise TypeError(f"numa policy class {cls.__name__} defines {name}: the numa model's moves and "
+                                "placements are rules of its kernels, chosen by rules() (docs/extending.md)")
 
 
 @register("numa", "linux-2level")
@@ -135,10 +128,9 @@ class Conservative(LinuxPolicy):
         self.in_zone = [[first[n] in domains[c][self.zone[c] - 1].span if domains[c] else True
                          for n in range(len(self.dist))] for c in range(len(domains))]
 
-    def compiled_rules(self) -> dict | None:
-        """``LinuxPolicy.compiled_rules`` with the rules of ``can_migrate`` and their tables."""
-        if not self._decides_as(Conservative):
-            return None
+    def rules(self) -> dict:
+        """``LinuxPolicy.rules`` with the conservative rules of moves (``migrate_kernels.policy_allows``:
+        aged tasks, moves away from home by ``distance_rule``, the hard zone) and their tables."""
         return {"parent": self.placement == "parent", "conservative": True, "max_migrations": self.max_migrations,
                 "home": self.rule == "home", "hard": self.hard, "periodic_only": self.rules_scope == "periodic",
                 "dist": self.dist, "in_zone": self.in_zone}
@@ -152,22 +144,6 @@ class Conservative(LinuxPolicy):
         if self.hard or level < self.zone[cpu]:
             return default
         return int(round(100 + self.factor * (default - 100)))
-
-    def can_migrate(self, task, src, dst, level, kind, system) -> bool:
-        if kind != "periodic" and self.rules_scope == "periodic":
-            return True
-        if task.migrations >= self.max_migrations:
-            return False
-        home = task.home
-        ns, nd = self.node_of[src], self.node_of[dst]
-        if self.rule == "home":
-            if self.dist[nd][home] > self.dist[ns][home]:
-                return False
-        elif self.dist[ns][nd] > self.dist[ns][home]:
-            return False
-        if self.hard and not self.in_zone[dst][home]:
-            return False
-        return True
 
 
 @register("numa", "conservative-hard")

@@ -1,5 +1,5 @@
-"""The current task's run on a CPU (``scheduler.NumaSystem``): accounting, segments at a speed factor,
-the run timer's look-ahead over its bursts, and charges of the balancer's work.
+"""The current task's run on a CPU: accounting, segments at a speed factor, the run timer's
+look-ahead over its bursts (``system`` explains it), and charges of the balancer's work.
 
 The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
 file: with NUMBA_DISABLE_JIT=1 they run as Python.
@@ -20,7 +20,9 @@ from simcore.models.numa.layout_kernels import (
 
 
 def account(cpu, t, now, SI, SF):
-    """``NumaSystem._account``."""
+    """Charge task ``t`` the time since its dispatch on ``cpu``: its slice (wall time), its burst
+    (work at this CPU's speed for its memory, and any migration refill it owed), its CPU time per
+    distance level, and the CPUs' tallies."""
     tb, fb, rf = SI[O_TI] + t * T_COLS, SI[OF_TF] + t * F_COLS, SI[OF_RF] + cpu * RF_COLS
     elapsed = now - SF[rf + RF_START]
     f = SF[rf + RF_FACTOR]
@@ -45,7 +47,9 @@ def account(cpu, t, now, SI, SF):
 
 
 def segment(cpu, t, SI, SF):
-    """``NumaSystem._segment``."""
+    """From the run's start (``RF_START``): whether task ``t``'s burst or its slice ends first (the
+    sign of ``RF_FACTOR``: negative, the burst) and when (``RF_SEGEND``), at ``cpu``'s speed for
+    the task's memory."""
     fb, rf = SI[OF_TF] + t * F_COLS, SI[OF_RF] + cpu * RF_COLS
     node = SI[SI[O_RI] + cpu * R_COLS + R_NODE]
     f = SF[SI[OF_FR] + node * SI[Y_NODES] + SI[SI[O_TI] + t * T_COLS + T_HOME]]
@@ -60,7 +64,11 @@ def segment(cpu, t, SI, SF):
 
 
 def look_ahead(cpu, t, SI, SF):
-    """``NumaSystem._look_ahead`` (``Task.upcoming`` read from the task's draws)."""
+    """Set the run timer of task ``t``, alone on ``cpu``, at the first end of burst or slice that
+    decides something (at most ``LOOKAHEAD`` ends ahead), counting the ends before it as pending
+    (``R_PEND``). The ends are followed on copies of the task's state with the arithmetic of
+    ``account``, ``scheduler_kernels.run_end`` and ``segment``, and its coming bursts read from
+    its own draws without taking them."""
     tb, fb, rf = SI[O_TI] + t * T_COLS, SI[OF_TF] + t * F_COLS, SI[OF_RF] + cpu * RF_COLS
     D = SI[OF_D]
     f = SF[rf + RF_FACTOR]
@@ -105,7 +113,9 @@ def look_ahead(cpu, t, SI, SF):
 
 
 def pass_end(cpu, t, SI, SF):
-    """``NumaSystem._pass_end``."""
+    """Replay the pending end at ``RF_SEGEND`` as ``scheduler_kernels.run_end`` makes it, the CPU's
+    queue being empty: a burst over with the slice left goes on with the next burst, a slice over
+    is refilled and the task, queued alone, is picked again at once."""
     fb, rf = SI[OF_TF] + t * F_COLS, SI[OF_RF] + cpu * RF_COLS
     at = SF[rf + RF_SEGEND]
     account(cpu, t, at, SI, SF)
@@ -124,7 +134,9 @@ def pass_end(cpu, t, SI, SF):
 
 
 def catch_up(cpu, now, SI, SF):
-    """``NumaSystem._catch_up``."""
+    """Something touches a CPU whose task has pending ends: replay those up to ``now`` (ends of
+    bursts and slices come before any other event of the same instant) and put the timer back at the
+    end of the current segment (the queue may not stay empty)."""
     rb, rf = SI[O_RI] + cpu * R_COLS, SI[OF_RF] + cpu * RF_COLS
     t = SI[rb + R_CURR]
     while SI[rb + R_PEND] and SF[rf + RF_SEGEND] <= now:
@@ -134,7 +146,9 @@ def catch_up(cpu, now, SI, SF):
 
 
 def run(cpu, t, now, SI, SF):
-    """``NumaSystem.run``."""
+    """Task ``t`` starts to run on ``cpu`` at ``now`` (its wait segment closed if it was queued):
+    under locality_scope 'lifetime' its next bursts serve their wall time at this CPU's speed;
+    its segment and run timer are set."""
     tb, rb, rf = SI[O_TI] + t * T_COLS, SI[O_RI] + cpu * R_COLS, SI[OF_RF] + cpu * RF_COLS
     if SI[tb + T_STATE] != RUNNING:
         seg = SI[OF_TF] + t * F_COLS + F_SEG
@@ -154,7 +168,7 @@ def run(cpu, t, now, SI, SF):
 
 
 def arm_run(cpu, t, SI, SF):
-    """``NumaSystem._arm_run``."""
+    """Set the run timer of the segment just computed (looking ahead if the task is alone)."""
     rb = SI[O_RI] + cpu * R_COLS
     if SI[Y_LOOK] and not SI[rb + R_NQ]:
         look_ahead(cpu, t, SI, SF)
@@ -163,7 +177,8 @@ def arm_run(cpu, t, SI, SF):
 
 
 def charge(cpu, wall, now, SI, SF):
-    """``NumaSystem.charge``."""
+    """The running task loses ``wall`` ms of its CPU to balancing attempts made there
+    (``lb_attempt_cost``): its burst grows by the work that takes, so it ends ``wall`` later."""
     rb = SI[O_RI] + cpu * R_COLS
     t = SI[rb + R_CURR]
     if SI[rb + R_PEND]:

@@ -1,5 +1,6 @@
-"""The run queues (``runqueue.RunQueue``): the O(1) scheduler's active and expired priority arrays
-with their bitmaps, and each CPU's load as the balancer reads it.
+"""The run queues: the O(1) scheduler's active and expired priority arrays with their bitmaps
+(docs/linux26-scheduler.md), and each CPU's load as the balancer reads it (2.6.11's cpu_load,
+settled lazily).
 
 The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
 file: with NUMBA_DISABLE_JIT=1 they run as Python.
@@ -20,22 +21,36 @@ from simcore.models.numa.layout_kernels import (
 
 
 def nr_running(cpu, SI):
+    """Tasks queued on ``cpu`` plus the one it runs."""
     rb = SI[O_RI] + cpu * R_COLS
     return SI[rb + R_NQ] + (SI[rb + R_CURR] >= 0)
 
 
+def tick_index(now, tick):
+    """The last tick boundary at or before ``now``, numbered from tick 0 at t = 0 (1e-9 absorbs
+    rounding: with 0.1 ms ticks t = 1.0 is tick 10, where ``1.0 // 0.1`` gives 9)."""
+    return math.floor(now / tick + 1e-9)
+
+
+def decayed(avg, cur, k):
+    """2.6.11's cpu_load after ``k`` ticks at the instant load ``cur``: each tick cpu_load =
+    (cpu_load + cur) / 2 in integers, rounded up while rising, so the distance avg - cur becomes
+    floor(|d| / 2^k) on its side (a shift of 63 or more leaves 0)."""
+    d = avg - cur
+    k = min(k, 63)
+    return cur + (d >> k) if d >= 0 else cur - ((-d) >> k)
+
+
 def settle_load(cpu, now, SI, SF, F, I):
-    """``RunQueue.settle_load`` (and its numpy mirrors)."""
+    """Bring ``cpu``'s cpu_load up to the tick of ``now`` (lazily, before any change of its count),
+    and the balancer's mirrors of it."""
     if SI[Y_INSTANT]:
         return
     rb = SI[O_RI] + cpu * R_COLS
-    t = math.floor(now / SF[Z_TICK] + 1e-9)
+    t = tick_index(now, SF[Z_TICK])
     k = t - SI[rb + R_LTICK]
     if k > 0:
-        cur = nr_running(cpu, SI) * SLS
-        d = SI[rb + R_AVG] - cur               # runqueue.decayed; a shift of 63 or more leaves 0
-        k = min(k, 63)
-        avg = cur + (d >> k) if d >= 0 else cur - ((-d) >> k)
+        avg = decayed(SI[rb + R_AVG], nr_running(cpu, SI) * SLS, k)
         SI[rb + R_AVG] = avg
         SI[rb + R_LTICK] = t
         F[I[K.OF_AVG] + cpu] = avg
@@ -43,7 +58,8 @@ def settle_load(cpu, now, SI, SF, F, I):
 
 
 def loads(cpu, now, SI, SF, F, I):
-    """``RunQueue.loads``: (source load, target load)."""
+    """``cpu``'s (source load, target load) as the balancer reads them: the least and the most of
+    cpu_load and the instant load (both the instant load under load_average 'instant')."""
     cur = nr_running(cpu, SI) * SLS
     if SI[Y_INSTANT]:
         return cur, cur
@@ -58,7 +74,8 @@ def queue_at(cpu, ph, i, SI):
 
 
 def enqueue(cpu, t, expired, head, SI):
-    """``RunQueue.enqueue``."""
+    """Queue task ``t`` on ``cpu`` in the active array (or the ``expired`` one), at the tail of its
+    priority's list (at the head with ``head``: a preempted task)."""
     rb, tb, ti = SI[O_RI] + cpu * R_COLS, SI[O_TI] + t * T_COLS, SI[O_TI]
     a = 1 if expired else 0
     i = SI[tb + T_PRIO] - 100
@@ -89,7 +106,7 @@ def enqueue(cpu, t, expired, head, SI):
 
 
 def dequeue(cpu, t, SI):
-    """``RunQueue.dequeue``."""
+    """Take queued task ``t`` off ``cpu``'s lists."""
     rb, tb, ti = SI[O_RI] + cpu * R_COLS, SI[O_TI] + t * T_COLS, SI[O_TI]
     a = SI[tb + T_EXP]
     i = SI[tb + T_PRIO] - 100
@@ -109,7 +126,7 @@ def dequeue(cpu, t, SI):
 
 
 def pick_next(cpu, SI):
-    """``RunQueue.pick_next``: the head of the highest-priority active list (arrays swapped when
+    """Remove and return the head of ``cpu``'s highest-priority active list (the arrays swapped when
     the active one is empty), or -1."""
     rb, ti = SI[O_RI] + cpu * R_COLS, SI[O_TI]
     if not SI[rb + R_NQ]:

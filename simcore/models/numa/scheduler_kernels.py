@@ -1,5 +1,5 @@
-"""The scheduler (``scheduler.NumaSystem``): dispatch, preemption, a run's end (burst, I/O, exit),
-wake-ups, and the placement of new tasks (``policies.LinuxPolicy.place``, ``exec_balance``).
+"""The scheduler: dispatch, preemption, a run's end (burst, I/O, exit), wake-ups, and the
+creation and placement of new tasks (their parent's CPU, or 2.6.11 exec balancing).
 
 The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
 file: with NUMBA_DISABLE_JIT=1 they run as Python.
@@ -27,7 +27,7 @@ from simcore.models.numa.layout_kernels import (
 
 
 def schedule(cpu, now, SI, SF, F, I):
-    """``NumaSystem.schedule``."""
+    """``schedule()`` on an idle CPU: newly-idle balancing if the queue is empty, then dispatch."""
     nq = SI[O_RI] + cpu * R_COLS + R_NQ
     busy = I[K.O_BUSY] + cpu
     if not SI[nq]:
@@ -43,7 +43,7 @@ def schedule(cpu, now, SI, SF, F, I):
 
 
 def resched(cpu, now, SI, SF, F, I):
-    """``NumaSystem.resched``."""
+    """Run something if idle; preempt the current task if a queued one has higher priority."""
     rb = SI[O_RI] + cpu * R_COLS
     curr = SI[rb + R_CURR]
     if curr < 0:
@@ -57,7 +57,8 @@ def resched(cpu, now, SI, SF, F, I):
 
 
 def stop_current(cpu, now, SI, SF):
-    """``NumaSystem.stop_current``."""
+    """Stop the current task and queue it (no dispatch here): at the head of its active list, or at
+    the tail of the expired array with a new slice if its slice is used up."""
     rb = SI[O_RI] + cpu * R_COLS
     t = SI[rb + R_CURR]
     fb = SI[OF_TF] + t * F_COLS
@@ -77,7 +78,7 @@ def stop_current(cpu, now, SI, SF):
 
 
 def activate(t, cpu, now, SI, SF, F, I):
-    """``NumaSystem.activate``."""
+    """Queue task ``t`` on ``cpu`` (in the active array) and let it preempt or start there."""
     if SI[SI[O_RI] + cpu * R_COLS + R_PEND]:
         RK.catch_up(cpu, now, SI, SF)
     RQ.settle_load(cpu, now, SI, SF, F, I)
@@ -88,14 +89,17 @@ def activate(t, cpu, now, SI, SF, F, I):
 
 
 def wake(t, now, SI, SF, F, I):
-    """``NumaSystem.wake``: the I/O wait of ``t`` is over; it is queued on the CPU it last ran on."""
+    """I/O completion: the task is woken on the CPU it last ran on (no waker task to pull it). The
+    I/O wait of ``t`` is over; it is queued on the CPU it last ran on."""
     if SI[Y_LOGCAP]:
         L.log(LOG_IO, t, -1, -1, now - SF[SI[OF_TF] + t * F_COLS + F_SEG], SI, SF)
     activate(t, SI[SI[O_TI] + t * T_COLS + T_CPU], now, SI, SF, F, I)
 
 
 def run_end(cpu, now, SI, SF, F, I):
-    """``NumaSystem.run_end`` (the CPU's run timer fired)."""
+    """``cpu``'s run timer fired: its task's burst or timeslice is over (after the pending ends
+    before it): it finishes, blocks for I/O, goes on with its next burst, or goes to the expired
+    array."""
     rb = SI[O_RI] + cpu * R_COLS
     t = SI[rb + R_CURR]
     tb, fb = SI[O_TI] + t * T_COLS, SI[OF_TF] + t * F_COLS
@@ -127,8 +131,8 @@ def run_end(cpu, now, SI, SF, F, I):
 
 
 def finish(cpu, t, now, SI, SF, F, I):
-    """``NumaSystem._finish``: the run stops once the workload's last task is done (``Engine.stop``:
-    a stop event at this instant, keyed as SimPy would key it)."""
+    """Task ``t`` on ``cpu`` has served its whole demand. The run stops once the workload's last
+    task is done (``Engine.stop``: a stop event at this instant, keyed as SimPy would key it)."""
     SF[SI[OF_TF] + t * F_COLS + F_FIN] = now
     SI[Y_UNFIN] -= 1
     SI[Y_TOFIN] -= 1
@@ -141,7 +145,7 @@ def finish(cpu, t, now, SI, SF, F, I):
 
 
 def block(cpu, t, now, SI, SF, F, I):
-    """``NumaSystem._block``."""
+    """The current task starts an I/O wait; it wakes on this CPU when the wait is over."""
     fb = SI[OF_TF] + t * F_COLS
     TK.next_burst(t, SI, SF)
     delay = TK.draw_io(t, SI, SF)
@@ -152,7 +156,7 @@ def block(cpu, t, now, SI, SF, F, I):
 
 
 def vacate(cpu, t, now, state, SI, SF, F, I):
-    """``NumaSystem._vacate``."""
+    """The current task leaves the CPU and its run queue (``state``: done or blocked); run the next."""
     seg = SI[OF_TF] + t * F_COLS + F_SEG
     if SI[Y_LOGCAP]:
         L.log(LOG_RUN, t, cpu, -1, now - SF[seg], SI, SF)
@@ -165,7 +169,8 @@ def vacate(cpu, t, now, state, SI, SF, F, I):
 
 
 def exec_balance(parent, now, SI, SF, F, I):
-    """``NumaSystem.exec_balance``."""
+    """2.6.11 ``sched_balance_exec``: from a CPU with other work, go to the idlest CPU of the
+    highest exec-balancing domain if it is enough less loaded."""
     if RQ.nr_running(parent, SI) == 0:
         return parent
     n, L = I[K.H_N], I[K.H_L]
@@ -193,9 +198,10 @@ def exec_balance(parent, now, SI, SF, F, I):
 
 
 def create(t, parent, now, SI, SF, F, I):
-    """``NumaSystem.create`` for a task of the compiled system (the policy's placement, then
-    ``activate``)."""
+    """A new task ``t`` created on CPU ``parent``: its first burst, its placement (its parent's CPU,
+    or 2.6.11 exec balancing) and home node, then ``activate``. Returns its CPU."""
     SI[Y_UNFIN] += 1
+    TK.next_burst(t, SI, SF)                    # its first burst, drawn at home speed
     cpu = parent if SI[Y_PARENT] else exec_balance(parent, now, SI, SF, F, I)
     SI[SI[O_TI] + t * T_COLS + T_HOME] = SI[SI[O_RI] + cpu * R_COLS + R_NODE]
     if SI[Y_LOGCAP] and cpu != parent:          # created on its parent's CPU, placed at once elsewhere

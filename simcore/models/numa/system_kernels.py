@@ -1,11 +1,7 @@
-"""The whole NUMA scheduler compiled with numba, split by concern into the ``*_kernels`` modules of this
-folder (``layout``, ``task``, ``runqueue``, ``hook``, ``run``, ``migrate``, ``scheduler``, ``balance``);
-here, ``drain``, which fires the calendar's timers up to a key (SimPy's next event): how
-:class:`simcore.models.numa.compiled_system.CompiledSystem` runs.
-
-Every function transcribes a method of the Python model (named in its docstring) with the same
-arithmetic in the same order on the same float64 values, and sets every timer at the key SimPy would
-give the Python model's. tests/test_numa_system.py holds every run to the Python model's, bit for bit.
+"""The NUMA scheduler and balancer, compiled with numba and split by concern into the ``*_kernels``
+modules of this folder (``layout``, ``task``, ``runqueue``, ``run``, ``hook``, ``migrate``,
+``scheduler``, ``balance``, ``timing``, ``search``); here, ``drain``, which fires the calendar's
+timers up to a key (SimPy's next event): how :class:`simcore.models.numa.system.NumaSystem` runs.
 
 The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
 file: with NUMBA_DISABLE_JIT=1 they run as Python.

@@ -1,4 +1,4 @@
-"""Tasks: their fixed description (drawn once per replication) and their run-time state.
+"""Tasks: their fixed description (drawn once per replication), their draws and their results.
 
 A task's CPU bursts and I/O waits come from its own generator, seeded from the workload
 stream, and are drawn in the task's own order: its first burst at creation, and when a burst
@@ -45,7 +45,7 @@ class Draws:
 
     def __init__(self, seed: int):
         self.seed = seed
-        self.flat = None       # (key, array): the draws a run takes, kept by compiled_system
+        self.flat = None       # (key, array): the draws a run takes, kept by system._task_draws
         self.rng: np.random.Generator | None = None
         self.batches: list[list[float]] = []
 
@@ -60,12 +60,11 @@ class Draws:
 
 
 class Task:
-    """Run-time state of one task under one policy."""
+    """One task of a run: what it is (its spec, priority, timeslice, mean burst, draws) and, once
+    the run is over, what became of it (``system.NumaSystem.close``); its trace as the run goes."""
 
-    __slots__ = ("spec", "tid", "prio", "slice", "slice_left", "demand_left", "burst_left", "burst_io",
-                 "state", "cpu", "home", "expired", "last_ran", "migrations", "finished", "mean_burst",
-                 "mean_io", "io_rest", "_draws", "_i", "_b", "_src", "cpu_time", "level_time", "trace", "seg_start",
-                 "moved_unrun")
+    __slots__ = ("spec", "tid", "prio", "slice", "mean_burst", "_src", "state", "cpu", "home", "migrations",
+                 "finished", "cpu_time", "level_time", "trace")
 
     def __init__(self, spec: TaskSpec, params: dict, trace: bool = False, draws: dict | None = None):
         """``draws``: a dict shared by the runs on one workload, seed -> :class:`Draws` (optional)."""
@@ -73,90 +72,18 @@ class Task:
         self.tid = spec.tid
         self.prio = 120 + spec.nice  # static priority; no sleep-average bonus (see model docs)
         self.slice = timeslice(spec.nice, params["def_timeslice"], params["min_timeslice"])
-        self.slice_left = self.slice
-        self.demand_left = spec.demand
         self.mean_burst = self.slice + spec.nice * params["burst_nice_ms"]
-        self.mean_io = params["mean_io"]
-        self.io_rest = params["io_wait"] == "rest-of-slice"
         self.state = NEW
         self.cpu = -1
         self.home = -1
-        self.expired = False
-        self.last_ran = -1e18
         self.migrations = 0
-        self.moved_unrun = False     # migrated and not yet run on the destination
         self.finished = float("nan")
         self.cpu_time = 0.0          # wall CPU time received (ms)
         self.level_time: dict[int, float] = {}
         self.trace: list | None = [] if trace else None
-        self.seg_start = spec.created
         src = None if draws is None else draws.get(spec.seed)
         if src is None:
             src = Draws(spec.seed)
             if draws is not None:
                 draws[spec.seed] = src
         self._src = src
-        self._draws: list[float] = []
-        self._i = 0
-        self._b = -1                 # index of the current batch in ``_src``
-        self.burst_left = 0.0
-        self.burst_io = False
-        self.next_burst()
-
-    def _exp(self) -> float:
-        if self._i >= len(self._draws):
-            self._b += 1
-            self._draws = self._src.batch(self._b)
-            self._i = 0
-        self._i += 1
-        return self._draws[self._i - 1]
-
-    def next_burst(self) -> None:
-        """Draw the next CPU burst (work, ms); it ends in I/O iff it is shorter than the timeslice."""
-        if self.spec.io_bound:
-            i = self._i                  # self._exp(), inlined
-            if i >= len(self._draws):
-                self._b += 1
-                self._draws = self._src.batch(self._b)
-                i = 0
-            self._i = i + 1
-            b, io = self._shape(self._draws[i])
-        else:
-            b, io = self.demand_left, False
-        if b >= self.demand_left:
-            b, io = self.demand_left, False
-        self.burst_left, self.burst_io = b, io
-        self.demand_left -= b  # demand beyond the current burst (exactly 0.0 after the last one)
-
-    def _shape(self, x: float) -> tuple[float, bool]:
-        """The burst of a standard exponential draw ``x``: min(mean_burst x, slice), and whether it
-        ends in I/O (shorter than the slice)."""
-        b = self.mean_burst * x
-        return (b, True) if b < self.slice else (self.slice, False)
-
-    def upcoming(self):
-        """The bursts that ``next_burst`` will draw from here on, as (burst, ends in I/O, demand
-        left after it), computed from the same draws without taking them. Only for I/O-bound tasks
-        (a CPU-bound task's one burst is its whole demand); the I/O waits that would come between
-        are not skipped over, so a caller stops at the first burst that ends in I/O, or at the
-        last one (cut to the demand left, after which nothing follows)."""
-        demand, i, j, draws = self.demand_left, self._i, self._b, self._draws
-        while True:
-            if i >= len(draws):
-                j += 1
-                draws = self._src.batch(j)
-                i = 0
-            b, io = self._shape(draws[i])
-            i += 1
-            b = min(b, demand)
-            demand -= b
-            yield b, io, demand
-
-    def draw_io(self) -> float:
-        """Length of the I/O wait that follows the burst just ended, ms: an exponential draw, or
-        (io_wait 'rest-of-slice') the rest of the timeslice, which is then refilled."""
-        if self.io_rest:
-            wait, self.slice_left = max(self.slice_left, 0.0), self.slice
-            return wait
-        return self.mean_io * self._exp()
-

@@ -1,4 +1,5 @@
-"""A task's bursts and I/O waits, from its share of the replication's draws (``task.Task``).
+"""A task's bursts and I/O waits, from its share of the replication's draws (``task``: what a
+task draws does not depend on the policy or on other tasks).
 
 The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
 file: with NUMBA_DISABLE_JIT=1 they run as Python.
@@ -15,6 +16,8 @@ from simcore.models.numa.layout_kernels import (
 
 
 def _draw(t, SI, SF):
+    """Task ``t``'s next draw of its share of the replication's draws (an error past the ones
+    counted for it)."""
     tb = SI[O_TI] + t * T_COLS
     i = SI[tb + T_DI]
     if i >= SI[tb + T_DEND]:
@@ -24,7 +27,7 @@ def _draw(t, SI, SF):
 
 
 def next_burst(t, SI, SF):
-    """``Task.next_burst``."""
+    """Draw the next CPU burst (work, ms); it ends in I/O iff it is shorter than the timeslice."""
     tb, fb = SI[O_TI] + t * T_COLS, SI[OF_TF] + t * F_COLS
     demand = SF[fb + F_DEMAND]
     if SI[tb + T_IOBOUND]:
@@ -32,7 +35,7 @@ def next_burst(t, SI, SF):
         io = b < SF[fb + F_SLICE]
         if not io:
             b = SF[fb + F_SLICE]
-        b = b / SF[fb + F_SCALE]           # bursts.WallBurstTask (1.0 under locality_scope 'cpu': exact)
+        b = b / SF[fb + F_SCALE]           # bursts.py (1.0 under locality_scope 'cpu': exact)
     else:
         b, io = demand, False
     if b >= demand:
@@ -43,7 +46,8 @@ def next_burst(t, SI, SF):
 
 
 def draw_io(t, SI, SF):
-    """``Task.draw_io``."""
+    """Length of the I/O wait that follows the burst just ended, ms: an exponential draw, or
+    (io_wait 'rest-of-slice') the rest of the timeslice, which is then refilled."""
     fb = SI[OF_TF] + t * F_COLS
     if SI[Y_IOREST]:
         left = SF[fb + F_SLEFT]

@@ -1,12 +1,9 @@
-"""The NUMA balancer's timing compiled with numba: a periodic attempt's loop over a CPU's domains,
-the timers' due times, the sleeping domains' wake-ups and counted attempts, and the newly-idle
-attempts.
-
-Every function is a transcription of a method of ``simcore.models.numa.balancer.Balancer`` (named
-in its docstring), with the same arithmetic in the same order on the same float64 values; the
-Python class :class:`simcore.models.numa.compiled.CompiledBalancer` keeps what it does not cover (the
-moves, active balancing, the SimPy timers). State lives in two flat buffers so that a call
-passes two arrays (numba unboxes each array argument on every call):
+"""The balancer's timing: a periodic attempt's loop over a CPU's domains up to the busiest queue,
+the timers' due times, the sleeping domains (when a domain is quiet, its wake-ups and the attempts
+counted while it slept), and the newly-idle attempts up to the busiest queue. The moves are in
+``migrate_kernels`` and ``balance_kernels``; :class:`simcore.models.numa.balancer.Balancer` builds
+the buffers. State lives in two flat buffers so that a call passes two arrays (numba unboxes each
+array argument on every call):
 
 - ``I`` (int64): a header of sizes, flags, counters, results and the offsets of the blocks below
   (``H_*`` and ``O_*`` are header slots);
@@ -16,53 +13,62 @@ passes two arrays (numba unboxes each array argument on every call):
 
 A domain of CPU ``c`` at level ``k`` is number ``c * L + k``; ``PD`` lists per CPU the levels of
 its periodic domains in order (``Balancer.pdoms``).
+
+The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
+file: with NUMBA_DISABLE_JIT=1 they run as Python.
 """
 
 from __future__ import annotations
 
 import math
 
-from simcore.core.jit import njit
-from simcore.models.numa.kernels import busiest_group
+from numba import jit_module
+
+from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.models.numa.search_kernels import busiest_group
 
 SLS = 128.0
 NOT_IDLE, IDLE, NEWLY_IDLE = 0, 1, 2
 
 # header slots of I
 H_N, H_L, H_G, H_P, H_INSTANT, H_SLEEPS, H_WIDE_SLEEPERS = 0, 1, 2, 3, 4, 5, 6
-H_ATTEMPTS, H_FAILED, H_DEAD = 7, 8, 9          # counters the Python side moves to the system
+H_ATTEMPTS, H_FAILED, H_DEAD = 7, 8, 9          # attempts, failed ones, certain failures
 H_GROUP, H_IMB, H_QUIET, H_BUSIEST, H_NOUT = 10, 11, 12, 13, 14   # an attempt that found a group; CPUs armed
 # offsets of the int blocks (per CPU, per domain, per domain x CPU, per domain x group)
 O_BUSY, O_FAILED, O_DORMANT, O_BUSYOK, O_LOCAL, O_TOTALN, O_IMB, O_HASWIDE = 15, 16, 17, 18, 19, 20, 21, 22
 O_PD, O_NPD, O_GOF, O_SIZES, O_NGROUPS, O_SPAN, O_WIDE, O_OUTCPU, O_NEWIDLE = 23, 24, 25, 26, 27, 28, 29, 30, 31
 # offsets of the float blocks
 OF_CUR, OF_AVG, OF_TCK, OF_TAT, OF_LAST, OF_IVL, OF_BF, OF_MAXI, OF_OUTAT = 32, 33, 34, 35, 36, 37, 38, 39, 40
-# the calendar of the CPUs' timers: per CPU its time (OF_CALT, infinity: none) and SimPy insertion
-# number (O_CALEID); the next number to give, the attempts a drain made, the CPU and periodic
-# domain of an attempt that found a group (its time in F[F_FOUND]), and the calendar's first CPU
-O_CALEID, OF_CALT, H_EID, H_FIRED, H_FCPU, H_FJ, H_HEAD = 41, 42, 43, 44, 45, 46, 47
-HEADER = 48
-F_TICK, F_FOUND, F_HEADER = 0, 1, 2     # slots of F before its blocks
-NORMAL = 1                              # SimPy's priority of the timers (simpy.events.NORMAL)
+HEADER = 41
+F_TICK, F_HEADER = 0, 1                 # slots of F before its blocks
 
 
-@njit(cache=True)
 def due(last, interval, busy_factor, idle, tick):
-    """``balancer.due``: the tick of the attempt after one at ``last``."""
+    """The tick of a domain's attempt after one at ``last``: rebalance_tick's interval later, i.e.
+    ``balance_interval``, times ``busy_factor`` unless the CPU is idle, at least one tick;
+    rounded up to a tick boundary as ``on_tick`` does. ``due(0.0, ...)``: the interval in whole
+    ticks. The one place of this arithmetic: the timers, the due test and the counting of a
+    sleeping domain's attempts must agree, or a CPU re-arms at the instant it fired."""
     ivl = interval if idle else interval * busy_factor
     return math.ceil((last + (ivl if ivl > tick else tick)) / tick - 1e-9) * tick
 
 
-@njit(cache=True)
 def on_tick(t, tick):
-    """``balancer.on_tick``."""
+    """The first tick boundary at or after ``t`` (1e-9 ms absorbs rounding)."""
     return math.ceil(t / tick - 1e-9) * tick
 
 
-@njit(cache=True)
 def quiet(cpu, d, F, I):
-    """``Balancer.quiet``: no other CPU of the span has two runnable tasks, and no CPU of
-    another group of several CPUs has one (from the load mirror: nr_running x 128)."""
+    """Whether every periodic attempt of ``cpu`` on domain ``d`` finds it balanced while this holds
+    (so it fails, doubles the interval and leaves the failure count alone, as ``settle`` counts):
+    no other CPU of the span has two runnable tasks, and no CPU of another group of several CPUs
+    has any (from the load mirror: nr_running x 128). Then the busiest group, if any, is one CPU
+    with source load m <= 128, and whatever the local group's load t < m over n CPUs and the
+    average a > 0: the imbalance min(m - a, (a - t) n) is at most m - a < 128, the gap m - t
+    below 2 x 128, the power test finds no gain (after the move n min(128, t + m/n) <= n t + m,
+    the power now), and m > 128 fails for the idle rule. Anything else is left to a real attempt:
+    a group of several CPUs running one task each may be the busiest with a real imbalance, and
+    nothing but active balancing can then move a task."""
     n = I[H_N]
     cur, span, wide = I[OF_CUR], I[O_SPAN] + d * n, I[O_WIDE] + d * n
     for c in range(n):
@@ -75,9 +81,10 @@ def quiet(cpu, d, F, I):
     return True
 
 
-@njit(cache=True)
 def settle(d, until, idle, F, I):
-    """``Balancer._settle``: count the attempts a dormant domain would have made up to ``until``."""
+    """Count the attempts dormant domain ``d`` would have made up to ``until``: each finds the
+    domain balanced (it is quiet), counts as failed, and doubles the interval (capped). ``idle``:
+    the CPU's state meanwhile."""
     if not (idle or I[I[O_BUSYOK] + d]):
         return
     tick = F[0]
@@ -105,19 +112,20 @@ def settle(d, until, idle, F, I):
         I[H_DEAD] += k
 
 
-@njit(cache=True)
 def overdue(d, now, F, I):
-    """``Balancer._overdue``."""
+    """A sleeping domain of a CPU that just went idle: if its idle attempt is already overdue, the
+    kernel makes it at the next tick (as ``arm`` does for a domain awake); set ``last`` so that this
+    is when it falls due."""
     tick = F[0]
     last, ivl, bf = I[OF_LAST] + d, F[I[OF_IVL] + d], F[I[OF_BF] + d]
     if due(F[last], ivl, bf, True, tick) < now:
         F[last] = on_tick(now, tick) - due(0.0, ivl, bf, True, tick)
 
 
-@njit(cache=True)
 def arm(cpu, now, F, I):
-    """``Balancer.arm`` without the SimPy timer: the due time to set the CPU's timer at (its slot
-    in ``F`` updated), or infinity when the timer stays as it is."""
+    """(Re)set ``cpu``'s timer to its earliest due domain if that is earlier than the current one:
+    the due time to set it at (its slot in ``F`` updated), or infinity when the timer stays as it
+    is."""
     tick = F[0]
     idle = not I[I[O_BUSY] + cpu]
     L, P = I[H_L], I[H_P]
@@ -140,13 +148,12 @@ def arm(cpu, now, F, I):
     return math.inf
 
 
-@njit(cache=True)
 def busiest_queue(d, g, t_now, F, I):
-    """``Balancer.find_busiest_queue``: the CPU of group ``g`` of domain ``d`` with the highest source
-    load (the first in CPU order at a tie), from the load mirrors. The reference settles each run
-    queue's load average on the way; settling is exact in any number of steps (an integer distance
-    halved and floored k1 then k2 times is halved and floored k1 + k2 times), so skipping it
-    changes no later reading."""
+    """2.6.11 ``find_busiest_queue``: the CPU of group ``g`` of domain ``d`` with the highest source
+    load (the first in CPU order at a tie), from the load mirrors. The kernel settles each run
+    queue's load average on the way; settling is exact in any number of steps (an integer
+    distance halved and floored k1 then k2 times is halved and floored k1 + k2 times), so
+    skipping it changes no later reading."""
     n = I[H_N]
     gof, cur, avg, tck = I[O_GOF] + d * n, I[OF_CUR], I[OF_AVG], I[OF_TCK]
     instant = I[H_INSTANT] != 0
@@ -166,9 +173,8 @@ def busiest_queue(d, g, t_now, F, I):
     return best
 
 
-@njit(cache=True)
 def _search(cpu, d, t_now, kind, F, I):
-    """``find_busiest_group`` for domain ``d`` (the kernel of simcore/models/numa/kernels.py) and,
+    """``find_busiest_group`` for domain ``d`` (``search_kernels.busiest_group``) and,
     when it finds a group, ``find_busiest_queue``: the group, imbalance and busiest CPU are left in
     the header; returns whether a group was found."""
     n, G = I[H_N], I[H_G]
@@ -183,12 +189,12 @@ def _search(cpu, d, t_now, kind, F, I):
     return True
 
 
-@njit(cache=True)
 def newidle(cpu, k, now, F, I):
-    """``Balancer.newidle`` from the CPU's level ``k``: each newly-idle domain makes its attempt as
-    far as the search (an attempt with nothing movable in the span fails for certain). Returns
-    ``k`` + 1 of the first domain whose search found a group (group, imbalance and busiest CPU in
-    the header: the Python side tries the move, and calls again from ``k`` + 1 if nothing moved),
+    """``idle_balance`` from ``cpu``'s level ``k``: each newly-idle domain makes its attempt as far
+    as the search (an attempt with nothing movable in the span fails for certain; no domain state
+    changes: 2.6.11's load_balance_newidle keeps no books but the counters). Returns ``k`` + 1 of
+    the first domain whose search found a group (group, imbalance and busiest CPU in the header:
+    ``migrate_kernels.newidle`` tries the move, and calls again from ``k`` + 1 if nothing moved),
     or 0 when every attempt failed."""
     tick = F[0]
     L, n = I[H_L], I[H_N]
@@ -216,13 +222,12 @@ def newidle(cpu, k, now, F, I):
     return 0
 
 
-@njit(cache=True)
 def periodic(cpu, j, now, idle, moved_any, F, I):
-    """The loop of ``Balancer.fire`` from the CPU's ``j``-th periodic domain (``j`` = 0: the timer has
+    """``rebalance_tick``'s loop from ``cpu``'s ``j``-th periodic domain (``j`` = 0: the timer has
     just fired, and is marked unset): each due domain makes its attempt (``load_balance``) as far
-    as the search for the busiest group and queue. Returns ``-(j + 1)`` for the first domain ``j``
-    whose search found a group (its group, imbalance, busiest CPU and quiet test in the header;
-    the Python side carries that attempt on); else every due domain failed and,
+    as the search for the busiest group and queue. Returns ``-(j + 1)`` for the first domain
+    ``j`` whose search found a group (its group, imbalance, busiest CPU and quiet test in the
+    header; ``balance_kernels.fire`` carries that attempt on); else every due domain failed and,
     unless ``moved_any``, the CPU is armed: the due time to set its timer at, or infinity (leave
     it, or ``moved_any``). Times are never negative, so the sign tells the two apart."""
     tick = F[0]
@@ -256,8 +261,8 @@ def periodic(cpu, j, now, idle, moved_any, F, I):
     return math.inf if moved_any else arm(cpu, now, F, I)
 
 
-@njit(cache=True)
 def _any_dormant(cpu, I):
+    """Whether a periodic domain of ``cpu`` sleeps."""
     L, P, dormant = I[H_L], I[H_P], I[O_DORMANT]
     for j in range(I[I[O_NPD] + cpu]):
         if I[dormant + cpu * L + I[I[O_PD] + cpu * P + j]]:
@@ -265,11 +270,10 @@ def _any_dormant(cpu, I):
     return False
 
 
-@njit(cache=True)
 def wake(src, wide, now, F, I):
-    """``Balancer._wake``: settle and wake the dormant domains of other CPUs whose span (``wide``:
-    whose wide set) holds ``src``, in CPU order. Returns how many CPUs got a new due time; their
-    numbers and times are in the output blocks, in that order."""
+    """Settle and wake the dormant domains of other CPUs whose span (``wide``: whose wide set) holds
+    ``src``, in CPU order: they are no longer quiet. Returns how many CPUs got a new due time;
+    their numbers and times are in the output blocks, in that order."""
     tick = F[0]
     n, L, P = I[H_N], I[H_L], I[H_P]
     dormant, busy_ok, last, ivl, bf = I[O_DORMANT], I[O_BUSYOK], I[OF_LAST], I[OF_IVL], I[OF_BF]
@@ -300,11 +304,10 @@ def wake(src, wide, now, F, I):
     return out
 
 
-@njit(cache=True)
 def on_state(cpu, idle, now, F, I):
-    """``Balancer.on_state``: the CPU went idle or busy (its mirror is set here); settle its dormant
-    domains under the old state, and when it went idle, move their overdue attempts and arm it.
-    Returns the due time to set its timer at (infinity: leave it)."""
+    """``cpu`` went idle or busy (its mirror is set here): settle its dormant domains under the old
+    state, and when it went idle, move their overdue attempts and arm it. Returns the due time to
+    set its timer at (infinity: leave it)."""
     I[I[O_BUSY] + cpu] = 0 if idle else 1
     if _any_dormant(cpu, I):
         tick = F[0]
@@ -324,10 +327,11 @@ def on_state(cpu, idle, now, F, I):
     return math.inf
 
 
-@njit(cache=True)
 def close(until, F, I):
-    """``Balancer.close``: at the run's end, count every periodic domain's attempts due by
-    ``until`` (an awake domain of an idle CPU from its timer on, none if it has no timer)."""
+    """The run ends at ``until``: count every periodic domain's attempts due by then that were not
+    made, those of sleeping domains and of an idle CPU's awake domains from its timer on (none
+    without a timer), as ``settle`` does (nothing is left to move). Attempt counts then cover the
+    whole run, as a tick-driven kernel's would."""
     L, P = I[H_L], I[H_P]
     for cpu in range(I[H_N]):
         idle = not I[I[O_BUSY] + cpu]
@@ -341,49 +345,4 @@ def close(until, F, I):
             settle(d, until, idle, F, I)
 
 
-@njit(cache=True)
-def head(F, I):
-    """The calendar's first CPU (earliest time, then lowest insertion number), also left in
-    ``I[H_HEAD]``; -1 when no timer is set."""
-    calt, cale = I[OF_CALT], I[O_CALEID]
-    best, best_t, best_e = -1, math.inf, 0
-    for c in range(I[H_N]):
-        t = F[calt + c]
-        if t < best_t or (t == best_t and t != math.inf and I[cale + c] < best_e):
-            best, best_t, best_e = c, t, I[cale + c]
-    I[H_HEAD] = best
-    return best
-
-
-@njit(cache=True)
-def drain(stop_t, stop_p, stop_e, limit, F, I):
-    """``Balancer.fire`` for every CPU timer of the calendar that SimPy would fire before the event
-    keyed (``stop_t``, ``stop_p``, ``stop_e``) (its time, priority and insertion number: the
-    timers are keyed (time, NORMAL, number)), in that order, at most ``limit`` of them. A timer
-    whose attempt finds a busiest group stops the drain: returns 1 with the CPU, the domain and
-    the time in ``H_FCPU``, ``H_FJ`` and ``F[F_FOUND]`` (the Python side carries it on), else 0.
-    A timer re-armed here gets the next insertion number from ``I[H_EID]``, at
-    ``now + max(at - now, 0)`` as ``Engine.call`` would put it. ``I[H_FIRED]``: the timers fired."""
-    calt, cale = I[OF_CALT], I[O_CALEID]
-    fired = 0
-    I[H_FIRED] = 0
-    while True:
-        c = head(F, I)
-        if c < 0 or fired >= limit:
-            return 0
-        t = F[calt + c]
-        if t > stop_t or (t == stop_t and (NORMAL > stop_p or (NORMAL == stop_p and I[cale + c] > stop_e))):
-            return 0
-        F[calt + c] = math.inf
-        fired += 1
-        I[H_FIRED] = fired
-        r = periodic(c, 0, t, not I[I[O_BUSY] + c], False, F, I)
-        if r < 0:
-            I[H_FCPU], I[H_FJ] = c, int(-r) - 1
-            F[F_FOUND] = t
-            return 1
-        if r != math.inf:
-            delay = r - t
-            F[calt + c] = t + (delay if delay > 0.0 else 0.0)
-            I[cale + c] = I[H_EID]
-            I[H_EID] += 1
+jit_module(nopython=True, cache=True)

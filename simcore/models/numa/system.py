@@ -1,20 +1,36 @@
-"""The system the model runs: :class:`CompiledSystem` makes every decision of
-:class:`simcore.models.numa.scheduler.NumaSystem` (the Python model, the reference) with the
-scheduler, the balancer and their timers in compiled code (the ``*_kernels`` modules of this folder, numba).
+"""The machine under one policy: per-CPU run queues, dispatch, timeslices, I/O, placement and
+balancing, run by the kernels (the ``*_kernels`` modules of this folder, numba).
+
+Everything is an event: a running task's end of burst or of timeslice is one timer per CPU
+(cancelled on preemption), an I/O completion is one timer per blocked task, and each CPU has one
+balancing timer (``balancer``). No scheduler tick is simulated; the tick-driven load average is
+computed lazily (``runqueue_kernels.settle_load``).
+
+A task alone on its CPU crosses ends of bursts that do not block and ends of slices that give
+the CPU straight back to it: nothing anyone can see changes there. Its timer is set at the
+first end that decides something (a block, the task's end; at most ``LOOKAHEAD`` ends ahead),
+and the ends before it are *pending*: they are replayed in order, with the arithmetic they
+would have had as events, when the timer fires or when anything touches the CPU first (a task
+queued on it, a preemption by active balancing); see ``run_kernels.look_ahead`` and
+``catch_up``. The results are those of an event at every end (``NumaSystem.look_ahead =
+False``, which the scenario tests run too). This holds because events of the same instant fire
+in a fixed order: the ends of bursts and slices first, by CPU number (their timers' SimPy
+priority is below NORMAL), then the others in the order they were scheduled; so an end due at
+the instant of another event always comes before it, whether it is pending or not, and no end of
+one CPU touches another CPU whose task is alone. (2.6.11's ``scheduler_tick`` likewise charges
+the running task's slice, and requeues it when the slice is over, before ``rebalance_tick``.)
 
 SimPy stays the calendar that orders the run: the workload's arrivals are SimPy events (Python
 creates each task and the kernels place and queue it), and so is a *proxy* event at the key of
-the compiled calendar's first timer. Each timer of the model (a CPU's run timer, its balancing
-timer, a task's I/O wait) is keyed as SimPy would key the Python model's: its time, its SimPy
-priority, and an insertion number from SimPy's own counter, taken when the Python model would
-have scheduled it. When a proxy fires, the kernels fire every timer keyed before SimPy's next
-event, in key order; so every event happens in the Python model's order, ties included, and the
-events counted are the same.
+the kernels' calendar's first timer. Each timer is keyed as SimPy would key it as an event: its
+time, its SimPy priority, and an insertion number from SimPy's own counter. When a proxy fires,
+the kernels fire every timer keyed before SimPy's next event, in key order (``system_kernels.
+drain``); so every event happens in SimPy's order, ties included, and a monitor's samples fall
+between them.
 
-The compiled system runs a policy whose rules it knows (``compiled_rules`` of the policies of
-:mod:`policies`), without traces, invariant checks or monitors; anything else runs on the
-Python model (``simulate`` chooses). tests/test_numa_system.py holds every run to the Python
-model's, bit for bit.
+With tasks that keep a trace, the kernels log their segments and moves (read into the tasks'
+traces and ``moves``); with ``check`` set (``check_invariants``) they return after every event
+and ``check`` runs.
 """
 
 from __future__ import annotations
@@ -25,14 +41,11 @@ from heapq import heappop
 import numpy as np
 from simpy.events import NORMAL
 
-from simcore.core.engine import END, ProxyCalendar
-from simcore.models.numa import hook_kernels as HK
+from simcore.core.engine import END, Engine, ProxyCalendar
 from simcore.models.numa import layout_kernels as LK
 from simcore.models.numa import scheduler_kernels as SC
 from simcore.models.numa import system_kernels as SK
-from simcore.models.numa import timing_kernels as K
-from simcore.models.numa.compiled import CompiledBalancer
-from simcore.models.numa.scheduler import NumaSystem
+from simcore.models.numa.balancer import Balancer
 from simcore.models.numa.task import _BATCH, BLOCKED, DONE, NEW, QUEUED, RUNNING
 
 _STATES = (NEW, QUEUED, RUNNING, BLOCKED, DONE)
@@ -40,61 +53,64 @@ _SEGMENTS = ("wait", "run", "io")       # the log's kinds LOG_WAIT, LOG_RUN, LOG
 _COLUMNS = {"O_TI": LK.T_COLS, "OF_TF": LK.F_COLS, "O_RI": LK.R_COLS, "OF_RF": LK.RF_COLS, "O_Q": LK.Q_COLS}
 
 
-class SystemBalancer(CompiledBalancer):
-    """The compiled balancer of a compiled system: its timers go to the system's calendar (those
-    set while the system is built are kept until the calendar exists)."""
-
-    def _setup(self, n: int) -> None:
-        super()._setup(n)
-        self.early: dict[int, tuple[float, int]] = {}
-
-    def _set_timer(self, cpu: int, at: float, now: float) -> None:
-        system = self.sys
-        if getattr(system, "SI", None) is None:
-            self.early[cpu] = (now + max(at - now, 0.0), self.engine.next_number())
-            return
-        system.handing(system.SI, LK.Y_EID, HK.set_timer, cpu, at, now, system.SI, system.SF)
-        system._push_head()
-
-
-class CompiledSystem(ProxyCalendar, NumaSystem):
-    """``NumaSystem`` run by the kernels (``system_kernels.drain``); every decision the same."""
+class NumaSystem(ProxyCalendar):
+    """The machine, its tasks, the balancer and the counters of one run."""
 
     MODEL = "numa"
+    look_ahead = True   # timers skip the ends that decide nothing (module docstring); False: an event at each
 
-    def _run_queues(self, instant: bool) -> list:
-        """None as Python objects: the kernels keep the run queues in their buffers."""
-        return []
+    def __init__(self, engine: Engine, machine, domains, policy, params: dict):
+        self.engine = engine
+        self.machine = machine
+        self.params = params
+        self.policy = policy
+        self.ncpus = int(machine.cpus)
+        self.cpu_node = [int(n) for n in machine.cpu_node]
+        self.tick = float(params["tick"])
+        dist = [[float(x) for x in row] for row in machine.distances]
+        levels = sorted({d for row in dist for d in row})
+        self.levels = levels
+        self.dist = dist
+        self.level_of = [[levels.index(d) for d in row] for row in dist]
+        m = float(params["memory_stall_fraction"])
+        self.factor = [[1.0 + m * (d / 10.0 - 1.0) for d in row] for row in dist]
+        self.lifetime = params["locality_scope"] == "lifetime"   # bursts drawn as wall time (bursts.py)
+        self.migration_cost = float(params["migration_cost"])   # work redone after a migration
+        self.attempt_cost = float(params["lb_attempt_cost"])    # CPU time of a balancing attempt
+        self.tasks: list = []                 # the tasks created so far
+        self.unfinished = 0
+        self.check = None                     # invariant checker, set by the model when asked
+        self.balancer = Balancer(self, domains, policy, params)
+        self._first_timers = [(cpu, at, engine.next_number()) for cpu, at in enumerate(self.balancer.first)
+                              if at != math.inf]
 
-    def balancer_class(self):
-        return SystemBalancer
+    @property
+    def now(self) -> float:
+        return self.engine.now
 
-    @staticmethod
-    def runs(policy) -> bool:
-        """Whether the compiled system can run ``policy`` (its rules are known to the kernels)."""
-        return policy.compiled_rules() is not None
+    def lb_counts(self) -> tuple[int, int, int]:
+        """Balancing attempts, failed attempts and certain failures so far."""
+        return self.balancer.unflushed()
 
     # -- building the arrays ---------------------------------------------------------------------
     def expect(self, tasks: list) -> None:
         """The workload's tasks (not yet created): the arrays of the run, then the calendar with
-        the balancing timers set so far. With tasks that keep a trace, the kernels log their
-        segments and the moves (``moves``: (time, task, from CPU, to CPU)); with ``check`` set,
-        it runs after every event."""
-        super().expect(tasks)
+        each CPU's first balancing timer."""
+        self.to_finish = len(tasks)
         self._tasks = self.expected = tasks
         self.moves: list[tuple[float, int, int, int]] = []
         self._index = {id(task): i for i, task in enumerate(tasks)}
         bal = self.balancer
         self.F, self.I = bal.F, bal.I
         self.SI, self.SF = self._arrays(tasks)
-        for cpu, (t, eid) in sorted(bal.early.items()):
+        for cpu, t, eid in self._first_timers:
             LK.schedule_with(self.ncpus + cpu, t, NORMAL, eid, self.SI, self.SF)
         self._start_proxies()
         self._push_head()
 
     def _arrays(self, tasks: list) -> tuple[np.ndarray, np.ndarray]:
         """The buffers ``SI`` and ``SF`` (``layout_kernels``) for this run."""
-        n, T, L = self.ncpus, len(tasks), int(self.I[K.H_L])
+        n, T, L = self.ncpus, len(tasks), self.balancer.L
         bal, params, nodes, levels = self.balancer, self.params, len(self.dist), len(self.levels)
         draws, starts = _draws(tasks, params["io_wait"] == "rest-of-slice", self._slowest())
         head = np.zeros(LK.Y_SIZE, dtype=np.int64)
@@ -125,7 +141,7 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
         slots = 2 * n + T
         _view(SI, SI[LK.O_CI], slots, LK.C_COLS)[:, LK.C_POS] = -1
         SF[SI[LK.OF_CT]:SI[LK.OF_CT] + slots] = math.inf
-        rules = self.policy.compiled_rules()
+        rules = self.policy.rules()
         if rules["conservative"]:
             _view(SF, SI[LK.OF_ND], nodes, nodes)[:] = rules["dist"]
             _view(SI, SI[LK.O_ZN], n, nodes)[:] = rules["in_zone"]
@@ -143,7 +159,7 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
         SI[LK.Y_LOOK], SI[LK.Y_INSTANT] = int(self.look_ahead), int(params["load_average"] == "instant")
         SI[LK.Y_IOREST], SI[LK.Y_ACTIVE] = int(params["io_wait"] == "rest-of-slice"), int(bal.active)
         SI[LK.Y_IGNHOT], SI[LK.Y_LIFE] = int(bal.idle_ignores_hot), int(self.lifetime)
-        rules = self.policy.compiled_rules()
+        rules = self.policy.rules()
         SI[LK.Y_PARENT] = int(rules["parent"])
         if rules["conservative"]:
             SI[LK.Y_RULES], SI[LK.Y_MAXMIG] = 1, rules["max_migrations"]
@@ -153,20 +169,18 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
 
     @staticmethod
     def _tasks_into(tasks: list, starts: np.ndarray, TI: np.ndarray, TF: np.ndarray) -> None:
-        """Each task's state as ``Task`` holds it before its creation."""
-        used = [task._b * _BATCH + task._i if task._b >= 0 else 0 for task in tasks]
-        for col, values in ((LK.T_PRIO, [t.prio for t in tasks]), (LK.T_CPU, [t.cpu for t in tasks]),
-                            (LK.T_HOME, [t.home for t in tasks]), (LK.T_IO, [t.burst_io for t in tasks]),
-                            (LK.T_IOBOUND, [t.spec.io_bound for t in tasks])):
+        """Each task's state before its creation (its first burst is drawn when it is created)."""
+        for col, values in ((LK.T_PRIO, [t.prio for t in tasks]), (LK.T_IOBOUND, [t.spec.io_bound for t in tasks])):
             TI[:, col] = values
-        TI[:, LK.T_DI] = starts[:-1] + np.array(used, dtype=np.int64)
+        TI[:, LK.T_CPU] = TI[:, LK.T_HOME] = -1
+        TI[:, LK.T_DI] = starts[:-1]
         TI[:, LK.T_DEND] = starts[1:]
-        for col, values in ((LK.F_SLICE, [t.slice for t in tasks]), (LK.F_SLEFT, [t.slice_left for t in tasks]),
-                            (LK.F_DEMAND, [t.demand_left for t in tasks]), (LK.F_BURST, [t.burst_left for t in tasks]),
-                            (LK.F_LAST, [t.last_ran for t in tasks]), (LK.F_SEG, [t.seg_start for t in tasks]),
+        for col, values in ((LK.F_SLICE, [t.slice for t in tasks]), (LK.F_SLEFT, [t.slice for t in tasks]),
+                            (LK.F_DEMAND, [t.spec.demand for t in tasks]), (LK.F_SEG, [t.spec.created for t in tasks]),
                             (LK.F_MEANB, [t.mean_burst for t in tasks])):
             TF[:, col] = values
-        TF[:, LK.F_SCALE] = 1.0          # a task's first burst is drawn at home (bursts.WallBurstTask)
+        TF[:, LK.F_LAST] = -1e18
+        TF[:, LK.F_SCALE] = 1.0          # a task's first burst is drawn at home (bursts.py)
         TI[:, LK.T_STATE] = LK.NEW
         TI[:, LK.T_NEXT] = TI[:, LK.T_PREV] = -1
         TF[:, LK.F_FIN] = math.nan
@@ -250,8 +264,9 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
         self._proxy_at((float(self.SF[SI[LK.OF_CT] + s]), int(SI[c + LK.C_PRIO]), int(SI[c + LK.C_EID])))
 
     def close(self) -> None:
-        """At the end of the run: the tasks' and the system's results back into the Python
-        objects, then the balancer's end-of-run count (``Balancer.close``)."""
+        """At the end of the run: the attempts owed by sleeping domains counted, then the tasks'
+        and the system's results read into Python objects."""
+        self.lb_attempts, self.lb_failed, self.lb_dead = self.balancer.close(self.engine.now)
         SI, SF, T, levels = self.SI, self.SF, len(self._tasks), int(self.SI[LK.Y_LEVELS])
         TI, TF = self.block("O_TI", T), self.block("OF_TF", T)
         LT, LORD = _view(SF, SI[LK.OF_LT], T, levels), _view(SI, SI[LK.O_LORD], T, levels)
@@ -267,9 +282,6 @@ class CompiledSystem(ProxyCalendar, NumaSystem):
         self.migration_levels, self.away_moves, self.home_moves = (int(SI[k]) for k in (LK.Y_MLEVEL, LK.Y_AWAY, LK.Y_HOMEM))
         self.unfinished, self.to_finish = int(SI[LK.Y_UNFIN]), int(SI[LK.Y_TOFIN])
         self.delivered, self.work, self.overhead = float(SF[LK.Z_DELIV]), float(SF[LK.Z_WORK]), float(SF[LK.Z_OVER])
-        busy = self.I[int(self.I[K.O_BUSY]):int(self.I[K.O_BUSY]) + self.ncpus]
-        self.busy = [bool(b) for b in busy]
-        super().close()
 
 
 def _view(buf: np.ndarray, at, rows: int, cols: int) -> np.ndarray:
@@ -304,27 +316,28 @@ def _task_draws(task, io_rest: bool, slowest: float = 1.0) -> np.ndarray:
 
 
 def _count_draws(task, io_rest: bool, slowest: float = 1.0) -> int:
-    """How many draws ``task`` takes in its run (``Task.next_burst`` and ``draw_io`` replayed from
-    its creation: each burst that ends with demand left is followed by the next burst, and if it
-    ends in I/O, by the wait's draw). With bursts drawn as wall time (``bursts.WallBurstTask``)
-    each serves its length over the slowdown where it is drawn: counted at the ``slowest``, every
-    burst serves least, so the count bounds any run's (whether a burst ends in I/O does not depend
-    on the slowdown)."""
+    """How many draws ``task`` takes in its run (``task_kernels.next_burst`` and ``draw_io``
+    replayed from its creation: each burst that ends with demand left is followed by the next
+    burst, and if it ends in I/O, by the wait's draw). With bursts drawn as wall time
+    (locality_scope 'lifetime', bursts.py) each serves its length over the slowdown where it is
+    drawn: the first at home (1), the others counted at the ``slowest``, where every burst serves
+    least, so the count bounds any run's (whether a burst ends in I/O does not depend on the
+    slowdown)."""
     if not task.spec.io_bound:
         return 0
-    src, i = task._src, 1
-    demand, io = task.demand_left, task.burst_io
+    src, i, scale = task._src, 0, 1.0
+    demand, io = task.spec.demand, False
     while demand > 0.0:
         b = task.mean_burst * src.batch(i // _BATCH)[i % _BATCH]
         i += 1
         nxt_io = b < task.slice
         if not nxt_io:
             b = task.slice
-        b = b / slowest
+        b = b / scale
         if b >= demand:
             b, nxt_io = demand, False
         if io and not io_rest:
             i += 1
         demand -= b
-        io = nxt_io
+        io, scale = nxt_io, slowest
     return i

@@ -1,15 +1,11 @@
-"""The balancer's busiest-group search compiled with numba: ``Balancer.find_busiest_group`` in one
-call over the machine-wide load mirrors, for every domain.
+"""The balancer's search for the busiest group (2.6.11 ``find_busiest_group``), for every domain, in
+one call over the machine-wide load mirrors: the 2.6.11 load estimates (cpu_load settled lazily,
+``runqueue_kernels.settle_load``), group sums of integer loads (exact in any order), the imbalance
+and its thresholds, the power-gain test and the newly idle CPU's one task. ``timing_kernels`` calls
+it for the periodic and newly-idle attempts.
 
-This is a second implementation of a decision the pure-Python path makes (the reference,
-``Balancer.compiled = False``): the same 2.6.11 load estimates (``runqueue.decayed`` on integer
-loads), the same group sums (integers, exact in any order) and the same tests in the same order,
-on the same float64 values. tests/test_numa_kernels.py compares the two on random domain states
-and on the experiments' workloads. The compiled balancer
-(``compiled.CompiledBalancer``) calls it from its own kernels (``timing_kernels``). It is compiled on
-first use and cached (numba's ``cache=True``) in a folder per version of this file's sources
-(``simcore.core.jit``), so a batch job pays the compilation once per machine and then loads
-it (``bench/bench_numa.py`` prints both times).
+The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
+file: with NUMBA_DISABLE_JIT=1 they run as Python.
 """
 
 from __future__ import annotations
@@ -17,22 +13,26 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from simcore.core.jit import njit
+from numba import jit_module
+
+from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
 
 SLS = 128.0          # SCHED_LOAD_SCALE
 NEWLY_IDLE, IDLE = 2, 1
 
 
-@njit(cache=True)
 def _power_gain(max_sum, this_sum, nb, nt):
-    """``Balancer._power_gain``."""
+    """2.6.11's "cpu power used" test: does moving one task raise the throughput of the pair? With
+    group powers 128 nb and 128 nt and loads max_sum / nb and this_sum / nt, the kernel's power now
+    is min(128 nb, max_sum) + min(128 nt, this_sum), and after the move min(128 nb, max_sum - 128)
+    (if max_sum > 128) + min(128 nt, this_sum + min(max_sum, 128)): integers, so the comparison is
+    exact."""
     now = min(SLS * nb, max_sum) + min(SLS * nt, this_sum)
     move = min(SLS * nb, max_sum - SLS) if max_sum > SLS else 0.0
     move += min(SLS * nt, this_sum + min(max_sum, SLS))
     return move > now
 
 
-@njit(cache=True)
 def busiest_group(group_of, sizes, local, total_n, cur, avg, tick, t, instant, imbalance_pct, idle):
     """(index of the busiest group or -1, imbalance in tasks) of a domain whose groups are given by
     ``group_of`` (per CPU: its group's index, -1 outside the span) and ``sizes``; ``cur``,
@@ -89,3 +89,6 @@ def busiest_group(group_of, sizes, local, total_n, cur, avg, tick, t, instant, i
     if busiest >= 0 and (idle == NEWLY_IDLE or (idle == IDLE and max_load > SLS)):
         return busiest, 1
     return -1, 0
+
+
+jit_module(nopython=True, cache=True)
