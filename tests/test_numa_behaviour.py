@@ -1690,7 +1690,7 @@ def test_migration_candidates_come_expired_first_by_priority_tail_first():
         set_task(hand.system, t, T_PRIO=120 + nice)
         hand._created(t)
         RQ.enqueue(0, t, expired, False, SI)
-    assert MK.move_tasks(0, 1, 20, 1 * hand.system.balancer.L, LK.IDLE, 0.0, SI, SF, F, I) == 7
+    assert MK.move_tasks(0, 1, 20, 1 * hand.system.balancer.L, LK.IDLE, False, 0.0, SI, SF, F, I) == 7
     assert [t for _, t, _, _ in hand.moves()] == [4, 6, 5, 1, 0, 2, 3]
 
 

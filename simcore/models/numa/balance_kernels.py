@@ -14,34 +14,22 @@ from numba import jit_module
 
 from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
 from simcore.models.numa import hook_kernels as HK
-from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import migrate_kernels as MK
 from simcore.models.numa import run_kernels as RK
 from simcore.models.numa import runqueue_kernels as RQ
 from simcore.models.numa import scheduler_kernels as SC
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.layout_kernels import (
-    DF_COLS, DF_MINI, D_COLS, D_NICE, D_PERIODIC, IDLE, NOT_IDLE, OF_DF, O_DI, O_RI, O_TI, R_ACT, R_BMA,
-    R_COLS, R_CURR, R_NDOMS, R_NQ, R_VISIT, T_COLS, T_PREV, Y_ACTIVE, Y_PUSH, Y_STAMP, Z_ACOST)
+    DF_COLS, DF_MINI, D_COLS, D_NICE, D_PERIODIC, IDLE, NOT_IDLE, OF_DF, O_DI, O_RI, R_COLS, R_CURR, R_NDOMS,
+    R_NQ, R_VISIT, Y_ACTIVE, Y_PUSH, Y_STAMP, Z_ACOST)
 
 
 def push_one(src, dst, d, idle, now, SI, SF, F, I):
     """``move_tasks`` from ``src`` to ``dst``, at most one task, cache-hot tasks allowed (active
-    balancing)."""
-    rb, ti = SI[O_RI] + src * R_COLS, SI[O_TI]
-    for a in (1, 0):
-        bm = SI[rb + R_BMA + a]
-        ph = SI[rb + R_ACT] ^ a
-        while bm:
-            i = L.lowbit(bm)
-            bm &= bm - 1
-            t = SI[RQ.queue_at(src, ph, i, SI) + 1]
-            while t >= 0:
-                if MK.can_migrate(t, src, dst, d, idle, True, now, SI, SF, I):
-                    MK.pull(t, src, dst, now, SI, SF, F, I)
-                    SC.resched(dst, now, SI, SF, F, I)
-                    return True
-                t = SI[ti + t * T_COLS + T_PREV]
+    balancing); ``dst`` then runs it."""
+    if MK.move_tasks(src, dst, 1, d, idle, True, now, SI, SF, F, I):
+        SC.resched(dst, now, SI, SF, F, I)
+        return True
     return False
 
 
@@ -94,7 +82,7 @@ def after_search(this, d, busiest, imb, idle, now, SI, SF, F, I):
     failed, ivl = I[K.O_FAILED] + d, I[K.OF_IVL] + d
     moved = 0
     if RQ.nr_running(busiest, SI) > 1:
-        moved = MK.move_tasks(busiest, this, imb, d, idle, now, SI, SF, F, I)
+        moved = MK.move_tasks(busiest, this, imb, d, idle, False, now, SI, SF, F, I)
     if moved:
         I[failed] = 0
         F[ivl] = SF[SI[OF_DF] + d * DF_COLS + DF_MINI]

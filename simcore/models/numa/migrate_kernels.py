@@ -97,10 +97,10 @@ def can_migrate(t, src, dst, d, idle, ignore_hot, now, SI, SF, I):
     return now - SF[SI[OF_TF] + t * F_COLS + F_LAST] >= SF[SI[OF_DF] + d * DF_COLS + DF_HOT]
 
 
-def move_tasks(src, dst, max_nr, d, idle, now, SI, SF, F, I):
+def move_tasks(src, dst, max_nr, d, idle, ignore_hot, now, SI, SF, F, I):
     """2.6.11 ``move_tasks``: pull up to ``max_nr`` tasks from ``src`` to ``dst`` that
-    ``can_migrate`` allows, the expired array first, then the active one, best priority first,
-    each list from its tail; returns how many moved."""
+    ``can_migrate`` allows (cache-hot ones too with ``ignore_hot``), the expired array first, then
+    the active one, best priority first, each list from its tail; returns how many moved."""
     rb, ti = SI[O_RI] + src * R_COLS, SI[O_TI]
     moved = 0
     for a in (1, 0):
@@ -114,7 +114,7 @@ def move_tasks(src, dst, max_nr, d, idle, now, SI, SF, F, I):
                 before = SI[ti + t * T_COLS + T_PREV]
                 if moved >= max_nr:
                     return moved
-                if can_migrate(t, src, dst, d, idle, False, now, SI, SF, I):
+                if can_migrate(t, src, dst, d, idle, ignore_hot, now, SI, SF, I):
                     pull(t, src, dst, now, SI, SF, F, I)
                     moved += 1
                 t = before
@@ -129,7 +129,7 @@ def newidle(cpu, now, SI, SF, F, I):
     k = K.newidle(cpu, 0, now, F, I)
     while k:
         busiest = I[K.H_BUSIEST]
-        if RQ.nr_running(busiest, SI) > 1 and move_tasks(busiest, cpu, I[K.H_IMB], cpu * L + k - 1, NEWLY_IDLE, now,
+        if RQ.nr_running(busiest, SI) > 1 and move_tasks(busiest, cpu, I[K.H_IMB], cpu * L + k - 1, NEWLY_IDLE, False, now,
                                                       SI, SF, F, I):
             return
         I[K.H_FAILED] += 1

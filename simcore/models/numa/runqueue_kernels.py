@@ -15,6 +15,7 @@ from numba import jit_module
 from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
 from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import timing_kernels as K
+from simcore.models.numa.search_kernels import decayed
 from simcore.models.numa.layout_kernels import (
     N_PRIO, O_Q, O_RI, O_TI, QUEUED, Q_COLS, R_ACT, R_AVG, R_BMA, R_BME, R_COLS, R_CURR, R_LTICK, R_NQ, SLS,
     T_COLS, T_CPU, T_EXP, T_NEXT, T_PREV, T_PRIO, T_STATE, Y_INSTANT, Z_TICK)
@@ -30,15 +31,6 @@ def tick_index(now, tick):
     """The last tick boundary at or before ``now``, numbered from tick 0 at t = 0 (1e-9 absorbs
     rounding: with 0.1 ms ticks t = 1.0 is tick 10, where ``1.0 // 0.1`` gives 9)."""
     return math.floor(now / tick + 1e-9)
-
-
-def decayed(avg, cur, k):
-    """2.6.11's cpu_load after ``k`` ticks at the instant load ``cur``: each tick cpu_load =
-    (cpu_load + cur) / 2 in integers, rounded up while rising, so the distance avg - cur becomes
-    floor(|d| / 2^k) on its side (a shift of 63 or more leaves 0)."""
-    d = avg - cur
-    k = min(k, 63)
-    return cur + (d >> k) if d >= 0 else cur - ((-d) >> k)
 
 
 def settle_load(cpu, now, SI, SF, F, I):

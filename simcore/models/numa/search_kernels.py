@@ -21,6 +21,17 @@ SLS = 128.0          # SCHED_LOAD_SCALE
 NEWLY_IDLE, IDLE = 2, 1
 
 
+def decayed(avg, cur, k):
+    """2.6.11's cpu_load after ``k`` ticks at the instant load ``cur``: each tick cpu_load =
+    (cpu_load + cur) / 2 in integers, rounded up while rising, so the distance d = avg - cur
+    becomes floor(|d| / 2^k) on its side (0 from k = 63 on). The loads are whole multiples of
+    1/128 of a task well below 2^53, so the same for int64 loads (the run queues') and float64 ones
+    (the balancer's mirrors), exactly."""
+    d = avg - cur
+    a = math.floor(math.ldexp(abs(d) * 1.0, -int(min(k, 63))))
+    return cur + a if d >= 0 else cur - a
+
+
 def _power_gain(max_sum, this_sum, nb, nt):
     """2.6.11's "cpu power used" test: does moving one task raise the throughput of the pair? With
     group powers 128 nb and 128 nt and loads max_sum / nb and this_sum / nt, the kernel's power now
@@ -50,10 +61,7 @@ def busiest_group(group_of, sizes, local, total_n, cur, avg, tick, t, instant, i
             ss[g] += x
             ts[g] += x
             continue
-        d = avg[c] - x                      # decayed(avg, cur, k): |d| halved k times, floored
-        k = min(t - tick[c], 64.0)
-        a = math.floor(math.ldexp(abs(d), -int(k)))
-        v = x + a if d >= 0 else x - a
+        v = decayed(avg[c], x, int(min(t - tick[c], 64.0)))       # cpu_load settled to tick t
         if v < x:
             ss[g] += v
             ts[g] += x

@@ -25,7 +25,7 @@ import math
 from numba import jit_module
 
 from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
-from simcore.models.numa.search_kernels import busiest_group
+from simcore.models.numa.search_kernels import busiest_group, decayed
 
 SLS = 128.0
 NOT_IDLE, IDLE, NEWLY_IDLE = 0, 1, 2
@@ -164,9 +164,7 @@ def busiest_queue(d, g, t_now, F, I):
         x = F[cur + c]
         load = x
         if not instant:
-            dd = F[avg + c] - x
-            a = math.floor(math.ldexp(abs(dd), -int(min(t_now - F[tck + c], 64.0))))
-            v = x + a if dd >= 0 else x - a
+            v = decayed(F[avg + c], x, int(min(t_now - F[tck + c], 64.0)))
             load = v if v < x else x
         if load > best_load:
             best, best_load = c, load
