@@ -10,8 +10,6 @@ file: with NUMBA_DISABLE_JIT=1 they run as Python.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import jit_module
 
@@ -24,12 +22,12 @@ NEWLY_IDLE, IDLE = 2, 1
 def decayed(avg, cur, k):
     """2.6.11's cpu_load after ``k`` ticks at the instant load ``cur``: each tick cpu_load =
     (cpu_load + cur) / 2 in integers, rounded up while rising, so the distance d = avg - cur
-    becomes floor(|d| / 2^k) on its side (0 from k = 63 on). The loads are whole multiples of
-    1/128 of a task well below 2^53, so the same for int64 loads (the run queues') and float64 ones
-    (the balancer's mirrors), exactly."""
-    d = avg - cur
-    a = math.floor(math.ldexp(abs(d) * 1.0, -int(min(k, 63))))
-    return cur + a if d >= 0 else cur - a
+    becomes floor(|d| / 2^k) on its side (0 from k = 63 on). The loads are whole numbers well
+    below 2^53 (nr_running x 128 and its averages), so this serves int64 loads (the run queues')
+    and float64 ones (the balancer's mirrors) alike, exactly."""
+    d = int(avg - cur)
+    k = int(min(k, 63))
+    return cur + (d >> k) if d >= 0 else cur - ((-d) >> k)
 
 
 def _power_gain(max_sum, this_sum, nb, nt):
