@@ -170,3 +170,56 @@ def test_the_numa_system_runs_as_python_with_the_compiler_off():
                            capture_output=True, text=True, check=True).stdout.split() for flag in ("0", "1")]
     assert outs[0][0] == "CPUDispatcher" and outs[1][0] == "function"
     assert outs[0][1:] == outs[1][1:] and outs[1][1:3] == ["2", "40"]
+
+
+def test_a_job_compiles_into_and_loads_from_that_folder(tmp_path):
+    """A fresh process (no NUMBA_CACHE_DIR) that imports simcore caches the kernels of a compiled
+    run under XDG_CACHE_HOME/numa-lb-repro/numba, each kernel file in <folder>_<file>-<hash of its
+    sources> (simcore.core.jit); where that folder cannot be made (XDG_CACHE_HOME is a file),
+    under the temporary folder, with one warning."""
+    import os
+    import subprocess
+    import sys
+
+    import simcore
+    from simcore.core.jit import sources_digest
+
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"} | {"XDG_CACHE_HOME": str(tmp_path)}
+    code = ("import os, simcore\n"
+            "from simcore.core.rng import Streams, replication_seed\n"
+            "from simcore.models.numa import run_replication\n"
+            "run_replication({'topology': 'corr05-4x2', 'n_tasks': 10}, ['linux-2level'], Streams(replication_seed(1, 'c', 0, 0)))\n"
+            "print(os.environ['NUMBA_CACHE_DIR'])\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()[-1]
+    assert Path(out) == tmp_path / "numa-lb-repro" / "numba"
+    timing = Path(simcore.__file__).parent / "models" / "numa" / "timing_kernels.py"
+    folder = Path(out) / f"numa_timing_kernels-{sources_digest(timing)[:16]}"
+    assert any(p.suffix == ".nbi" for p in folder.iterdir())
+    (tmp_path / "file").write_text("")
+    env["XDG_CACHE_HOME"], env["TMPDIR"] = str(tmp_path / "file"), str(tmp_path / "tmp")
+    (tmp_path / "tmp").mkdir()
+    probe = "import os, simcore; print(os.environ.get('NUMBA_CACHE_DIR', 'unset'))"
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert Path(done.stdout.split()[-1]).is_relative_to(tmp_path / "tmp")
+    assert done.stderr.count("\n") == 1 and "cannot be written; the compiled kernels are cached in" in done.stderr
+
+
+def test_without_a_writable_folder_numba_keeps_its_default_and_a_warning_says_so(tmp_path, monkeypatch):
+    """Both candidate folders are files (so not even root can make them): no NUMBA_CACHE_DIR is
+    set, and one warning names them; the first writable one is taken, silently when it is first."""
+    import os
+
+    import simcore
+
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    numba = __import__("sys").modules.get("numba")
+    if numba is not None:
+        monkeypatch.setattr(numba.config, "CACHE_DIR", numba.config.CACHE_DIR)
+    for name in ("a", "b"):
+        (tmp_path / name).write_text("")
+    said = []
+    assert simcore._use_numba_cache([tmp_path / "a", tmp_path / "b"], said.append) is None
+    assert "NUMBA_CACHE_DIR" not in os.environ and len(said) == 1 and "none of" in said[0]
+    said.clear()
+    path = simcore._use_numba_cache([tmp_path / "c", tmp_path / "d"], said.append)
+    assert path == tmp_path / "c" and os.environ["NUMBA_CACHE_DIR"] == str(path) and not said
