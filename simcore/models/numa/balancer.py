@@ -180,8 +180,6 @@ class Balancer:
     sleeps = True   # quiet domains sleep; False makes every attempt for real (tests)
 
     def __init__(self, system, domains, policy, params: dict):
-        self.sys = system
-        self.policy = policy
         self.tick = float(params["tick"])
         self.idle_ignores_hot = bool(params["idle_ignores_cache_hot"])
         self.active = bool(params["active_balance"])
