@@ -75,6 +75,26 @@ def test_a_timer_keyed_as_simpys_next_event_fires_and_one_after_it_waits():
     assert C.first_due(math.inf, 0, 0, h, I, F) == -1
 
 
+def test_the_runs_stop_bounds_the_timers_only_when_it_is_set_and_first():
+    h, I, F = calendar()
+    C.schedule(1, 3.0, 1, 12, h, I, F)      # NORMAL at 3.0, inserted 12th
+    assert C.first_due_by(5.0, 1, 0, False, 2.0, 0, h, I, F) == 1        # no stop: SimPy's event bounds
+    assert C.first_due_by(5.0, 1, 0, True, 2.0, 0, h, I, F) == -1        # the stop at 2.0 comes first
+    assert C.first_due_by(5.0, 1, 0, True, 3.0, 11, h, I, F) == -1       # stop (3.0, NORMAL, 11) before it
+    assert C.first_due_by(5.0, 1, 0, True, 3.0, 12, h, I, F) == 1        # the same key: not after it
+    assert C.first_due_by(2.5, 1, 0, True, 4.0, 0, h, I, F) == -1        # SimPy's event first: it bounds
+
+
+def test_top_reads_the_first_items_key_and_minus_one_when_empty():
+    h, I, F = calendar()
+    assert C.top(h, I, F)[0] == -1
+    C.schedule(4, 2.0, 1, 7, h, I, F)
+    C.schedule(2, 1.5, 1, 9, h, I, F)
+    assert C.top(h, I, F) == (2, 1.5, 1, 9)
+    C.cancel(2, h, I, F)
+    assert C.top(h, I, F) == (4, 2.0, 1, 7)
+
+
 def test_key_before_orders_time_then_priority_then_number():
     assert C.key_before(1.0, 5, 5, 2.0, 0, 0)
     assert not C.key_before(2.0, 0, 0, 1.0, 5, 5)

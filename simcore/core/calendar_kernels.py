@@ -12,6 +12,8 @@ so every model's calendar is the code of this file.
 
 from __future__ import annotations
 
+from simpy.events import NORMAL
+
 from simcore.core.jit import njit
 
 # the fields of a heap's description: the slot holding the item count, the first of the items,
@@ -134,3 +136,22 @@ def first_due(t, prio, order, h, I, F):
                   I[h[HEAP_PRIO] + s * h[HEAP_ROW]], I[h[HEAP_ORDER] + s * h[HEAP_ROW]]):
         return -1
     return s
+
+
+@njit(cache=True)
+def first_due_by(t, prio, order, stopping, stop_t, stop_order, h, I, F):
+    """``first_due`` with the run's stop as a second bound when ``stopping``: the stop is keyed
+    (``stop_t``, NORMAL, ``stop_order``), as ``Engine.stop`` puts it on SimPy's queue."""
+    if stopping and key_before(stop_t, NORMAL, stop_order, t, prio, order):
+        return first_due(stop_t, NORMAL, stop_order, h, I, F)
+    return first_due(t, prio, order, h, I, F)
+
+
+@njit(cache=True)
+def top(h, I, F):
+    """The item at the top of the heap and its key: (slot, time, priority, order); slot -1 when
+    the heap is empty."""
+    if I[h[HEAP_COUNT]] == 0:
+        return -1, 0.0, 0, 0
+    s = I[h[HEAP_ITEMS]]
+    return s, F[h[HEAP_TIME] + s * h[HEAP_TIME_STRIDE]], I[h[HEAP_PRIO] + s * h[HEAP_ROW]], I[h[HEAP_ORDER] + s * h[HEAP_ROW]]

@@ -23,6 +23,8 @@ import simpy
 from simpy.core import StopSimulation
 from simpy.events import NORMAL, Event
 
+from simcore.core import calendar_kernels
+
 
 class Timer(Event):
     """A scheduled callback; ``cancel()`` makes it a no-op when it fires."""
@@ -143,7 +145,8 @@ END = (math.inf, 0, 0)          # the key past every event (SimPy's queue is emp
 class ProxyCalendar:
     """Mixin of a compiled model on an :class:`~simcore.core.engine.Engine` (``self.engine``):
     proxies on SimPy's queue (``_proxy_at``), the stop of a run (``_stop_at``) and the insertion
-    numbers handed to the kernels (``handing``). The model defines ``_on_proxy(event)``."""
+    numbers handed to the kernels (``handing``). The model defines ``_on_proxy(event)`` and
+    ``_calendar()``."""
 
     MODEL = "compiled"          # the model's name in error messages
 
@@ -168,6 +171,13 @@ class ProxyCalendar:
         proxy.callback = proxy.arg = None
         heappush(env._queue, (*key, proxy))
         heappush(self._proxies, key)
+
+    def _push_head(self) -> None:
+        """A proxy at the key of the model's first compiled timer, if it has one; the model's
+        ``_calendar()`` gives its heap's description and buffers (:mod:`~simcore.core.calendar_kernels`)."""
+        s, t, prio, order = calendar_kernels.top(*self._calendar())
+        if s >= 0:
+            self._proxy_at((t, prio, order))
 
     def _stop_at(self, at: float, number: int) -> None:
         """SimPy's stop event keyed as ``Engine.stop`` would have put it (NORMAL, ``number``)."""

@@ -23,7 +23,7 @@ from simcore.core import calendar_kernels as C
 from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
 
 TIE = 1e-9                     # relative tolerance under which finish tags count as simultaneous
-NORMAL = 1
+NORMAL = C.NORMAL            # SimPy's priority of a timer
 PVM, ENHANCED_PVM, MOSIX, ENHANCED_MOSIX, PYTHON = 0, 1, 2, 3, 4   # PYTHON: the policy decides in Python
 NEED_ROUNDS, NEED_DRAWS, NEED_HOOK = 1, 2, 3   # why drain returned early (CI[Y_NEED])
 

@@ -17,7 +17,7 @@ from simcore.models.cluster import opportunity_kernels as O
 from simcore.models.cluster import sharing_kernels as S
 from simcore.models.cluster.layout_kernels import (
     DRAWS, ENHANCED_MOSIX, ENHANCED_PVM, MF_DUE, MOSIX, M_COLS, M_MARK, NEED_DRAWS, NEED_HOOK, NEED_ROUNDS,
-    NORMAL, OF_BD, OF_CT, O_DONE, O_MI, O_MV, PF_REMAIN, PVM, PYTHON, P_DONE, P_DRAW, P_HOME, P_MACHINE,
+    OF_BD, OF_CT, O_DONE, O_MI, O_MV, PF_REMAIN, PVM, PYTHON, P_DONE, P_DRAW, P_HOME, P_MACHINE,
     P_MIGR, P_PINNED, P_TARGET, Y_BLOW, Y_EID, Y_FIRED, Y_HOOKM, Y_LAZY, Y_MIGR, Y_N, Y_NDONE, Y_NEED, Y_NP,
     Y_POLICY, Y_RLEFT, Y_RR, Y_RR_INIT, Y_STOP, Y_STOPE, Y_T, Y_UNFIN, Z_COST, Z_INTERVAL, Z_STOPT)
 
@@ -184,9 +184,7 @@ def drain(stop_t, stop_p, stop_e, CI, CF):
     n = CI[Y_N]
     fired = 0
     while True:
-        if CI[Y_STOP] and C.key_before(CF[Z_STOPT], NORMAL, CI[Y_STOPE], stop_t, stop_p, stop_e):
-            stop_t, stop_p, stop_e = CF[Z_STOPT], NORMAL, CI[Y_STOPE]
-        s = C.first_due(stop_t, stop_p, stop_e, L.calendar(CI), CI, CF)
+        s = C.first_due_by(stop_t, stop_p, stop_e, CI[Y_STOP], CF[Z_STOPT], CI[Y_STOPE], L.calendar(CI), CI, CF)
         if s < 0:
             break
         if CI[Y_BLOW]:

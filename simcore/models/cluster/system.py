@@ -362,14 +362,9 @@ class ClusterSystem(ProxyCalendar):
         self._jump(at)
         self.apply(self.policy.on_completion(machine, self), self.policy.migration_cost)
 
-    def _push_head(self) -> None:
-        """A proxy at the key of the calendar's first timer, unless one is already at or before it."""
-        CI = self.CI
-        if not CI[L.Y_HN]:
-            return
-        s = int(CI[CI[L.O_H]])
-        c = int(CI[L.O_CI]) + s * L.C_COLS
-        self._proxy_at((float(self.CF[CI[L.OF_CT] + s]), int(CI[c + L.C_PRIO]), int(CI[c + L.C_EID])))
+    def _calendar(self) -> tuple:
+        """The calendar's heap description and buffers (``ProxyCalendar._push_head``)."""
+        return L.calendar(self.CI), self.CI, self.CF
 
     def close(self) -> None:
         """At the end of the run: the processes that completed, in the order they did (``on_finish``)."""

@@ -23,7 +23,7 @@ LOOKAHEAD = 64
 SLS = 128
 N_PRIO = 40
 NOT_IDLE, IDLE, NEWLY_IDLE = 0, 1, 2
-NORMAL = 1
+NORMAL = C.NORMAL            # SimPy's priority of a timer
 
 # task states (task.NEW ... task.DONE)
 NEW, QUEUED, RUNNING, BLOCKED, DONE = 0, 1, 2, 3, 4

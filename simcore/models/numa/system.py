@@ -254,14 +254,9 @@ class NumaSystem(ProxyCalendar):
         row = self.SI[int(self.SI[LK.O_RI]) + cpu * LK.R_COLS:]
         return int(row[LK.R_NQ]) + int(row[LK.R_CURR] >= 0)
 
-    def _push_head(self) -> None:
-        """A proxy at the key of the calendar's first timer, unless one is already at or before it."""
-        SI = self.SI
-        if not SI[LK.Y_HN]:
-            return
-        s = int(SI[SI[LK.O_H]])
-        c = int(SI[LK.O_CI]) + s * LK.C_COLS
-        self._proxy_at((float(self.SF[SI[LK.OF_CT] + s]), int(SI[c + LK.C_PRIO]), int(SI[c + LK.C_EID])))
+    def _calendar(self) -> tuple:
+        """The calendar's heap description and buffers (``ProxyCalendar._push_head``)."""
+        return LK.calendar(self.SI), self.SI, self.SF
 
     def close(self) -> None:
         """At the end of the run: the attempts owed by sleeping domains counted, then the tasks'

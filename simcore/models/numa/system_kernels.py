@@ -17,7 +17,7 @@ from simcore.models.numa import balance_kernels as BK
 from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import scheduler_kernels as SC
 from simcore.models.numa.layout_kernels import (
-    NORMAL, OF_CT, Y_FIRED, Y_LOGCAP, Y_MORE, Y_N, Y_NLOG, Y_ROOM, Y_STEP, Y_STOP, Y_STOPE, Z_STEPT, Z_STOPT)
+    OF_CT, Y_FIRED, Y_LOGCAP, Y_MORE, Y_N, Y_NLOG, Y_ROOM, Y_STEP, Y_STOP, Y_STOPE, Z_STEPT, Z_STOPT)
 
 
 def drain(stop_t, stop_p, stop_e, SI, SF, F, I):
@@ -31,9 +31,7 @@ def drain(stop_t, stop_p, stop_e, SI, SF, F, I):
     fired = 0
     SI[Y_MORE] = 0
     while True:
-        if SI[Y_STOP] and C.key_before(SF[Z_STOPT], NORMAL, SI[Y_STOPE], stop_t, stop_p, stop_e):
-            stop_t, stop_p, stop_e = SF[Z_STOPT], NORMAL, SI[Y_STOPE]
-        s = C.first_due(stop_t, stop_p, stop_e, L.calendar(SI), SI, SF)
+        s = C.first_due_by(stop_t, stop_p, stop_e, SI[Y_STOP], SF[Z_STOPT], SI[Y_STOPE], L.calendar(SI), SI, SF)
         if s < 0:
             break
         if SI[Y_STEP]:

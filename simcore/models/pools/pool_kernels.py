@@ -48,7 +48,7 @@ from simcore.core import calendar_kernels as C
 from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
 
 EPS = 1e-9
-NORMAL = 1
+NORMAL = C.NORMAL            # SimPy's priority of a timer
 INIT, PARA, FINAL = 0, 1, 2
 
 # the header of S

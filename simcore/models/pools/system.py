@@ -299,7 +299,8 @@ class PoolSystem(ProxyCalendar):
         self.handing(self.S, K.H_EID, K.fork, j, pools, lefts, now, *self._buffers())
 
     def _push_head(self) -> None:
-        """A proxy at the key of the calendar's first timer (see ``ProxyCalendar``)."""
+        """A proxy at the key of the first CPU timer: the pools keep one timer per CPU, found by
+        a scan (``pool_kernels.head``), not a heap, so this replaces ``ProxyCalendar._push_head``."""
         cpu = K.head(self.S, self.SF)
         if cpu >= 0:
             self._proxy_at((float(self.SF[K.F_SIZE + cpu * K.CF_COLS + K.CF_KEY]), NORMAL,
