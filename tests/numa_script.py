@@ -143,6 +143,17 @@ def empty_system(topology: str, policy: str, **params) -> NumaSystem:
     return system
 
 
+def bare_buffers(*sizes):
+    """Empty buffers SI, SF laid out for ``sizes`` (``layout_kernels.layout``'s counts, no log)."""
+    import numpy as np
+
+    head = np.zeros(LK.Y_SIZE, dtype=np.int64)
+    isize, fsize = LK.layout(*sizes, 0, head)
+    SI, SF = np.zeros(isize, dtype=np.int64), np.zeros(fsize)
+    SI[:LK.Y_SIZE] = head
+    return SI, SF
+
+
 def rearm(system: NumaSystem, cpu: int) -> None:
     """``cpu``'s balancing timer set again from its domains (``hook_kernels.arm``) at the engine's
     time, with SimPy's next insertion number, as an event of the run would set it."""

@@ -20,6 +20,7 @@ Timing facts the derivations use (docs/linux26-scheduler.md, "Periodic balancing
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import NamedTuple
 
@@ -205,6 +206,36 @@ def test_newly_idle_balancing_stops_at_the_first_domain_that_pulls(scenario):
     tasks = [T(0, 0, 10)] + [T(0, 1, 1000)] * 2 + [T(0, 2, 1000)] * 3
     out = scenario(one_node(4), [[low, high], [], [], []], tasks)
     assert [p for p in out.pulls if p[0] < 1000] == [(10.0, 2, 1, 0)]
+
+
+def test_newly_idle_balancing_climbs_past_certain_failures_other_kinds_and_refused_moves():
+    """``idle_balance`` level by level, on the kernels' state built by hand: CPU 0 (no task) has
+    four domains, bottom-up: {0}|{1} newly idle, {0,1}|{2} periodic only, {0,1,2}|{3} newly
+    idle with a 10 ms cache-hot time, {0,1,2,3}|{4} newly idle with none. CPU 1 runs task 5; CPU 3 runs task 0, task 1 queued; CPU 4 runs task 2, tasks 3
+    and 4 queued; task 1 last ran at 0 (now), the others never, and hot tasks are not ignored.
+    Level 0: CPU 1 has one task, nothing can move: a certain failure (attempt, failed, dead).
+    Level 1 is not a newly-idle domain: skipped.
+    Level 2: {0,1,2} at 128 / 3 against {3} at 256: imbalance min(256 x 4 - 384, 384 x 3 - 128
+    x 4) = 640 >= 128 x 4: one task, from CPU 3; its queued task 1 is cache-hot and the domain has
+    not failed more than cache_nice_tries times: refused, a failed attempt.
+    Level 3: {0,1,2,3} at 384 / 4 against {4} at 384: imbalance min(384 x 5 - 768, 768 x 4 - 384
+    x 5) = 1152, one task (1152 // 640): task 4, the tail of CPU 4's queue, pulled.
+    Counts: 3 attempts, 2 failed, 1 certain."""
+    from numa_script import Hand, set_task
+
+    low = dom({0, 1}, [{0}, {1}], flags=(LB, NI))
+    periodic = dom({0, 1, 2}, [{0, 1}, {2}])
+    hot = dataclasses.replace(dom({0, 1, 2, 3}, [{0, 1, 2}, {3}], flags=(LB, NI)), cache_hot_time=10.0)
+    cold = dom(range(5), [{0, 1, 2, 3}, {4}], flags=(LB, NI), name="node")
+    hand = Hand(one_node(5), [[low, periodic, hot, cold], [], [], [], []], tasks=6, trace=True,
+                idle_ignores_cache_hot=False)
+    hand.dispatch(1, 5)
+    hand.dispatch(3, 0, 1)
+    hand.dispatch(4, 2, 3, 4)
+    set_task(hand.system, 1, F_LAST=0.0)
+    hand.newidle(0)
+    assert hand.moves() == [(0.0, 4, 4, 0)]
+    assert hand.counts == (3, 2, 1)
 
 
 # -- exec balancing (placement of new tasks) ------------------------------------------------------
@@ -881,6 +912,18 @@ def test_without_active_balancing_nothing_is_pushed(scenario):
         (0, 0, 36, 36, 33)
 
 
+def three_pairs():
+    """Three nodes of two CPUs, {0,1} far from {2,3} and {4,5}, which are near each other. CPU 0
+    balances {0,1}|{2,3}|{4,5} every 30 ms; CPU 2 has {2,3}|{4,5} below the same top domain, both
+    with 100 s intervals."""
+    machine = make_machine("test", "3x2", [2, 2, 2], [[10, 20, 20], [20, 10, 15], [20, 15, 10]])
+    groups = [{0, 1}, {2, 3}, {4, 5}]
+    top = dom(range(6), groups, interval=(30, 30), name="top")
+    top_quiet = dom(range(6), groups, interval=(100_000, 100_000), name="top")
+    low = dom(range(2, 6), [{2, 3}, {4, 5}], interval=(100_000, 100_000), name="node")
+    return machine, [[top], [], [low, top_quiet], [], [], []]
+
+
 def test_the_push_goes_to_the_idle_cpu_nearest_the_busiest_not_to_the_asker(scenario):
     """Three nodes of two CPUs, {0,1} far from {2,3} and {4,5}, which are near each other. CPU 0
     balances {0,1}|{2,3}|{4,5} every 30 ms; CPU 2 has {2,3}|{4,5} below the same top domain, both
@@ -894,17 +937,22 @@ def test_the_push_goes_to_the_idle_cpu_nearest_the_busiest_not_to_the_asker(scen
     (CPU 4 first): failures 2, 3, 4, and at 210 CPU 4's migration thread, which has no domain to
     walk, preempts task 2 and lets it run on: a second activation that pushes nothing. Total
     active pushes: 1."""
-    machine = make_machine("test", "3x2", [2, 2, 2], [[10, 20, 20], [20, 10, 15], [20, 15, 10]])
-    groups = [{0, 1}, {2, 3}, {4, 5}]
-    top = dom(range(6), groups, interval=(30, 30), name="top")
-    top_quiet = dom(range(6), groups, interval=(100_000, 100_000), name="top")
-    low = dom(range(2, 6), [{2, 3}, {4, 5}], interval=(100_000, 100_000), name="node")
-    out = scenario(machine, [[top], [], [low, top_quiet], [], [], []], [T(0, 2, 250), T(0, 3, 250), T(0, 4, 250)])
+    machine, domains = three_pairs()
+    out = scenario(machine, domains, [T(0, 2, 250), T(0, 3, 250), T(0, 4, 250)])
     assert out.pulls == [(120.0, 0, 2, 5)]
     assert runs(out.tasks[0]) == [(2, 0, 100), (2, 100, 120), (5, 120, 200), (5, 200, 250)]
     assert runs(out.tasks[2]) == [(4, 0, 100), (4, 100, 200), (4, 200, 210), (4, 210, 250)]
     assert [t.finished for t in out.tasks] == [250.0, 250.0, 250.0]
     assert out.metrics["active_pushes"] == 1
+
+
+def test_a_cpu_running_task_0_is_busy_for_the_push(scenario):
+    """The scenario above with the tasks numbered in another order: task 1 on CPU 2, task 0 on
+    CPU 3, task 2 on CPU 4. CPU 3, met first in the walk, runs task 0: it is busy like any CPU
+    running a task, and task 1 goes to the idle CPU 5."""
+    machine, domains = three_pairs()
+    out = scenario(machine, domains, [T(0, 3, 250), T(0, 2, 250), T(0, 4, 250)])
+    assert out.pulls == [(120.0, 1, 2, 5)]
 
 
 @pytest.mark.parametrize("top_flags", [(LB,), ()])
@@ -1136,6 +1184,79 @@ def test_power_gain_by_hand(args, gain):
     from simcore.models.numa.search_kernels import _power_gain
 
     assert _power_gain(*args) is gain
+
+
+def _busiest(group_of, cur, local, idle=LK.NOT_IDLE, avg=None):
+    """``search_kernels.busiest_group`` on loads given by hand (cpu_load ``avg`` settled at the
+    current tick; instant loads without it), imbalance_pct 125."""
+    import numpy as np
+
+    from simcore.models.numa.search_kernels import busiest_group
+
+    group_of = np.array(group_of, dtype=np.int64)
+    sizes = np.bincount(group_of).astype(np.int64)
+    cur = np.array(cur, dtype=float)
+    instant = avg is None
+    avg = cur if instant else np.array(avg, dtype=float)
+    return busiest_group(group_of, sizes, local, len(group_of), cur, avg, np.full(len(cur), 10.0), 10.0, instant,
+                         125, idle)
+
+
+def test_group_loads_sum_each_cpus_least_and_most_of_cpu_load_and_the_instant_load():
+    """Groups {0,1,2} (local), {3,4}; cpu_load settled at this tick. A CPU's source load is the
+    least of cpu_load and nr_running x 128, its target load the most: the local group's target
+    sum T = 128 + 128 + 64 = 320 (CPUs 0 and 1 rising, CPU 2 falling), the busiest group's
+    source sum M = 512 + 512 = 1024 (CPU 3 falling, CPU 4 rising). Not balanced (320 x 2 <
+    1024 x 3, 320 x 5 < 1344 x 3, 100 x 1024 x 3 > 125 x 320 x 2); with two groups both terms
+    of the imbalance are 3M - 2T = 2432: 2432 // (128 x 5) = 3 tasks. (A group sum of only its
+    last CPU, or a target sum of the instant loads, gives 1 or 4.)"""
+    assert _busiest([0, 0, 0, 1, 1], cur=[128, 128, 0, 512, 768], avg=[64, 0, 64, 768, 512], local=0) == (1, 3)
+
+
+@pytest.mark.parametrize("group_of, cur, local, idle, expected", [
+    # the busiest group by load per CPU: {4} at 256, not {1,2,3} at 128 (its sum 384 is larger);
+    # imbalance min(256 x 5 - 640, 640 - 0) = 640, one task (128 x 5)
+    ([0, 1, 1, 1, 2], [0, 128, 128, 128, 256], 0, LK.NOT_IDLE, (2, 1)),
+    # local {0,1} at 256 over 2 CPUs, busiest {2} at 256: imbalance 2 x 256 - 256 = 256 < 128 x 3,
+    # and the gap per CPU pair, 256 x 2 - 256 x 1 = 256, below 2 x 128 x 1 x 2 = 512; no power
+    # gain (384 now and after): balanced, a busy CPU's attempt fails
+    ([0, 0, 1], [128, 128, 256], 0, LK.NOT_IDLE, (-1, 0)),
+    # local {0} idle, busiest {1} at 384, {2,3} idle: imbalance min(384 x 4 - 384, 384 - 0) = 384
+    # < 128 x 4; the gap 384 >= 2 x 128: one task
+    ([0, 1, 2, 2], [0, 384, 0, 0], 0, LK.NOT_IDLE, (1, 1)),
+    # the busiest group is group 0 and the local one, group 1, as loaded (256 each): balanced,
+    # but an idle CPU takes one task from a busiest group above 128
+    ([0, 1], [256, 256], 1, LK.IDLE, (0, 1)),
+])
+def test_the_busiest_group_and_imbalance_by_hand(group_of, cur, local, idle, expected):
+    """``find_busiest_group`` on instant loads given by hand, imbalance_pct 125."""
+    assert _busiest(group_of, cur, local, idle) == expected
+
+
+@pytest.mark.parametrize("load_average, cur, avg, t_now, busiest", [
+    # instant loads: the most tasks, at the first tick too (the cpu_load mirrors are not kept)
+    ("instant", [0, 128, 384], [0, 0, 0], 0.0, 2),
+    # cpu_load settled at this tick: CPU 1 rising, source load min(128, 384) = 128 < CPU 2's 256
+    ("tick", [0, 384, 256], [0, 128, 256], 5.0, 2),
+    # CPU 1 falling: source load min(512, 256) = 256 < CPU 2's 384
+    ("tick", [0, 256, 384], [0, 512, 384], 5.0, 2),
+    # settled two ticks ago: CPU 1's cpu_load 0 at 256 becomes 256 - (256 >> 2) = 192 > 128
+    ("tick", [0, 256, 128], [0, 0, 128], 7.0, 1),
+])
+def test_the_busiest_queue_by_hand(load_average, cur, avg, t_now, busiest):
+    """2.6.11 ``find_busiest_queue`` (``timing_kernels.busiest_queue``) in group {1,2} of CPU 0's
+    domain {0}|{1,2}: the CPU with the highest source load, the least of its cpu_load (brought
+    up to the tick ``t_now`` from tick 5, where the mirrors were settled) and its instant load."""
+    from numa_script import Hand
+
+    from simcore.models.numa import timing_kernels as K
+
+    d = dom({0, 1, 2}, [{0}, {1, 2}])
+    hand = Hand(3, [[d], [d], [d]], tasks=1, load_average=load_average)
+    SI, SF, F, I = hand.state
+    for c in range(3):
+        F[I[K.OF_CUR] + c], F[I[K.OF_AVG] + c], F[I[K.OF_TCK] + c] = cur[c], avg[c], 5.0 * (load_average == "tick")
+    assert K.busiest_queue(0, 1, t_now, F, I) == busiest
 
 
 def test_a_balanced_attempt_doubles_the_interval_a_failed_one_adds_a_tick(scenario):
@@ -1535,6 +1656,20 @@ def test_migrations_and_busy_attempts_cost_the_task_their_time(scenario, migrati
     assert out.metrics["overhead_per_task"] == pytest.approx(work / 3)
 
 
+@pytest.mark.parametrize("attempt_cost, finished", [(0.0, 150.0), (2.0, 152.0)])
+def test_a_busy_cpus_attempt_that_pulls_costs_its_running_task_too(scenario, attempt_cost, finished):
+    """Two CPUs, {0}|{1} every 100 ms (busy factor 1, periodic balancing only): task 0 (150 ms) on
+    CPU 0, tasks 1-3 (150 ms each) on CPU 1, at t=0. t=100: task 0's slice ends (alone, it runs
+    on with 50 ms left) and task 1's (expired; task 2 runs); then CPU 0, busy, finds 128 against
+    384: one task, the expired task 1, pulled into its expired array (task 0 keeps the CPU). That
+    attempt delays task 0 by lb_attempt_cost: it ends at 150 + 2 = 152 (CPU 0's next attempt is
+    due at 200)."""
+    d = dom({0, 1}, [{0}, {1}], interval=(100, 100))
+    out = scenario(one_node(2), [[d], [d]], [T(0, 0, 150)] + [T(0, 1, 150)] * 3, lb_attempt_cost=attempt_cost)
+    assert out.pulls[0] == (100.0, 1, 1, 0)
+    assert out.tasks[0].finished == pytest.approx(finished)
+
+
 @pytest.mark.parametrize("cost, finished", [(0.0, 1035.0), (10.0, 1050.0)])
 def test_a_task_moved_again_before_its_refill_is_done_owes_one_refill(scenario, cost, finished):
     """One node of three CPUs, newly-idle balancing over {0}|{1}|{2}. t=0: task 2 (1000 ms) queues
@@ -1569,6 +1704,27 @@ def test_the_migration_diagnostics_count_the_distance_crossed_and_the_returns_ho
     m = out.metrics
     assert (m["migrations"], m["mean_migration_level"], m["home_return_share"]) == (2, 1.0, 1.0)
     assert m["lb_attempts_per_s"] == pytest.approx(m["lb_attempts"] / 1.13)
+
+
+def test_each_pull_counts_its_distance_its_move_off_home_its_return_and_a_wasted_move():
+    """Two nodes of one CPU at distance 20 (level 1); tasks 0 and 1, home node 0, queued on CPU 0
+    and moved by ``migrate_kernels.pull`` with no run in between: task 0 to CPU 1 and back twice,
+    task 1 to CPU 1 and back. Six migrations, each across level 1 (sum 6); the three from CPU 1
+    leave a node that is not the task's home, and each takes it home (3 and 3); every move of a
+    task that has not run since its last one is wasted: 3 for task 0, 1 for task 1."""
+    from numa_script import Hand
+
+    from simcore.models.numa import migrate_kernels as MK
+
+    d = dom({0, 1}, [{0}, {1}])
+    hand = Hand(nodes(2), [[d], [d]], tasks=2)
+    SI, SF, F, I = hand.state
+    hand.queue(0, 0, 1)
+    for t, src, dst in ((0, 0, 1), (0, 1, 0), (0, 0, 1), (0, 1, 0), (1, 0, 1), (1, 1, 0)):
+        MK.pull(t, src, dst, 0.0, SI, SF, F, I)
+    invariants.check(hand.system)
+    assert [int(SI[k]) for k in (LK.Y_MIGR, LK.Y_MLEVEL, LK.Y_AWAY, LK.Y_HOMEM, LK.Y_WASTE)] == [6, 6, 3, 3, 4]
+    assert list(hand.system.block("O_TI", 2)[:, LK.T_MIGR]) == [4, 2]
 
 
 @pytest.mark.parametrize("scope, finished, waits", [
@@ -1692,6 +1848,67 @@ def test_migration_candidates_come_expired_first_by_priority_tail_first():
         RQ.enqueue(0, t, expired, False, SI)
     assert MK.move_tasks(0, 1, 20, 1 * hand.system.balancer.L, LK.IDLE, False, 0.0, SI, SF, F, I) == 7
     assert [t for _, t, _, _ in hand.moves()] == [4, 6, 5, 1, 0, 2, 3]
+
+
+def test_run_queue_lists_stay_linked_both_ways_around_task_0():
+    """Task 0 is a task like any other in a run-queue list (ends of lists are -1): on CPU 0, one
+    list of nice-0 tasks, each step followed by the invariants' check (lists linked both ways,
+    bitmaps, counts) and by the list read from its head:
+    queued 1, 0, 2; task 1 pulled to CPU 1 (task 0, its successor, becomes the head): 0, 2;
+    task 3 queued at the head (a preempted task), before task 0: 3, 0, 2; task 2 pulled (its
+    predecessor is task 0, which becomes the tail): 3, 0; task 4 queued at the tail: 3, 0, 4;
+    task 3 pulled: 0, 4; task 4 pulled (task 0, alone, is head and tail): 0; task 0 pulled:
+    CPU 0's list is empty, its bit cleared; CPU 1 got 1, 2, 3, 4, 0 in that order."""
+    from numa_script import Hand
+
+    from simcore.models.numa import hook_kernels as HK
+    from simcore.models.numa import migrate_kernels as MK
+    from simcore.models.numa import runqueue_kernels as RQ
+
+    d = dom({0, 1}, [{0}, {1}])
+    hand = Hand(2, [[d], [d]], tasks=5)
+    SI, SF, F, I = hand.state
+
+    def step(expected0):
+        invariants.check(hand.system)
+        assert hand.queued(0) == expected0
+
+    hand.queue(0, 1, 0, 2)
+    step([1, 0, 2])
+    for t, expected in ((1, [0, 2]), (3, [3, 0, 2]), (2, [3, 0]), (4, [3, 0, 4]), (3, [0, 4]), (4, [0]), (0, [])):
+        if t in hand.queued(0):
+            MK.pull(t, 0, 1, 0.0, SI, SF, F, I)
+        elif t == 3:
+            hand._created(3)
+            RQ.enqueue(0, 3, False, True, SI)
+            HK.nr_changed(0, 0.0, SI, SF, F, I)
+        else:
+            hand.queue(0, t)
+        step(expected)
+    assert hand.queued(1) == [1, 2, 3, 4, 0]
+    assert hand.system.block("O_RI", 2)[0, LK.R_BMA] == 0
+
+
+def test_a_draw_or_a_look_ahead_past_the_counted_draws_is_an_error():
+    """A task whose run would take more draws than counted for it raises instead of reading
+    another task's draws (``_count_draws`` counts exactly: these states are made by hand): an
+    I/O-bound task with one draw left takes it, then the next burst raises; a look-ahead whose
+    burst ends (the run factor's sign) with demand left and no draw left raises the same way."""
+    from numa_script import bare_buffers
+
+    from simcore.models.numa import run_kernels as RK
+    from simcore.models.numa import task_kernels as TK
+
+    SI, SF = bare_buffers(1, 1, 1, 1, 1, 2)
+    tb, fb, rf = SI[LK.O_TI], SI[LK.OF_TF], SI[LK.OF_RF]
+    SI[tb + LK.T_IOBOUND], SI[tb + LK.T_DI], SI[tb + LK.T_DEND] = 1, 1, 2
+    SF[fb + LK.F_DEMAND], SF[fb + LK.F_SCALE], SF[fb + LK.F_SLICE] = 1000.0, 1.0, 100.0
+    TK.next_burst(0, SI, SF)
+    with pytest.raises(IndexError, match=r"^numa compiled system: a task drew more than its counted draws$"):
+        TK.next_burst(0, SI, SF)
+    SF[rf + LK.RF_FACTOR], SF[rf + LK.RF_SEGEND], SI[tb + LK.T_IO] = -1.0, 10.0, 0
+    with pytest.raises(IndexError, match=r"^numa compiled system: a look-ahead went past a task's counted draws$"):
+        RK.look_ahead(0, 0, SI, SF)
 
 
 def test_a_nice_minus_20_task_expires_after_800_ms_and_runs_again_after_the_swap(scenario):
@@ -2009,3 +2226,45 @@ def test_a_slice_that_ends_in_the_middle_of_a_pending_burst_is_replayed_as_a_sli
     task = out.tasks[0]
     assert [s for s in segments(task) if s[0] == "io"] == [("io", -1, pytest.approx(157.5), pytest.approx(177.5))]
     assert task.finished == pytest.approx(245.0)
+
+
+# -- sleeping domains: an economy that changes nothing ------------------------------------------------
+def two_level_domains(busy_factor: int = 2) -> list:
+    """Each CPU balances its node ({c}|{c'}, every 8 to 64 ms) and both nodes ({0,1}|{2,3}, every
+    16 to 128 ms), periodically and when newly idle; new tasks look for the idlest node."""
+    nodes_ = [dom(s, [{c} for c in s], flags=(LB, NI), interval=(8, 64), busy_factor=busy_factor)
+              for s in ({0, 1}, {2, 3})]
+    top = dom(range(4), [{0, 1}, {2, 3}], flags=(LB, NI, EX), interval=(16, 128), busy_factor=busy_factor,
+              name="node")
+    return [[nodes_[c // 2], top] for c in range(4)]
+
+
+SLEEPY_TASKS = [T(0, 0, 300), T(40, 3, 500, io=True), T(45, 3, 200), T(300, 1, 400, nice=5), T(310, 1, 250, io=True),
+                T(700, 2, 600), T(705, 2, 100, io=True), T(1500, 0, 300), T(1510, 3, 300)]
+
+
+@pytest.mark.parametrize("params", [
+    {},
+    {"load_average": "tick", "cache_hot_time_cpu": 5.0, "cache_hot_time_node": 20.0},
+    {"active_balance": False, "tick": 0.5, "cache_hot_time_cpu": 3.0, "idle_ignores_cache_hot": False},
+    {"placement": "exec"},
+], ids=["instant", "tick-loads-hot", "half-ms-ticks-no-push", "exec"])
+def test_sleeping_domains_change_nothing_but_the_event_count(scenario, monkeypatch, params):
+    """A domain sure to be balanced sleeps, and the attempts it would have made are counted when
+    it wakes, when its CPU changes state or when the run ends (``Balancer.sleeps``): an economy,
+    so on two nodes of two CPUs balancing at both levels, tasks created on every CPU at different
+    times, some waiting for I/O, long quiet stretches between them, the run equals the run with
+    every attempt made in every task's trace and end, every pull and every metric but the event
+    count (the attempts among them; in mid-run a sleeping domain's are not counted yet); and the
+    stretches were long enough for domains to sleep (fewer events)."""
+    runs_ = {}
+    for sleeps in (False, True):
+        monkeypatch.setattr(Balancer, "sleeps", sleeps)
+        runs_[sleeps] = scenario(make_machine("test", "2x2", [2, 2], [[10, 20], [20, 10]]), two_level_domains(), SLEEPY_TASKS, **params)
+    real, asleep = runs_[False], runs_[True]
+    assert [(t.finished, t.trace) for t in asleep.tasks] == [(t.finished, t.trace) for t in real.tasks]
+    assert asleep.pulls == real.pulls
+    assert {k: v for k, v in asleep.metrics.items() if k != "events"} == \
+        {k: v for k, v in real.metrics.items() if k != "events"}
+    assert asleep.metrics["events"] < real.metrics["events"]
+    assert real.metrics["lb_attempts"] > real.metrics["lb_attempts_live"] > 0

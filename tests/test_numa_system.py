@@ -10,12 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numa_script import bare_buffers
 
 from simcore.core.rng import Streams, replication_seed
 from simcore.experiments import load_spec
 from simcore.models.numa import full_params, make_workload, simulate
 from simcore.models.numa import layout_kernels as LK
-from simcore.models.numa import task_kernels as TK
 from simcore.models.numa.model import load_machine
 from simcore.models.numa.policies import Linux2Level
 from simcore.models.numa.system import NumaSystem, _count_draws
@@ -146,33 +146,12 @@ def test_bursts_drawn_as_wall_time_take_at_most_the_draws_counted_at_the_slowest
     assert any(n > h for h, n in zip(home, taken)) and any(b > n for n, b in zip(taken, bound))
 
 
-def _buffers(*sizes) -> tuple[np.ndarray, np.ndarray]:
-    """Empty buffers SI, SF laid out for ``sizes`` (``layout_kernels.layout``'s counts, no log)."""
-    head = np.zeros(LK.Y_SIZE, dtype=np.int64)
-    isize, fsize = LK.layout(*sizes, 0, head)
-    SI, SF = np.zeros(isize, dtype=np.int64), np.zeros(fsize)
-    SI[:LK.Y_SIZE] = head
-    return SI, SF
-
-
-def test_a_draw_past_the_counted_ones_is_an_error():
-    """A task whose run would take more draws than counted raises instead of reading another
-    task's draws."""
-    SI, SF = _buffers(1, 1, 1, 1, 1, 2)
-    tb = SI[LK.O_TI]
-    SI[tb + LK.T_IOBOUND], SI[tb + LK.T_DI], SI[tb + LK.T_DEND] = 1, 1, 2
-    SF[SI[LK.OF_TF] + LK.F_DEMAND], SF[SI[LK.OF_TF] + LK.F_SCALE] = 1000.0, 1.0
-    TK.next_burst(0, SI, SF)
-    with pytest.raises(IndexError, match="counted draws"):
-        TK.next_burst(0, SI, SF)
-
-
 def test_the_calendar_fires_in_simpys_order():
     """The calendar against a heap of SimPy keys (time, priority, insertion number): random timers
     set, reset and cancelled, many at equal times and priorities, come off in the heap's order."""
     rng = np.random.default_rng(11)
     slots = 40
-    SI, SF = _buffers(slots // 2, 0, 1, 1, 1, 0)
+    SI, SF = bare_buffers(slots // 2, 0, 1, 1, 1, 0)
     SI[SI[LK.O_CI]:SI[LK.O_CI] + slots * LK.C_COLS].reshape(slots, LK.C_COLS)[:, LK.C_POS] = -1
     live: dict[int, tuple] = {}
     for _ in range(3000):
