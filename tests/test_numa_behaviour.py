@@ -334,6 +334,20 @@ def test_exec_balancing_uses_the_highest_exec_domain(scenario):
     assert [t.home for t in out.tasks] == [0, 0, 1]
 
 
+@pytest.mark.parametrize("exec_level, cpu", [(0, 3), (1, 0)])
+def test_exec_balancing_of_a_later_cpu_finds_its_exec_domain_at_either_level(scenario, exec_level, cpu):
+    """One node of four CPUs; CPU 2 alone has domains: {2}|{3} below {0,1}|{2,3}, exec balancing
+    at one level only. Task 0 starts alone on CPU 2; task 1 is created on CPU 2 (busy) at t=1.
+    Exec balancing at the lower level: the idlest CPU of {2,3} is CPU 3 (CPUs 0 and 1, outside
+    that span, are not looked at); at the upper level: CPU 0, the first CPU of load 0. Either is
+    enough less loaded than CPU 2 (0 x 112 < 256 x 100)."""
+    flags = [(LB, EX) if level == exec_level else (LB,) for level in (0, 1)]
+    low = dom({2, 3}, [{2}, {3}], flags=flags[0], interval=(10000, 10000))
+    high = dom(range(4), [{0, 1}, {2, 3}], flags=flags[1], interval=(10000, 10000), name="node")
+    out = scenario(one_node(4), [[], [], [low, high], []], [T(0, 2, 100), T(1, 2, 100)], placement="exec")
+    assert runs(out.tasks[1])[0][0] == cpu
+
+
 # -- find_busiest_group: thresholds, small imbalances, the power test ------------------------------
 # Four CPUs, two groups {0,1} and {2,3}; 2, 2, 2, 4 tasks of 300 ms. Until the first task ends
 # (t=500: two tasks sharing a CPU in 100 ms slices) the loads are 256 per CPU in {0,1} and
@@ -955,6 +969,28 @@ def test_a_cpu_running_task_0_is_busy_for_the_push(scenario):
     assert out.pulls == [(120.0, 1, 2, 5)]
 
 
+def test_each_activation_of_a_migration_thread_walks_afresh_and_its_pushes_add_up():
+    """Four CPUs, each with {0}|{1}|{2}|{3}; ``active_load_balance`` run twice by hand
+    (``balance_kernels.active_balance``). CPU 0 runs task 0 with task 1 queued, CPU 3 runs task 2.
+    CPU 0's thread preempts task 0 (head of its list) and walks from its own group: task 1 (the
+    tail) to idle CPU 1, task 0 to idle CPU 2; it has no task left: done, two pushes. Then CPU 3's
+    thread preempts task 2 and walks from its own group: CPU 0, now idle (the CPU the first walk
+    started from, so it was marked then), takes task 2; three pushes in all."""
+    from numa_script import Hand
+
+    from simcore.models.numa import balance_kernels as BK
+
+    d = dom(range(4), [{0}, {1}, {2}, {3}])
+    hand = Hand(4, [[d]] * 4, tasks=3, trace=True)
+    hand.dispatch(0, 0, 1)
+    hand.dispatch(3, 2)
+    BK.active_balance(0, LK.IDLE, 0.0, *hand.state)
+    BK.active_balance(3, LK.IDLE, 0.0, *hand.state)
+    invariants.check(hand.system)
+    assert hand.moves() == [(0.0, 1, 0, 1), (0.0, 0, 0, 2), (0.0, 2, 3, 0)]
+    assert hand.system.SI[LK.Y_PUSH] == 3
+
+
 @pytest.mark.parametrize("top_flags", [(LB,), ()])
 def test_the_migration_thread_pushes_to_every_idle_cpu_while_it_has_tasks(scenario, top_flags):
     """conservative-soft (tasks may not move farther from their home node). Node A = CPUs 0, 1, 2,
@@ -1257,6 +1293,30 @@ def test_the_busiest_queue_by_hand(load_average, cur, avg, t_now, busiest):
     for c in range(3):
         F[I[K.OF_CUR] + c], F[I[K.OF_AVG] + c], F[I[K.OF_TCK] + c] = cur[c], avg[c], 5.0 * (load_average == "tick")
     assert K.busiest_queue(0, 1, t_now, F, I) == busiest
+
+
+def test_one_firing_of_the_timer_balances_every_due_domain_bottom_up_as_the_cpu_is_then():
+    """``rebalance_tick`` when CPU 0's timer fires at t=8 (``balance_kernels.fire``): CPU 0, idle,
+    has {0}|{1} and above it {0,1}|{2,3}, both every 8 ms, both due (CPU 0's stagger is 0). CPU
+    1 runs task 0 with task 1 queued; CPUs 2 and 3 run three tasks each (2-4, 5-7).
+    Lower domain, idle: 0 against 256, imbalance 128: task 1 pulled. CPU 0 now has a task: the
+    upper domain balances as a busy CPU: {0,1} at 256 against {2,3} at 768, imbalance min(768 x 4
+    - 1024 x 2, 1024 x 2 - 256 x 4) = 1024, two tasks (1024 // 512) from CPU 2 (first of two
+    equal), the tail of its queue first: tasks 4 and 3. Two attempts, none failed."""
+    from numa_script import Hand
+
+    from simcore.models.numa import balance_kernels as BK
+
+    low = dom({0, 1}, [{0}, {1}], interval=(8, 64))
+    high = dom(range(4), [{0, 1}, {2, 3}], interval=(8, 64), name="node")
+    hand = Hand(one_node(4), [[low, high], [], [], []], tasks=8, trace=True)
+    hand.dispatch(1, 0, 1)
+    hand.dispatch(2, 2, 3, 4)
+    hand.dispatch(3, 5, 6, 7)
+    hand.set_now(8.0)
+    BK.fire(0, 8.0, *hand.state)
+    assert hand.moves() == [(8.0, 1, 1, 0), (8.0, 4, 2, 0), (8.0, 3, 2, 0)]
+    assert hand.counts[:2] == (2, 0)
 
 
 def test_a_balanced_attempt_doubles_the_interval_a_failed_one_adds_a_tick(scenario):
@@ -1725,6 +1785,56 @@ def test_each_pull_counts_its_distance_its_move_off_home_its_return_and_a_wasted
     invariants.check(hand.system)
     assert [int(SI[k]) for k in (LK.Y_MIGR, LK.Y_MLEVEL, LK.Y_AWAY, LK.Y_HOMEM, LK.Y_WASTE)] == [6, 6, 3, 3, 4]
     assert list(hand.system.block("O_TI", 2)[:, LK.T_MIGR]) == [4, 2]
+
+
+def test_a_tasks_time_per_distance_level_keeps_the_order_the_levels_were_first_reached():
+    """Three nodes of one CPU in a line (distances 10, 20, 30: levels 0, 1, 2). Task 0 (home node
+    0) runs 10 ms on each CPU in turn, moved while stopped (``stop_current``, ``pull``,
+    ``schedule``): CPU 0, CPU 2, CPU 1, CPU 0 again. Its time per level is 20, 10 and 10 ms, in
+    the order first reached: level 0, level 2, level 1 (the return to level 0 keeps its place)."""
+    from numa_script import Hand
+
+    from simcore.models.numa import migrate_kernels as MK
+    from simcore.models.numa import scheduler_kernels as SC
+
+    machine = make_machine("test", "line-3", [1, 1, 1], [[10, 20, 30], [20, 10, 20], [30, 20, 10]])
+    hand = Hand(machine, [[], [], []], tasks=1)
+    SI, SF, F, I = hand.state
+    hand.dispatch(0, 0)
+    cpu = 0
+    for now, dst in ((10.0, 2), (20.0, 1), (30.0, 0), (40.0, None)):
+        SC.stop_current(cpu, now, SI, SF)
+        if dst is not None:
+            MK.pull(0, cpu, dst, now, SI, SF, F, I)
+            SC.schedule(dst, now, SI, SF, F, I)
+            cpu = dst
+    levels = int(SI[LK.Y_LEVELS])
+    order = SI[SI[LK.O_LORD]:SI[LK.O_LORD] + levels]
+    times = SF[SI[LK.OF_LT]:SI[LK.OF_LT] + levels]
+    assert sorted(range(levels), key=lambda lvl: order[lvl]) == [0, 2, 1]
+    assert list(times) == [20.0, 10.0, 10.0]
+
+
+def test_a_migration_refill_owed_is_what_is_left_of_the_last_one_never_less_than_0():
+    """migration_cost 10 ms, one node of two CPUs (speed 1). Task 0 runs on CPU 0 and is moved
+    while stopped (``stop_current``, ``pull``, ``schedule``) at 5 (it owes the whole refill:
+    10), at 14.5 (it has worked 9.5 ms since: it owes 0.5 more, so 9.5 are added) and at 34.5
+    (20 ms of work since: nothing owed, 10 added): 29.5 ms of work added in all."""
+    from numa_script import Hand
+
+    from simcore.models.numa import migrate_kernels as MK
+    from simcore.models.numa import scheduler_kernels as SC
+
+    hand = Hand(2, [[], []], tasks=1, migration_cost=10.0)
+    SI, SF, F, I = hand.state
+    hand.dispatch(0, 0)
+    cpu = 0
+    for now in (5.0, 14.5, 34.5):
+        SC.stop_current(cpu, now, SI, SF)
+        MK.pull(0, cpu, 1 - cpu, now, SI, SF, F, I)
+        cpu = 1 - cpu
+        SC.schedule(cpu, now, SI, SF, F, I)
+    assert SF[LK.Z_OVER] == pytest.approx(29.5)
 
 
 @pytest.mark.parametrize("scope, finished, waits", [
