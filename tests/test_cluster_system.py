@@ -62,3 +62,23 @@ def test_the_rounds_recipients_are_the_window_of_other_machines():
     assert batch.shape == (64, 6, 3)
     assert all(s not in to and len(set(to)) == 3 for rows in batch.tolist() for s, to in enumerate(rows))
     assert Knowledge(3, 5, 1.0, np.random.default_rng(4)).window == 2
+
+
+def test_a_subclass_of_a_policy_whose_rules_are_compiled_is_refused():
+    """A policy whose class the kernels know runs their rules; a subclass of one (here of Mosix)
+    would get none of them, only the Python hooks of ``base.Policy``: it is refused, naming the
+    class it derives from. PVM-on-Mosix, a subclass the kernels know, and a policy of its own
+    (``Policy``) run as they are."""
+    from simcore.models.cluster import layout_kernels as L
+    from simcore.models.cluster.base import Policy
+    from simcore.models.cluster.mosix import PVMOnMosix
+    from simcore.models.cluster.system import kind_of
+
+    class Variant(Mosix):
+        pass
+
+    params, rng = full_params({}), np.random.default_rng(0)
+    with pytest.raises(TypeError, match="Variant derives from Mosix"):
+        kind_of(Variant(params, rng))
+    assert kind_of(PVMOnMosix(params, rng)) == L.MOSIX
+    assert kind_of(Policy(params, rng)) == L.PYTHON

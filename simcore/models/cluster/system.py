@@ -72,8 +72,18 @@ class Proc:
 
 
 def kind_of(policy) -> int:
-    """The kernels' code of ``policy``'s rules (its exact class), or PYTHON."""
-    return KINDS.get(type(policy), L.PYTHON)
+    """The kernels' code of ``policy``'s rules (its exact class), or PYTHON for a policy that
+    decides in its Python hooks. A subclass of a policy whose rules are in the kernels is refused
+    (TypeError): it would inherit none of those rules, only the hooks of ``base.Policy``."""
+    cls = type(policy)
+    if cls in KINDS:
+        return KINDS[cls]
+    compiled = [base.__name__ for base in cls.__mro__[1:] if base in KINDS]
+    if compiled:
+        raise TypeError(f"cluster policy class {cls.__name__} derives from {compiled[0]}, whose rules run in the "
+                        "compiled kernels (system.KINDS), so it would run none of them: derive it from "
+                        "cluster.base.Policy and decide in its hooks, or give it a rule code in the kernels")
+    return L.PYTHON
 
 
 class ProcView:
@@ -204,6 +214,8 @@ class ClusterSystem(ProxyCalendar):
         self._call(R.migrate, proc.row, target, float(cost), self.now)
 
     def apply(self, migrations, cost: float) -> None:
+        """A Python policy's answer to an arrival or a completion: each (process view, target
+        machine) pair migrated in order at ``cost`` (``migrate``); None or () moves nothing."""
         for proc, target in migrations or ():
             self.migrate(proc, target, cost)
 
