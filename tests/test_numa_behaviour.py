@@ -2277,12 +2277,37 @@ def test_a_task_alone_is_woken_only_where_something_is_decided(scenario):
     assert out.metrics["events"] == 2
 
 
-def test_a_lone_task_looks_at_most_64_ends_ahead(scenario):
+@pytest.mark.parametrize("demand", [7000.0, 6600.0])
+def test_a_lone_task_looks_at_most_64_ends_ahead(scenario, demand):
     """Task 0 (7000 ms) alone: 70 slice ends. Its first timer is set 64 ends ahead, at the 65th
-    (6500); from there the next one at its end, 7000: three events (creation, 6500, 7000)."""
-    out = scenario(one_node(1), [[]], [T(0, 0, 7000)])
-    assert out.tasks[0].finished == 7000.0
+    (6500); from there the next one at its end, 7000: three events (creation, 6500, 7000). With
+    6600 ms, 66 ends: the same three events (creation, 6500, 6600); a look-ahead of 65 ends would
+    reach the 66th at once."""
+    out = scenario(one_node(1), [[]], [T(0, 0, demand)])
+    assert out.tasks[0].finished == demand
     assert out.metrics["events"] == 3
+
+
+@pytest.mark.parametrize("machine, params", [
+    (near_5, {"memory_stall_fraction": 0.5}),
+    (lambda: nodes(2), {"memory_stall_fraction": 0.5, "locality_scope": "lifetime", "io_wait": "rest-of-slice"}),
+], ids=["near-node", "remote-lifetime"])
+def test_a_lone_io_bound_task_looks_ahead_through_its_bursts_at_its_cpus_speed(scenario, machine, params):
+    """An I/O-bound task alone on a CPU whose memory speed is not 1 (a node nearer than SLIT 10:
+    0.75 ms of wall time per ms of work; or, on two nodes at distance 20, the task pulled to the
+    remote node at 1.5, its bursts drawn as wall time there under locality_scope 'lifetime'):
+    its timer looks ahead through bursts, slices and I/O waits with the speed and the scale of
+    its bursts, and the run equals the run with an event at every end (the scenario harness
+    compares them). The remote case: tasks 0 and 1 (I/O-bound) start on CPU 0, CPU 1 is newly
+    idle from the start and pulls one of them."""
+    m = machine()
+    if m.cpus == 1:
+        domains, tasks = [[]], [T(0, 0, 400, io=True)]
+    else:
+        d = dom({0, 1}, [{0}, {1}], flags=(LB, NI), interval=(10000, 10000), name="node")
+        domains, tasks = [[d], [d]], [T(0, 0, 400), T(0, 0, 400, io=True), T(0, 1, 1)]
+    out = scenario(m, domains, tasks, **params)
+    assert all(t.finished > 0 for t in out.tasks)
 
 
 def test_a_task_created_beside_a_lone_one_waits_for_the_slice_end(scenario):
