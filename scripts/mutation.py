@@ -191,7 +191,9 @@ def module_of(name: str) -> str:
 
 
 def score(status: dict[str, str], equivalent: dict[str, str]) -> tuple[dict, list[str], list[str]]:
-    """Per-file [killed, counted] counts, the survivors not judged equivalent, and stale entries."""
+    """Per-file [killed, counted] counts, the survivors not judged equivalent, and stale entries:
+    killed now, or gone (not among the mutants of a file this run mutated, or of a deleted file);
+    the entries of files outside the run's part are not judged."""
     per_file: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
     survivors = []
     for name, state in sorted(status.items()):
@@ -203,7 +205,10 @@ def score(status: dict[str, str], equivalent: dict[str, str]) -> tuple[dict, lis
             counts[0] += 1
         else:
             survivors.append(f"{name}: {state}")
-    stale = [name for name in equivalent if status.get(name, "killed") in KILLED]
+    scope = {module_of(name) for name in status}     # the files this run's mutants/ holds
+    stale = [name for name in equivalent
+             if status.get(name) in KILLED or (name not in status and (module_of(name) in scope
+                                                                         or not (ROOT / module_of(name)).exists()))]
     return dict(per_file), survivors, stale
 
 

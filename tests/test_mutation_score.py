@@ -31,6 +31,18 @@ def test_untested_mutants_count_against_the_score_and_equivalents_leave_it():
     assert stale == ["simcore.stats.summary.x_a__mutmut_1"]
 
 
+def test_equivalents_outside_a_runs_files_are_not_judged_but_gone_ones_are_stale():
+    """A run of one part (here summary.py) judges the entries of its files: one whose mutant no
+    longer exists there is stale, and so is one of a deleted file; an entry of another file
+    (intervals.py, not mutated in this run) is left alone."""
+    status = {"simcore.stats.summary.x_a__mutmut_1": "survived"}
+    equivalent = {"simcore.stats.summary.x_a__mutmut_1": "r", "simcore.stats.summary.x_a__mutmut_9": "gone",
+                  "simcore.stats.intervals.x_b__mutmut_1": "other file",
+                  "simcore.models.numa.scheduler.x_c__mutmut_1": "deleted file"}
+    _, _, stale = mutation.score(status, equivalent)
+    assert stale == ["simcore.stats.summary.x_a__mutmut_9", "simcore.models.numa.scheduler.x_c__mutmut_1"]
+
+
 def test_every_equivalent_has_a_reason():
     entries = yaml.safe_load((ROOT / "tests/mutation-equivalents.yaml").read_text()) or []
     assert all(set(e) == {"mutant", "reason"} and len(e["reason"].split()) >= 3 for e in entries)
