@@ -820,6 +820,18 @@ def test_enhanced_mosix_greedy_scan_counts_the_processes_it_already_sends_away()
     assert greedy_moves([(1.0, BIG)] * 2, procs, [{1: (0.0, 0.0)}, {}]) == [(0, 1), (1, 1)]
 
 
+def test_enhanced_mosix_scans_a_later_machine_against_the_second_machine_it_knows():
+    """The scan above on the third machine: machine 0 holds process 0, machine 2 processes 1-4 (no
+    memory; all speed 1); machine 2 knows machine 0 at load 2, then machine 1 empty (the second
+    entry of its view). Staying costs process 1 c(3), machine 1 c(0), machine 0 c(2): it goes to
+    machine 1, the view counting it; process 2: staying c(2) > machine 1's c(1): it goes; process
+    3: staying c(1) against c(2) on either: it stays, and so does process 4. Machines 0 and 1
+    know nothing and are not scanned."""
+    procs = [(0.0, 0)] + [(0.0, 2)] * 4
+    known = [{}, {}, {0: (2.0, 0.0), 1: (0.0, 0.0)}]
+    assert greedy_moves([(1.0, BIG)] * 3, procs, known) == [(1, 1), (2, 1)]
+
+
 def test_enhanced_mosix_greedy_scan_counts_the_memory_it_already_sends_away():
     """Two processes of 4 MB on machine 0 (speed 1, 8 MB), machine 1 (speed 1, 10 MB) seen empty;
     base 2, L = 4 (load 2). Staying costs the first 2**1 - 2**0.5 (memory 4 -> 8 of 8 MB) +
