@@ -832,6 +832,20 @@ def test_enhanced_mosix_scans_a_later_machine_against_the_second_machine_it_know
     assert greedy_moves([(1.0, BIG)] * 3, procs, known) == [(1, 1), (2, 1)]
 
 
+@pytest.mark.parametrize("seen_load, moves", [(0.0, [(1, 1)]), (5.0, [])])
+def test_enhanced_mosix_prices_each_known_machine_at_its_own_speed_and_seen_load(seen_load, moves):
+    """Machines of speed 1, 4 and 1 (memory no object); process 0 on machine 0, process 1 on
+    machine 2: the largest load is 1, so L = 2. Staying costs process 1 2**(1/2) - 1 = 0.41421.
+    Machine 2 knows machine 0 at load 1: 2**1 - 2**(1/2) = 0.58579, and then machine 1 at the
+    load it saw, x, where one more process adds 1/4: 2**((x + 1/4)/2) - 2**(x/2). Seen empty
+    (x = 0): 2**(1/8) - 1 = 0.09051, cheaper than staying: process 1 goes to machine 1 (priced at
+    speed 1 it would cost 0.41421, no less than staying). Seen at x = 5: 2**2.625 - 2**2.5 =
+    0.51200, dearer than staying: it stays (priced at load 0 it would go)."""
+    procs = [(0.0, 0), (0.0, 2)]
+    known = [{}, {}, {0: (1.0, 0.0), 1: (seen_load, 0.0)}]
+    assert greedy_moves([(1.0, BIG), (4.0, BIG), (1.0, BIG)], procs, known) == moves
+
+
 def test_enhanced_mosix_greedy_scan_counts_the_memory_it_already_sends_away():
     """Two processes of 4 MB on machine 0 (speed 1, 8 MB), machine 1 (speed 1, 10 MB) seen empty;
     base 2, L = 4 (load 2). Staying costs the first 2**1 - 2**0.5 (memory 4 -> 8 of 8 MB) +
