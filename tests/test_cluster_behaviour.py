@@ -846,6 +846,15 @@ def test_enhanced_mosix_prices_each_known_machine_at_its_own_speed_and_seen_load
     assert greedy_moves([(1.0, BIG), (4.0, BIG), (1.0, BIG)], procs, known) == moves
 
 
+def test_enhanced_mosix_greedy_cost_of_staying_divides_the_other_processes_by_the_speed():
+    """Processes 0 and 1 on machine 0 (speed 2), machine 1 (speed 1.5) seen empty; the largest
+    load is 2 / 2 = 1, so L = 2. Staying costs each the load of the other, 1 / 2, going to 1:
+    2**(1/2) - 2**(1/4) = 0.22500; machine 1 costs 2**(1/3) - 1 = 0.25992: both stay. (The other
+    process counted as a load of 1 x 2 would make staying cost 2**1.25 - 2 = 0.37841: process 0
+    would go.)"""
+    assert greedy_moves([(2.0, BIG), (1.5, BIG)], [(0.0, 0), (0.0, 0)], [{1: (0.0, 0.0)}, {}]) == []
+
+
 def test_enhanced_mosix_greedy_scan_counts_the_memory_it_already_sends_away():
     """Two processes of 4 MB on machine 0 (speed 1, 8 MB), machine 1 (speed 1, 10 MB) seen empty;
     base 2, L = 4 (load 2). Staying costs the first 2**1 - 2**0.5 (memory 4 -> 8 of 8 MB) +
