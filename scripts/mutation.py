@@ -140,10 +140,12 @@ def save_state() -> list[str]:
                 codes.extend([None] * (number - len(codes)))
                 codes[number - 1] = code
         kept = state.get(path, {})
-        for name, entry in functions.items():   # not run here (e.g. the test selection changed): keep the old codes
+        for name, entry in functions.items():   # mutants not run here (a named or interrupted run): keep their old codes
             old = kept.get(name)
-            if old and old["sha"] == entry["sha"] and all(c is None for c in entry["exit"]):
-                entry["exit"] = old["exit"]
+            if old and old["sha"] == entry["sha"]:
+                codes = entry["exit"]
+                codes.extend([None] * (len(old["exit"]) - len(codes)))
+                entry["exit"] = [c if c is not None else o for c, o in zip(codes, old["exit"] + [None] * len(codes))]
         state[path] = dict(sorted(functions.items()))
         written.append(path)
     STATE.write_text(json.dumps(dict(sorted(state.items())), indent=0, ensure_ascii=False) + "\n", encoding="utf-8")

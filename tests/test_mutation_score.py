@@ -108,3 +108,26 @@ def test_mutant_exit_codes_outlive_mutants_by_function(tmp_path, monkeypatch):
     assert restored["hash_by_function_name"] == meta["hash_by_function_name"]
     assert not (tmp_path / "mutants/simcore/other").exists()
     assert mutation.function_of("simcore.m.a.xǁCǁg__mutmut_12") == ("xǁCǁg", 12)
+
+
+def test_a_partial_run_keeps_the_codes_of_the_mutants_it_did_not_run(tmp_path, monkeypatch):
+    """The state holds f's mutants 1-3 (killed, survived, killed); a later run of f (same hash)
+    runs only mutant 2, now killed: the state keeps 1 and 3 and takes 2's new code. A function
+    whose hash changed takes the new codes alone."""
+    import json
+
+    (tmp_path / "simcore/m").mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text('[tool.mutmut]\nonly_mutate = ["simcore/m/*"]\n')
+    (tmp_path / "simcore/m/a.py").write_text("x = 1\n")
+    monkeypatch.setattr(mutation, "ROOT", tmp_path)
+    monkeypatch.setattr(mutation, "STATE", tmp_path / "state.json")
+    mutation.STATE.write_text(json.dumps({"simcore/m/a.py": {"x_f": {"sha": "h1", "exit": [1, 0, 1]},
+                                                             "x_g": {"sha": "old", "exit": [0, 0]}}}))
+    codes = {"simcore.m.a.x_f__mutmut_1": None, "simcore.m.a.x_f__mutmut_2": 1, "simcore.m.a.x_f__mutmut_3": None,
+             "simcore.m.a.x_g__mutmut_1": 1, "simcore.m.a.x_g__mutmut_2": None}
+    meta = {"exit_code_by_key": codes, "hash_by_function_name": {"x_f": "h1", "x_g": "new"}}
+    (tmp_path / "mutants/simcore/m").mkdir(parents=True)
+    (tmp_path / "mutants/simcore/m/a.py.meta").write_text(json.dumps(meta))
+    mutation.save_state()
+    assert mutation.load_state() == {"simcore/m/a.py": {"x_f": {"sha": "h1", "exit": [1, 1, 1]},
+                                                        "x_g": {"sha": "new", "exit": [1, None]}}}
