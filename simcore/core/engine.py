@@ -23,8 +23,6 @@ import simpy
 from simpy.core import StopSimulation
 from simpy.events import NORMAL, Event
 
-from simcore.core import calendar_kernels
-
 
 class Timer(Event):
     """A scheduled callback; ``cancel()`` makes it a no-op when it fires."""
@@ -151,6 +149,9 @@ class ProxyCalendar:
     MODEL = "compiled"          # the model's name in error messages
 
     def _start_proxies(self) -> None:
+        from simcore.core.calendar_kernels import top   # here: the SimPy-only models never import numba
+
+        self._top = top
         self._proxies: list = []             # keys of the proxies on SimPy's queue (a heap)
         self._on_proxy_cb = (self._on_proxy,)
         # SimPy's queue, a heap of (time, priority, number, event) that SimPy keeps for the whole
@@ -175,7 +176,7 @@ class ProxyCalendar:
     def _push_head(self) -> None:
         """A proxy at the key of the model's first compiled timer, if it has one; the model's
         ``_calendar()`` gives its heap's description and buffers (:mod:`~simcore.core.calendar_kernels`)."""
-        s, t, prio, order = calendar_kernels.top(*self._calendar())
+        s, t, prio, order = self._top(*self._calendar())
         if s >= 0:
             self._proxy_at((t, prio, order))
 
