@@ -867,6 +867,65 @@ def test_enhanced_mosix_greedy_scan_counts_the_memory_it_already_sends_away():
     assert greedy_moves([(1.0, 8.0), (1.0, 10.0)], procs, [{1: (0.0, 0.0)}, {}]) == [(0, 1)]
 
 
+# Three speed-1 machines; process 0 (no memory) on machine 0, processes 1-3 on machine 1 (loads 1,
+# 3 and 0: L = 4), which alone knows others. With c_k = 2**((k + 1)/4) - 2**(k/4) the CPU cost of
+# one process more at load k: c_0 = 0.18921, c_1 = 0.22503, c_2 = 0.26758, c_3 = 0.31821.
+
+
+def test_enhanced_mosix_greedy_scan_prices_the_memory_each_known_machine_was_seen_using():
+    """Machines of 16, 8 and 10 MB; processes 1-3 of 2, 1 and 2 MB (5 MB in use on machine 1).
+    Machine 1 knows machine 0 at load 2 using 0 MB, then machine 2 at load 0 using 4 MB.
+    Process 1: staying costs 2**(5/8) - 2**(3/8) + c_2 = 0.51295; machine 0 2**(2/16) - 1 + c_2 =
+    0.35809; machine 2 2**0.6 - 2**0.4 + c_0 = 0.38542: it goes to machine 0 (its entry: load 3,
+    2 MB). Process 2: staying (without process 1's 2 MB) 2**(3/8) - 2**(2/8) + c_1 = 0.33266;
+    machine 0 2**(3/16) - 2**(2/16) + c_3 = 0.36649; machine 2 2**0.5 - 2**0.4 + c_0 = 0.28391: it
+    goes to machine 2 (load 1, 5 MB). Process 3: staying (0 MB and no process left) 2**(2/8) - 1
+    + c_0 = 0.37841; machine 0 2**(4/16) - 2**(2/16) + c_3 = 0.41691; machine 2 2**0.7 - 2**0.5 +
+    c_1 = 0.43532: it stays. Machine 2 priced at 0 MB would have taken process 1 (0.33791); process
+    3 would go to machine 2 had its entry not counted process 2's memory (0.37373), and to machine 0
+    had staying counted the memory already sent (0.43458)."""
+    procs = [(0.0, 0), (2.0, 1), (1.0, 1), (2.0, 1)]
+    known = [{}, {0: (2.0, 0.0), 2: (0.0, 4.0)}, {}]
+    assert greedy_moves([(1.0, 16.0), (1.0, 8.0), (1.0, 10.0)], procs, known) == [(1, 0), (2, 2)]
+
+
+def test_enhanced_mosix_greedy_scan_leaves_out_only_the_memory_it_sent():
+    """Machines of 20, 8 and 6 MB; processes 1-3 of 1, 2 and 3 MB (6 MB in use on machine 1).
+    Machine 1 knows machine 0 at load 3 using 0 MB, then machine 2 at load 1 using 2 MB.
+    Process 1: staying costs 2**(6/8) - 2**(5/8) + c_2 = 0.40716; machine 0 2**(1/20) - 1 + c_3 =
+    0.35347; machine 2 2**(3/6) - 2**(2/6) + c_1 = 0.37932: it goes to machine 0 (load 4, 1 MB).
+    Process 2: staying (without the 1 MB sent) 2**(5/8) - 2**(3/8) + c_1 = 0.47040; machine 0
+    2**(3/20) - 2**(1/20) + 2**(5/4) - 2 = 0.45272; machine 2 2**(4/6) - 2**(2/6) + c_1 = 0.55251:
+    it goes to machine 0 (load 5, 3 MB). Process 3: staying (0 MB left) 2**(3/8) - 1 + c_0 =
+    0.48605; machine 0 2**(6/20) - 2**(3/20) + 2**(6/4) - 2**(5/4) = 0.57159; machine 2 0.74691:
+    it stays. Had the scan started from 1 MB sent, process 2 would stay (0.45003); had it sent
+    none, process 3 would go (0.57416); machine 2 priced at 0 MB would take process 1 (0.34749)."""
+    procs = [(0.0, 0), (1.0, 1), (2.0, 1), (3.0, 1)]
+    known = [{}, {0: (3.0, 0.0), 2: (1.0, 2.0)}, {}]
+    assert greedy_moves([(1.0, 20.0), (1.0, 8.0), (1.0, 6.0)], procs, known) == [(1, 0), (2, 0)]
+
+
+def test_enhanced_mosix_scans_every_machine_that_knows_another():
+    """Four speed-1 machines; the last holds processes 0 and 1 (no memory; load 2, L = 4) and knows
+    machine 0 empty: staying costs process 0 c_1 > c_0, so it goes (the entry counts it), and
+    process 1, c_0 against c_1, stays."""
+    known = [{}, {}, {}, {0: (0.0, 0.0)}]
+    assert greedy_moves([(1.0, BIG)] * 4, [(0.0, 3), (0.0, 3)], known) == [(0, 0)]
+
+
+def test_enhanced_mosix_makes_every_move_of_its_scan():
+    """The scan of test_enhanced_mosix_scans_a_later_machine_against_the_second_machine_it_knows
+    decides two moves, processes 1 and 2 to machine 1; ``run_kernels.reassign`` makes both: each
+    has migrated once and is on machine 1 (no migration cost), the others have not moved."""
+    hand = Hand([(1.0, BIG)] * 3, [(BIG, 0.0)] * 5, "enhanced-mosix", reassign_rule="greedy", cost_base=2.0,
+                min_residency=0.0, migration_cost=0.0)
+    for pid, machine in enumerate([0, 2, 2, 2, 2]):
+        hand.place(pid, machine)
+    hand.know(2, {0: (2.0, 0.0), 1: (0.0, 0.0)})
+    hand.system._call(R.reassign, hand.system.now)
+    assert [(hand.proc(p).machine, hand.proc(p).migrations) for p in range(5)] == [(0, 0), (1, 1), (1, 1), (2, 0), (2, 0)]
+
+
 # --- optimal ----------------------------------------------------------------------------------------
 
 OPTIMAL_CASE = [(0, 3, 0, 0), (0, 1, 0, 0), (0, 6, 0, 0), (0, 1, 0, 0), (0, 12, 0, 0), (0, 12, 0, 0)]
@@ -1434,7 +1493,8 @@ def test_lazy_mosix_runs_as_the_reference_process_by_process(monkeypatch, spec, 
 def test_prices_give_the_marginal_cost_to_the_bit(reading, tau):
     """``cheapest`` over ``prices`` picks the machine and cost that ``min`` over ``marginal``
     gives, bit for bit, on random machines, states and process sizes: below, at and above the
-    memory, with loads that take the exponent past the 700 cap, and with ties (the kernels of
+    memory, with loads and memory in use that take an exponent to, past and just past the 700
+    cap (9370 and 9385 MB of 24: base 6 gives 699.5 and 700.7), and with ties (the kernels of
     opportunity_kernels, on a cluster of five whose first four take each trial's speeds and
     memories)."""
     rng = np.random.default_rng(5)
@@ -1445,7 +1505,8 @@ def test_prices_give_the_marginal_cost_to_the_bit(reading, tau):
         for j in range(4):
             CF[L.fmachine(j, CI) + L.MF_SPEED] = float(rng.choice([1.0, 0.665, 0.45]))
             CF[L.fmachine(j, CI) + L.MF_MEM] = float(rng.choice([24.0, 32.0, 64.0]))
-        states = {int(j): (float(rng.choice([0.0, 1.0, 2.5, 900.0])), float(rng.choice([0.0, 20.0, 24.0, 40.0])))
+        states = {int(j): (float(rng.choice([0.0, 1.0, 2.5, 900.0])),
+                           float(rng.choice([0.0, 20.0, 24.0, 40.0, 9370.0, 9385.0])))
                   for j in rng.permutation(4)}
         if trial % 3 == 0:
             states[next(iter(states))] = states[list(states)[-1]]  # a tie in state
@@ -1565,3 +1626,20 @@ def test_mosix_keeps_a_wake_up_armed_earlier_when_a_change_asks_for_the_same_ins
     F alone (load 2/3) would move nothing."""
     result = run([(1.5, BIG), (1.0, BIG)], [(0, 0.75, 0, 0), (0, 1.125, 0, 0), (0, 10, 0, 0)], min_residency=1.9)
     assert_run(result, {0: 1.5, 1: 2, 2: 2 + 8.875 / 1.5}, 1)
+
+
+def test_stability_cost_when_placed_is_computed_once_per_placement_and_bound():
+    """Stability rule, base 2, machine 0 of speed 1 and 8 MB: p0 (2 MB) then p1 (4 MB) placed
+    there (load 2: L = 4). p1's cost when placed reads the machine as p1 found it, 2 MB in use and
+    load 1: 2**(6/8) - 2**(2/8) + 2**(2/4) - 2**(1/4) = 0.71761 (p0's placement, 0 MB and load 0,
+    would give 0.63924). It is then kept: asked again under the same placement and L, the cost
+    answers what is stored (here overwritten with -1) without computing it again."""
+    hand = Hand([(1.0, 8.0), (1.0, BIG)], [(BIG, 2.0), (BIG, 4.0)], "enhanced-mosix", reassign_rule="stability",
+                cost_base=2.0)
+    hand.place(0, 0)
+    hand.place(1, 0)
+    assert hand.CF[L.Z_BOUND] == 4.0
+    expected = 2**0.75 - 2**0.25 + 2**0.5 - 2**0.25
+    assert O.cost_here(0, 1, 0, 0.0, hand.CI, hand.CF) == pytest.approx(expected, rel=1e-12)
+    hand.CF[L.fproc(1, hand.CI) + L.PF_CCOST] = -1.0
+    assert O.cost_here(0, 1, 0, 0.0, hand.CI, hand.CF) == -1.0
