@@ -518,15 +518,51 @@ def test_mosix_wakes_on_its_grid_strictly_after_now():
     assert first_wake_up(0.5e-9, 2.0, 0.0) == pytest.approx(2 + 1e-9, rel=1e-12)
 
 
-def mosix_choice(machines, memories, known, **params):
-    """The move Mosix's ``choose`` makes on machine 0 holding processes of ``memories`` MB (placed
+def mosix_choice(machines, memories, known, machine=0, **params):
+    """The move Mosix's ``choose`` makes on ``machine`` holding processes of ``memories`` MB (placed
     at 0, min_residency 0) when its window is ``known``: ``(pid, target)`` or None."""
     hand = Hand(machines, [(BIG, m) for m in memories], "mosix", min_residency=0.0, **params)
     for pid in range(len(memories)):
-        hand.place(pid, 0)
-    hand.know(0, known)
-    pid, target = M.choose(0, hand.system.now, hand.CI, hand.CF)
+        hand.place(pid, machine)
+    hand.know(machine, known)
+    pid, target = M.choose(machine, hand.system.now, hand.CI, hand.CF)
     return None if pid < 0 else (pid, target)
+
+
+def test_mosix_knowing_no_machine_moves_nothing():
+    """Machine 0 holds two processes (load 2) and has heard of no machine: no move."""
+    assert mosix_choice(TWO, [0.0, 0.0], {}) is None
+
+
+def test_mosix_ushering_reads_each_known_machines_memory_in_use():
+    """Machine 1 (speed 1, 10 MB; memory_threshold 0.9, load_threshold 5) holds A (9.5 MB); machines
+    0 and 2 have 40 MB each, and machine 1 knows machine 0, then machine 2. Seen using 10 and 25
+    MB: machine 0 has the most free memory (30 MB against 15) and A goes there (room 36 - 10).
+    Using 20 and 20: a tie, the first known, machine 0. Using 35 and 30: machine 2 has the most
+    free memory (10 MB), but its room, 36 - 30 = 6 MB, does not hold A, and the load rule (load 1
+    against 0) moves nothing."""
+    machines, usher = [(1.0, 40.0), (1.0, 10.0), (1.0, 40.0)], {"memory_threshold": 0.9, "load_threshold": 5.0}
+    assert mosix_choice(machines, [9.5], {0: (0.0, 10.0), 2: (0.0, 25.0)}, machine=1, **usher) == (0, 0)
+    assert mosix_choice(machines, [9.5], {0: (0.0, 20.0), 2: (0.0, 20.0)}, machine=1, **usher) == (0, 0)
+    assert mosix_choice(machines, [9.5], {0: (0.0, 35.0), 2: (0.0, 30.0)}, machine=1, **usher) is None
+
+
+def test_mosix_ushers_the_largest_process_that_fits_the_first_of_equals():
+    """Machine 0 (speed 1, 10 MB; memory_threshold 0.9) sees machine 1 (10 MB) empty: room 9 MB.
+    Processes of 4, 3 and 3 MB (10 MB in use): the largest, the first, goes. Of 3, 4 and 4 MB: the
+    first of the two largest, the second process."""
+    machines, known = [(1.0, 10.0), (1.0, 10.0)], {1: (0.0, 0.0)}
+    assert mosix_choice(machines, [4.0, 3.0, 3.0], known, memory_threshold=0.9) == (0, 1)
+    assert mosix_choice(machines, [3.0, 4.0, 4.0], known, memory_threshold=0.9) == (1, 1)
+
+
+def test_mosix_load_move_reads_the_targets_memory_in_use_where_it_is_known():
+    """Machine 1 holds three processes (load 3) and knows machine 0 at load 2, then machine 2 (10
+    MB) at load 1 using 6 MB: machine 2 is the target (3 - 1 > 1, 1 + 1 < 3) with 4 MB free.
+    Processes of 5 MB do not fit it: no move; of 4 MB: the oldest goes."""
+    machines, known = [(1.0, BIG), (1.0, BIG), (1.0, 10.0)], {0: (2.0, 0.0), 2: (1.0, 6.0)}
+    assert mosix_choice(machines, [5.0] * 3, known, machine=1) is None
+    assert mosix_choice(machines, [4.0] * 3, known, machine=1) == (0, 2)
 
 
 def test_mosix_ushers_memory_only_above_the_threshold():
