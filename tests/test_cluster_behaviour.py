@@ -391,7 +391,8 @@ def test_mosix_initial_placement():
 def test_knowledge_counts_a_sent_process_in_the_senders_entry_for_the_target():
     """Machine 0 last saw machine 1 (speed 2) at load 1 with 3 MB in use. Sending it a 4 MB process
     adds 1/2 (one process per unit of speed 2) and 4 MB: (1.5, 7); a second one: (2, 11). Sending
-    to machine 2, of which it holds no entry, creates none."""
+    to machine 2, of which it holds no entry, creates none. Machine 1, which knows machine 0, then
+    machine 2 (speed 1) at load 1 with 3 MB, sending it a 4 MB process: its second entry (2, 7)."""
     hand = Hand([(1.0, BIG), (2.0, BIG), (1.0, BIG)], [(BIG, 4.0)] * 3, "mosix", mosix_known_machines=2)
     hand.know(0, {1: (1.0, 3.0)})
     K.moved(0, 1, 0, hand.CI, hand.CF)
@@ -399,6 +400,21 @@ def test_knowledge_counts_a_sent_process_in_the_senders_entry_for_the_target():
     K.moved(0, 1, 1, hand.CI, hand.CF)
     K.moved(0, 2, 2, hand.CI, hand.CF)
     assert hand.view(0) == {1: (2.0, 11.0)}
+    hand.know(1, {0: (0.0, 0.0), 2: (1.0, 3.0)})
+    K.moved(1, 2, 0, hand.CI, hand.CF)
+    assert hand.view(1) == {0: (0.0, 0.0), 2: (2.0, 7.0)}
+
+
+def test_a_view_keeps_the_latest_senders_newest_last():
+    """Machine 1's window holds 3 senders. News from 0, 2, 3 (loads 1, 2, 3; 10, 20, 30 MB) fill
+    it in that order; news again from 2 (2.5, 25 MB) moves 2 last with the new values, closing the
+    gap: 0, 3, 2. A new sender, 4, then pushes the oldest, 0, out: 3, 2, 4."""
+    hand = Hand([(1.0, BIG)] * 5, policy="mosix", mosix_known_machines=3)
+    for sender, load, used in [(0, 1.0, 10.0), (2, 2.0, 20.0), (3, 3.0, 30.0), (2, 2.5, 25.0)]:
+        K.view_put(1, sender, load, used, hand.CI, hand.CF)
+    assert list(hand.view(1).items()) == [(0, (1.0, 10.0)), (3, (3.0, 30.0)), (2, (2.5, 25.0))]
+    K.view_put(1, 4, 4.0, 40.0, hand.CI, hand.CF)
+    assert list(hand.view(1).items()) == [(3, (3.0, 30.0)), (2, (2.5, 25.0)), (4, (4.0, 40.0))]
 
 
 def armed_on_machine_0(*memories, pinned=0, known=None, lazy=True):
