@@ -554,11 +554,13 @@ def test_mosix_ushering_reads_each_known_machines_memory_in_use():
     """Machine 1 (speed 1, 10 MB; memory_threshold 0.9, load_threshold 5) holds A (9.5 MB); machines
     0 and 2 have 40 MB each, and machine 1 knows machine 0, then machine 2. Seen using 10 and 25
     MB: machine 0 has the most free memory (30 MB against 15) and A goes there (room 36 - 10).
-    Using 20 and 20: a tie, the first known, machine 0. Using 35 and 30: machine 2 has the most
+    Using 30 and 10: machine 2 (30 MB free against 10) takes A. Using 20 and 20: a tie, the
+    first known, machine 0. Using 35 and 30: machine 2 has the most
     free memory (10 MB), but its room, 36 - 30 = 6 MB, does not hold A, and the load rule (load 1
     against 0) moves nothing."""
     machines, usher = [(1.0, 40.0), (1.0, 10.0), (1.0, 40.0)], {"memory_threshold": 0.9, "load_threshold": 5.0}
     assert mosix_choice(machines, [9.5], {0: (0.0, 10.0), 2: (0.0, 25.0)}, machine=1, **usher) == (0, 0)
+    assert mosix_choice(machines, [9.5], {0: (0.0, 30.0), 2: (0.0, 10.0)}, machine=1, **usher) == (0, 2)
     assert mosix_choice(machines, [9.5], {0: (0.0, 20.0), 2: (0.0, 20.0)}, machine=1, **usher) == (0, 0)
     assert mosix_choice(machines, [9.5], {0: (0.0, 35.0), 2: (0.0, 30.0)}, machine=1, **usher) is None
 
