@@ -555,9 +555,8 @@ def test_mosix_ushering_reads_each_known_machines_memory_in_use():
     0 and 2 have 40 MB each, and machine 1 knows machine 0, then machine 2. Seen using 10 and 25
     MB: machine 0 has the most free memory (30 MB against 15) and A goes there (room 36 - 10).
     Using 30 and 10: machine 2 (30 MB free against 10) takes A. Using 20 and 20: a tie, the
-    first known, machine 0. Using 35 and 30: machine 2 has the most
-    free memory (10 MB), but its room, 36 - 30 = 6 MB, does not hold A, and the load rule (load 1
-    against 0) moves nothing."""
+    first known, machine 0. Using 35 and 30: machine 2 has the most free memory (10 MB), but its
+    room, 36 - 30 = 6 MB, does not hold A, and the load rule (load 1 against 0) moves nothing."""
     machines, usher = [(1.0, 40.0), (1.0, 10.0), (1.0, 40.0)], {"memory_threshold": 0.9, "load_threshold": 5.0}
     assert mosix_choice(machines, [9.5], {0: (0.0, 10.0), 2: (0.0, 25.0)}, machine=1, **usher) == (0, 0)
     assert mosix_choice(machines, [9.5], {0: (0.0, 30.0), 2: (0.0, 10.0)}, machine=1, **usher) == (0, 2)
@@ -829,16 +828,23 @@ def test_enhanced_mosix_costs_read_the_clusters_thrashing_factor():
     assert {r: least_cost_choice("enhanced-mosix", r) for r in ("processes", "effective")} == {"processes": 0, "effective": 1}
 
 
-def greedy_moves(machines, procs, known, background=()):
-    """The ``(pid, target)`` moves of enhanced-mosix's scan (greedy rule, base 2, min_residency 0;
-    ``opportunity_kernels.reassign``) right after processes ``(memory MB, machine)`` are placed as
-    listed, the windows being ``known`` (one dict per machine); ``background`` processes start first."""
+def greedy_hand(machines, procs, known, background=()):
+    """Enhanced-mosix (greedy rule, base 2, min_residency 0) right after processes ``(memory MB,
+    machine)`` are placed as listed, the windows being ``known`` (one dict per machine);
+    ``background`` processes start first."""
     hand = Hand(machines, [(BIG, m) for m, _ in procs], "enhanced-mosix", background=background, reassign_rule="greedy",
                 cost_base=2.0, min_residency=0.0)
     for pid, (_, machine) in enumerate(procs):
         hand.place(pid, machine)
     for machine, view in enumerate(known):
         hand.know(machine, view)
+    return hand
+
+
+def greedy_moves(machines, procs, known, background=()):
+    """The ``(pid, target)`` moves of enhanced-mosix's scan (``opportunity_kernels.reassign``) on
+    ``greedy_hand(machines, procs, known, background)``."""
+    hand = greedy_hand(machines, procs, known, background)
     moves, at = O.reassign(hand.system.now, hand.CI, hand.CF), int(hand.CI[L.O_MV])
     return [(int(hand.CI[at + 2 * i]), int(hand.CI[at + 2 * i + 1])) for i in range(moves)]
 
@@ -971,11 +977,8 @@ def test_enhanced_mosix_makes_every_move_of_its_scan():
     """The scan of test_enhanced_mosix_scans_a_later_machine_against_the_second_machine_it_knows
     decides two moves, processes 1 and 2 to machine 1; ``run_kernels.reassign`` makes both: each
     has migrated once and is on machine 1 (no migration cost), the others have not moved."""
-    hand = Hand([(1.0, BIG)] * 3, [(BIG, 0.0)] * 5, "enhanced-mosix", reassign_rule="greedy", cost_base=2.0,
-                min_residency=0.0, migration_cost=0.0)
-    for pid, machine in enumerate([0, 2, 2, 2, 2]):
-        hand.place(pid, machine)
-    hand.know(2, {0: (2.0, 0.0), 1: (0.0, 0.0)})
+    procs = [(0.0, 0)] + [(0.0, 2)] * 4
+    hand = greedy_hand([(1.0, BIG)] * 3, procs, [{}, {}, {0: (2.0, 0.0), 1: (0.0, 0.0)}])
     hand.system._call(R.reassign, hand.system.now)
     assert [(hand.proc(p).machine, hand.proc(p).migrations) for p in range(5)] == [(0, 0), (1, 1), (1, 1), (2, 0), (2, 0)]
 
@@ -1586,6 +1589,22 @@ def test_stability_cost_when_placed_follows_the_bound():
     assert O.cost_here(0, 0, 0, 0.0, hand.CI, hand.CF) == pytest.approx(2 ** 0.25 - 1, rel=1e-12)
 
 
+def test_stability_cost_when_placed_is_computed_once_per_placement_and_bound():
+    """Stability rule, base 2, machine 0 of speed 1 and 8 MB: p0 (2 MB) then p1 (4 MB) placed
+    there (load 2: L = 4). p1's cost when placed reads the machine as p1 found it, 2 MB in use and
+    load 1: 2**(6/8) - 2**(2/8) + 2**(2/4) - 2**(1/4) = 0.71761 (p0's placement, 0 MB and load 0,
+    would give 0.63924). It is then kept: asked again under the same placement and L, the cost
+    answers what is stored (here overwritten with -1) without computing it again."""
+    hand = Hand([(1.0, 8.0), (1.0, BIG)], [(BIG, 2.0), (BIG, 4.0)], "enhanced-mosix", reassign_rule="stability",
+                cost_base=2.0)
+    hand.place(0, 0)
+    hand.place(1, 0)
+    assert hand.CF[L.Z_BOUND] == 4.0
+    expected = 2**0.75 - 2**0.25 + 2**0.5 - 2**0.25
+    assert O.cost_here(0, 1, 0, 0.0, hand.CI, hand.CF) == pytest.approx(expected, rel=1e-12)
+    hand.CF[L.fproc(1, hand.CI) + L.PF_CCOST] = -1.0
+    assert O.cost_here(0, 1, 0, 0.0, hand.CI, hand.CF) == -1.0
+
 def test_greedy_cost_of_staying_counts_the_rest_per_unit_of_speed_and_the_memory_left():
     """Greedy rule, base 2: machine 0 (speed 2, 10 MB) holds p0 (3 MB), p1 (2 MB), p2 (0 MB); load
     1.5, so L = 2. Staying costs p1, with p0 already sent away (1 process, 3 MB): the machine
@@ -1681,19 +1700,3 @@ def test_mosix_keeps_a_wake_up_armed_earlier_when_a_change_asks_for_the_same_ins
     result = run([(1.5, BIG), (1.0, BIG)], [(0, 0.75, 0, 0), (0, 1.125, 0, 0), (0, 10, 0, 0)], min_residency=1.9)
     assert_run(result, {0: 1.5, 1: 2, 2: 2 + 8.875 / 1.5}, 1)
 
-
-def test_stability_cost_when_placed_is_computed_once_per_placement_and_bound():
-    """Stability rule, base 2, machine 0 of speed 1 and 8 MB: p0 (2 MB) then p1 (4 MB) placed
-    there (load 2: L = 4). p1's cost when placed reads the machine as p1 found it, 2 MB in use and
-    load 1: 2**(6/8) - 2**(2/8) + 2**(2/4) - 2**(1/4) = 0.71761 (p0's placement, 0 MB and load 0,
-    would give 0.63924). It is then kept: asked again under the same placement and L, the cost
-    answers what is stored (here overwritten with -1) without computing it again."""
-    hand = Hand([(1.0, 8.0), (1.0, BIG)], [(BIG, 2.0), (BIG, 4.0)], "enhanced-mosix", reassign_rule="stability",
-                cost_base=2.0)
-    hand.place(0, 0)
-    hand.place(1, 0)
-    assert hand.CF[L.Z_BOUND] == 4.0
-    expected = 2**0.75 - 2**0.25 + 2**0.5 - 2**0.25
-    assert O.cost_here(0, 1, 0, 0.0, hand.CI, hand.CF) == pytest.approx(expected, rel=1e-12)
-    hand.CF[L.fproc(1, hand.CI) + L.PF_CCOST] = -1.0
-    assert O.cost_here(0, 1, 0, 0.0, hand.CI, hand.CF) == -1.0
