@@ -16,8 +16,14 @@ script carries the reference over such a change, and only when it can show that 
    When the SAN code changes, REV's code solves and simulates each SAN model at DIR's scale, and
    its files must equal DIR's byte for byte.
 
-Then it writes the new fingerprints (``--write``; without it, it only reports). Run from the
-repository root: ``.venv/bin/python scripts/restamp.py --from REV --results DIR [--write]``.
+The experiments carried over are those whose fingerprint changes and those whose provenance names
+a commit a reader cannot check out from this branch (not an ancestor of HEAD, or ``-dirty``). Then
+it writes (``--write``; without it, it only reports) the new fingerprints and, for every experiment
+carried over, HEAD as the commit of its code, the date and count of the identical replications,
+and the CPU model of this machine where the reference records none and DIR's platform is the
+reference's otherwise; and the reference's README again. HEAD must hold the code: commit the
+change first (the re-stamp is then a commit of its own). Run from the repository root:
+``.venv/bin/python scripts/restamp.py --from REV --results DIR [--write]``.
 """
 
 from __future__ import annotations
@@ -110,11 +116,30 @@ def changed_experiments(old: dict, new: dict) -> list[str]:
     return changed
 
 
-def check_replications(results: Path, new: dict, changed: list[str]) -> int:
-    """Step 3 for simulations: the run is of the current code and shares identical replications."""
+def unreachable(rec: dict) -> list[str]:
+    """The experiments whose provenance names a commit this branch's history does not hold."""
+    from simcore.experiments.provenance import unreachable_reason
+
+    return [exp for exp, prov in rec["experiments"].items() if unreachable_reason(str(prov.get("commit")), ROOT)]
+
+
+def head_commit() -> str:
+    """HEAD, which must hold the code that is re-stamped (no uncommitted change to it)."""
+    from simcore.experiments.provenance import git_commit
+
+    commit = git_commit(ROOT)
+    if commit.endswith("-dirty") or commit == "unknown":
+        fail(f"{ROOT}: simcore/ or config/ has uncommitted changes (HEAD is {commit}); commit the code first, "
+             "so the reference can name the commit that holds it.")
+    return commit
+
+
+def check_replications(results: Path, new: dict, changed: list[str]) -> dict[str, int]:
+    """Step 3 for simulations: the run is of the current code and shares identical replications;
+    returns how many each experiment shares."""
     from simcore.report.evaluation import compare_replications
 
-    shared = 0
+    shared = {}
     for exp in changed:
         prov = results / exp / "provenance.json"
         if not prov.exists():
@@ -126,7 +151,7 @@ def check_replications(results: Path, new: dict, changed: list[str]) -> int:
             fail(f"{exp}: the run shares no replication with the reference.")
         if (rows.identical < rows.k).any():
             fail(f"{first}: a shared replication differs; the change is not a pure refactor.")
-        shared += int(rows.k.sum())
+        shared[exp] = int(rows.k.sum())
     return shared
 
 
@@ -154,11 +179,31 @@ def check_san(results: Path, rev_tree: Path) -> int:
     return compared
 
 
-def write(rec: dict, new: dict, changed: list[str], rev: str) -> None:
-    for exp in changed:
+def carried(prov: dict, run: dict, fingerprint: dict, commit: str, identical: int, today: str) -> dict:
+    """An experiment's provenance carried over to ``commit``'s code by a run (``run``: that run's
+    provenance) sharing ``identical`` replications with it, all identical."""
+    from simcore.report.evaluation import platform_of
+
+    out = {**prov, "fingerprint": fingerprint["hash"], "fingerprint_parts": fingerprint["parts"], "commit": commit,
+           "restamp": {"date": today, "identical_replications": identical}}
+    mine, theirs = platform_of(prov), platform_of(run)
+    if all(theirs.get(k) == v for k, v in mine.items()):
+        # the values were shown identical on the run's platform: what the reference lacks of it is filled in
+        out["cpu"] = prov.get("cpu") or run.get("cpu")
+        out["packages"] = {**run.get("packages", {}), **prov.get("packages", {})}
+    return out
+
+
+def write(rec: dict, new: dict, shared: dict[str, int], results: Path, commit: str) -> None:
+    from datetime import date
+
+    from simcore.report.reference import reference_readme
+
+    for exp, identical in shared.items():
         path = REFERENCE / exp / "provenance.json"
-        prov = json.loads(path.read_text())
-        prov["fingerprint"], prov["fingerprint_parts"] = new["experiments"][exp]["hash"], new["experiments"][exp]["parts"]
+        run = json.loads((results / exp / "provenance.json").read_text())
+        prov = carried(json.loads(path.read_text()), run, new["experiments"][exp], commit, identical,
+                       date.today().isoformat())
         path.write_text(json.dumps(prov, indent=2, sort_keys=True) + "\n")
     for model in rec["san"]:
         path = REFERENCE / "san" / model / "fingerprint.json"
@@ -170,6 +215,7 @@ def write(rec: dict, new: dict, changed: list[str], rev: str) -> None:
     for old_key, new_key in zip(rec["fits"], new["fits"]):
         text = text.replace(f"key: {old_key}", f"key: {new_key}")
     fits.write_text(text)
+    (REFERENCE / "README.md").write_text(reference_readme(REFERENCE))
 
 
 def main() -> None:
@@ -186,17 +232,19 @@ def main() -> None:
         try:
             rec, old, new = recorded(), fingerprints(tree), fingerprints(ROOT)
             check_was_old(rec, old, args.rev)
-            changed = changed_experiments(old, new)
+            commit = head_commit()
+            changed = sorted(set(changed_experiments(old, new)) | set(unreachable(rec)))
             shared = check_replications(results, new, changed)
             san_changed = old["san"] != new["san"] or old["fits"] != new["fits"]
             files = check_san(results, tree) if san_changed else 0
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=True)
-    print(f"restamp: {len(changed)} experiments change only in code or machines, {shared} shared replications "
+    print(f"restamp: {len(changed)} experiments change only in code or machines or name a commit this branch "
+          f"lacks, {sum(shared.values())} shared replications "
           f"identical; SAN code {'changed, ' + str(files) + ' SAN files identical under ' + args.rev if san_changed else 'unchanged'}.")
     if args.write:
-        write(rec, new, changed, args.rev)
-        print("restamp: new fingerprints written; commit them with the change and name this evidence.")
+        write(rec, new, shared, results, commit)
+        print(f"restamp: new fingerprints and commit {commit} written; commit them and name this evidence.")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,9 @@
 """The simcore command's read-only verbs."""
 
+import json
+import subprocess
+from pathlib import Path
+
 import pytest
 import pandas as pd
 
@@ -198,6 +202,11 @@ def test_an_output_that_is_a_pipe_or_a_device_is_refused_before_anything_runs(tm
     assert "--markdown:" in capsys.readouterr().err
 
 
+HEAD = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=Path(__file__).resolve().parents[1],
+                      capture_output=True, text=True, check=True).stdout.strip()
+KEPT_JOBS = "rule,name,paper,start,end,wall,cpu,cores\naggregate,zhou91-fig1,zhou91,0,60,60,50,2\n"
+
+
 def _results(folder, experiments: dict, scale: str = "full"):
     """A folder of workflow results: scale.txt and, per experiment, a summary and the claims given."""
     folder.mkdir(parents=True)
@@ -206,6 +215,7 @@ def _results(folder, experiments: dict, scale: str = "full"):
         (folder / exp).mkdir()
         (folder / exp / "summary.csv").write_text(f"experiment\n{exp}\n")
         pd.DataFrame({"experiment": exp, "claim": claims}).to_csv(folder / exp / "claims.csv", index=False)
+        (folder / exp / "provenance.json").write_text(json.dumps({"commit": HEAD}))
     return folder
 
 
@@ -213,11 +223,12 @@ def test_save_reference_of_some_experiments_replaces_only_those(simcore_cli, tmp
     """A rerun of amir-table2 replaces its folder in the reference (a file the rerun lacks goes
     with it), rebuilds the claims table from every experiment's claims and then the SAN figure's
     (corr05-fig8), writes the rerun's jobs of amir-table2 apart (not another experiment's jobs in
-    the same benchmark folder), and leaves the other experiments, the README and jobs-full.csv alone."""
+    the same benchmark folder), leaves the other experiments and jobs-full.csv alone and makes
+    the README again from the folder."""
     ref = _results(tmp_path / "ref", {"amir-table2": ["old"], "zhou91-fig1": ["z1", "z2"], "corr05-fig8": ["san"]})
     (ref / "amir-table2/traces.txt").write_text("old trace")
     (ref / "README.md").write_text("the end-to-end run")
-    (ref / "jobs-full.csv").write_text("kept")
+    (ref / "jobs-full.csv").write_text(KEPT_JOBS)
     run = _results(tmp_path / "run", {"amir-table2": ["new1", "new2", "new3"]})
     (run / "amir-table2/replications.csv").write_text("policy,value\npvm,1.0\n")
     bench = tmp_path / "bench"   # the run's benchmark files: amir-table2's jobs and another experiment's
@@ -228,10 +239,12 @@ def test_save_reference_of_some_experiments_replaces_only_those(simcore_cli, tmp
     proc = simcore_cli("save-reference", "--results", run, "--benchmarks", bench, "--out", ref,
                        "--cores", "2", "--experiments", "amir-table2")
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in (ref / "amir-table2").iterdir()) == ["claims.csv", "replications.csv.gz", "summary.csv"]
+    assert sorted(p.name for p in (ref / "amir-table2").iterdir()) == ["claims.csv", "provenance.json",
+                                                                       "replications.csv.gz", "summary.csv"]
     assert pd.read_csv(ref / "claims.csv").claim.tolist() == ["new1", "new2", "new3", "z1", "z2", "san"]
     assert (ref / "zhou91-fig1/summary.csv").read_text() == "experiment\nzhou91-fig1\n"
-    assert (ref / "README.md").read_text() == "the end-to-end run" and (ref / "jobs-full.csv").read_text() == "kept"
+    assert (ref / "jobs-full.csv").read_text() == KEPT_JOBS
+    assert (ref / "README.md").read_text().startswith("# The full-scale reference")
     jobs = pd.read_csv(ref / "jobs-full-rerun.csv")
     assert sorted(zip(jobs.rule, jobs.name)) == [("aggregate", "amir-table2"), ("simulate", "amir-table2")]
     assert jobs.wall.tolist() == [2.5, 2.5] and jobs.cores.tolist() == [2, 2]

@@ -44,3 +44,29 @@ def test_only_code_or_machines_may_change():
             restamp.changed_experiments(old, {"experiments": {"a": fp(**{part: "changed"})}})
     with pytest.raises(SystemExit):       # a new experiment has no reference to carry over
         restamp.changed_experiments(old, {"experiments": {"new": fp()}})
+
+
+def test_a_carried_provenance_names_head_and_the_platform_shown_identical():
+    """The re-stamp names HEAD and the identical replications; a reference without a CPU model or
+    numba's version takes the run's when every key both record agrees (the values were shown
+    identical there), and keeps its own record when a key differs (glibc 2.36 against 2.41)."""
+    fingerprint = fp(code="C2")
+    prov = {"commit": "gone", "date": "2026-11-28", "platform": "Linux-6-x86_64-with-glibc2.36",
+            "packages": {"python": "3.11.7", "numpy": "2.4.6"}}
+    run = {"commit": "head", "platform": "Linux-7-x86_64-with-glibc2.36", "cpu": "AMD EPYC",
+           "packages": {"python": "3.11.7", "numpy": "2.4.6", "numba": "0.68.1"}}
+    out = restamp.carried(prov, run, fingerprint, "abc123", 40, "2026-12-04")
+    assert (out["commit"], out["fingerprint"], out["date"]) == ("abc123", fingerprint["hash"], "2026-11-28")
+    assert out["restamp"] == {"date": "2026-12-04", "identical_replications": 40}
+    assert out["cpu"] == "AMD EPYC" and out["packages"]["numba"] == "0.68.1"
+    other = restamp.carried(prov, {**run, "platform": "Linux-7-x86_64-with-glibc2.41"}, fingerprint, "abc123", 40, "d")
+    assert "cpu" not in other and "numba" not in other["packages"]
+
+
+def test_experiments_naming_a_commit_outside_the_branch_are_carried_over():
+    import subprocess
+
+    head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    rec = {"experiments": {"a": {"commit": head}, "b": {"commit": "4840c8f34c31"}, "c": {"commit": f"{head}-dirty"}}}
+    assert restamp.unreachable(rec) == ["b", "c"]

@@ -30,6 +30,22 @@ def _git(cwd: Path | None, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
 
 
+REPOSITORY = Path(__file__).resolve().parents[2]    # the checkout simcore runs from
+
+
+def unreachable_reason(commit: str, root: Path = REPOSITORY) -> str | None:
+    """Why ``commit`` cannot be named as the code of a result committed at ``root``'s HEAD
+    (``None`` when it can): a reader must be able to check it out from the branch's history, so
+    it must be HEAD or an ancestor of it, and not marked ``-dirty`` (uncommitted changes)."""
+    if commit.endswith("-dirty"):
+        return f"commit {commit} was made from uncommitted changes; commit the code and run again"
+    try:
+        _git(root, "merge-base", "--is-ancestor", commit, "HEAD")
+    except (OSError, subprocess.CalledProcessError):
+        return f"commit {commit} is not in the history of {root}'s HEAD; make the results from a commit of this branch"
+    return None
+
+
 def config_hash(*paths: Path) -> str:
     digest = hashlib.sha256()
     for path in paths:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -40,6 +41,20 @@ def _gzip(src: Path, dst: Path) -> None:
         shutil.copyfileobj(raw, packed)
 
 
+def check_commits(results: Path, experiments: list[str]) -> None:
+    """InputError unless every experiment's provenance names a commit a reader can check out
+    from the current branch (:func:`~simcore.experiments.provenance.unreachable_reason`)."""
+    from simcore.experiments.provenance import unreachable_reason
+
+    for exp in experiments:
+        path = results / exp / "provenance.json"
+        if not path.exists():
+            raise InputError(f"{path}: missing; a result without its provenance cannot enter the reference.")
+        reason = unreachable_reason(str(json.loads(path.read_text(encoding="utf-8")).get("commit", "unknown")))
+        if reason:
+            raise InputError(f"{path}: key 'commit': {reason}.")
+
+
 def save_reference(results: Path, experiments: list[str], san_figures: list[str], benchmarks: Path,
                    out: Path, cores: int) -> int:
     """Copy a full run's results into ``out``; returns the number of files written."""
@@ -51,6 +66,7 @@ def save_reference(results: Path, experiments: list[str], san_figures: list[str]
     missing = [str(results / e / "summary.csv") for e in experiments if not (results / e / "summary.csv").exists()]
     if missing:
         raise InputError(f"{missing[0]}: missing ({len(missing)} experiments have no results); finish the run first.")
+    check_commits(results, experiments)
     written = 0
     for exp in experiments + san_figures:
         for name in KEPT:
@@ -69,9 +85,9 @@ def save_reference(results: Path, experiments: list[str], san_figures: list[str]
                 written += 1
     claims = [pd.read_csv(out / e / "claims.csv") for e in experiments + san_figures if (out / e / "claims.csv").exists()]
     write_csv(out / "claims.csv", pd.concat(claims, ignore_index=True))
-    jobs = save_jobs(benchmarks, scale, cores, out / "jobs-full.csv")
+    save_jobs(benchmarks, scale, cores, out / "jobs-full.csv")
     shutil.copyfile(results / "scale.txt", out / "scale.txt")
-    write_text(out / "README.md", _readme(out, experiments, jobs, cores))
+    write_text(out / "README.md", reference_readme(out))
     return written + 4
 
 
@@ -81,8 +97,8 @@ def update_reference(results: Path, experiments: list[str], known: list[str], sa
     a full run that reran them (after a change of their model's code): their kept files, every
     claim in one table again (the experiments', then the SAN figures', as ``save_reference``
     orders them), and the rerun's jobs of those experiments in ``jobs_out`` (the benchmark folder
-    may hold other jobs of the same run); the other experiments, the SAN results,
-    the end-to-end run's jobs and the README stay. Returns the number of files written."""
+    may hold other jobs of the same run); the other experiments, the SAN results and the
+    end-to-end run's jobs stay, and the README is made again. Returns the number of files written."""
     from simcore.report.run_profile import save_jobs
 
     unknown = [e for e in experiments if e not in known]
@@ -94,6 +110,7 @@ def update_reference(results: Path, experiments: list[str], known: list[str], sa
     missing = [str(results / e / "summary.csv") for e in experiments if not (results / e / "summary.csv").exists()]
     if missing:
         raise InputError(f"{missing[0]}: missing ({len(missing)} of the experiments have no results); finish the run first.")
+    check_commits(results, experiments)
     written = 0
     for exp in experiments:
         stale = out / exp
@@ -111,32 +128,77 @@ def update_reference(results: Path, experiments: list[str], known: list[str], sa
               if (out / e / "claims.csv").exists()]
     write_csv(out / "claims.csv", pd.concat(claims, ignore_index=True))
     save_jobs(benchmarks, "full", cores, jobs_out, names=experiments)
-    return written + 2
+    write_text(out / "README.md", reference_readme(out))
+    return written + 3
 
 
-def _readme(out: Path, experiments: list[str], jobs: pd.DataFrame, cores: int) -> str:
-    """What the folder holds and where it comes from, for a reader of the repository."""
-    provenance = [json.loads((out / e / "provenance.json").read_text()) for e in experiments
-                  if (out / e / "provenance.json").exists()]
-    commits = ", ".join(sorted({str(p.get("commit")) for p in provenance}))
-    dates = sorted(str(p.get("date", ""))[:10] for p in provenance)
-    span = (jobs.end.max() - jobs.start.min()) / 60 if len(jobs) else float("nan")
+#: a jobs file's name carries its run's commit as a dash-separated token of 7 to 40 hex digits
+COMMIT_IN_NAME = re.compile(r"(?<=-)[0-9a-f]{7,40}(?=[-.])")
+
+
+def named_commits(folder: Path) -> dict[str, list[str]]:
+    """Every commit the reference at ``folder`` names, with the files that name it: each
+    experiment's provenance and the jobs files whose names carry the commit of their run."""
+    named: dict[str, list[str]] = {}
+    for path in sorted(folder.glob("*/provenance.json")):
+        commit = str(json.loads(path.read_text(encoding="utf-8")).get("commit", "unknown"))
+        named.setdefault(commit, []).append(str(path.relative_to(folder)))
+    for path in sorted(folder.glob("jobs-*.csv")):
+        for commit in COMMIT_IN_NAME.findall(path.name):
+            named.setdefault(commit, []).append(path.name)
+    return named
+
+
+def _commit_rows(provenance: list[dict]) -> list[str]:
+    """One table row per commit: its experiments, when they were simulated and re-stamped."""
+    rows = []
+    for commit in sorted({p["commit"] for p in provenance}):
+        mine = [p for p in provenance if p["commit"] == commit]
+        simulated = sorted(str(p.get("date", "?"))[:10] for p in mine)
+        restamped = sorted({str(p["restamp"]["date"])[:10] for p in mine if p.get("restamp")})
+        identical = sum(int(p["restamp"]["identical_replications"]) for p in mine if p.get("restamp"))
+        again = (f"{', '.join(restamped)}: {identical:,} shared replications identical" if restamped else "no")
+        rows.append(f"| `{commit}` | {len(mine)} | {simulated[0]} to {simulated[-1]} | {again} |")
+    return rows
+
+
+def _jobs_rows(folder: Path) -> list[str]:
+    """One table row per jobs file: its jobs, the span from first start to last end, CPU time."""
+    rows = []
+    for path in sorted(folder.glob("jobs-*.csv")):
+        jobs = pd.read_csv(path)
+        span = (jobs.end.max() - jobs.start.min()) / 60 if len(jobs) else 0.0
+        rows.append(f"| `{path.name}` | {len(jobs)} | {span:.0f} min | {jobs.cpu.sum() / 60:.0f} min |")
+    return rows
+
+
+def reference_readme(folder: Path) -> str:
+    """The reference's README, made from its files alone (so no number in it can drift)."""
+    provenance = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*/provenance.json"))]
+    models = sorted(p.name for p in (folder / "san").iterdir() if p.is_dir()) if (folder / "san").is_dir() else []
+    seeds = sorted({str(p.get("root_seed")) for p in provenance})
     return "\n".join([
         "# The full-scale reference", "",
-        f"The aggregated results of one full-scale run (`make reproduce`, then `make reference`) of commit(s) "
-        f"{commits}, finished {dates[-1] if dates else '?'}, on a {cores}-core machine: {len(experiments)} "
-        f"experiments, {len(jobs)} simulation, aggregation and SAN jobs, {span:.0f} min from the first job's "
-        f"start to the last one's end, {jobs.cpu.sum() / 60:.0f} CPU min.", "",
+        "Generated from the files of this folder by `simcore save-reference` (and by `scripts/restamp.py`): "
+        "do not edit it by hand.", "",
+        f"The aggregated results of {len(provenance)} experiments and {len(models)} SAN models "
+        f"({', '.join(models) or 'none'}) at the `{read_scale(folder) if (folder / 'scale.txt').exists() else '?'}` "
+        f"scale, root seed {', '.join(seeds)}. Each experiment's `provenance.json` names the commit of the code "
+        "that carries its results, always one of this repository's history (`git show COMMIT`): the commit of the "
+        "run, or of the re-stamp that showed the code of that commit gives every replication it shares with "
+        "the reference identically (`scripts/restamp.py`, docs/architecture.md).", "",
+        "| commit | experiments | simulated | re-stamped |", "|---|---|---|---|", *_commit_rows(provenance), "",
+        "The jobs of the runs (wall and CPU seconds, start and end of each job), for the report's run profile "
+        "and the per-experiment times; `jobs-full.csv` is the end-to-end run's:", "",
+        "| file | jobs | first start to last end | CPU |", "|---|---|---|---|", *_jobs_rows(folder), "",
         "- `EXPERIMENT/summary.csv`, `claims.csv`, `provenance.json`: as the workflow writes them in `results/`;",
         "- `EXPERIMENT/replications.csv.gz`: the per-replication table (gzip without a timestamp); the raw batch "
         "files are not kept;",
         "- `EXPERIMENT/traces.txt`, `monitor.csv`: the traced and monitored replications where the experiment has them;",
         "- `san/MODEL/`: the SAN solutions, simulations and fits; `corr05-fig8/claims.csv`: its claims;",
-        "- `claims.csv`: every claim in one table; `jobs-SCALE.csv`: the jobs of a run at that scale (wall and CPU "
-        "seconds, start and end), for the report's run profile and per-experiment times;",
-        "- `scale.txt`: `full`.", "",
+        "- `claims.csv`: every claim in one table; `scale.txt`: the scale.", "",
         "`make report-from-reference` builds the report from this folder alone; `make evaluate` checks a smoke run "
-        "against it.", ""])
+        "against it. Which reruns made which experiments, and why: docs/reference-history.md.", ""])
 
 
 def rebuild_report(results: Path, paper: Path, specs: list, san_dir: Path, untested: list) -> list[Path]:
