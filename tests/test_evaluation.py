@@ -371,6 +371,28 @@ def test_the_paired_test_of_one_value():
         paired_t([1.0], [1.0, 2.0])
 
 
+def test_the_shift_test_and_its_power():
+    """No difference left, or one replication (no spread to judge it by): p = 1; the same
+    difference in each replication (to 1e-8), or a NaN: p = 0. A relative difference is
+    2 (a - b) / (|a| + |b|): 0 within the last bits, zero or NaN on both sides; 2 against a zero;
+    NaN against a NaN. Power: 1 without spread, 0 from one replication; against no shift, the
+    test's level (the central t); with 10,001 replications (t almost normal) and a shift of
+    (z_0.995 + z_0.8) se = (2.5758 + 0.8416) se, 0.8 at level 0.01."""
+    from simcore.stats.consistency import power, relative_differences, relative_shift, shift_test
+
+    assert shift_test([0.0, 0.0]).p == 1.0 and shift_test([]).p == 1.0
+    assert shift_test([0.1, 0.1 + 1e-12]).p == 0.0 and shift_test([0.3]).p == 1.0
+    assert shift_test([float("nan"), 0.0]).p == 0.0 and 0.0 < shift_test([0.1, 0.1 + 1e-6]).p < 1e-4
+    d = relative_differences([1.0, 2.0, 0.0, float("nan"), float("nan"), 3.0, 6.0],
+                             [1.0, 2.0 + 1e-12, 0.0, float("nan"), 1.0, 0.0, 4.0])
+    assert d[:4].tolist() == [0.0] * 4 and math.isnan(d[4]) and d[5] == 2.0 and d[6] == pytest.approx(0.4)
+    assert relative_shift(0.2) == pytest.approx(0.4 / 2.2) and relative_shift(0.05) == pytest.approx(0.1 / 2.05)
+    assert power(0.0, 3, 0.01, 0.1) == 1.0 and power(0.0, 1, 0.01, 0.1) == 0.0 and math.isnan(power(0.0, 0, 0.01, 0.1))
+    assert power(math.inf, 1, 0.01, 0.1) == 0.0 and power(1e-14, 3, 0.01, 0.2) == 1.0   # 2e13 se: certain
+    assert power(0.05, 5, 0.01, 0.0) == pytest.approx(0.01)
+    assert power(1.0, 10001, 0.01, 2.5758293035489 + 0.8416212335729) == pytest.approx(0.8, abs=2e-3)
+
+
 def test_a_mean_over_shared_replications_is_judged_by_them_not_by_the_pooled_test(tmp_path):
     """The reference's mean is 10.5 and this run's 10.33 over replications 0-2: the pooled t test
     would compare them; with the replications identical, the run is consistent and the mean is

@@ -25,6 +25,11 @@ a test that trusts it, Welch's, reads that luck as precision.
 
 Where both spreads are zero (deterministic quantities) the two values must agree to 1e-9
 relative, else p = 0.
+
+Replications both runs hold (same seeds) are compared pair by pair. Across platforms, each pair's
+relative difference (:func:`relative_differences`) is averaged over the values of one replication
+that are not independent of each other, and :func:`shift_test` tests those means, one per
+independent replication, for a shift; :func:`power` is its probability of detecting one.
 """
 
 from __future__ import annotations
@@ -173,3 +178,64 @@ def detectable_shift(se: float, k: int, alpha: float, power: float = 0.8) -> flo
     if k < 2 or not math.isfinite(se):
         return math.inf
     return float((stats.t.ppf(1 - alpha / 2, k - 1) + stats.t.ppf(power, k - 1)) * se)
+
+
+def relative_differences(small, reference) -> np.ndarray:
+    """Per replication, the difference of the two values over the mean of their magnitudes,
+    2 (small - reference) / (|small| + |reference|), in [-2, 2]: 0 where they agree to
+    :data:`LAST_BITS` (NaN on both sides, or zero on both, agrees), NaN where only one side has a
+    value. A shift that multiplies every value by 1 + s gives :func:`relative_shift` of s."""
+    small, reference = np.asarray(small, dtype=float), np.asarray(reference, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d = 2.0 * (small - reference) / (np.abs(small) + np.abs(reference))
+    return np.where(last_bits(small, reference), 0.0, d)
+
+
+def relative_shift(s: float) -> float:
+    """The relative difference (:func:`relative_differences`) of a value multiplied by 1 + s:
+    2 s / (2 + s)."""
+    return 2.0 * s / (2.0 + s)
+
+
+def shift_test(d) -> Comparison:
+    """Student's t test of a mean shift from independent relative differences ``d`` (one per
+    replication), k - 1 degrees of freedom. None differs from 0 (or none given): p = 1; a single
+    replication cannot tell a shift from chance: p = 1; the same difference in every replication,
+    to :data:`LAST_BITS`: p = 0; a NaN: p = 0."""
+    from scipy import stats
+
+    d = np.asarray(d, dtype=float)
+    if np.isnan(d).any():
+        return Comparison(math.nan, math.inf, math.inf, 0.0)
+    if not d.any():
+        return Comparison(0.0, 0.0, 0.0, 1.0)
+    mean = float(d.mean())
+    if d.size == 1:
+        return Comparison(mean, math.inf, math.nan, 1.0)
+    if d.max() - d.min() <= LAST_BITS:
+        return Comparison(mean, 0.0, math.inf, 0.0)
+    se = float(d.std(ddof=1) / math.sqrt(d.size))
+    t = mean / se
+    return Comparison(mean, se, t, float(2.0 * stats.t.sf(abs(t), d.size - 1)))
+
+
+def power(se: float, k: int, alpha: float, shift: float) -> float:
+    """The probability that :func:`shift_test` at level ``alpha`` detects a true mean shift
+    ``shift`` from ``k`` differences of standard error ``se`` (noncentral t with k - 1 degrees of
+    freedom and noncentrality shift / se, both tails). 1 when se is 0 (the replications agree
+    among themselves: a shift shows the same in each); 0 from one replication (the test never
+    rejects); NaN without differences, or without a finite se."""
+    from scipy import stats
+
+    if k < 1:
+        return math.nan
+    if k == 1:
+        return 0.0
+    if not math.isfinite(se):
+        return math.nan
+    if se == 0:
+        return 1.0
+    df, critical = k - 1, float(stats.t.ppf(1 - alpha / 2, k - 1))
+    nc = shift / se
+    found = float(stats.nct.sf(critical, df, nc) + stats.nct.cdf(-critical, df, nc))
+    return found if math.isfinite(found) else 1.0     # SciPy's NaN for a noncentrality beyond ~1e12: certain
