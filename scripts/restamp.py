@@ -112,7 +112,7 @@ def changed_experiments(old: dict, new: dict) -> list[str]:
 
 def check_replications(results: Path, new: dict, changed: list[str]) -> int:
     """Step 3 for simulations: the run is of the current code and shares identical replications."""
-    from simcore.report.evaluation import compare_replications
+    from simcore.report.evaluation import compare_replications, read_shared
 
     shared = 0
     for exp in changed:
@@ -121,7 +121,7 @@ def check_replications(results: Path, new: dict, changed: list[str]) -> int:
             fail(f"{prov}: missing; the evidence run must hold every changed experiment.")
         if json.loads(prov.read_text())["fingerprint"] != new["experiments"][exp]["hash"]:
             fail(f"{prov}: not a run of the current code (its fingerprint is another).")
-        rows, first = compare_replications(results, REFERENCE, [exp], "identical", 0.01)
+        rows, first = compare_replications(read_shared(results, REFERENCE, [exp]), "identical", 0.01)
         if rows.empty or rows.k.sum() == 0:
             fail(f"{exp}: the run shares no replication with the reference.")
         if (rows.identical < rows.k).any():

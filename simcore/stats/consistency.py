@@ -143,43 +143,6 @@ def last_bits(small: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return both_nan | close
 
 
-def paired_t(small, reference) -> Comparison:
-    """Paired t test of a shift between two runs' values of the same replications (same seeds).
-    Differences within :data:`LAST_BITS` count as zero. No difference left: p = 1; the same
-    difference in every replication (or one replication that differs): p = 0; else Student's t
-    on the differences with k - 1 degrees of freedom."""
-    from scipy import stats
-
-    small, reference = np.asarray(small, dtype=float), np.asarray(reference, dtype=float)
-    if small.shape != reference.shape or small.size == 0:
-        raise ValueError(f"a paired test needs the same replications on both sides, not {small.size} and {reference.size}")
-    d = np.where(last_bits(small, reference), 0.0, small - reference)
-    if np.isnan(d).any():
-        return Comparison(math.nan, math.inf, math.inf, 0.0)      # a value on one side only
-    mean = float(d.mean())
-    if not d.any():
-        return Comparison(0.0, 0.0, 0.0, 1.0)
-    se = float(d.std(ddof=1) / math.sqrt(d.size)) if d.size > 1 else 0.0
-    if se == 0:
-        return Comparison(mean, 0.0, math.inf, 0.0)
-    t = mean / se
-    return Comparison(mean, se, t, float(2.0 * stats.t.sf(abs(t), d.size - 1)))
-
-
-def detectable_shift(se: float, k: int, alpha: float, power: float = 0.8) -> float:
-    """The smallest shift a two-sided paired t test at level ``alpha`` detects with probability
-    ``power`` from ``k`` differences of standard error ``se`` (the normal-shift approximation
-    (t_{1-alpha/2} + t_power) se, k - 1 degrees of freedom). Zero when the replications agree to
-    their last bits: any larger shift shows in every one of them."""
-    from scipy import stats
-
-    if se == 0:
-        return 0.0
-    if k < 2 or not math.isfinite(se):
-        return math.inf
-    return float((stats.t.ppf(1 - alpha / 2, k - 1) + stats.t.ppf(power, k - 1)) * se)
-
-
 def relative_differences(small, reference) -> np.ndarray:
     """Per replication, the difference of the two values over the mean of their magnitudes,
     2 (small - reference) / (|small| + |reference|), in [-2, 2]: 0 where they agree to
