@@ -137,7 +137,7 @@ def head_commit() -> str:
 def check_replications(results: Path, new: dict, changed: list[str]) -> dict[str, int]:
     """Step 3 for simulations: the run is of the current code and shares identical replications;
     returns how many each experiment shares."""
-    from simcore.report.evaluation import compare_replications
+    from simcore.report.evaluation import compare_replications, read_shared
 
     shared = {}
     for exp in changed:
@@ -146,7 +146,7 @@ def check_replications(results: Path, new: dict, changed: list[str]) -> dict[str
             fail(f"{prov}: missing; the evidence run must hold every changed experiment.")
         if json.loads(prov.read_text())["fingerprint"] != new["experiments"][exp]["hash"]:
             fail(f"{prov}: not a run of the current code (its fingerprint is another).")
-        rows, first = compare_replications(results, REFERENCE, [exp], "identical", 0.01)
+        rows, first = compare_replications(read_shared(results, REFERENCE, [exp]), "identical", 0.01)
         if rows.empty or rows.k.sum() == 0:
             fail(f"{exp}: the run shares no replication with the reference.")
         if (rows.identical < rows.k).any():

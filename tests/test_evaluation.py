@@ -267,7 +267,7 @@ def test_cli_exit_1_and_the_page_when_outputs_are_missing(tmp_path, capsys):
 def test_replications_the_reference_also_holds_are_counted_and_compared_value_by_value(tmp_path):
     """Cell 0 replication 0 equal (a NaN on both sides counts as equal), replication 1 differing in
     one value, replication 2 only here: 2 shared, 1 identical."""
-    from simcore.report.evaluation import identical_replications
+    from simcore.report.evaluation import read_shared, shared_replications
 
     columns = ["cell", "policy", "rep", "spawn_key", "m", "share"]
     small = pd.DataFrame([[0, "p", 0, "1.0.0", 1.5, float("nan")], [0, "p", 1, "1.0.1", 2.0, 0.5],
@@ -276,7 +276,8 @@ def test_replications_the_reference_also_holds_are_counted_and_compared_value_by
     for folder, frame in (("run", small), ("ref", ref)):
         (tmp_path / folder / "x").mkdir(parents=True)
         frame.to_csv(tmp_path / folder / "x/replications.csv", index=False)
-    assert identical_replications(tmp_path / "run", tmp_path / "ref", ["x", "absent"]) == (2, 1)
+    counts = shared_replications(read_shared(tmp_path / "run", tmp_path / "ref", ["x", "absent"]))
+    assert counts.values.tolist() == [["x", 0, "p", 2, 1]]
 
 
 def _replications(folder, exp, rows, platform=PLATFORM, cpu=None):
@@ -295,80 +296,130 @@ def _rows(values):
     return [[0, "p", r, f"1.0.{r}", v] for r, v in enumerate(values)]
 
 
+def _compared(run, ref, mode, exps=("x",)):
+    from simcore.report.evaluation import compare_replications, read_shared
+
+    return compare_replications(read_shared(run, ref, list(exps)), mode, 0.01)
+
+
 def test_the_platform_decides_how_shared_replications_are_compared(tmp_path):
     """Another kernel on the same CPU model is the same platform; another C library, or another
-    CPU, is not; a run that records no CPU model cannot show one platform (paired)."""
-    from simcore.report.evaluation import platform_of, replication_mode
+    CPU, is not; a run that records no CPU model cannot show one platform (paired). Each
+    experiment is judged by its own two provenances: x records the CPU model on both sides, y not
+    in the reference, so x is compared identically and y paired."""
+    from simcore.report.evaluation import platform_of, replication_modes
 
-    _replications(tmp_path / "ref", "x", _rows(REF), cpu="A")
+    for exp in ("x", "y"):
+        _replications(tmp_path / "ref", exp, _rows(REF), cpu="A" if exp == "x" else None)
+        _replications(tmp_path / "cpuA", exp, _rows(REF), cpu="A")
     _replications(tmp_path / "nocpu", "x", _rows(REF))
     _replications(tmp_path / "kernel", "x", _rows(REF), platform="Linux-6.1.0-9-amd64-x86_64-with-glibc2.36", cpu="A")
     _replications(tmp_path / "libc", "x", _rows(REF), platform="Linux-6.18.44-fc-v669-x86_64-with-glibc2.39")
-    _replications(tmp_path / "cpuA", "x", _rows(REF), cpu="A")
     _replications(tmp_path / "cpuB", "x", _rows(REF), cpu="B")
     assert platform_of(json.loads((tmp_path / "libc/x/provenance.json").read_text())) == {
         "arch": "x86_64", "libc": "glibc2.39", "python": "3.11.7", "numpy": "2.4.6"}
-    assert replication_mode(tmp_path / "kernel", tmp_path / "ref", ["x"])[0] == "identical"
-    assert replication_mode(tmp_path / "nocpu", tmp_path / "ref", ["x"]) == (
+    assert replication_modes(tmp_path / "kernel", tmp_path / "ref", ["x"])["x"][0] == "identical"
+    assert replication_modes(tmp_path / "nocpu", tmp_path / "ref", ["x"])["x"] == (
         "paired", "one of the runs records no CPU model, so one platform cannot be shown")
-    mode, why = replication_mode(tmp_path / "libc", tmp_path / "ref", ["x"])
+    mode, why = replication_modes(tmp_path / "libc", tmp_path / "ref", ["x"])["x"]
     assert mode == "paired" and "libc" in why
-    assert replication_mode(tmp_path / "cpuA", tmp_path / "cpuB", ["x"]) == (
+    assert replication_modes(tmp_path / "cpuA", tmp_path / "cpuB", ["x"])["x"] == (
         "paired", "this run's platform differs from the reference's in cpu")
-    assert replication_mode(tmp_path / "libc", tmp_path / "ref", ["x"], "identical")[0] == "identical"
+    modes = replication_modes(tmp_path / "cpuA", tmp_path / "ref", ["x", "y"])
+    assert {exp: mode for exp, (mode, _) in modes.items()} == {"x": "identical", "y": "paired"}
+    assert replication_modes(tmp_path / "libc", tmp_path / "ref", ["x"], "identical")["x"][0] == "identical"
     with pytest.raises(InputError, match="--replications"):
-        replication_mode(tmp_path / "libc", tmp_path / "ref", ["x"], "sometimes")
+        replication_modes(tmp_path / "libc", tmp_path / "ref", ["x"], "sometimes")
 
 
 def test_on_one_platform_a_shared_replication_must_be_identical(tmp_path):
     """Replications 0-2 here, 0-3 in the reference; replication 1 differs in its 10th digit: on
     one platform that is inconsistent, and the page names replication 1."""
-    from simcore.report.evaluation import compare_replications
-
     _replications(tmp_path / "ref", "x", _rows(REF))
     _replications(tmp_path / "run", "x", _rows([10.0, 12.000000001, 9.0]))
-    out, first = compare_replications(tmp_path / "run", tmp_path / "ref", ["x"], "identical", 0.01)
-    assert out[["k", "identical", "agree"]].values.tolist() == [[3, 2, 3]] and out.inconsistent.tolist() == [True]
+    out, first = _compared(tmp_path / "run", tmp_path / "ref", "identical")
+    assert out[["metric", "k", "identical", "agree"]].values.tolist() == [["m", 3, 2, 3]]
+    assert out.inconsistent.tolist() == [True]
     assert first == "x, cell 0, policy p, replication 1: m = 12.000000001 here, 12.0 in the reference"
-    out, first = compare_replications(tmp_path / "ref", tmp_path / "ref", ["x"], "identical", 0.01)
+    out, first = _compared(tmp_path / "ref", tmp_path / "ref", "identical")
     assert not out.inconsistent.any() and first == ""
 
 
 def test_on_another_platform_last_bits_pass_and_a_five_percent_shift_fails(tmp_path):
-    """Paired mode. Every value times (1 + 1e-12): floating point's last bits, consistent, and any
-    shift is detectable (0). Every value times 1.05: differences 0.5, 0.6, 0.45, 0.55, mean
-    0.525, sd sqrt(0.0125 / 3) = 0.06455, se 0.032275, t = 16.27 on 3 df, p = 5.1e-4 <= 0.01:
-    inconsistent. The shift detected with power 0.8 at 0.01: (t_0.995,3 + t_0.8,3) se =
-    (5.8409 + 0.9785) 0.032275 = 0.2201, 2.10% of the reference's mean 10.5."""
-    from simcore.report.evaluation import compare_replications
-
+    """Paired mode, one policy, 4 replications. Every value times (1 + 1e-12): floating point's
+    last bits, every relative difference 0, p = 1, and any shift detected (power 1). Every value
+    times 1.05: each replication's relative difference is 2 x 0.05 / 2.05 = 0.04878, the same
+    shift in every replication (to the last bits: rounding): p = 0, inconsistent. Replication 0 at 11 instead of 10, the others
+    equal: differences a = 2 / 21, 0, 0, 0, mean a / 4, sd sqrt((a^2 - 4 (a / 4)^2) / 3) = a / 2,
+    se a / 4, t = 1 on 3 df, p = 0.391: within chance."""
     _replications(tmp_path / "ref", "x", _rows(REF))
     _replications(tmp_path / "bits", "x", _rows([v * (1 + 1e-12) for v in REF]))
     _replications(tmp_path / "shift", "x", _rows([v * 1.05 for v in REF]))
-    out, _ = compare_replications(tmp_path / "bits", tmp_path / "ref", ["x"], "paired", 0.01)
-    assert out.agree.tolist() == [4] and out.p.tolist() == [1.0] and out.detectable.tolist() == [0.0]
+    _replications(tmp_path / "one", "x", _rows([11.0] + REF[1:]))
+    out, _ = _compared(tmp_path / "bits", tmp_path / "ref", "paired")
+    assert out[["agree", "replications", "p", "power_5%", "power_20%"]].values.tolist() == [[4, 4, 1.0, 1.0, 1.0]]
     assert not out.inconsistent.any()
-    out, _ = compare_replications(tmp_path / "shift", tmp_path / "ref", ["x"], "paired", 0.01)
-    se = math.sqrt(0.0125 / 3) / 2
-    assert out.se[0] == pytest.approx(se) and out.difference[0] == pytest.approx(0.525)
-    assert out.p[0] == pytest.approx(2 * stats.t.sf(0.525 / se, 3)) and out.p[0] < 0.001
+    out, _ = _compared(tmp_path / "shift", tmp_path / "ref", "paired")
+    assert out.difference[0] == pytest.approx(0.1 / 2.05) and out.p.tolist() == [0.0]
     assert out.inconsistent.tolist() == [True]
-    assert out.detectable[0] == pytest.approx((stats.t.ppf(0.995, 3) + stats.t.ppf(0.8, 3)) * se / 10.5)
-    assert out.detectable[0] == pytest.approx(0.02096, abs=1e-4)
+    out, _ = _compared(tmp_path / "one", tmp_path / "ref", "paired")
+    a = 2 / 21
+    assert out.difference[0] == pytest.approx(a / 4) and out.se[0] == pytest.approx(a / 4)
+    assert out.statistic_value[0] == pytest.approx(1.0) and out.p[0] == pytest.approx(2 * stats.t.sf(1.0, 3))
+    assert out.inconsistent.tolist() == [False]
 
 
-def test_the_paired_test_of_one_value():
-    """No difference left after the last bits: p = 1. One differing replication, or the same
-    difference in each: p = 0. A value on one side only: p = 0."""
-    from simcore.stats.consistency import detectable_shift, paired_t
+def test_the_shift_test_pools_the_policies_of_one_replication(tmp_path):
+    """Two cells, two replications, policies a and b: 4 independent replications.
+    Cell 0 rep 0: a 10 -> 11 (2 x 1 / 21), b 20 -> 20 (1 + 1e-12) (last bits: 0); mean 1/21.
+    Cell 0 rep 1: a 10 -> 10 (0), b 0 -> 0 (a zero: left out); mean 0.
+    Cell 1 rep 0: a 4 -> 4 (0), b NaN -> NaN (left out); mean 0.
+    Cell 1 rep 1: a 5 -> 6 (2 x 1 / 11), b 8 -> 8 (0); mean 1/11.
+    Mean (1/21 + 1/11) / 4 = 8/231 = 0.034632; sd^2 = (1/441 + 1/121 - 4 (8/231)^2) / 3 = 0.0019115,
+    se = sqrt(0.0019115 / 4) = 0.021860, t = 1.5842 on 3 df. Of 8 values 5 are identical and 6
+    agree to the last bits. With 3 here for that 0 and 1 for that NaN (a zero or a value on one
+    side only: no multiplicative shift makes them), 3 values are identical and the test is the same."""
+    from simcore.report.evaluation import compare_replications, read_shared
 
-    assert paired_t([1.0, 2.0], [1.0, 2.0 + 1e-12]).p == 1.0
-    assert paired_t([1.5], [1.0]).p == 0.0 and paired_t([2.0, 3.0], [1.0, 2.0]).p == 0.0
-    assert paired_t([float("nan"), 1.0], [1.0, 1.0]).p == 0.0
-    assert paired_t([float("nan"), 1.0], [float("nan"), 1.0]).p == 1.0
-    assert detectable_shift(0.0, 3, 0.01) == 0.0 and detectable_shift(1.0, 1, 0.01) == math.inf
-    with pytest.raises(ValueError, match="same replications"):
-        paired_t([1.0], [1.0, 2.0])
+    keys = [(0, "a", 0), (0, "b", 0), (0, "a", 1), (0, "b", 1), (1, "a", 0), (1, "b", 0), (1, "a", 1), (1, "b", 1)]
+    nan = float("nan")
+    ref = [10.0, 20.0, 10.0, 0.0, 4.0, nan, 5.0, 8.0]
+    run = [11.0, 20.0 * (1 + 1e-12), 10.0, 0.0, 4.0, nan, 6.0, 8.0]
+    for side, values in (("ref", ref), ("run", run), ("one-sided", run[:3] + [3.0, 4.0, 1.0] + run[6:])):
+        (tmp_path / side / "x").mkdir(parents=True)
+        pd.DataFrame([[c, p, r, f"1.{c}.{r}", v] for (c, p, r), v in zip(keys, values)],
+                     columns=["cell", "policy", "rep", "spawn_key", "m"]).to_csv(tmp_path / side / "x/replications.csv",
+                                                                                 index=False)
+    out, _ = compare_replications(read_shared(tmp_path / "run", tmp_path / "ref", ["x"]), "paired", 0.01)
+    assert out[["k", "identical", "agree", "replications"]].values.tolist() == [[8, 5, 6, 4]]
+    se = math.sqrt((1 / 441 + 1 / 121 - 4 * (8 / 231) ** 2) / 3 / 4)
+    assert out.difference[0] == pytest.approx(8 / 231) and out.se[0] == pytest.approx(se)
+    assert out.statistic_value[0] == pytest.approx(1.5842, abs=1e-4) and not out.inconsistent[0]
+    one_sided, _ = compare_replications(read_shared(tmp_path / "one-sided", tmp_path / "ref", ["x"]), "paired", 0.01)
+    assert one_sided[["k", "identical", "agree", "replications"]].values.tolist() == [[8, 3, 4, 4]]
+    assert one_sided[["difference", "se", "p"]].values.tolist() == out[["difference", "se", "p"]].values.tolist()
+
+
+def test_the_shift_test_and_its_power():
+    """No difference left, or one replication (no spread to judge it by): p = 1; the same
+    difference in each replication (to 1e-8), or a NaN: p = 0. A relative difference is
+    2 (a - b) / (|a| + |b|): 0 within the last bits, zero or NaN on both sides; 2 against a zero;
+    NaN against a NaN. Power: 1 without spread, 0 from one replication; against no shift, the
+    test's level (the central t); with 10,001 replications (t almost normal) and a shift of
+    (z_0.995 + z_0.8) se = (2.5758 + 0.8416) se, 0.8 at level 0.01."""
+    from simcore.stats.consistency import power, relative_differences, relative_shift, shift_test
+
+    assert shift_test([0.0, 0.0]).p == 1.0 and shift_test([]).p == 1.0
+    assert shift_test([0.1, 0.1 + 1e-12]).p == 0.0 and shift_test([0.3]).p == 1.0
+    assert shift_test([float("nan"), 0.0]).p == 0.0 and 0.0 < shift_test([0.1, 0.1 + 1e-6]).p < 1e-4
+    d = relative_differences([1.0, 2.0, 0.0, float("nan"), float("nan"), 3.0, 6.0],
+                             [1.0, 2.0 + 1e-12, 0.0, float("nan"), 1.0, 0.0, 4.0])
+    assert d[:4].tolist() == [0.0] * 4 and math.isnan(d[4]) and d[5] == 2.0 and d[6] == pytest.approx(0.4)
+    assert relative_shift(0.2) == pytest.approx(0.4 / 2.2) and relative_shift(0.05) == pytest.approx(0.1 / 2.05)
+    assert power(0.0, 3, 0.01, 0.1) == 1.0 and power(0.0, 1, 0.01, 0.1) == 0.0 and math.isnan(power(0.0, 0, 0.01, 0.1))
+    assert power(math.inf, 1, 0.01, 0.1) == 0.0 and power(1e-14, 3, 0.01, 0.2) == 1.0   # 2e13 se: certain
+    assert power(0.05, 5, 0.01, 0.0) == pytest.approx(0.01)
+    assert power(1.0, 10001, 0.01, 2.5758293035489 + 0.8416212335729) == pytest.approx(0.8, abs=2e-3)
 
 
 def test_a_mean_over_shared_replications_is_judged_by_them_not_by_the_pooled_test(tmp_path):
@@ -381,7 +432,7 @@ def test_a_mean_over_shared_replications_is_judged_by_them_not_by_the_pooled_tes
     _replications(tmp_path / "ref", "x", _rows(REF), cpu="A")
     _replications(tmp_path / "run", "x", _rows(REF[:3]), cpu="A")
     ev = evaluate(tmp_path / "run", tmp_path / "ref", ["x"], set())
-    assert ev.ok and ev.means.empty and len(ev.replications) == 1 and ev.mode == "identical"
+    assert ev.ok and ev.means.empty and len(ev.replications) == 1 and ev.modes["x"][0] == "identical"
     assert "On one platform each must be identical, value for value; they are." in markdown(ev)
 
 
@@ -402,8 +453,8 @@ def test_the_page_says_what_consistent_establishes_and_gives_the_references_scor
 def test_a_preset_sabotaged_by_ten_percent_fails_the_evaluation(root, simcore_cli, tmp_path):
     """In a scratch copy of the configuration, barak96's migration cost 0.3 -> 0.33 s: barak96-fig2
     simulated at smoke scale from it has another fingerprint and other replications, and `simcore
-    evaluate` against the committed reference exits 1 naming it (the reference records no CPU
-    model, so its shared replications are compared in paired mode: they differ too). The same run
+    evaluate` against the committed reference exits 1 naming it, and its verdict names it again for
+    its shared replications, which are not identical (on one platform or not). The same run
     from the committed preset (the control) has the reference's inputs and agreeing replications;
     it exits 1 only because it made no figures, tables or report."""
     import shutil
@@ -439,7 +490,8 @@ def test_a_preset_sabotaged_by_ten_percent_fails_the_evaluation(root, simcore_cl
     assert "(their fingerprints agree)" in pages["control"] and "Shared replications that differ" not in pages["control"]
     assert "1 experiments simulated from other inputs than the reference's" in pages["sabotaged"]
     assert "barak96-fig2 (parameters (spec, preset))" in pages["sabotaged"]
-    assert "Mode: **paired**" in pages["sabotaged"] and "Shared replications that differ" in pages["sabotaged"]
+    verdict = next(line for line in pages["sabotaged"].splitlines() if line.startswith("Verdict: "))
+    assert "barak96-fig2" in verdict and "Shared replications that differ" in pages["sabotaged"]
 
 
 def test_a_san_figure_claim_agrees_within_the_solvers_stated_tolerance(tmp_path):
@@ -517,3 +569,121 @@ def test_the_committed_replication_counts_are_what_the_current_verdict_rules_dec
         held, decided = cell_counts(table), replay([spec, *readers], table, "full")
         drift += [f"{spec.id} cell {c}: {held[c]} held, {decided[c]} decided" for c in held if held[c] != decided[c]]
     assert not drift, drift
+
+
+TAMPERED = "corr05-fig10"
+TURNAROUNDS = ("mean_turnaround", "mean_turnaround_s")
+THIS_CPU = "AMD EPYC"      # the CPU model a run records (the committed reference does for the mehta experiments)
+
+
+@pytest.fixture(scope="module")
+def smoke_pair(tmp_path_factory):
+    """Two result folders made of the committed reference's files, no simulation, for every
+    experiment it holds: ``ref`` as committed, but the CPU model left out of every provenance (as it
+    is for 67 of 75 experiments); ``run`` with the same claims, the summary rows and replications a
+    smoke run holds (the smoke cells, their first smoke-count replications) and provenances that
+    record this machine's CPU model, fingerprints intact. ``ref`` holds the same replications: the
+    ones the comparison reads."""
+    import shutil
+
+    from simcore.experiments import load_spec
+
+    root, base = Path(__file__).resolve().parents[1], tmp_path_factory.mktemp("smoke-pair")
+    committed = root / "results/reference"
+    for side, scale in (("ref", "full"), ("run", "smoke")):
+        (base / side).mkdir()
+        (base / side / "scale.txt").write_text(json.dumps(scale))
+    for path in sorted(committed.glob("*/replications.csv.gz")):
+        exp = path.parent.name
+        spec = load_spec(root / f"config/experiments/{exp}.yaml")
+        table = pd.read_csv(path, dtype={"spawn_key": str})
+        smoke = table[table.cell.isin([c.index for c in spec.cells("smoke")]) & (table.rep < spec.replications("smoke"))]
+        provenance = json.loads((committed / exp / "provenance.json").read_text())
+        provenance.pop("cpu", None)
+        for side, record in (("ref", provenance), ("run", {**provenance, "cpu": THIS_CPU})):
+            shutil.copytree(committed / exp, base / side / exp, ignore=shutil.ignore_patterns("replications.*"))
+            (base / side / exp / "provenance.json").write_text(json.dumps(record))
+            smoke.to_csv(base / side / exp / "replications.csv", index=False)
+        summary = pd.read_csv(committed / exp / "summary.csv")
+        summary[summary.cell.isin(smoke.cell)].to_csv(base / "run" / exp / "summary.csv", index=False)
+    return base
+
+
+def _smoke_pair(smoke_pair, tmp_path, cpu_in_reference=(), factor=1.0, columns=TURNAROUNDS):
+    """A copy of ``smoke_pair``: the experiments in ``cpu_in_reference`` record this machine's CPU
+    model in the reference too (as a re-stamp records it); corr05-fig10's ``columns`` are multiplied
+    by ``factor`` in the run."""
+    import shutil
+
+    shutil.copytree(smoke_pair, tmp_path / "pair")
+    run, ref = tmp_path / "pair/run", tmp_path / "pair/ref"
+    for exp in cpu_in_reference:
+        path = ref / exp / "provenance.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), "cpu": THIS_CPU}))
+    table = pd.read_csv(run / TAMPERED / "replications.csv", dtype={"spawn_key": str})
+    table.assign(**{c: table[c] * factor for c in columns}).to_csv(run / TAMPERED / "replications.csv", index=False)
+    return run, ref
+
+
+def _verdict_of(run, ref, experiments=None):
+    """The evaluation of ``run`` against ``ref`` (of ``experiments``, default every one they hold),
+    its page and its verdict line."""
+    ev = evaluate(run, ref, experiments or sorted(p.name for p in ref.iterdir() if p.is_dir()), set())
+    page = markdown(ev)
+    return ev, page, next(line for line in page.splitlines() if line.startswith("Verdict: "))
+
+
+def test_a_twenty_percent_shift_of_one_experiment_fails_on_one_platform(smoke_pair, tmp_path):
+    """Every turnaround of corr05-fig10's smoke replications times 1.2, fingerprints intact, among
+    all 75 experiments of a smoke evaluation. The reference records this machine's CPU model for
+    corr05-fig10 (as a re-stamp does) and for no other: corr05-fig10 is shown on one platform, so
+    its shared replications must be identical; they are not, and the verdict names it, alone."""
+    run, ref = _smoke_pair(smoke_pair, tmp_path, cpu_in_reference=(TAMPERED,), factor=1.2)
+    ev, page, verdict = _verdict_of(run, ref)
+    assert not ev.ok and ev.inconsistent_claims.empty and ev.inconsistent_means.empty and not ev.missing
+    assert verdict == ("Verdict: **INCONSISTENT**: the shared replications of 1 experiments differ: corr05-fig10 "
+                       "(not identical on one platform).")
+    assert "Mode: **identical** for 1 experiments (this run's platform is the reference's" in page
+    assert "corr05-fig10, cell 0, policy linux-2level, replication 0: mean_turnaround = " in page
+
+
+def test_a_twenty_percent_shift_of_one_experiment_fails_across_platforms(smoke_pair, tmp_path):
+    """The same tampered run against a reference that records no CPU model (another platform cannot
+    be excluded). corr05-fig10's 6 independent replications (2 smoke cells x 3; each the mean over
+    its 2 policies) each carry the relative difference 2 x 0.2 / 2.2 = 0.1818 in both turnaround
+    metrics, and no other of its values differs: the same shift in every replication, p = 0, which
+    Holm's correction over the experiment-metric tests cannot lift above 0.01. (Per cell, policy
+    and value, 3 replications each, the best p was 1.1e-5: times 12,140 values, not named.) The
+    verdict names it shifted, with the two metrics, and no other experiment."""
+    run, ref = _smoke_pair(smoke_pair, tmp_path, factor=1.2)
+    ev, page, verdict = _verdict_of(run, ref)
+    assert not ev.ok and ev.inconsistent_claims.empty and ev.inconsistent_means.empty and not ev.missing
+    assert verdict == ("Verdict: **INCONSISTENT**: the shared replications of 1 experiments differ: corr05-fig10 "
+                       "(shifted: mean_turnaround, mean_turnaround_s).")
+    assert "Mode: **paired** for 75 experiments (one of the runs records no CPU model" in page
+    shifted = ev.inconsistent_replications
+    assert shifted.metric.tolist() == list(TURNAROUNDS) and shifted.replications.tolist() == [6, 6]
+    assert shifted.difference.tolist() == pytest.approx([0.4 / 2.2] * 2)
+
+
+def test_an_untampered_pair_passes_and_last_bits_are_named_within_chance(smoke_pair, tmp_path):
+    """corr05-fig10 and zhou91-fig1. Identical values: consistent on one platform and across
+    platforms, no experiment named. Every value of corr05-fig10 times (1 + 1e-12), floating point's
+    last bits (below 1e-8 relative): on one platform that is a difference (named, failing); across
+    platforms it is none (every relative difference counts as 0, p = 1), so the run is consistent
+    and the verdict names corr05-fig10 as not identical, within chance."""
+    pair = [TAMPERED, "zhou91-fig1"]
+    table = pd.read_csv(smoke_pair / "run" / TAMPERED / "replications.csv", nrows=1)
+    values = [c for c in table.columns if c not in ("cell", "policy", "rep", "spawn_key")]
+    for name, platform in (("one", (TAMPERED,)), ("across", ())):
+        run, ref = _smoke_pair(smoke_pair, tmp_path / name, cpu_in_reference=platform)
+        ev, page, verdict = _verdict_of(run, ref, pair)
+        assert ev.ok and verdict.startswith("Verdict: **consistent**") and "identical" not in verdict, verdict
+        assert "Shared replications that differ" not in page
+    run, ref = _smoke_pair(smoke_pair, tmp_path / "bits-one", (TAMPERED,), 1 + 1e-12, values)
+    ev, page, verdict = _verdict_of(run, ref, pair)
+    assert not ev.ok and verdict.endswith("corr05-fig10 (not identical on one platform)."), verdict
+    run, ref = _smoke_pair(smoke_pair, tmp_path / "bits-across", (), 1 + 1e-12, values)
+    ev, page, verdict = _verdict_of(run, ref, pair)
+    assert ev.ok and verdict.startswith("Verdict: **consistent**")
+    assert verdict.endswith("; not identical, within chance (another platform): corr05-fig10."), verdict

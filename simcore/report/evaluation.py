@@ -4,7 +4,8 @@
 Four checks, each mechanical: every experiment was simulated from the reference's inputs (its
 fingerprint: spec, preset, seed, model code, topologies), unless ``allow_changed``; every
 experiment produced its outputs; every replication both runs hold (same seeds) agrees with the
-reference's, identical on the reference's platform and by a paired test on another; every claim's
+reference's: per experiment, identical where both record one platform, else without a shift of
+any metric beyond chance over the experiment's replications; every claim's
 estimate is consistent with the reference's, and every mean without shared replications with the
 reference's mean (the tests and their correction for many comparisons are in
 :mod:`simcore.stats.consistency`). A claim is
@@ -26,15 +27,17 @@ import pandas as pd
 
 from simcore.errors import InputError
 from simcore.report.reference import read_scale
-from simcore.stats.consistency import (LAST_BITS, Comparison, detectable_shift, holm, interval_z, last_bits, paired_t,
-                                      pooled_t)
+from simcore.stats.consistency import (LAST_BITS, Comparison, holm, interval_z, last_bits, pooled_t, power,
+                                      relative_differences, relative_shift, shift_test)
 
 ALPHA = 0.01          # family-wise level of each family of comparisons (claims; means)
 OUTPUTS = ("summary.csv", "claims.csv", "provenance.json")
 KEYS = ["experiment", "cell", "policy", "metric"]
 REP_KEYS = ["cell", "policy", "rep"]
-SHIFT = 0.05          # the shift of a mean the page states the paired test's power against
+SHIFTS = (0.05, 0.20)  # the shifts of a metric the page states the paired test's power against
+POWER = 0.8           # ... as the share of tests that detect them with at least this probability
 MODES = ("auto", "identical", "paired")
+WITHIN_CHANCE = "not identical, within chance"
 PART_NAMES = {"experiment": "experiment id", "model": "model", "params": "parameters (spec, preset)",
               "policies": "policies", "grid": "grid", "seed": "root seed", "code": "model code",
               "topology": "topologies"}
@@ -56,15 +59,15 @@ class Evaluation:
     shared: tuple[int, int] = (0, 0)   # replications both runs hold, and how many are identical
     changed: dict = None               # experiment -> the fingerprint parts that differ from the reference's
     allow_changed: bool = False        # report changed inputs without failing
-    mode: str = "identical"            # how shared replications are compared: identical | paired
-    mode_why: str = ""
-    replications: pd.DataFrame = None  # one row per experiment, cell, policy and value with shared replications
+    modes: dict = None                 # experiment -> (how its shared replications are compared, why)
+    replications: pd.DataFrame = None  # one row per experiment and metric with shared replications
     first_difference: str = ""         # identical mode: the first shared replication that differs
     scorecard: dict = None             # the reference's standing counts (reproduced, explained, ...)
     report: str = ""                   # the run's report, linked from the page
 
     def __post_init__(self):
         self.changed = dict(self.changed or {})
+        self.modes = dict(self.modes or {})
         if self.replications is None:
             self.replications = pd.DataFrame({"inconsistent": pd.Series(dtype=bool)})
 
@@ -84,6 +87,21 @@ class Evaluation:
     @property
     def inconsistent_replications(self) -> pd.DataFrame:
         return self.replications[self.replications.inconsistent]
+
+    @property
+    def replication_verdicts(self) -> dict[str, str]:
+        """Every experiment whose shared replications are not all identical, with what that means:
+        not identical on one platform, or on another platform shifted (naming the metrics) or
+        :data:`WITHIN_CHANCE`."""
+        reps = self.replications
+        out = {}
+        for exp, rows in reps[reps.identical < reps.k].groupby("experiment", sort=True) if len(reps) else ():
+            if (rows["mode"] == "identical").any():
+                out[exp] = "not identical on one platform"
+            else:
+                shifted = rows.metric[rows.inconsistent].tolist()
+                out[exp] = f"shifted: {', '.join(shifted)}" if shifted else WITHIN_CHANCE
+        return out
 
     @property
     def inputs_ok(self) -> bool:
@@ -145,24 +163,31 @@ def platform_of(provenance: dict) -> dict:
     return key
 
 
-def replication_mode(results: Path, reference: Path, ids: list[str], requested: str = "auto") -> tuple[str, str]:
-    """``identical`` when both runs ran on one platform (:func:`platform_of`: every key both
-    record agrees), else ``paired``; with the reason the page gives."""
+def replication_modes(results: Path, reference: Path, ids: list[str], requested: str = "auto") -> dict[str, tuple[str, str]]:
+    """Per experiment, how the replications both runs hold are compared, with the reason the page
+    gives: ``identical`` when its two provenances show one platform (:func:`one_platform`), else
+    ``paired``; ``requested`` (not ``auto``) for every experiment."""
     if requested not in MODES:
         raise InputError(f"--replications: must be one of {', '.join(MODES)}, not '{requested}'.")
     if requested != "auto":
-        return requested, "asked for on the command line"
-    def keys(folder):
-        found = {json.dumps(platform_of(p), sort_keys=True) for p in _provenances(folder, ids).values()}
-        return [json.loads(k) for k in sorted(found)]
-    here, there = keys(results), keys(reference)
-    differ = sorted({k for a in here for b in there for k in a.keys() & b.keys() if a[k] != b[k]})
+        return dict.fromkeys(ids, (requested, "asked for on the command line"))
+    here, there = _provenances(results, ids), _provenances(reference, ids)
+    return {i: one_platform(here.get(i), there.get(i)) for i in ids}
+
+
+def one_platform(here: dict | None, there: dict | None) -> tuple[str, str]:
+    """``identical`` when two provenances show one platform (:func:`platform_of`: every key both
+    record agrees, and both record the CPU model), else ``paired``; with the reason."""
+    if here is None or there is None:
+        return "paired", "one of the runs records no provenance"
+    a, b = platform_of(here), platform_of(there)
+    differ = sorted(k for k in a.keys() & b.keys() if a[k] != b[k])
     if differ:
         return "paired", f"this run's platform differs from the reference's in {', '.join(differ)}"
-    if not all("cpu" in k for k in here + there):
+    if "cpu" not in a or "cpu" not in b:
         # the compiled kernels are built for the CPU they run on: without its model, one platform is not shown
         return "paired", "one of the runs records no CPU model, so one platform cannot be shown"
-    return "identical", "this run's platform is the reference's (architecture, C library, CPU model, packages)"
+    return "identical", "this run's platform is the reference's: architecture, C library, CPU model, packages"
 
 
 def missing_outputs(results: Path, experiments: list[str], extra: list[str], targets: list[Path]) -> list[str]:
@@ -189,68 +214,96 @@ def compare_means(small: pd.DataFrame, reference: pd.DataFrame, alpha: float) ->
     return out.reset_index(drop=True)
 
 
-def _shared(results: Path, reference: Path, exp: str) -> tuple[pd.DataFrame, list[str]]:
-    """The replications both runs hold of one experiment (merged on cell, policy and replication,
-    the reference's columns suffixed ``_ref``) and the numeric value columns they share."""
+def read_shared(results: Path, reference: Path, experiments: list[str]) -> dict[str, tuple[pd.DataFrame, list[str]]]:
+    """Per experiment, the replications both runs hold (merged on cell, policy and replication, the
+    reference's columns suffixed ``_ref``) and the numeric value columns they share."""
     from simcore.report.data import read_csv
 
-    small, ref = read_csv(results / exp / "replications.csv"), read_csv(reference / exp / "replications.csv")
-    if small is None or ref is None or small.empty or ref.empty:
-        return pd.DataFrame(), []
-    both = small.merge(ref, on=REP_KEYS, suffixes=("", "_ref"))
-    values = [c for c in small.columns if c not in REP_KEYS and f"{c}_ref" in both.columns
-              and pd.api.types.is_numeric_dtype(small[c]) and pd.api.types.is_numeric_dtype(both[f"{c}_ref"])]
-    return both, values
-
-
-def compare_replications(results: Path, reference: Path, experiments: list[str], mode: str,
-                         alpha: float) -> tuple[pd.DataFrame, str]:
-    """Per experiment, cell, policy and value with replications both runs hold (same seeds):
-    ``identical`` mode, inconsistent when any value differs at all (with the first difference
-    named); ``paired`` mode, the paired t test of :func:`~simcore.stats.consistency.paired_t`
-    on the differences, Holm-adjusted over the family, and the shift it detects with 80% power
-    (relative to the reference's mean)."""
-    rows, first = [], ""
+    out = {}
     for exp in experiments:
-        both, values = _shared(results, reference, exp)
-        for (cell, policy), group in both.groupby(["cell", "policy"], sort=True) if not both.empty else ():
-            for column in values:
-                here, there = group[column].to_numpy(float), group[f"{column}_ref"].to_numpy(float)
-                equal = _equal(here, there)
-                if mode == "identical" and not first and not equal.all():
-                    r = group[~equal].iloc[0]
-                    first = (f"{exp}, cell {int(cell)}, policy {policy}, replication {int(r['rep'])}: {column} = "
-                             f"{float(r[column])!r} here, {float(r[f'{column}_ref'])!r} in the reference")
-                test = paired_t(here, there)
-                rows.append({"experiment": exp, "cell": int(cell), "policy": policy, "value": column,
-                             "k": len(group), "identical": int(equal.sum()), "agree": int(last_bits(here, there).sum()),
-                             "mean_ref": float(np.nanmean(there)) if not np.isnan(there).all() else np.nan,
-                             "difference": test.difference, "se": test.se, "statistic_value": test.statistic,
-                             "p": test.p})
-    out = pd.DataFrame(rows, columns=["experiment", "cell", "policy", "value", "k", "identical", "agree", "mean_ref",
+        small, ref = read_csv(results / exp / "replications.csv"), read_csv(reference / exp / "replications.csv")
+        if small is None or ref is None or small.empty or ref.empty:
+            out[exp] = pd.DataFrame(columns=REP_KEYS), []
+            continue
+        both = small.merge(ref, on=REP_KEYS, suffixes=("", "_ref"))
+        out[exp] = both, [c for c in small.columns if c not in REP_KEYS and f"{c}_ref" in both.columns
+                          and pd.api.types.is_numeric_dtype(small[c]) and pd.api.types.is_numeric_dtype(both[f"{c}_ref"])]
+    return out
+
+
+def compare_replications(shared: dict[str, tuple[pd.DataFrame, list[str]]], modes: dict[str, str] | str,
+                         alpha: float) -> tuple[pd.DataFrame, str]:
+    """Per experiment and metric (value column) of :func:`read_shared`'s replications both runs
+    hold (same seeds): how many values they share (``k``), how many are identical and agree to their
+    last bits, and the shift test over its independent replications (:func:`replication_differences`,
+    :func:`~simcore.stats.consistency.shift_test`), with its power against :data:`SHIFTS` at the
+    Bonferroni level. ``modes`` (experiment -> mode, or one mode for all) judges it: ``identical``,
+    inconsistent when any value differs at all (the first difference named); ``paired``, when the
+    shift test's p value, Holm-adjusted over the paired experiments' metrics, is at most ``alpha``."""
+    rows, first = [], ""
+    for exp, (both, values) in shared.items():
+        mode = modes if isinstance(modes, str) else modes.get(exp, "paired")
+        units = replication_differences(both, values)
+        for column in values:
+            here, there = both[column].to_numpy(float), both[f"{column}_ref"].to_numpy(float)
+            equal = _equal(here, there)
+            if mode == "identical" and not first and not equal.all():
+                first = _first_difference(exp, column, both[~equal].iloc[0])
+            test = shift_test(units[column])
+            rows.append({"experiment": exp, "metric": column, "mode": mode, "k": len(both),
+                         "identical": int(equal.sum()), "agree": int(last_bits(here, there).sum()),
+                         "replications": len(units[column]), "difference": test.difference, "se": test.se,
+                         "statistic_value": test.statistic, "p": test.p})
+    out = pd.DataFrame(rows, columns=["experiment", "metric", "mode", "k", "identical", "agree", "replications",
                                       "difference", "se", "statistic_value", "p"])
-    if mode == "identical":
-        out["p_adjusted"] = np.where(out.identical == out.k, 1.0, 0.0)
-    else:
-        out["p_adjusted"] = holm(out.p) if len(out) else []
-    out["inconsistent"] = out.p_adjusted <= alpha if mode == "paired" else out.identical < out.k
-    per_test = alpha / max(len(out), 1)
-    out["detectable"] = [detectable_shift(r.se, r.k, per_test) / abs(r.mean_ref) if r.mean_ref else math.inf
-                         for r in out.itertuples()] if len(out) else []
+    paired = (out["mode"] == "paired").to_numpy()
+    out["p_adjusted"] = np.nan
+    out.loc[paired, "p_adjusted"] = holm(out.p[paired])
+    out["inconsistent"] = np.where(paired, out.p_adjusted <= alpha, out.identical < out.k)
+    per_test = alpha / max(int(paired.sum()), 1)
+    for shift in SHIFTS:
+        out[_power_column(shift)] = [power(r.se, r.replications, per_test, relative_shift(shift))
+                                     for r in out.itertuples()]
     return out.reset_index(drop=True), first
 
 
-def identical_replications(results: Path, reference: Path, experiments: list[str]) -> tuple[int, int]:
-    """(replications both runs hold, those equal in every value): replication r of a cell draws
+def replication_differences(both: pd.DataFrame, values: list[str]) -> dict[str, np.ndarray]:
+    """Per value column, one relative difference per independent replication (a cell and a
+    replication index: its policies saw one workload, so their values are not independent): the
+    mean over its policies of :func:`~simcore.stats.consistency.relative_differences`. A shift
+    multiplies values, so a pair with a zero or a missing value on either side says nothing of one
+    and is left out (a replication without another pair, too)."""
+    here = both[values].to_numpy(float)
+    there = both[[f"{c}_ref" for c in values]].to_numpy(float)
+    telling = (here != 0) & (there != 0) & np.isfinite(here) & np.isfinite(there)
+    d = pd.DataFrame(np.where(telling, relative_differences(here, there), np.nan), columns=values)
+    means = d.groupby([both.cell.to_numpy(), both.rep.to_numpy()]).mean()
+    return {c: means[c].dropna().to_numpy() for c in values}
+
+
+def _first_difference(exp: str, column: str, row) -> str:
+    return (f"{exp}, cell {int(row['cell'])}, policy {row['policy']}, replication {int(row['rep'])}: {column} = "
+            f"{float(row[column])!r} here, {float(row[f'{column}_ref'])!r} in the reference")
+
+
+def _power_column(shift: float) -> str:
+    return f"power_{shift:.0%}"
+
+
+def shared_replications(shared: dict[str, tuple[pd.DataFrame, list[str]]]) -> pd.DataFrame:
+    """Per experiment, cell and policy of :func:`read_shared`'s tables, the replications both runs
+    hold (``shared``) and those equal in every value (``identical``): replication r of a cell draws
     from the same seeds at every scale, so on one platform each must come out identical."""
-    total = same = 0
-    for exp in experiments:
-        both, values = _shared(results, reference, exp)
+    frames = []
+    for exp, (both, values) in shared.items():
         equal = np.ones(len(both), bool)
         for column in values:
             equal &= _equal(both[column].to_numpy(float), both[f"{column}_ref"].to_numpy(float))
-        total, same = total + len(both), same + int(equal.sum())
-    return total, same
+        frames.append(both[["cell", "policy"]].assign(experiment=exp, shared=1, identical=equal.astype(int)))
+    columns = ["experiment", "cell", "policy", "shared", "identical"]
+    if not any(len(f) for f in frames):
+        return pd.DataFrame(columns=columns)
+    return pd.concat(frames).groupby(columns[:3], sort=True)[columns[3:]].sum().reset_index()
 
 
 def _equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -339,11 +392,13 @@ def evaluate(results: Path, reference: Path, experiments: list[str], san_figures
     small_claims, ref_claims = _concat(results, ids + figures, "claims.csv"), _concat(reference, ids + figures, "claims.csv")
     if ref_claims.empty:
         raise InputError(f"{reference}: holds no claims.csv; it is not the full-scale reference.")
-    mode, why = replication_mode(results, reference, ids, replications)
-    reps, first = compare_replications(results, reference, ids, mode, alpha)
+    modes = replication_modes(results, reference, ids, replications)
+    tables = read_shared(results, reference, ids)
+    reps, first = compare_replications(tables, {i: m for i, (m, _) in modes.items()}, alpha)
+    shared = shared_replications(tables)
     small_means, ref_means = _concat(results, ids, "summary.csv"), _concat(reference, ids, "summary.csv")
-    if not small_means.empty and len(reps):      # a mean over shared replications is judged by them
-        paired = reps[["experiment", "cell", "policy"]].drop_duplicates().assign(_paired=True)
+    if not small_means.empty and len(shared):    # a mean over shared replications is judged by them
+        paired = shared[["experiment", "cell", "policy"]].assign(_paired=True)
         small_means = small_means.merge(paired, on=["experiment", "cell", "policy"], how="left")
         small_means = small_means[small_means._paired.isna()].drop(columns="_paired")
     none = pd.DataFrame({"inconsistent": pd.Series(dtype=bool)})
@@ -355,9 +410,9 @@ def evaluate(results: Path, reference: Path, experiments: list[str], san_figures
         claims=compare_claims(small_claims, ref_claims, alpha, scale == ref_scale, set(figures), san_tolerance)
         if not small_claims.empty else none,
         means=compare_means(small_means, ref_means, alpha) if not small_means.empty else none,
-        alpha=alpha, shared=identical_replications(results, reference, ids),
+        alpha=alpha, shared=(int(shared.shared.sum()), int(shared.identical.sum())),
         changed=changed_inputs(results, reference, ids), allow_changed=allow_changed,
-        mode=mode, mode_why=why, replications=reps, first_difference=first,
+        modes=modes, replications=reps, first_difference=first,
         scorecard=scorecard, report=report)
 
 
@@ -380,18 +435,23 @@ def _sigmas(row) -> str:
 
 
 def _verdict(ev: Evaluation) -> str:
-    bad_claims, bad_means, bad_reps = ev.inconsistent_claims, ev.inconsistent_means, ev.inconsistent_replications
+    bad_claims, bad_means = ev.inconsistent_claims, ev.inconsistent_means
+    named = ev.replication_verdicts
+    within = [e for e, v in named.items() if v == WITHIN_CHANCE]
+    chance = f"; {WITHIN_CHANCE} (another platform): {', '.join(within)}" if within else ""
     if ev.ok:
         return ("**consistent**: every experiment was simulated from the reference's inputs"
                 + (" (or changed on purpose, `--allow-changed`)" if ev.changed else "")
                 + ", every output is there, the replications both runs hold agree, and no claim or mean differs "
-                "from the reference beyond chance")
+                "from the reference beyond chance" + chance)
+    differ = {e: v for e, v in named.items() if v != WITHIN_CHANCE}
     problems = [f"{len(ev.changed)} experiments simulated from other inputs than the reference's"] if not ev.inputs_ok else []
     problems += [f"{len(ev.missing)} missing outputs"] * bool(ev.missing)
-    problems += [f"{len(bad_reps)} values of shared replications differ"] * (not bad_reps.empty)
+    problems += [f"the shared replications of {len(differ)} experiments differ: "
+                 + ", ".join(f"{e} ({v})" for e, v in differ.items())] * bool(differ)
     problems += [f"{len(bad_claims)} claims and {len(bad_means)} means differ beyond chance"] * (
         not bad_claims.empty or not bad_means.empty)
-    return "**INCONSISTENT**: " + "; ".join(problems)
+    return "**INCONSISTENT**: " + "; ".join(problems) + chance
 
 
 def _scorecard_line(ev: Evaluation) -> str:
@@ -419,21 +479,39 @@ def _inputs_line(ev: Evaluation) -> str:
 
 def _replications_line(ev: Evaluation) -> str:
     reps = ev.replications
+    modes = {}
+    for exp, (mode, why) in sorted(ev.modes.items()):
+        modes.setdefault((mode, why), []).append(exp)
     head = (f"- Replications the reference also holds (same seeds): {ev.shared[0]} (per cell and policy), "
-            f"{ev.shared[1]} identical in every value. Mode: **{ev.mode}** ({ev.mode_why}).")
-    if ev.mode == "identical":
-        return head + (" On one platform each must be identical, value for value"
-                       + (f"; the first that is not: {ev.first_difference}." if ev.first_difference else "; they are."))
+            f"{ev.shared[1]} identical in every value. Mode: "
+            + "; ".join(f"**{mode}** for {len(exps)} experiments ({why})" for (mode, why), exps in sorted(modes.items()))
+            + ".")
     if reps.empty:
         return head + " None to compare."
-    finite = reps.detectable[np.isfinite(reps.detectable)]
-    seen = int((reps.detectable <= SHIFT).sum())
-    return (head + f" Each value's shift is tested by a paired t test on the shared replications (differences "
-            f"below {LAST_BITS:g} relative are floating point's last bits), Holm-adjusted over {len(reps)} values. "
-            f"Power: a {SHIFT:.0%} shift of the mean is detected with probability 0.8 in {seen} of {len(reps)} "
-            f"values (all of them where the replications agree to their last bits: {int((reps.agree == reps.k).sum())}); "
-            + (f"the largest shift detected with that power is {finite.max():.1%}." if len(finite) else
-               "no value has a finite detectable shift."))
+    if (reps["mode"] == "identical").any():
+        head += (" On one platform each must be identical, value for value"
+                 + (f"; the first that is not: {ev.first_difference}." if ev.first_difference else "; they are."))
+    return head + _power_sentence(reps[reps["mode"] == "paired"], ev.alpha)
+
+
+def _power_sentence(paired: pd.DataFrame, alpha: float) -> str:
+    """The paired test and its power against :data:`SHIFTS`, for the page."""
+    if paired.empty:
+        return ""
+    tested = paired[paired.replications > 0]
+    against = [f"{int((tested[_power_column(shift)] >= POWER).sum())} against a {shift:.0%} shift"
+               for shift in sorted(SHIFTS, reverse=True)]
+    big = _power_column(max(SHIFTS))
+    known = tested[big].dropna()
+    weakest = tested.loc[known.idxmin()] if len(known) else None
+    return (f" On another platform a shift is tested per experiment and metric: each shared value's relative "
+            f"difference to its pair (below {LAST_BITS:g}, floating point's last bits, none), averaged over the "
+            f"policies of one replication, by a t test over the replications (they are independent; the values "
+            f"of one are not); Holm over {len(paired)} experiment-metric tests. Power (the probability of "
+            f"detecting a shift of every value of a metric, at the level {alpha / len(paired):.2g}): at least "
+            f"{POWER:g} in {' and '.join(against)}, of the {len(tested)} tests that have values to shift"
+            + (f"; the least, {weakest[big]:.2f} against {max(SHIFTS):.0%}: {weakest.experiment}, {weakest.metric}."
+               if weakest is not None and weakest[big] < POWER else "."))
 
 
 def markdown(ev: Evaluation) -> str:
@@ -467,14 +545,17 @@ def markdown(ev: Evaluation) -> str:
                           _interval(r.estimate_ref, r.ci_low_ref, r.ci_high_ref),
                           f"{r.difference:+.4g} ({_sigmas(r)})", f"{r.p_adjusted:.2g}"] for r in bad_claims.itertuples()])
         lines.append("")
-    bad_reps = ev.inconsistent_replications
-    if not bad_reps.empty:
+    differ = ev.replications[ev.replications.identical < ev.replications.k] if len(ev.replications) else ev.replications
+    if not differ.empty:
+        differ = differ.sort_values(["inconsistent", "p"], ascending=[False, True], kind="stable")
         lines += ["## Shared replications that differ from the reference's", ""]
-        lines += _table(["experiment", "cell", "policy", "value", "replications", "identical", "mean difference",
-                         "adjusted p"],
-                        [[r.experiment, int(r.cell), r.policy, r.value, int(r.k), int(r.identical),
-                          f"{r.difference:+.4g}", f"{r.p_adjusted:.2g}"] for r in bad_reps.head(50).itertuples()])
-        lines += [f"({len(bad_reps) - 50} more)"] * (len(bad_reps) > 50) + [""]
+        lines += _table(["experiment", "metric", "mode", "values", "identical", "to the last bits", "replications",
+                         "mean relative difference", "adjusted p", "verdict"],
+                        [[r.experiment, r.metric, r.mode, int(r.k), int(r.identical), int(r.agree), int(r.replications),
+                          f"{r.difference:+.3g}", "–" if pd.isna(r.p_adjusted) else f"{r.p_adjusted:.2g}",
+                          "**inconsistent**" if r.inconsistent else "within chance"]
+                         for r in differ.head(50).itertuples()])
+        lines += [f"({len(differ) - 50} more)"] * (len(differ) > 50) + [""]
     if not bad_means.empty:
         lines += ["## Means that differ from the reference", ""]
         lines += _table(["experiment", "cell", "policy", "metric", "here", "reference", "difference", "adjusted p"],
@@ -494,12 +575,18 @@ def markdown(ev: Evaluation) -> str:
               "Inputs first: a run simulated from another spec, preset, seed, model code or topology than the "
               "reference's is not evidence about the reference, so a differing fingerprint fails the evaluation "
               "unless `--allow-changed` says the change is deliberate. Replication r of a cell draws from the same "
-              "seeds at every scale, so the replications both runs hold are compared pair by pair: on the "
-              "reference's platform (architecture, C library, CPU model where recorded, Python, NumPy, SciPy, numba) "
-              "each must be identical in every value, and the first that is not is named; on another platform "
-              f"floating point may differ in the last bits, so differences below {LAST_BITS:g} relative count as "
-              "none and each value's mean difference is tested by a paired t test (Holm over all values), whose "
-              "power against a shift of the mean the page states. Means over replications the reference does not "
+              "seeds at every scale, so the replications both runs hold are compared pair by pair, experiment by "
+              "experiment. Where both provenances show one platform (architecture, C library, CPU model, Python, "
+              "NumPy, SciPy, numba) each must be identical in every value, and the first that is not is named. "
+              "Where they do not (another platform, or a CPU model not recorded), floating point may differ in the "
+              "last bits, and a simulation may take another branch on them, so each metric of an experiment is "
+              "tested for a shift: each shared value's relative difference to its pair, 2 (a - b) / (|a| + |b|) "
+              f"(below {LAST_BITS:g} relative, none), averaged over the policies of one replication (they saw one "
+              "workload), and Student's t test over the experiment's replications, which are independent; Holm "
+              "over the experiment-metric tests; the page states the power against a "
+              + " and a ".join(f"{shift:.0%}" for shift in SHIFTS) + " shift. Every experiment whose shared "
+              "replications are not identical is named in the verdict: on one platform, or shifted, it fails the "
+              "evaluation; within chance, it does not. Means over replications the reference does not "
               "hold are compared by the unpaired test below. "
               "A verdict may differ between scales: fewer replications give wider intervals, and an undecided "
               "claim is not a contradiction. What must not differ is the estimate, beyond what the two "

@@ -25,6 +25,11 @@ a test that trusts it, Welch's, reads that luck as precision.
 
 Where both spreads are zero (deterministic quantities) the two values must agree to 1e-9
 relative, else p = 0.
+
+Replications both runs hold (same seeds) are compared pair by pair. Across platforms, each pair's
+relative difference (:func:`relative_differences`) is averaged over the values of one replication
+that are not independent of each other, and :func:`shift_test` tests those means, one per
+independent replication, for a shift; :func:`power` is its probability of detecting one.
 """
 
 from __future__ import annotations
@@ -138,38 +143,62 @@ def last_bits(small: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return both_nan | close
 
 
-def paired_t(small, reference) -> Comparison:
-    """Paired t test of a shift between two runs' values of the same replications (same seeds).
-    Differences within :data:`LAST_BITS` count as zero. No difference left: p = 1; the same
-    difference in every replication (or one replication that differs): p = 0; else Student's t
-    on the differences with k - 1 degrees of freedom."""
+def relative_differences(small, reference) -> np.ndarray:
+    """Per replication, the difference of the two values over the mean of their magnitudes,
+    2 (small - reference) / (|small| + |reference|), in [-2, 2]: 0 where they agree to
+    :data:`LAST_BITS` (NaN on both sides, or zero on both, agrees), NaN where only one side has a
+    value. A shift that multiplies every value by 1 + s gives :func:`relative_shift` of s."""
+    small, reference = np.asarray(small, dtype=float), np.asarray(reference, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d = 2.0 * (small - reference) / (np.abs(small) + np.abs(reference))
+    return np.where(last_bits(small, reference), 0.0, d)
+
+
+def relative_shift(s: float) -> float:
+    """The relative difference (:func:`relative_differences`) of a value multiplied by 1 + s:
+    2 s / (2 + s)."""
+    return 2.0 * s / (2.0 + s)
+
+
+def shift_test(d) -> Comparison:
+    """Student's t test of a mean shift from independent relative differences ``d`` (one per
+    replication), k - 1 degrees of freedom. None differs from 0 (or none given): p = 1; a single
+    replication cannot tell a shift from chance: p = 1; the same difference in every replication,
+    to :data:`LAST_BITS`: p = 0; a NaN: p = 0."""
     from scipy import stats
 
-    small, reference = np.asarray(small, dtype=float), np.asarray(reference, dtype=float)
-    if small.shape != reference.shape or small.size == 0:
-        raise ValueError(f"a paired test needs the same replications on both sides, not {small.size} and {reference.size}")
-    d = np.where(last_bits(small, reference), 0.0, small - reference)
+    d = np.asarray(d, dtype=float)
     if np.isnan(d).any():
-        return Comparison(math.nan, math.inf, math.inf, 0.0)      # a value on one side only
-    mean = float(d.mean())
+        return Comparison(math.nan, math.inf, math.inf, 0.0)
     if not d.any():
         return Comparison(0.0, 0.0, 0.0, 1.0)
-    se = float(d.std(ddof=1) / math.sqrt(d.size)) if d.size > 1 else 0.0
-    if se == 0:
+    mean = float(d.mean())
+    if d.size == 1:
+        return Comparison(mean, math.inf, math.nan, 1.0)
+    if d.max() - d.min() <= LAST_BITS:
         return Comparison(mean, 0.0, math.inf, 0.0)
+    se = float(d.std(ddof=1) / math.sqrt(d.size))
     t = mean / se
     return Comparison(mean, se, t, float(2.0 * stats.t.sf(abs(t), d.size - 1)))
 
 
-def detectable_shift(se: float, k: int, alpha: float, power: float = 0.8) -> float:
-    """The smallest shift a two-sided paired t test at level ``alpha`` detects with probability
-    ``power`` from ``k`` differences of standard error ``se`` (the normal-shift approximation
-    (t_{1-alpha/2} + t_power) se, k - 1 degrees of freedom). Zero when the replications agree to
-    their last bits: any larger shift shows in every one of them."""
+def power(se: float, k: int, alpha: float, shift: float) -> float:
+    """The probability that :func:`shift_test` at level ``alpha`` detects a true mean shift
+    ``shift`` from ``k`` differences of standard error ``se`` (noncentral t with k - 1 degrees of
+    freedom and noncentrality shift / se, both tails). 1 when se is 0 (the replications agree
+    among themselves: a shift shows the same in each); 0 from one replication (the test never
+    rejects); NaN without differences, or without a finite se."""
     from scipy import stats
 
-    if se == 0:
+    if k < 1:
+        return math.nan
+    if k == 1:
         return 0.0
-    if k < 2 or not math.isfinite(se):
-        return math.inf
-    return float((stats.t.ppf(1 - alpha / 2, k - 1) + stats.t.ppf(power, k - 1)) * se)
+    if not math.isfinite(se):
+        return math.nan
+    if se == 0:
+        return 1.0
+    df, critical = k - 1, float(stats.t.ppf(1 - alpha / 2, k - 1))
+    nc = shift / se
+    found = float(stats.nct.sf(critical, df, nc) + stats.nct.cdf(-critical, df, nc))
+    return found if math.isfinite(found) else 1.0     # SciPy's NaN for a noncentrality beyond ~1e12: certain
