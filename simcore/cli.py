@@ -391,7 +391,7 @@ def cmd_report_from_results(args) -> int:
 def cmd_evaluate(args) -> int:
     from simcore.core.output import write_text
     from simcore.experiments.targets import san_figures, targets
-    from simcore.report.evaluation import evaluate, markdown
+    from simcore.report.evaluation import WITHIN_CHANCE, evaluate, markdown
 
     ids = sorted(p.stem for p in Path(args.specs).glob("*.yaml"))
     figures = san_figures(args.san)
@@ -407,8 +407,10 @@ def cmd_evaluate(args) -> int:
     result.scorecard = _scorecard(args, Path(args.reference))
     write_text(Path(args.out), markdown(result) + "\n")
     state = "consistent" if result.ok else "INCONSISTENT"
+    failing = [e for e, v in result.replication_verdicts.items() if v != WITHIN_CHANCE]
     print(f"evaluate: {state} ({len(result.missing)} missing outputs, {len(result.inconsistent_claims)} claims and "
-          f"{len(result.inconsistent_means)} means differ beyond chance); see {args.out}", file=sys.stderr)
+          f"{len(result.inconsistent_means)} means differ beyond chance, {len(failing)} experiments' shared "
+          f"replications differ{': ' + ', '.join(failing) if failing else ''}); see {args.out}", file=sys.stderr)
     return 0 if result.ok else 1
 
 
