@@ -441,12 +441,13 @@ def test_the_page_says_what_consistent_establishes_and_gives_the_references_scor
     summary = _summary("x", [(0, "p", 4, 10.0, 1.0)])
     _results(tmp_path / "run", "smoke", claims, summary)
     _results(tmp_path / "ref", "full", claims, summary)
-    card = {"reproduced with magnitude": 9, "reproduced in direction only": 55, "explained": 19,
-            "not reproduced": 42, "calibrated": 2}
+    card = {"reproduced with magnitude": 9, "reproduced direction": 34, "other size": 21, "explained": 19,
+            "not reproduced": 42, "calibrated": 2, "predicted": 3, "judged under readings": 63}
     page = markdown(evaluate(tmp_path / "run", tmp_path / "ref", ["x"], set(), scorecard=card, report="run/report.pdf"))
     head = page.split("\n- This run")[0]
     assert "It does not say the papers reproduce." in head
-    assert "reproduces 9 of the papers' claims with their magnitude and 55 in direction only, 19 are explained" in head
+    assert ("has 43 of 127 claims reproduced (9 with the paper's number, 34 direction claims; 3 of them predicted "
+            "on a calibrated baseline), 21 in the paper's direction with another size, 19 explained") in head
     assert "This run's report: `run/report.pdf`." in head
 
 

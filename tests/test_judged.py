@@ -192,9 +192,9 @@ def test_the_best_supported_reading_is_the_nearest_verdict_and_never_an_unsuppor
     """Among supported readings the nearest verdict wins (reproduced, then smaller or larger than
     published, inconclusive, absent, negligible, contradicted; ties: the first listed); an
     unsupported reading that reproduces explains nothing. A claim reproduced by default is
-    'reproduced with magnitude' (with a published effect) or 'in direction only' (without one,
-    or smaller or larger than published); one reproduced only under a supported reading is
-    'explained'; otherwise 'not reproduced'."""
+    'reproduced with magnitude' (with a published effect) or 'reproduced direction' (a direction
+    claim); one smaller or larger than published is 'other size'; one reproduced only under a
+    supported reading is 'explained'; otherwise 'not reproduced'."""
     rows = [_row("absent", reading="a"), _row("reproduced", supported=False, reading="b"),
             _row("inconclusive", reading="c"), _row("inconclusive", reading="d")]
     assert best_supported(rows)["reading"] == "c"
@@ -203,9 +203,8 @@ def test_the_best_supported_reading_is_the_nearest_verdict_and_never_an_unsuppor
     assert best_supported(rows)["reading"] == "e"
     assert standing("absent", rows) == "explained"
     assert standing("reproduced", rows) == "reproduced with magnitude" and standing("calibrated", rows) == "calibrated"
-    assert standing("reproduced", rows, magnitude=False) == "reproduced in direction only"
-    assert standing("smaller than published", []) == standing("larger than published", []) == \
-        "reproduced in direction only"
+    assert standing("reproduced", rows, magnitude=False) == "reproduced direction"
+    assert standing("smaller than published", []) == standing("larger than published", []) == "other size"
     assert standing("negligible", rows) == "explained" and standing("negligible", []) == "not reproduced"
     assert best_supported([_row("reproduced", supported=False)]) is None
     assert standing("contradicted", []) == "not reproduced"

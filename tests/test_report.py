@@ -387,44 +387,6 @@ class _Paper:
         return getattr(self, key)
 
 
-def test_the_first_page_says_per_paper_what_reproduces_and_why_not(monkeypatch):
-    """One paragraph per paper: its counts, the reproduced claims by name, each claim decided
-    otherwise with its verdict, statistic and the claim's own reason (or that none is known), a
-    calibrated claim with what it calibrated, and the undecided ones with the largest count asked."""
-    from simcore.report import scorecard
-
-    claims = {"a": {"id": "a", "text": "A holds"},
-              "b": {"id": "b", "text": "B is 20% faster", "if_not_reproduced": "the paper's machine is faster"},
-              "c": {"id": "c", "text": "C beats D"},
-              "d": {"id": "d", "text": "D", "calibrated": "cost chosen for it"},
-              "e": {"id": "e", "text": "E"}, "f": {"id": "f", "text": "F"}}
-    rows = {"a": {"verdict": "reproduced"},
-            "b": {"verdict": "smaller than published", "statistic": "ratio", "kind": "ratio-below", "estimate": 0.95,
-                  "ci_low": 0.93, "ci_high": 0.97, "threshold": 1.0, "published_effect": 0.8},
-            "c": {"verdict": "contradicted", "statistic": "difference", "kind": "less", "estimate": 2.0,
-                  "ci_low": 1.0, "ci_high": 3.0, "threshold": 0.0},
-            "d": {"verdict": "calibrated"}, "e": {"verdict": "inconclusive", "required_replications": 1234.0},
-            "f": {"verdict": "inconclusive", "required_replications": float("nan")}}
-    spec = _Paper("amir", list(claims))
-    spec.id = "amir-x"
-    monkeypatch.setattr(scorecard, "claim_rows", lambda s, results: [(claims[k], rows[k]) for k in s.rows])
-    text = "\n".join(scorecard.findings_tex([spec], Path("results")))
-    assert text.startswith(r"\begingroup\sloppy" "\n" r"\paragraph{amir.} 6 claims: contradicted 1, smaller than published 1, inconclusive 2, "
-                           "reproduced 1, calibrated 1.")
-    assert r"Reproduced: \hyperref[tab:amir-x]{\texttt{amir-\allowbreak{}x}}~\texttt{a}." in text
-    assert (r"\texttt{b} \textcolor" in text and "ratio 0.9500 [0.9300, 0.9700]" in text
-            and "Most likely reason: the paper's machine is faster." in text)
-    assert r"\texttt{c} \textcolor" in text and "No reason identified yet." in text
-    assert "Its number chose a model value: cost chosen for it." in text
-    assert text.index("contradicted}}") < text.index("smaller than published}}")  # the worst first
-    # a reason shared by several claims is said once, after all of them
-    claims["c"]["if_not_reproduced"] = claims["b"]["if_not_reproduced"]
-    shared = "\n".join(scorecard.findings_tex([spec], Path("results")))
-    assert shared.count("Most likely reason: the paper's machine is faster.") == 1
-    assert shared.index(r"\texttt{c} \textcolor") < shared.index(r"\texttt{b} \textcolor") < shared.index("Most likely reason")
-    assert r"\texttt{e}; \hyperref" in text and "about 1\\,234 replications per cell" in text
-
-
 def test_a_san_figures_claim_is_scored_with_the_papers_claims(tmp_path, specs, results):
     """corr05 Fig. 8's claim (published.claim of its model file) has no experiment spec: its
     row, written by `simcore san-compare` to results/corr05-fig8/claims.csv, joins the scorecard,

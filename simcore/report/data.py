@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -256,19 +257,49 @@ STAT_SYMBOL = {"less": "<", "greater": ">", "ratio-above": ">", "ratio-below": "
                "gain-grows": ">", "spread": ">"}
 
 
-def claim_statistic(row) -> str:
-    """'ratio 1.67 [1.60, 1.74] > 1.2' for one row of claims.csv."""
+def claim_statistic(row, unit: tuple[str, float] | None = None) -> str:
+    """'ratio 1.67 [1.60, 1.74] > 1.2' for one row of claims.csv; with ``unit`` (:func:`statistic_unit`)
+    'ratio (×) 1.67 [1.60, 1.74] > 1.2', every number at the unit's factor."""
     if not isnum(row.get("estimate")):
         return "--"
+    name, factor = unit or ("", 1.0)
+    at = functools.partial(_scaled, row, factor=factor)
     kind = row.get("kind", "")
-    threshold = row.get("threshold", 0.0)
+    threshold = at("threshold") if "threshold" in row else 0.0
     test = f" {STAT_SYMBOL.get(kind, '?')} {fmt(threshold)}" if isnum(threshold) and kind != "value" else ""
     test = test.replace("<", r"\ensuremath{<}").replace(">", r"\ensuremath{>}")
-    stat = tex_escape(row.get("statistic", "") or "")
-    paper = f" (paper {fmt(row['published_effect'])})" if isnum(row.get("published_effect")) else ""
+    stat = tex_escape(row.get("statistic", "") or "") + (f" ({name})" if name else "")
+    paper = f" (paper {fmt(at('published_effect'))})" if isnum(row.get("published_effect")) else ""
     needs = row.get("required_replications")
     more = f"; decided at about {int(needs)} replications" if isnum(needs) and needs > _n(row) else ""
-    return f"{stat} {fmt_ci(row['estimate'], row.get('ci_low'), row.get('ci_high'))}{test}{paper}{more}"
+    return f"{stat} {statistic_ci(row, factor)}{test}{paper}{more}"
+
+
+def statistic_ci(row, factor: float = 1.0) -> str:
+    """A claim row's estimate [ci_low, ci_high], each times ``factor``."""
+    return fmt_ci(*(_scaled(row, column, factor) for column in ("estimate", "ci_low", "ci_high")))
+
+
+def statistic_unit(spec, row) -> tuple[str, float]:
+    """The unit of a claim row's statistic and the factor its numbers are shown at: × for a ratio,
+    % for a ratio's spread (its standard deviation over the replications), % of the replications
+    for a share of them, the metric's unit for a value or a difference (its label for a count or
+    another quantity without one), per that unit for a slope."""
+    statistic = row.get("statistic")
+    if statistic == "ratio":
+        return r"\ensuremath{\times}", 1.0
+    if statistic in ("spread", "share"):
+        return r"\%" + " of replications" * (statistic == "share"), 100.0
+    metric = next((m for m in getattr(spec, "metrics", ()) if m["name"] == row.get("metric")), {})
+    unit = metric.get("unit") if metric.get("unit") not in (None, "", "1") else None
+    quantity = tex_escape(unit or metric.get("label") or str(row.get("metric", "")).replace("_", " "))
+    if statistic == "slope":
+        return f"per {quantity}" if unit else f"per unit of {quantity}", 1.0
+    return quantity, 1.0
+
+
+def _scaled(row, column: str, factor: float = 1.0):
+    return float(row[column]) * factor if isnum(row.get(column)) else None
 
 
 def _n(row) -> float:

@@ -455,13 +455,12 @@ def _verdict(ev: Evaluation) -> str:
 
 
 def _scorecard_line(ev: Evaluation) -> str:
+    from simcore.report.scorecard import standing_sentence
+
     card = ev.scorecard or {}
     if not card:
         return ""
-    return (f" The reference itself (the committed full scale) reproduces {card.get('reproduced with magnitude', 0)} "
-            f"of the papers' claims with their magnitude and {card.get('reproduced in direction only', 0)} in "
-            f"direction only, {card.get('explained', 0)} are explained by a reading the text supports, "
-            f"{card.get('not reproduced', 0)} are not reproduced and {card.get('calibrated', 0)} calibrated: "
+    return (f" The reference itself (the committed full scale) has {standing_sentence(card)}: "
             "that is what the report says about the papers.")
 
 

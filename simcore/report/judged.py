@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from simcore.report.data import (
-    claim_statistic, fmt, fmt_ci, isnum, metric_label, read_claims, read_summary, tex_escape, verdict_tex,
+    claim_statistic, fmt, isnum, metric_label, read_claims, read_summary, statistic_ci, tex_escape, verdict_tex,
 )
 from simcore.stats.claims import reading_text
 
@@ -70,17 +70,16 @@ DIRECTION_ONLY = ("smaller than published", "larger than published")
 
 
 def standing(default_verdict, rows: list[dict], magnitude: bool = True) -> str:
-    """Under the default reading 'reproduced with magnitude' (a claim with a published effect,
-    within the margin) or 'reproduced in direction only' (a direction claim reproduced, or the
-    published direction with a decided effect of practical size but another magnitude);
-    'explained' (not by default, but under a reading the text supports), 'calibrated', or 'not
-    reproduced' (under no reading tried)."""
+    """Under the default reading 'reproduced with magnitude' (reproduced, with a published effect)
+    or 'reproduced direction' (a direction claim reproduced), 'other size' (the published direction
+    with a decided effect of practical size but another magnitude); 'explained' (not by default,
+    but under a reading the text supports), 'calibrated', or 'not reproduced' (under no reading tried)."""
     if default_verdict == "calibrated":
         return default_verdict
     if default_verdict == "reproduced":
-        return "reproduced with magnitude" if magnitude else "reproduced in direction only"
+        return "reproduced with magnitude" if magnitude else "reproduced direction"
     if default_verdict in DIRECTION_ONLY:
-        return "reproduced in direction only"
+        return "other size"
     best = best_supported(rows)
     return "explained" if best is not None and best["verdict"] == "reproduced" else "not reproduced"
 
@@ -233,9 +232,12 @@ def _diagnostics(spec, summary: pd.DataFrame) -> list[str]:
     return out + ["\\bottomrule", "\\end{tabular}"]
 
 
-def summary_note(rows: list[dict]) -> str:
-    """The scorecard's cell for one claim: the best supported reading, its verdict and values."""
+def summary_note(rows: list[dict], unit: tuple[str, float] | None = None) -> str:
+    """The scorecard's cell for one claim: the best supported reading, its verdict and values (in
+    ``unit``, :func:`simcore.report.data.statistic_unit`)."""
     best = best_supported(rows)
     if best is None:
         return "no reading the text supports"
-    return f"{verdict_tex(best['verdict'])} under {reading_tex(best)} ({fmt_ci(best['estimate'], best['ci_low'], best['ci_high'])})"
+    name, factor = unit or ("", 1.0)
+    return (f"{verdict_tex(best['verdict'])} under {reading_tex(best)} "
+            f"({statistic_ci(best, factor)}{' ' + name if name else ''})")

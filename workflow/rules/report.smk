@@ -1,6 +1,7 @@
 # Generated LaTeX inputs (numbers, scorecard, provenance, assumptions) and the report PDF.
 GENERATED = [
     "paper/generated/numbers.tex",
+    "paper/generated/headline.tex",
     "paper/generated/scorecard.tex",
     "paper/generated/provenance.tex",
     "paper/generated/artifact.tex",
