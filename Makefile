@@ -120,8 +120,12 @@ bench: env  ## performance benchmarks (events/s against bare SimPy, the full sca
 mutation: env  ## mutation score of simcore/models, simcore/stats and simcore/vocabulary (mutmut, fast tests; hours; PART=simcore/models/numa for one part)
 	$(BIN)/python scripts/mutation.py --record $(if $(PART),--part '$(PART)')
 
-clean:  ## remove workflow outputs (keeps the virtualenv)
-	rm -rf results/raw results/*/ paper/build paper/figures paper/tables paper/generated logs .snakemake mutants
+# what the workflow writes in results/: all of it but the committed reference, which only
+# `make reference` replaces
+RESULTS_MADE = $(filter-out results/reference,$(wildcard results/*))
+
+clean:  ## remove workflow outputs (keeps results/reference/ and the virtualenv)
+	rm -rf $(RESULTS_MADE) paper/build paper/figures paper/tables paper/generated logs .snakemake mutants
 
 distclean: clean  ## also remove the virtualenv
 	rm -rf $(VENV)

@@ -1,0 +1,108 @@
+"""The Makefile's verbs: no verb removes a committed file, and only `make reference` writes the
+committed reference (`results/reference/`)."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_docs import tracked_files
+
+from simcore.cli import OUTPUT_OPTIONS
+
+ROOT = Path(__file__).resolve().parents[1]
+# the test's own virtualenv and no stamp to compare: make never builds or installs anything
+VENV_ARGS = (f"VENV={Path(sys.executable).parent.parent}", "STAMP=")
+REFERENCE = "results/reference"
+SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "{", "}"}
+REMOVERS = {"rm", "rmdir", "unlink"}
+WRITE_OPTIONS = {f"--{name.replace('_', '-')}" for name in OUTPUT_OPTIONS} | {">", ">>", "-o"}
+
+
+def verbs() -> list[str]:
+    """The Makefile's targets: its .PHONY line and the targets its help lists (``##``)."""
+    text = (ROOT / "Makefile").read_text()
+    phony = re.search(r"^\.PHONY:(.*)$", text, re.M).group(1).split()
+    return sorted(set(phony) | set(re.findall(r"^([a-z-]+):.*##", text, re.M)))
+
+
+def dry_run(target: str) -> list[str]:
+    """The shell lines `make -n TARGET` would run (continuation lines joined)."""
+    proc = subprocess.run(["make", "-n", "--no-print-directory", "-C", str(ROOT), target, "ID=amir-table2",
+                           *VENV_ARGS], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, (target, proc.stderr)
+    return proc.stdout.replace("\\\n", " ").splitlines()
+
+
+def simple_commands(line: str):
+    """(folder it runs in, words) of every simple command of a shell line, following ``cd``."""
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    here, words = ROOT, []
+    for token in [*lexer, ";"]:
+        if token not in SEPARATORS:
+            words.append(token)
+            continue
+        if words[:1] == ["cd"] and len(words) == 2:
+            here = Path(os.path.normpath(here / words[1]))
+        elif words:
+            yield here, words
+        words = []
+
+
+def relative(here: Path, operand: str) -> str | None:
+    """``operand`` (a path or a glob) relative to the repository; None outside it."""
+    assert not set("$`~") & set(operand), f"cannot check the operand {operand!r}"
+    rel = os.path.relpath(os.path.normpath(here / operand), ROOT)
+    return None if rel == ".." or rel.startswith("../") else rel
+
+
+def hits(pattern: str, files: list[str]) -> list[str]:
+    """The files that a path or glob removes with everything under it: a file matches when its
+    first components match the pattern's, one by one (a shell glob never crosses a '/')."""
+    parts = [] if pattern == "." else pattern.split("/")
+    return [f for f in files if len(f.split("/")) >= len(parts)
+            and all(fnmatch.fnmatchcase(c, p) for c, p in zip(f.split("/"), parts))]
+
+
+def test_the_glob_check_sees_what_rm_would_remove():
+    """By hand: `rm -rf results/*/` removes results/reference/x.csv (its first two components
+    match); results/raw and a file named like the folder elsewhere are not hit."""
+    files = ["results/reference/x.csv", "paper/report.tex", "resultsx/reference"]
+    assert hits("results/*", files) == ["results/reference/x.csv"]
+    assert hits("results/raw", files) == [] and hits(".", files) == files
+    assert [(str(h.relative_to(ROOT)), w) for h, w in simple_commands("cd build/x && rm -f a; tail b || { rm c; }")] \
+        == [("build/x", ["rm", "-f", "a"]), ("build/x", ["tail", "b"]), ("build/x", ["rm", "c"])]
+
+
+@pytest.mark.parametrize("target", verbs())
+def test_no_verb_removes_a_committed_file_and_only_reference_writes_the_reference(target):
+    """Every command `make -n TARGET` prints: the operands of rm (globs expanded against the
+    committed files) hit none of them; outside `make reference`, no command saves a reference
+    or writes (an output option, a redirection) into results/reference/."""
+    files = [str(p.relative_to(ROOT)) for p in tracked_files()]
+    for line in dry_run(target):
+        for here, words in simple_commands(line):
+            program = Path(words[0]).name
+            assert not (program == "find" and {"-delete", "-exec"} & set(words)), f"{target}: cannot check {line}"
+            if program in REMOVERS:
+                for operand in (w for w in words[1:] if not w.startswith("-")):
+                    rel = relative(here, operand)
+                    assert rel is None or not hits(rel, files), f"make {target} removes {hits(rel, files)[:3]}: {line}"
+            if target == "reference":
+                continue
+            assert "save-reference" not in words, f"make {target} saves a reference: {line}"
+            written = [relative(here, b) for a, b in zip(words, words[1:]) if a in WRITE_OPTIONS]
+            assert not [w for w in written if w and (w + "/").startswith(REFERENCE + "/")], \
+                f"make {target} writes into {REFERENCE}: {line}"
+
+
+def test_every_verb_is_checked():
+    """The list the test runs over is the Makefile's: the verbs the README names among them."""
+    assert {"clean", "distclean", "reference", "reproduce", "figure", "evaluate"} <= set(verbs())
