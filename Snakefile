@@ -1,5 +1,8 @@
 # numa-lb-repro: experiment specs -> raw replications -> summaries -> figures, tables -> report.pdf
 # Every rule calls the `simcore` command; no model logic lives here (see docs/architecture.md).
+import sys
+
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
@@ -15,7 +18,16 @@ envvars:
     "PATH",  # common.smk puts this interpreter's bin/ first, so rules find `simcore` without an activated venv
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
+try:
+    validate(config, "workflow/schemas/config.schema.yaml")
+except WorkflowError as err:  # one sentence naming the key, not the schema's dump
+    from jsonschema import ValidationError
+
+    from simcore.experiments.spec import schema_problem
+
+    if not isinstance(err.__context__, ValidationError):
+        raise
+    sys.exit(f"config/config.yaml or --config: {schema_problem(err.__context__)}.")
 
 
 include: "workflow/rules/common.smk"

@@ -106,3 +106,23 @@ def test_no_verb_removes_a_committed_file_and_only_reference_writes_the_referenc
 def test_every_verb_is_checked():
     """The list the test runs over is the Makefile's: the verbs the README names among them."""
     assert {"clean", "distclean", "reference", "reproduce", "figure", "evaluate"} <= set(verbs())
+
+
+@pytest.mark.parametrize("args, named", [
+    (("figure", "ID=amir-table2", "SCALE=huge"), "SCALE=huge is not a scale: give smoke, quick or full"),
+    (("reproduce", "SCALE=huge"), "SCALE=huge is not a scale"),
+    (("dag", "SCALE=huge"), "SCALE=huge is not a scale"),
+    (("unlock", "SCALE=Full"), "SCALE=Full is not a scale"),
+    (("dag", "CORES=0"), "CORES=0 is not a number of cores"),   # made `make reproduce` wait forever
+    (("reproduce", "CORES=two"), "CORES=two is not a number of cores"),
+    (("evaluate", "EVAL_SCALE=full"), "EVAL_SCALE=full is not a scale of make evaluate: give smoke or quick"),
+    (("figure",), "make figure: give ID=<experiment id>"),
+    (("figure", "ID=amir-tabel2"), "'amir-tabel2' is no experiment"),
+])
+def test_a_bad_argument_stops_make_with_one_sentence_before_anything_runs(args, named):
+    """One line on stderr naming the argument (and what it may be), exit code 2, nothing on
+    stdout: neither Snakemake nor TeX nor the virtualenv's build has started."""
+    proc = subprocess.run(["make", "-s", "--no-print-directory", "-C", str(ROOT), *args, *VENV_ARGS],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and named in proc.stderr, proc.stderr
+    assert proc.stdout == ""

@@ -64,6 +64,13 @@ def test_full_dag_dry_run(workdir):
     assert int(counts["report"]) == 1
 
 
+def test_a_bad_scale_stops_the_workflow_with_one_sentence_naming_the_key(workdir):
+    """Snakemake's schema validation printed the schema and the instance over ten lines."""
+    proc = _snakemake(workdir, "-n", "--config", "scale=huge")
+    assert proc.returncode != 0
+    assert proc.stderr == "config/config.yaml or --config: key 'scale': 'huge' is not one of ['smoke', 'quick', 'full'].\n"
+
+
 @pytest.mark.workflow
 def test_smoke_workflow_builds_report_with_scorecard(workdir):
     proc = _snakemake(workdir, "--profile", "workflow/profiles/ci", timeout=None)
