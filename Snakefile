@@ -40,14 +40,17 @@ include: "workflow/rules/report.smk"
 
 
 onstart:
-    # an overall line every minute: jobs and job-minutes done, against the committed run's, and the time left
+    # an overall line at the start and every minute: of the jobs this run does (the requested
+    # targets' only), those done and their job-minutes, against the same jobs' in the committed
+    # run, and the time left
     from simcore.progress import committed_jobs, start_overall
 
     try:
         cores = workflow.cores if workflow.cores and workflow.cores < 10_000 else None
     except Exception:   # no --cores (a cluster run): the time left from the measured rate only
         cores = None
-    start_overall("logs/benchmarks", SCALE, committed_jobs(SCALE), cores=cores)
+    planned = [str(job.benchmark) for job in workflow.dag.needrun_jobs() if job.benchmark]
+    start_overall("logs/benchmarks", SCALE, committed_jobs(SCALE), planned, cores=cores)
 
 
 # Jobs of seconds run where Snakemake runs, never as cluster jobs (each of which would pay for
