@@ -90,7 +90,9 @@ reference: env  ## keep a full run's results (make reproduce) as the committed r
 report-from-reference: env tex  ## the full-scale report from results/reference/ alone, no simulation -> build/reference/paper/build/report.pdf
 	@mkdir -p build/reference/paper && rm -rf build/reference/paper/sections
 	cp -rp paper/report.tex paper/sections build/reference/paper/
+	@echo "make report-from-reference: 1/2 every table, figure and macro from results/reference (a minute)" >&2
 	$(SIMCORE) report-from-results --results results/reference --paper build/reference/paper
+	@echo "make report-from-reference: 2/2 latexmk (its log: build/reference/latexmk.log)" >&2
 	cd build/reference/paper && latexmk -pdf -interaction=nonstopmode -halt-on-error -outdir=build report.tex \
 	    > ../latexmk.log 2>&1 || { tail -30 ../latexmk.log; exit 1; }
 	@echo "report: build/reference/paper/build/report.pdf"

@@ -383,8 +383,9 @@ def cmd_report_from_results(args) -> int:
     from simcore.experiments.spec import load_untested
     from simcore.report.reference import rebuild_report
 
-    made = rebuild_report(Path(args.results), Path(args.paper), _all_specs(args.specs), Path(args.san),
-                          load_untested(args.untested))
+    with _progress(args, "simcore report-from-results") as progress:
+        made = rebuild_report(Path(args.results), Path(args.paper), _all_specs(args.specs), Path(args.san),
+                              load_untested(args.untested), progress)
     print(f"report-from-results: {len(made)} report inputs in {args.paper} from {args.results}", file=sys.stderr)
     return 0
 
@@ -677,6 +678,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--san", default="config/san", metavar="DIR", help="folder of SAN model files")
     p.add_argument("--untested", default="config/untested.yaml", metavar="FILE",
                    help="published results no experiment tests, with reasons (default: %(default)s)")
+    _add_progress(p)
     return parser
 
 

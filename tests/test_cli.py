@@ -188,7 +188,8 @@ def test_an_output_that_fails_while_it_is_written_is_bad_input_naming_it(tmp_pat
     (paper / "tables").write_text("not a folder\n")
     code = cli.main(["report-from-results", "--results", str(root / "results/reference"), "--paper", str(paper)])
     assert code == 2
-    assert capsys.readouterr().err == f"simcore: error: --paper: cannot write {paper} ({paper / 'tables'}: File exists).\n"
+    assert capsys.readouterr().err == \
+        f"simcore: error: --paper: cannot write {paper} ({paper / 'tables'}: File exists).\n"
 
     def unreadable(args):
         raise PermissionError(13, "Permission denied", str(tmp_path / "an input"))

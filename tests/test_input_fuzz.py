@@ -251,7 +251,7 @@ def test_a_hostile_san_model_is_solved_or_refused_in_one_line(content):
 REFERENCE = ROOT / "results/reference"
 # a command per kind of output option, with inputs that would let it succeed: OUT is the output
 WRITERS = [("san", ROOT / "config/san/example.yaml", "--times", "0:1:0.5", "--out", "OUT"),
-           ("run", "amir-table2", "--cell", 0, "--reps", "0:1", "--scale", "smoke", "--progress", "off", "--out", "OUT"),
+           ("run", "amir-table2", "--cell", 0, "--reps", "0:1", "--scale", "smoke", "--out", "OUT"),
            ("table", "amir-table2", "--results", REFERENCE, "--out", "OUT"),
            ("report-macros", "--results", REFERENCE, "--reference", REFERENCE, "--out", "OUT"),
            ("report-from-results", "--results", REFERENCE, "--san", ROOT / "config/san", "--paper", "OUT"),

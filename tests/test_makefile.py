@@ -126,3 +126,14 @@ def test_a_bad_argument_stops_make_with_one_sentence_before_anything_runs(args, 
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and named in proc.stderr, proc.stderr
     assert proc.stdout == ""
+
+
+def test_report_from_reference_announces_each_long_step_on_stderr():
+    """The tables and figures (a minute; simcore's own progress lines count them) and latexmk:
+    each is preceded by a line on stderr naming it, N/2. They ran without a word."""
+    lines = dry_run("report-from-reference")
+    steps = [k for k, line in enumerate(lines)
+             if not line.startswith("echo") and (" report-from-results " in line or "latexmk " in line)]
+    assert len(steps) == 2
+    for n, k in enumerate(steps, 1):
+        assert lines[k - 1].startswith(f'echo "make report-from-reference: {n}/2 ') and lines[k - 1].endswith(">&2")

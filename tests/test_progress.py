@@ -124,7 +124,7 @@ def test_mode_from_flag_then_environment_then_terminal():
 
 
 # -- the commands -------------------------------------------------------------------------------
-@pytest.mark.parametrize("command", ["run", "san", "san-fit"])
+@pytest.mark.parametrize("command", ["run", "san", "san-fit", "report-from-results"])
 def test_progress_is_in_the_help(simcore_cli, command):
     proc = simcore_cli(command, "--help")
     assert proc.returncode == 0 and "--progress MODE" in proc.stdout and "SIMCORE_PROGRESS" in proc.stdout
@@ -193,6 +193,26 @@ def test_fit_reports_every_solution(simcore_cli, tmp_path, exponential_fit_model
     evaluations = int(pd.read_csv(out).evaluations[0])
     assert evaluations > 3
     assert proc.stderr.splitlines()[0].startswith(f"simcore san-fit {model.stem}: {evaluations} solutions, ")
+
+
+def test_the_report_from_results_counts_its_inputs_and_names_each_as_it_starts(root, tmp_path):
+    """amir-table2 is a table only (no figure, no monitor), the SAN folder holds no model, and the
+    reference has jobs-full.csv: four steps, the table, the SAN appendix, the macros (no file of
+    their own in the list) and the run profile; the callback hears each as it starts and the
+    end. `make report-from-reference` was silent for a minute while they were made."""
+    from simcore.experiments.spec import load_spec
+    from simcore.report.reference import rebuild_report
+
+    calls = []
+    (tmp_path / "san").mkdir()
+    spec = load_spec(root / "config/experiments/amir-table2.yaml")
+    made = rebuild_report(root / "results/reference", tmp_path / "paper", [spec], tmp_path / "san", [],
+                          lambda *call: calls.append(call))
+    unit = "report inputs"
+    assert calls == [(0, 4, unit, "now amir-table2.tex"), (1, 4, unit, "now san.tex"), (2, 4, unit, "now the macros"),
+                     (3, 4, unit, "now run-profile.pdf, run-profile.tex"), (4, 4, unit)]
+    assert [p.relative_to(tmp_path / "paper").as_posix() for p in made] == [
+        "tables/amir-table2.tex", "generated/san.tex", "figures/run-profile.pdf", "generated/run-profile.tex"]
 
 
 def test_long_workflow_jobs_log_progress_lines(root):
