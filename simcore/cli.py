@@ -697,8 +697,8 @@ def _outputs(args):
 def _check_outputs(args) -> None:
     """Refuse, before any work, an output simcore could not write: a device or a pipe (outputs are
     written beside their path and renamed over it, which would replace it: ``--out /dev/null`` as
-    root turned /dev/null into a regular file), a path under a file, or in a folder no file can
-    be made in (a test file without a name, gone when closed)."""
+    root turned /dev/null into a regular file), a path under a file, or in a folder in which no
+    file can be made (/proc, even as root)."""
     import tempfile
 
     for option, path in _outputs(args):
