@@ -25,6 +25,28 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum
 export PATH := $(abspath $(BIN)):$(PATH)
 SNAKEMAKE := $(BIN)/snakemake --cores $(CORES) --config scale=$(SCALE)
 
+# Bad arguments stop make before anything runs or is built: one sentence on stderr, exit code 2,
+# in make's form (`Makefile:N: *** SCALE=huge is not a scale: give smoke, quick or full.  Stop.`).
+# $(call one-of,VALUE,ALLOWED): VALUE if it is one word of ALLOWED, else nothing
+one-of = $(if $(filter 1,$(words $1)),$(filter $2,$1))
+# $(call quoted,TEXT): TEXT as one single-quoted shell word
+quoted = '$(subst ','\'',$1)'
+ifneq ($(filter reproduce unlock figure dag,$(MAKECMDGOALS)),)
+$(if $(call one-of,$(SCALE),smoke quick full),,$(error SCALE=$(SCALE) is not a scale: give smoke, quick or full))
+$(if $(call one-of,$(CORES),all)$(shell [[ $(call quoted,$(CORES)) =~ ^[1-9][0-9]*$$ ]] && echo y),,\
+  $(error CORES=$(CORES) is not a number of cores: give a positive integer, or all))
+endif
+ifneq ($(filter evaluate,$(MAKECMDGOALS)),)
+$(if $(call one-of,$(EVAL_SCALE),smoke quick),,$(error EVAL_SCALE=$(EVAL_SCALE) is not a scale of make evaluate: give smoke or quick))
+endif
+ifneq ($(filter figure,$(MAKECMDGOALS)),)
+$(if $(strip $(ID)),,$(error make figure: give ID=<experiment id>, e.g. ID=amir-table2 (see: $(SIMCORE) list)))
+endif
+# $(call targets-of,ID): the workflow targets of ID (`simcore targets`); an unknown ID stops make
+# with simcore's sentence (expanded in a recipe, once the virtualenv is there)
+targets-of = $(eval targets-out := $(shell $(SIMCORE) targets $(call quoted,$1) 2>&1))$\
+  $(if $(filter 0,$(.SHELLSTATUS)),$(targets-out),$(error $(patsubst %.,%,$(targets-out))))
+
 .PHONY: help env tex lock reproduce unlock reference report-from-reference evaluate test figure dag lint bench mutation clean distclean
 
 help:  ## list the verbs
@@ -68,7 +90,9 @@ reference: env  ## keep a full run's results (make reproduce) as the committed r
 report-from-reference: env tex  ## the full-scale report from results/reference/ alone, no simulation -> build/reference/paper/build/report.pdf
 	@mkdir -p build/reference/paper && rm -rf build/reference/paper/sections
 	cp -rp paper/report.tex paper/sections build/reference/paper/
+	@echo "make report-from-reference: 1/2 every table, figure and macro from results/reference (a minute)" >&2
 	$(SIMCORE) report-from-results --results results/reference --paper build/reference/paper
+	@echo "make report-from-reference: 2/2 latexmk (its log: build/reference/latexmk.log)" >&2
 	cd build/reference/paper && latexmk -pdf -interaction=nonstopmode -halt-on-error -outdir=build report.tex \
 	    > ../latexmk.log 2>&1 || { tail -30 ../latexmk.log; exit 1; }
 	@echo "report: build/reference/paper/build/report.pdf"
@@ -76,7 +100,6 @@ report-from-reference: env tex  ## the full-scale report from results/reference/
 # The evaluation runs in a copy of the workflow's sources (build/evaluation/), so it never
 # touches results/ of another scale; it resumes there when interrupted.
 evaluate: env tex  ## artifact evaluation: the whole DAG at EVAL_SCALE (smoke|quick) checked against results/reference -> results/evaluation.md
-	@case "$(EVAL_SCALE)" in smoke|quick) ;; *) echo "make evaluate: EVAL_SCALE must be smoke or quick, not '$(EVAL_SCALE)'" >&2; exit 2;; esac
 	@mkdir -p $(EVAL_DIR)/paper && rm -rf $(EVAL_DIR)/workflow $(EVAL_DIR)/config $(EVAL_DIR)/paper/sections
 	cp -rp Snakefile workflow config $(EVAL_DIR)/ && cp -rp paper/report.tex paper/sections $(EVAL_DIR)/paper/
 	cd $(EVAL_DIR) && $(abspath $(BIN))/snakemake --profile workflow/profiles/ci --config scale=$(EVAL_SCALE)
@@ -86,13 +109,12 @@ evaluate: env tex  ## artifact evaluation: the whole DAG at EVAL_SCALE (smoke|qu
 test: env tex  ## the whole test suite, including the smoke-scale workflow
 	$(BIN)/python -m pytest
 
-figure: env  ## rebuild one figure or table: make figure ID=amir-table2 (or ID=corr05-fig8, ID=san-example)
-	@test -n "$(ID)" || { echo "make figure: give ID=<experiment id>, e.g. ID=amir-table2 (see: $(SIMCORE) list)" >&2; exit 2; }
-	@targets=$$($(SIMCORE) targets '$(ID)') || exit 2; \
-	echo "make figure: building $$targets at scale $(SCALE)"; \
-	$(SNAKEMAKE) --profile workflow/profiles/default $$targets || exit $$?; \
-	echo "rebuilt: $$targets"; \
-	for t in $$targets; do \
+figure: env  ## rebuild one figure or table at SCALE, full unless given: make figure ID=amir-table2 takes about 7 job-minutes (SCALE=quick: 30 s; also ID=corr05-fig8, ID=san-example)
+	$(eval FIGURE_TARGETS := $(call targets-of,$(ID)))
+	@echo "make figure: building $(FIGURE_TARGETS) at scale $(SCALE)"
+	@$(SNAKEMAKE) --profile workflow/profiles/default $(FIGURE_TARGETS) || exit $$?; \
+	echo "rebuilt: $(FIGURE_TARGETS)"; \
+	for t in $(FIGURE_TARGETS); do \
 	  if [ -e paper/build/report.pdf ] && [ paper/build/report.pdf -ot "$$t" ]; then \
 	    echo "paper/build/report.pdf is older than $$t; rebuild it with: make reproduce SCALE=$(SCALE)"; break; fi; \
 	done
@@ -120,8 +142,12 @@ bench: env  ## performance benchmarks (events/s against bare SimPy, the full sca
 mutation: env  ## mutation score of simcore/models, simcore/stats and simcore/vocabulary (mutmut, fast tests; hours; PART=simcore/models/numa for one part)
 	$(BIN)/python scripts/mutation.py --record $(if $(PART),--part '$(PART)')
 
-clean:  ## remove workflow outputs (keeps the virtualenv)
-	rm -rf results/raw results/*/ paper/build paper/figures paper/tables paper/generated logs .snakemake mutants
+# what the workflow writes in results/: all of it but the committed reference, which only
+# `make reference` replaces
+RESULTS_MADE = $(filter-out results/reference,$(wildcard results/*))
+
+clean:  ## remove workflow outputs (keeps results/reference/ and the virtualenv)
+	rm -rf $(RESULTS_MADE) paper/build paper/figures paper/tables paper/generated logs .snakemake mutants
 
 distclean: clean  ## also remove the virtualenv
 	rm -rf $(VENV)

@@ -1,5 +1,8 @@
 # numa-lb-repro: experiment specs -> raw replications -> summaries -> figures, tables -> report.pdf
 # Every rule calls the `simcore` command; no model logic lives here (see docs/architecture.md).
+import sys
+
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
@@ -15,7 +18,16 @@ envvars:
     "PATH",  # common.smk puts this interpreter's bin/ first, so rules find `simcore` without an activated venv
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
+try:
+    validate(config, "workflow/schemas/config.schema.yaml")
+except WorkflowError as err:  # one sentence naming the key, not the schema's dump
+    from jsonschema import ValidationError
+
+    from simcore.experiments.spec import schema_problem
+
+    if not isinstance(err.__context__, ValidationError):
+        raise
+    sys.exit(f"config/config.yaml or --config: {schema_problem(err.__context__)}.")
 
 
 include: "workflow/rules/common.smk"
@@ -28,14 +40,17 @@ include: "workflow/rules/report.smk"
 
 
 onstart:
-    # an overall line every minute: jobs and job-minutes done, against the committed run's, and the time left
+    # an overall line at the start and every minute: of the jobs this run does (the requested
+    # targets' only), those done and their job-minutes, against the same jobs' in the committed
+    # run, and the time left
     from simcore.progress import committed_jobs, start_overall
 
     try:
         cores = workflow.cores if workflow.cores and workflow.cores < 10_000 else None
     except Exception:   # no --cores (a cluster run): the time left from the measured rate only
         cores = None
-    start_overall("logs/benchmarks", SCALE, committed_jobs(SCALE), cores=cores)
+    planned = [str(job.benchmark) for job in workflow.dag.needrun_jobs() if job.benchmark]
+    start_overall("logs/benchmarks", SCALE, committed_jobs(SCALE), planned, cores=cores)
 
 
 # Jobs of seconds run where Snakemake runs, never as cluster jobs (each of which would pay for

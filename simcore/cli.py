@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from simcore.core.output import is_temporary
 from simcore.errors import InputError
 from simcore.experiments.spec import SCALES, SpecError, find_spec, load_config, load_spec
 
@@ -382,8 +383,9 @@ def cmd_report_from_results(args) -> int:
     from simcore.experiments.spec import load_untested
     from simcore.report.reference import rebuild_report
 
-    made = rebuild_report(Path(args.results), Path(args.paper), _all_specs(args.specs), Path(args.san),
-                          load_untested(args.untested))
+    with _progress(args, "simcore report-from-results") as progress:
+        made = rebuild_report(Path(args.results), Path(args.paper), _all_specs(args.specs), Path(args.san),
+                              load_untested(args.untested), progress)
     print(f"report-from-results: {len(made)} report inputs in {args.paper} from {args.results}", file=sys.stderr)
     return 0
 
@@ -678,22 +680,73 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--san", default="config/san", metavar="DIR", help="folder of SAN model files")
     p.add_argument("--untested", default="config/untested.yaml", metavar="FILE",
                    help="published results no experiment tests, with reasons (default: %(default)s)")
+    _add_progress(p)
     return parser
 
 
 #: the options that name files or folders simcore writes
-OUTPUT_OPTIONS = ("out", "outdir", "figure", "tex", "save_jobs", "markdown", "paper")
+OUTPUT_OPTIONS = ("out", "outdir", "figure", "tex", "save_jobs", "markdown", "paper", "claims", "record", "jobs_out")
 
 
-def _refuse_special_outputs(args) -> None:
-    """Outputs are written beside their path and renamed over it, which would replace a device
-    or a pipe (``--out /dev/null`` run as root turns /dev/null into a regular file): refuse them."""
+def _outputs(args):
+    """(option, path) of every file or folder the command writes."""
     for name in OUTPUT_OPTIONS:
         value = getattr(args, name, None)
-        path = Path(value) if isinstance(value, (str, os.PathLike)) else None
-        if path is not None and path.exists() and not (path.is_file() or path.is_dir()):
-            raise InputError(f"--{name.replace('_', '-')}: {path} is not a regular file or folder; simcore writes "
+        if isinstance(value, (str, os.PathLike)):
+            yield f"--{name.replace('_', '-')}", Path(value)
+
+
+def _check_outputs(args) -> None:
+    """Refuse, before any work, an output simcore could not write: a device or a pipe (outputs are
+    written beside their path and renamed over it, which would replace it: ``--out /dev/null`` as
+    root turned /dev/null into a regular file), a path under a file, or in a folder in which no
+    file can be made (/proc, even as root)."""
+    import tempfile
+
+    for option, path in _outputs(args):
+        if path.exists() and not (path.is_file() or path.is_dir()):
+            raise InputError(f"{option}: {path} is not a regular file or folder; simcore writes "
                              "its outputs beside the path and renames them over it, which would replace it.")
+        folder = path if path.is_dir() else path.parent
+        while not folder.exists():
+            folder = folder.parent
+        if not folder.is_dir():
+            raise InputError(f"{option}: cannot write {path}: {folder} is a file, not a folder.")
+        try:
+            tempfile.TemporaryFile(dir=folder).close()
+        except OSError as err:
+            raise _cannot_write(option, path, f"no file can be made in {folder}: {err.strerror}") from None
+
+
+def _cannot_write(option: str, path: Path, reason: str) -> InputError:
+    return InputError(f"{option}: cannot write {path} ({reason}).")
+
+
+def _output_error(args, err: OSError) -> InputError | None:
+    """An OS error met on an output (its path, a folder on the way to it or inside it, the
+    temporary file beside it) as the sentence naming the option; None for any other."""
+    if err.filename is None:
+        return None
+    where = Path(os.path.abspath(err.filename))
+    for option, path in _outputs(args):
+        target = Path(os.path.abspath(path))
+        if where == target or is_temporary(where, target):
+            return _cannot_write(option, path, err.strerror)
+        if where in target.parents or target in where.parents:
+            return _cannot_write(option, path, f"{err.filename}: {err.strerror}")
+    return None
+
+
+def _run(args) -> int:
+    """The command, its outputs checked first; an OS error on one of them is bad input."""
+    _check_outputs(args)
+    try:
+        return args.func(args)
+    except OSError as err:
+        problem = _output_error(args, err)
+        if problem is None:
+            raise
+        raise problem from err
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -702,8 +755,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as done:  # --help, or a bad argument (one sentence already printed)
         return done.code if isinstance(done.code, int) else 2
     try:
-        _refuse_special_outputs(args)
-        return args.func(args)
+        return _run(args)
     except InputError as err:
         print(f"simcore: error: {_one_line(str(err))}", file=sys.stderr)
         return 2

@@ -137,14 +137,15 @@ OVERALL_INTERVAL = 60.0   # seconds between two overall lines of a workflow run
 RATE_AFTER = 600.0        # seconds of a run before the rate of its ended jobs gives the time left
 
 
-def overall_line(benchmarks, scale: str, expected, started: float, now: float | None = None,
+def overall_line(benchmarks, scale: str, expected, planned, started: float, now: float | None = None,
                  cores: int | None = None) -> str:
-    """One line on a workflow run so far: the simulation, SAN and aggregation jobs done (their
-    benchmark files of ``scale``), their job-minutes against the committed run's (``expected``:
-    a jobs file such as results/reference/jobs-full.csv, or None), and the time left at the rate
-    of the jobs that ended since ``started`` (s since the epoch). A job counts when it ends, so
-    in the first :data:`RATE_AFTER` seconds that rate lags the run's: with ``cores`` known, the
-    time left is then taken at every core busy."""
+    """One line on a workflow run so far: of the simulation, SAN and aggregation jobs it
+    ``planned`` (their benchmark files of ``scale``, as Snakemake scheduled them), those that ended
+    since ``started`` (s since the epoch) and their job-minutes, against what the same jobs took in
+    the committed run (``expected``: a jobs file such as results/reference/jobs-full.csv, or None;
+    :func:`expected_minutes`), and the time left at the rate of the jobs that ended. A job counts
+    when it ends, so in the first :data:`RATE_AFTER` seconds that rate lags the run's: with
+    ``cores`` known, the time left is then taken at every core busy."""
     from pathlib import Path
 
     import pandas as pd
@@ -152,24 +153,48 @@ def overall_line(benchmarks, scale: str, expected, started: float, now: float | 
     from simcore.report.run_profile import load_jobs
 
     now = time.time() if now is None else now
-    jobs = load_jobs(Path(benchmarks), scale)
+    counted = _counted(Path(benchmarks), scale, planned)
+    jobs = load_jobs(Path(benchmarks), scale, only=counted)
+    jobs = jobs[jobs.end >= started]        # a file from an earlier run is not this run's job
     done = float(jobs.wall.sum()) / 60.0
-    line = f"overall: {len(jobs)} jobs done, {done:.1f} job-min"
+    line = f"overall: {len(jobs)} of {len(counted)} jobs done, {done:.1f} job-min"
     total = None
     if expected is not None and Path(expected).exists():
-        total = float(pd.read_csv(expected).wall.sum()) / 60.0
-        line += f" of about {total:.1f} (the committed {scale} run's)"
-    recent = jobs[jobs.end >= started]
+        total = expected_minutes(pd.read_csv(expected), counted.values())
+        line += f" of about {total:.1f} (their times in the committed {scale} run)"
     elapsed = now - started
     left = max(total - done, 0.0) if total is not None else None
     if total is not None and done >= total:
-        line += "; past the committed run's total (a slower machine than the one that made it): time left unknown"
+        line += "; past their committed total (a slower machine than the one that made it): time left unknown"
     elif left is not None and cores and elapsed < RATE_AFTER:
         line += f"; about {_interval(60.0 * left / cores)} left if all {cores} cores stay busy"
-    elif left is not None and len(recent) and elapsed > 0:
-        rate = float(recent.wall.sum()) / 60.0 / (elapsed / 60.0)          # job-min per minute: cores busy
+    elif left is not None and len(jobs) and elapsed > 0:
+        rate = done / (elapsed / 60.0)          # job-min per minute: cores busy
         line += f"; about {_interval(60.0 * left / rate) if rate > 0 else '?'} left at {rate:.2g} cores busy"
     return line
+
+
+def _counted(benchmarks, scale: str, planned) -> dict:
+    """{benchmark file: (rule, name)} of the ``planned`` files the overall line counts."""
+    from pathlib import Path
+
+    from simcore.report.run_profile import job_of
+
+    counted = {}
+    for path in map(Path, planned):
+        job = job_of(path.relative_to(benchmarks).parts, scale) if path.is_relative_to(benchmarks) else None
+        if job is not None:
+            counted[path] = job
+    return counted
+
+
+def expected_minutes(committed, jobs) -> float:
+    """Job-minutes the ``jobs`` ((rule, name) pairs) took in the ``committed`` run's jobs table:
+    each the mean of that run's jobs of its rule and name, else of its rule (an experiment the
+    run did not have), else nothing."""
+    by_name = committed.groupby(["rule", "name"]).wall.mean()
+    by_rule = committed.groupby("rule").wall.mean()
+    return sum(float(by_name.get(job, by_rule.get(job[0], 0.0))) for job in jobs) / 60.0
 
 
 def committed_jobs(scale: str, here=None):
@@ -185,10 +210,11 @@ def committed_jobs(scale: str, here=None):
     return None
 
 
-def start_overall(benchmarks, scale: str, expected, stream: TextIO | None = None,
+def start_overall(benchmarks, scale: str, expected, planned, stream: TextIO | None = None,
                   interval: float = OVERALL_INTERVAL, cores: int | None = None):
-    """Print :func:`overall_line` every ``interval`` seconds from a daemon thread (the workflow's
-    ``onstart``): it dies with the run. Returns the thread."""
+    """Print :func:`overall_line` of the ``planned`` jobs at once and then every ``interval``
+    seconds from a daemon thread (the workflow's ``onstart``): it dies with the run. Returns the
+    thread."""
     import threading
 
     stream = sys.stderr if stream is None else stream
@@ -196,11 +222,11 @@ def start_overall(benchmarks, scale: str, expected, stream: TextIO | None = None
 
     def loop():
         while True:
-            time.sleep(interval)
             try:
-                print(overall_line(benchmarks, scale, expected, started, cores=cores), file=stream, flush=True)
+                print(overall_line(benchmarks, scale, expected, planned, started, cores=cores), file=stream, flush=True)
             except Exception:      # a progress line never stops a run
                 pass
+            time.sleep(interval)
 
     thread = threading.Thread(target=loop, name="simcore-overall", daemon=True)
     thread.start()

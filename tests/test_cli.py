@@ -181,6 +181,28 @@ def test_a_batch_job_does_not_load_scipy_stats(root, tmp_path):
     assert out.stdout.split()[-1] == "False" and (tmp_path / "r.parquet").exists()
 
 
+def test_an_output_that_fails_while_it_is_written_is_bad_input_naming_it(tmp_path, capsys, root, monkeypatch):
+    """--paper is a writable folder, so the check before the work passes; the folder `tables` the
+    command makes in it is a file: exit 2, one line naming --paper and the file at fault (once
+    an internal error, exit 1). An OS error about no output stays an internal error."""
+    from simcore import cli
+
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    (paper / "tables").write_text("not a folder\n")
+    code = cli.main(["report-from-results", "--results", str(root / "results/reference"), "--paper", str(paper)])
+    assert code == 2
+    assert capsys.readouterr().err == \
+        f"simcore: error: --paper: cannot write {paper} ({paper / 'tables'}: File exists).\n"
+
+    def unreadable(args):
+        raise PermissionError(13, "Permission denied", str(tmp_path / "an input"))
+
+    monkeypatch.setattr(cli, "cmd_san_report", unreadable)
+    assert cli.main(["san-report", "--out", str(tmp_path / "san.tex")]) == 1
+    assert capsys.readouterr().err.startswith("simcore: internal error: PermissionError")
+
+
 def test_an_output_that_is_a_pipe_or_a_device_is_refused_before_anything_runs(tmp_path, capsys):
     """Outputs are renamed over their path, which would replace a device or a pipe (`--out
     /dev/null` as root made /dev/null a regular file): exit 2, one sentence, the pipe intact."""

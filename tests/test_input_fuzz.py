@@ -1,5 +1,5 @@
 """Random and hostile input, property-based (Hypothesis): experiment specs, topology files, SAN
-model files and ``--set`` values. Whatever they hold, ``simcore`` either succeeds or exits 2 with
+model files, ``--set`` values and outputs that cannot be written. Whatever they hold, ``simcore`` either succeeds or exits 2 with
 exactly one line on stderr and writes no file; never a traceback, never exit code 1.
 
 Derandomized with bounded examples, so the suite is deterministic and quick; values that are
@@ -245,3 +245,33 @@ def test_a_hostile_san_model_is_solved_or_refused_in_one_line(content):
         out = work / "out.csv"
         code, _ = outcome(work, "san", path, "--times", "0:1:0.5", "--out", out)
         assert (code == 0) == out.exists()
+
+
+# -- outputs simcore cannot write -----------------------------------------------------------------
+REFERENCE = ROOT / "results/reference"
+# a command per kind of output option, with inputs that would let it succeed: OUT is the output
+WRITERS = [("san", ROOT / "config/san/example.yaml", "--times", "0:1:0.5", "--out", "OUT"),
+           ("run", "amir-table2", "--cell", 0, "--reps", "0:1", "--scale", "smoke", "--out", "OUT"),
+           ("table", "amir-table2", "--results", REFERENCE, "--out", "OUT"),
+           ("report-macros", "--results", REFERENCE, "--reference", REFERENCE, "--out", "OUT"),
+           ("report-from-results", "--results", REFERENCE, "--san", ROOT / "config/san", "--paper", "OUT"),
+           ("run-profile", "--jobs", REFERENCE / "jobs-full.csv", "--tex", "WORK/profile.tex", "--figure", "OUT"),
+           ("san-report", "--results", REFERENCE / "san", "--out", "OUT")]
+NAME = st.text(st.characters(blacklist_characters="/\0", blacklist_categories=("Cs",)), min_size=1, max_size=8)
+
+
+@FUZZ
+@given(command=st.sampled_from(WRITERS), place=st.sampled_from(["under a file", "/proc", "/sys"]),
+       names=st.lists(NAME.filter(lambda n: n not in (".", "..")), min_size=1, max_size=3))
+def test_an_output_simcore_cannot_write_is_refused_in_one_line_naming_it(command, place, names):
+    """Outputs under a regular file, or in /proc or /sys (where no file can be made, even by
+    root): exit 2, one line naming the option and the path, nothing written. Once an internal
+    error (exit 1: `PermissionError`, `FileExistsError`, `NotADirectoryError`)."""
+    with workdir() as work:
+        (work / "file").write_text("a regular file\n")
+        base = work / "file" if place == "under a file" else Path(place)
+        out = base.joinpath(*names)
+        option = command[command.index("OUT") - 1]
+        args = [{"OUT": out, "WORK/profile.tex": work / "profile.tex"}.get(a, a) for a in command]
+        code, text = outcome(work, *args)
+        assert code == 2 and f"simcore: error: {option}: cannot write " in text, text

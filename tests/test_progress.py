@@ -124,7 +124,7 @@ def test_mode_from_flag_then_environment_then_terminal():
 
 
 # -- the commands -------------------------------------------------------------------------------
-@pytest.mark.parametrize("command", ["run", "san", "san-fit"])
+@pytest.mark.parametrize("command", ["run", "san", "san-fit", "report-from-results"])
 def test_progress_is_in_the_help(simcore_cli, command):
     proc = simcore_cli(command, "--help")
     assert proc.returncode == 0 and "--progress MODE" in proc.stdout and "SIMCORE_PROGRESS" in proc.stdout
@@ -195,6 +195,26 @@ def test_fit_reports_every_solution(simcore_cli, tmp_path, exponential_fit_model
     assert proc.stderr.splitlines()[0].startswith(f"simcore san-fit {model.stem}: {evaluations} solutions, ")
 
 
+def test_the_report_from_results_counts_its_inputs_and_names_each_as_it_starts(root, tmp_path):
+    """amir-table2 is a table only (no figure, no monitor), the SAN folder holds no model, and the
+    reference has jobs-full.csv: four steps, the table, the SAN appendix, the macros (no file of
+    their own in the list) and the run profile; the callback hears each as it starts and the
+    end. `make report-from-reference` was silent for a minute while they were made."""
+    from simcore.experiments.spec import load_spec
+    from simcore.report.reference import rebuild_report
+
+    calls = []
+    (tmp_path / "san").mkdir()
+    spec = load_spec(root / "config/experiments/amir-table2.yaml")
+    made = rebuild_report(root / "results/reference", tmp_path / "paper", [spec], tmp_path / "san", [],
+                          lambda *call: calls.append(call))
+    unit = "report inputs"
+    assert calls == [(0, 4, unit, "now amir-table2.tex"), (1, 4, unit, "now san.tex"), (2, 4, unit, "now the macros"),
+                     (3, 4, unit, "now run-profile.pdf, run-profile.tex"), (4, 4, unit)]
+    assert [p.relative_to(tmp_path / "paper").as_posix() for p in made] == [
+        "tables/amir-table2.tex", "generated/san.tex", "figures/run-profile.pdf", "generated/run-profile.tex"]
+
+
 def test_long_workflow_jobs_log_progress_lines(root):
     """simulate, san_solve, san_simulate and san_fit name their log in their message and send
     stderr there with progress left to auto (not a terminal: lines) or set to lines."""
@@ -207,36 +227,44 @@ def test_long_workflow_jobs_log_progress_lines(root):
         assert set(re.findall(r"--progress\s+(\S+)", shell)) <= {"lines", "auto"}, rule
 
 
-def test_the_overall_line_counts_the_runs_jobs_against_the_committed_ones(tmp_path):
-    """Two simulation jobs of 120 s each ended since the start, 240 s ago, and an aggregation of
-    another scale (not counted): 2 jobs, 4.0 job-minutes of the committed run's 10.0 (600 s);
-    4 job-min in 4 min is 1 core busy, so the 6 job-min left take about 6 min."""
+def test_the_overall_line_measures_the_jobs_this_run_does_against_the_same_jobs_committed(tmp_path):
+    """A rerun of one experiment x: Snakemake scheduled x's four simulation jobs c000-c003, its
+    aggregation, a simulation of z (an experiment the committed run did not have) and a figure
+    (a rule the committed jobs do not time: left out). Committed: x's simulations 300 s each,
+    its aggregation 60 s, y's one simulation 6000 s; so about 4 x 300 + 60 + 1440 (z at the mean
+    simulation, (4 x 300 + 6000) / 5) = 2700 s = 45.0 job-min, not the 7260 s of the whole
+    committed run. Since the start, 240 s ago, c000 and c001 ended (120 s each: 4.0 job-min),
+    and so did y's simulation (not scheduled here), while c003's file is an earlier run's: 2 of
+    6 jobs done; 4 job-min in 4 min is 1 core busy, so the 41 job-min left take 41 min. Once the
+    line compared 1.8 job-min of a one-figure rerun with the whole quick run's 38.6."""
     import os
 
     import pandas as pd
 
     from simcore.progress import overall_line
 
-    started = 1_000_000.0
-    for k, (rule, end) in enumerate([("simulate/x/full/c000/r00000-00010.tsv", started + 120),
-                                     ("simulate/x/full/c001/r00000-00010.tsv", started + 240),
-                                     ("aggregate/smoke/x.tsv", started + 200)]):
-        path = tmp_path / "bench" / rule
+    started, bench = 1_000_000.0, tmp_path / "bench"
+    planned = [bench / f"simulate/x/full/c00{k}/r00000-00010.tsv" for k in range(4)] + [
+        bench / "aggregate/full/x.tsv", bench / "simulate/z/full/c000/r00000-00010.tsv", bench / "figure/full/x.tsv"]
+    for path, end in [(planned[0], started + 120), (planned[1], started + 240), (planned[3], started - 1000),
+                      (bench / "simulate/y/full/c000/r00000-00010.tsv", started + 100), (planned[6], started + 200)]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("s\th:m:s\tcpu_time\n120\t0:02:00\t118\n")
         os.utime(path, (end, end))
-    pd.DataFrame({"rule": ["simulate"] * 3, "wall": [200.0, 200.0, 200.0]}).to_csv(tmp_path / "jobs.csv", index=False)
-    line = overall_line(tmp_path / "bench", "full", tmp_path / "jobs.csv", started, now=started + 240)
-    assert line == "overall: 2 jobs done, 4.0 job-min of about 10.0 (the committed full run's); about 06:00 left at 1 cores busy"
-    assert overall_line(tmp_path / "bench", "full", None, started, now=started + 240) == "overall: 2 jobs done, 4.0 job-min"
+    pd.DataFrame({"rule": ["simulate"] * 4 + ["aggregate", "simulate"], "name": ["x"] * 5 + ["y"],
+                  "wall": [300.0] * 4 + [60.0, 6000.0]}).to_csv(tmp_path / "jobs.csv", index=False)
+
+    def line(expected="jobs.csv", since=started, **kw):
+        return overall_line(bench, "full", expected and tmp_path / expected, planned, since, now=started + 240, **kw)
+
+    assert line() == ("overall: 2 of 6 jobs done, 4.0 job-min of about 45.0 (their times in the committed full "
+                      "run); about 41:00 left at 1 cores busy")
+    assert line(None) == "overall: 2 of 6 jobs done, 4.0 job-min"
     # with the run's 2 cores known: in its first 10 min the time left is taken at both busy (the
-    # jobs running now count only when they end), 6 job-min in 3 min; after them, as measured
-    line = overall_line(tmp_path / "bench", "full", tmp_path / "jobs.csv", started, now=started + 240, cores=2)
-    assert line.endswith("; about 03:00 left if all 2 cores stay busy")
-    line = overall_line(tmp_path / "bench", "full", tmp_path / "jobs.csv", started - 360, now=started + 240, cores=2)
-    assert line.endswith("; about 15:00 left at 0.4 cores busy")
-    # a slower machine: more job-minutes done than the committed run took in all
-    pd.DataFrame({"rule": ["simulate"], "wall": [200.0]}).to_csv(tmp_path / "short.csv", index=False)
-    line = overall_line(tmp_path / "bench", "full", tmp_path / "short.csv", started, now=started + 240)
-    assert line.endswith("of about 3.3 (the committed full run's); past the committed run's total (a slower "
-                         "machine than the one that made it): time left unknown")
+    # jobs running now count only when they end), 41 job-min in 20.5 min; after them, as measured
+    assert line(cores=2).endswith("; about 20:30 left if all 2 cores stay busy")
+    assert line(since=started - 360, cores=2).endswith("; about 1:42:30 left at 0.4 cores busy")
+    # a slower machine: more job-minutes done than these jobs took in the committed run
+    pd.DataFrame({"rule": ["simulate"], "name": ["x"], "wall": [30.0]}).to_csv(tmp_path / "short.csv", index=False)
+    assert line("short.csv").endswith("of about 2.5 (their times in the committed full run); past their committed "
+                                      "total (a slower machine than the one that made it): time left unknown")

@@ -348,6 +348,27 @@ def test_python_api_rejects_bad_models():
         san.local("A", "y", "x", 1.0, name="bad")
 
 
+def test_a_model_above_the_product_cap_is_refused_from_the_automata_sizes(tmp_path, capsys):
+    """Two automata of 65,536 states: 65,536^2 = 2^32 = 4.29e9 product states, above the cap of
+    2^31 = 2.15e9, refused as the second is added, before its states are compared. Once the
+    duplicate-state check compared every name with every other (4.3e9 comparisons an automaton)
+    and refused nothing: ten minutes later it was still comparing. From a model file, `simcore
+    san` exits 2 with one sentence naming the file, the key and the sizes."""
+    from simcore.cli import main
+
+    states = [f"s{i}" for i in range(65_536)]
+    san = San().automaton("A", states)
+    with pytest.raises(SanError, match=r"automaton 'B': automata of 65,536 x 65,536 states make a product "
+                                       r"space of 4\.29e\+09 states, above the limit of 2\.15e\+09\.$"):
+        san.automaton("B", states)
+    path, out = tmp_path / "big.yaml", tmp_path / "out.csv"
+    path.write_text(f"automata:\n  A: [{', '.join(states)}]\n  B: [{', '.join(states)}]\n")
+    assert main(["san", str(path), "--times", "0:1:1", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (f"simcore: error: {path}: key 'automata.B': automata of 65,536 x 65,536 "
+                                       "states make a product space of 4.29e+09 states, above the limit of 2.15e+09.\n")
+    assert not out.exists()
+
+
 def test_functional_rate_negative_in_a_reachable_state():
     san = San().automaton("A", ["x", "y", "z"]).local("A", "x", "y", 1.0)
     san.local("A", "y", "z", Rate("1 - 2 * (A == y)"), name="down")

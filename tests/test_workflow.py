@@ -64,12 +64,20 @@ def test_full_dag_dry_run(workdir):
     assert int(counts["report"]) == 1
 
 
+def test_a_bad_scale_stops_the_workflow_with_one_sentence_naming_the_key(workdir):
+    """Snakemake's schema validation printed the schema and the instance over ten lines."""
+    proc = _snakemake(workdir, "-n", "--config", "scale=huge")
+    assert proc.returncode != 0
+    assert proc.stderr == "config/config.yaml or --config: key 'scale': 'huge' is not one of ['smoke', 'quick', 'full'].\n"
+
+
 @pytest.mark.workflow
 def test_smoke_workflow_builds_report_with_scorecard(workdir):
     proc = _snakemake(workdir, "--profile", "workflow/profiles/ci", timeout=None)
     assert proc.returncode == 0, proc.stderr[-4000:]
-    # the overall line every minute, against the committed smoke run's job-minutes
-    assert re.search(r"overall: \d+ jobs done, [\d.]+ job-min of about [\d.]+ \(the committed smoke run's\)",
+    # the overall line at the start and every minute, against the same jobs' committed smoke job-minutes
+    assert re.search(r"overall: \d+ of \d+ jobs done, [\d.]+ job-min of about [\d.]+ \(their times in the committed "
+                     r"smoke run\)",
                      proc.stdout + proc.stderr), (proc.stdout + proc.stderr)[-2000:]
     pdf = workdir / "paper/build/report.pdf"
     assert pdf.exists()

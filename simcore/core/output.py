@@ -10,12 +10,24 @@ from pathlib import Path
 from typing import Iterator
 
 
+TEMPORARY = ".tmp"   # the suffix of a file being written
+
+
+def _prefix(target: Path) -> str:
+    return f".{target.name}."
+
+
+def is_temporary(path: Path, target: Path) -> bool:
+    """Whether ``path`` is a temporary file :func:`atomic_path` makes for ``target``."""
+    return path.parent == target.parent and path.name.startswith(_prefix(target)) and path.name.endswith(TEMPORARY)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it into place only on success."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=_prefix(target), suffix=TEMPORARY, dir=target.parent)
     os.close(fd)
     try:
         yield Path(tmp)

@@ -49,6 +49,11 @@ def _key(path) -> str:
     return ".".join(str(p) for p in path) or "(top level)"
 
 
+def schema_problem(error: jsonschema.ValidationError) -> str:
+    """A schema violation as the end of one sentence: the key and what is wrong with it."""
+    return f"key '{_key(error.absolute_path)}': {error.message}"
+
+
 def _check_schema(path: Path, data: Any) -> None:
     if not isinstance(data, dict):
         raise SpecError(f"{path}: must be a mapping of keys to values, not {type(data).__name__}.")
@@ -60,14 +65,12 @@ def _check_schema(path: Path, data: Any) -> None:
         where = _key(error.absolute_path)
         key = f"{where}.{missing}" if error.absolute_path else missing
         raise SpecError(f"{path}: key '{key}' is missing.")
-    if error.validator == "additionalProperties":
-        raise SpecError(f"{path}: key '{_key(error.absolute_path)}': {error.message}.")
     if error.validator == "pattern" and list(error.absolute_path) in (["id"], ["data_from"]):
         raise SpecError(f"{path}: key '{_key(error.absolute_path)}': {error.instance!r} is not an experiment id "
                         "(lower-case words and digits joined by '-').")
     if error.validator in ("minItems", "minProperties") and list(error.absolute_path)[:1] in (["grid"], ["scales"]):
         raise SpecError(f"{path}: key '{_key(error.absolute_path)}' is empty: the grid needs at least one value per swept parameter.")
-    raise SpecError(f"{path}: key '{_key(error.absolute_path)}': {error.message}.")
+    raise SpecError(f"{path}: {schema_problem(error)}.")
 
 
 @dataclass(frozen=True)
@@ -634,7 +637,7 @@ def _readings_file(path: Path, name: str) -> dict:
     schema = _validator().schema["properties"]["readings"]["oneOf"][1]
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
     if error is not None:
-        raise SpecError(f"{file}: key '{_key(error.absolute_path)}': {error.message}.")
+        raise SpecError(f"{file}: {schema_problem(error)}.")
     return data
 
 

@@ -201,40 +201,63 @@ def reference_readme(folder: Path) -> str:
         "against it. Which reruns made which experiments, and why: docs/reference-history.md.", ""])
 
 
-def rebuild_report(results: Path, paper: Path, specs: list, san_dir: Path, untested: list) -> list[Path]:
+def rebuild_report(results: Path, paper: Path, specs: list, san_dir: Path, untested: list,
+                   progress=None) -> list[Path]:
     """Every input of ``paper/report.tex`` from ``results`` (the reference, or any run's results):
-    tables, figures, queue figures, the SAN figures and appendix, the macros and the run profile."""
+    tables, figures, queue figures, the SAN figures and appendix, the macros and the run profile;
+    ``progress(done, total, "report inputs", note)`` as each starts, the note naming it, and at
+    the end (:mod:`simcore.progress`)."""
+    steps = list(_report_steps(results, paper, specs, san_dir, untested))
+    made = []
+    for done, (files, make) in enumerate(steps):
+        if progress is not None:
+            progress(done, len(steps), "report inputs", f"now {', '.join(f.name for f in files) or 'the macros'}")
+        make()
+        made += files
+    if progress is not None:
+        progress(len(steps), len(steps), "report inputs")
+    return made
+
+
+def _report_steps(results: Path, paper: Path, specs: list, san_dir: Path, untested: list):
+    """(the files it makes, a function making them) of every step of :func:`rebuild_report`
+    (the macros' step lists none)."""
+    from functools import partial
+
     from simcore.experiments.targets import san_figures, san_model_files
     from simcore.report.figures import make_figure, make_monitor_figure
     from simcore.report.inputs import write_report_inputs
-    from simcore.report.run_profile import draw_profile, read_jobs
     from simcore.report.san import make_figure as make_san_figure
     from simcore.report.san import write_report
     from simcore.report.san_published import compare
     from simcore.report.tables import make_table
 
     scale = read_scale(results)
-    made = []
     for spec in specs:
-        made.append(paper / "tables" / f"{spec.id}.tex")
-        make_table(spec, results, made[-1])
+        table = paper / "tables" / f"{spec.id}.tex"
+        yield [table], partial(make_table, spec, results, table)
         if spec["output"]["kind"] != "table":
-            made.append(paper / "figures" / f"{spec.id}.pdf")
-            make_figure(spec, results, made[-1])
+            figure = paper / "figures" / f"{spec.id}.pdf"
+            yield [figure], partial(make_figure, spec, results, figure)
         if spec["output"].get("monitor"):
-            made.append(paper / "figures" / f"{spec.id}-monitor.pdf")
-            make_monitor_figure(spec, results, made[-1])
+            figure = paper / "figures" / f"{spec.id}-monitor.pdf"
+            yield [figure], partial(make_monitor_figure, spec, results, figure)
     for model in (p.stem for p in san_model_files(san_dir)):
-        made.append(paper / "figures" / f"san-{model}.pdf")
-        make_san_figure(model, results / "san", made[-1])
-    made.append(paper / "generated" / "san.tex")
-    write_report(results / "san", made[-1])
+        figure = paper / "figures" / f"san-{model}.pdf"
+        yield [figure], partial(make_san_figure, model, results / "san", figure)
+    appendix = paper / "generated" / "san.tex"
+    yield [appendix], partial(write_report, results / "san", appendix)
     for fig, models in san_figures(san_dir).items():
-        made += [paper / "figures" / f"{fig}.pdf", paper / "generated" / f"{fig}.tex"]
-        compare(models, results / "san", scale, made[-2], made[-1], None)
-    write_report_inputs(specs, results, paper / "generated", untested, san_dir, results)
-    jobs, cores = read_jobs(results / "jobs-full.csv") if (results / "jobs-full.csv").exists() else (None, 1)
-    if jobs is not None:
-        made += [paper / "figures" / "run-profile.pdf", paper / "generated" / "run-profile.tex"]
-        draw_profile(jobs, scale, made[-2], made[-1], cores)
-    return made
+        figure, tex = paper / "figures" / f"{fig}.pdf", paper / "generated" / f"{fig}.tex"
+        yield [figure, tex], partial(compare, models, results / "san", scale, figure, tex, None)
+    yield [], partial(write_report_inputs, specs, results, paper / "generated", untested, san_dir, results)
+    if (results / "jobs-full.csv").exists():
+        figure, tex = paper / "figures" / "run-profile.pdf", paper / "generated" / "run-profile.tex"
+        yield [figure, tex], partial(_run_profile, results / "jobs-full.csv", scale, figure, tex)
+
+
+def _run_profile(jobs_file: Path, scale: str, figure: Path, tex: Path) -> None:
+    from simcore.report.run_profile import draw_profile, read_jobs
+
+    jobs, cores = read_jobs(jobs_file)
+    draw_profile(jobs, scale, figure, tex, cores)

@@ -34,24 +34,28 @@ def paper_of(rule: str, name: str) -> str:
     return name.split("-")[0]
 
 
-def load_jobs(benchmarks: Path, scale: str) -> pd.DataFrame:
+def job_of(parts: tuple[str, ...], scale: str) -> tuple[str, str] | None:
+    """(rule, experiment or SAN model) of a benchmark file from its path's parts below the
+    benchmarks folder; None for a job the profile leaves out (another scale, figures, tables,
+    the report: drawn after the profile)."""
+    if parts[0] == "simulate":                      # simulate/EXP/SCALE/cCELL/rA-B.tsv
+        return ("simulate", parts[1]) if len(parts) >= 3 and parts[2] == scale else None
+    if parts[0] == "aggregate":                     # aggregate/SCALE/EXP.tsv
+        return ("aggregate", Path(parts[2]).stem) if len(parts) == 3 and parts[1] == scale else None
+    if parts[0] == "san":                           # san/MODEL-STEP.tsv
+        return "san", Path(parts[-1]).stem.rsplit("-", 1)[0]
+    return None
+
+
+def load_jobs(benchmarks: Path, scale: str, only=None) -> pd.DataFrame:
     """One row per job: rule, experiment (or SAN model), paper, start and end (s since the epoch),
-    wall and CPU seconds."""
+    wall and CPU seconds; of the benchmark files ``only`` (paths in ``benchmarks``) if given."""
     rows = []
-    for path in sorted(benchmarks.rglob("*.tsv")):
-        parts = path.relative_to(benchmarks).parts
-        if parts[0] == "simulate":                      # simulate/EXP/SCALE/cCELL/rA-B.tsv
-            if len(parts) < 3 or parts[2] != scale:
-                continue
-            rule, name = "simulate", parts[1]
-        elif parts[0] == "aggregate":                   # aggregate/SCALE/EXP.tsv
-            if len(parts) != 3 or parts[1] != scale:
-                continue
-            rule, name = "aggregate", path.stem
-        elif parts[0] == "san":                         # san/MODEL-STEP.tsv
-            rule, name = "san", path.stem.rsplit("-", 1)[0]
-        else:                                           # figures, tables, report: drawn after the profile
+    for path in sorted(benchmarks.rglob("*.tsv")) if only is None else sorted(p for p in only if p.is_file()):
+        job = job_of(path.relative_to(benchmarks).parts, scale)
+        if job is None:
             continue
+        rule, name = job
         table = pd.read_csv(path, sep="\t")
         if table.empty:
             continue

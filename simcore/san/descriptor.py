@@ -51,12 +51,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simcore.san.model import Rate, San, SanError
+from simcore.san.model import Rate, San, SanError, check_product
 from simcore.san.pieces import Box, Factor, Layout, Plan
-
-#: product spaces above this many states are refused (vectors would not fit in memory)
-MAX_PRODUCT = 2**31
-
 
 @dataclass
 class Term:
@@ -115,9 +111,7 @@ class Descriptor:
         self.names = list(san.automata)
         self.shape = tuple(len(s) for s in san.automata.values())
         self.strides = tuple(math.prod(self.shape[k + 1:]) for k in range(len(self.shape)))
-        if math.prod(self.shape) > MAX_PRODUCT:
-            raise SanError(f"{san.source}: key 'automata': the product space has {math.prod(self.shape):.3g} "
-                           f"states, above the limit of {MAX_PRODUCT:.3g}.")
+        check_product(self.shape, f"{san.source}: key 'automata'")
         self._funcs: dict[str, np.ndarray] = {}
         self.terms = self._build_terms()
         self.initial = int(np.dot(san.initial_state(), self.strides))

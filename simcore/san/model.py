@@ -16,7 +16,9 @@ participant's transition may carry a routing probability ``(src, dst, p)`` (defa
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,6 +49,19 @@ SOLVE_DOMAINS = {"tol": Real(gt=0, lt=1), "krylov_dim": Integer(ge=5, le=100),
 
 class SanError(InputError):
     """A SAN model that is not valid; the message names the file (or event) and key."""
+
+
+#: product spaces above this many states are refused (vectors would not fit in memory)
+MAX_PRODUCT = 2**31
+
+
+def check_product(shape: tuple[int, ...], where: str) -> None:
+    """Refuse automata of ``shape`` (their numbers of states) whose product space is above
+    :data:`MAX_PRODUCT`, from the sizes alone."""
+    states = math.prod(shape)
+    if states > MAX_PRODUCT:
+        raise SanError(f"{where}: automata of {' x '.join(f'{n:,}' for n in shape)} states make a product space of "
+                       f"{states:.3g} states, above the limit of {MAX_PRODUCT:.3g}.")
 
 
 @dataclass(frozen=True)
@@ -92,10 +107,13 @@ class San:
     solve: dict = field(default_factory=dict)       # a model file's defaults for `simcore san`
     published: dict = field(default_factory=dict)   # the paper's values, for the report
     about: dict = field(default_factory=dict)       # facts of a generated model (its topology, ...)
+    _positions: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _event_names: set = field(default_factory=set, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         for key, value in self.params.items():
             self.param(key, value)
+        self._event_names.update(e.name for e in self.events)
 
     # -- construction -------------------------------------------------------------------------
     def param(self, name: str, value: float, where: str | None = None) -> San:
@@ -117,12 +135,19 @@ class San:
             raise SanError(f"{where}: duplicate automaton name '{name}'.")
         if not isinstance(states, (list, tuple)) or not states:
             raise SanError(f"{where}: must list at least one state.")
+        check_product((*map(len, self.automata.values()), len(states)), where)
         names = [str(s) for s in states]
-        dup = sorted({s for s in names if names.count(s) > 1})
+        dup = sorted(s for s, n in Counter(names).items() if n > 1)
         if dup:
             raise SanError(f"{where}: duplicate state name '{dup[0]}'.")
         self.automata[name] = names
         return self
+
+    def position(self, auto: str, state) -> int | None:
+        """The index of local ``state`` of automaton ``auto`` (None if it has no such state)."""
+        if auto not in self._positions:
+            self._positions[auto] = {s: i for i, s in enumerate(self.automata[auto])}
+        return self._positions[auto].get(str(state))
 
     def initial(self, states: dict[str, str], where: str | None = None) -> San:
         """Set the initial local state of some automata (the others start in their first state)."""
@@ -161,7 +186,7 @@ class San:
     def _state(self, where: str, auto: str, state) -> None:
         if auto not in self.automata:
             raise SanError(f"{where}: names a missing automaton '{auto}' (known: {', '.join(self.automata)}).")
-        if str(state) not in self.automata[auto]:
+        if self.position(auto, state) is None:
             raise SanError(f"{where}: unknown state '{state}' of automaton '{auto}' "
                            f"(states: {', '.join(self.automata[auto])}).")
 
@@ -193,8 +218,9 @@ class San:
         return out
 
     def _add(self, event: Event) -> San:
-        if any(e.name == event.name for e in self.events):
+        if event.name in self._event_names:
             raise SanError(f"{event.where}: duplicate event name '{event.name}'.")
+        self._event_names.add(event.name)
         self.events.append(event)
         return self
 
@@ -254,7 +280,7 @@ class San:
         for e in self.events:
             moves = {a: [m for m in ms if m[0] in keep[a] and m[1] in keep[a]] for a, ms in e.moves.items()}
             if all(moves.values()):
-                out.events.append(Event(e.name, e.rate, moves, e.where, e.synchronizing))
+                out._add(Event(e.name, e.rate, moves, e.where, e.synchronizing))
         return out
 
     def _names_in_expressions(self) -> set[str]:
@@ -263,7 +289,7 @@ class San:
 
     def initial_state(self) -> tuple[int, ...]:
         """Local state indices of the initial global state."""
-        return tuple(states.index(self.start.get(a, states[0])) for a, states in self.automata.items())
+        return tuple(self.position(a, self.start.get(a, states[0])) for a, states in self.automata.items())
 
 
 # -- YAML --------------------------------------------------------------------------------------
