@@ -71,6 +71,7 @@ report-from-reference: env tex  ## the full-scale report from results/reference/
 	$(SIMCORE) report-from-results --results results/reference --paper build/reference/paper
 	cd build/reference/paper && latexmk -pdf -interaction=nonstopmode -halt-on-error -outdir=build report.tex \
 	    > ../latexmk.log 2>&1 || { tail -30 ../latexmk.log; exit 1; }
+	$(SIMCORE) check-layout build/reference/paper/build/report.log
 	@echo "report: build/reference/paper/build/report.pdf"
 
 # The evaluation runs in a copy of the workflow's sources (build/evaluation/), so it never
