@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
+
+from simcore.experiments import load_spec
 from simcore.report.layout import MAX_OVERFULL_PT, layout_faults
+from simcore.report.tables import table_tex
 
 # A pdflatex log as TeX Live writes it: files opened with '(' and closed with ')', pages shipped
 # as '[N]', lines broken at 79 characters, a box's contents after its warning up to a blank line.
@@ -63,3 +69,107 @@ def test_check_layout_exits_1_naming_each_fault_and_0_on_a_clean_log(tmp_path, s
 def test_check_layout_of_a_missing_log_is_one_sentence_and_exit_2(tmp_path, simcore_cli):
     run = simcore_cli("check-layout", tmp_path / "none.log")
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "none.log: no such LaTeX log" in run.stderr
+
+
+# ---------------------------------------------------------------- every generated table's shape
+
+_ENV = re.compile(r"\\(begin|end)\{(tabular|longtable)\}")
+_RULE = re.compile(r"^\\(toprule|midrule|bottomrule|cmidrule(\(\w*\))?\{[\d-]+\}|endhead|endfirsthead|endfoot|"
+                   r"endlastfoot|hline|caption\*?(\[[^]]*\])?\{.*\}|label\{[^}]*\})\s*")
+
+
+def _group(text: str, start: int) -> int:
+    """The index just past the brace group that opens at ``text[start]``."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return i + 1
+    raise ValueError(f"unbalanced braces in {text[start:start + 80]!r}")
+
+
+def tabulars(tex: str) -> list[tuple[str, str]]:
+    """(column spec, body) of every tabular and longtable in ``tex``, nested ones taken out of
+    their parent's body (each stands for one cell there)."""
+    found, stack, pieces = [], [], []
+    for m in _ENV.finditer(tex):
+        if m.group(1) == "begin":
+            stack.append(m.end())
+            continue
+        start = stack.pop()
+        spec_end = _group(tex, start)
+        body = tex[spec_end:m.start()]
+        for inner_start, inner_end in reversed([p for p in pieces if start <= p[0] and p[1] <= m.start()]):
+            body = body.replace(tex[inner_start:inner_end], "{nested}")
+        pieces.append((start - len("\\begin{tabular}"), m.end()))
+        found.append((tex[start + 1:spec_end - 1], body))
+    return found
+
+
+def declared_columns(colspec: str) -> int:
+    """Columns of a column spec: l, c, r, p{..}, m{..}, b{..}, X; @{..}, !{..}, >{..}, <{..} and | add none;
+    *{n}{spec} repeats."""
+    count, i = 0, 0
+    while i < len(colspec):
+        c = colspec[i]
+        if c in "@!><":
+            i = _group(colspec, i + 1)
+            continue
+        if c == "*":
+            end = _group(colspec, i + 1)
+            times = int(colspec[i + 2:end - 1])
+            inner_end = _group(colspec, end)
+            count += times * declared_columns(colspec[end + 1:inner_end - 1])
+            i = inner_end
+            continue
+        if c in "pmb":
+            count += 1
+            i = _group(colspec, i + 1)
+            continue
+        count += c in "lcrX"
+        i += 1
+    return count
+
+
+def row_cells(row: str) -> int:
+    """Cells of one row: its unescaped & plus one, \\multicolumn{n} counting n."""
+    cells = len(re.findall(r"(?<!\\)&", row)) + 1
+    for m in re.finditer(r"\\multicolumn\{(\d+)\}", row):
+        cells += int(m.group(1)) - 1
+    return cells
+
+
+def table_rows(body: str) -> list[str]:
+    """The rows of a tabular's body (split at \\\\), without rules, heads and captions."""
+    rows = []
+    for row in re.split(r"\\\\(?:\[[^]]*\])?", body):
+        row = row.strip()
+        while _RULE.match(row):
+            row = _RULE.sub("", row, count=1).strip()
+        if row:
+            rows.append(row)
+    return rows
+
+
+def test_the_shape_parser_counts_what_latex_would():
+    """Hand-counted: 'l' + 'rr' x 2 = 5 columns; p{..}, @{}, >{..} and *{3}{r} = 1 + 3; a header
+    with \\multicolumn{2} twice and one cell is 5 cells; a row of 2 & is 3 cells."""
+    assert declared_columns("lrrrr") == 5 and declared_columns(">{\\raggedright}p{3cm}@{ }*{3}{r}") == 4
+    assert row_cells(" & \\multicolumn{2}{c}{a} & \\multicolumn{2}{c}{b}") == 5 and row_cells("a & b \\& c & d") == 3
+    tex = "\\begin{tabular}{@{}c@{}}\\begin{tabular}{lr}\\toprule a & b \\\\\\bottomrule\\end{tabular}\\\\\\end{tabular}"
+    assert [(declared_columns(s), [row_cells(r) for r in table_rows(b)]) for s, b in tabulars(tex)] == \
+        [(2, [2]), (1, [1])]
+
+
+@pytest.mark.slow
+def test_every_generated_table_fills_the_columns_it_declares_in_every_row(root):
+    """Every experiment's table from the committed reference (what `simcore table` writes): each row of
+    each tabular or longtable has as many cells as its column spec declares."""
+    wrong = []
+    for path in sorted((root / "config/experiments").glob("*.yaml")):
+        spec = load_spec(path)
+        for colspec, body in tabulars(table_tex(spec, root / "results/reference")):
+            want = declared_columns(colspec)
+            wrong += [f"{spec.id}: {row_cells(r)} cells of {want}: {r[:80]}" for r in table_rows(body)
+                      if row_cells(r) != want]
+    assert wrong == [], "\n".join(wrong[:20])

@@ -249,7 +249,7 @@ def _cells(spec, results_dir: Path, summary) -> tuple[str, str]:
     rows, notes = [], []
     for _, cell in cells.iterrows():
         values = cell_values(spec, cell)
-        row = [", ".join(str(values[k]) for k in grid_names(spec))]
+        row = [str(values[k]) for k in grid_names(spec)]
         for p in spec.policies:
             r = _lookup(summary, p, metric, {"cell": cell["cell"]})
             if p in with_pub:
@@ -270,7 +270,7 @@ def _cells(spec, results_dir: Path, summary) -> tuple[str, str]:
                          f"({tex_escape(e['source'])}) without saying for which "
                          f"{tex_escape(x.replace('_', ' '))}; compare it with every row.")
     first = " & ".join(tex_escape(k.replace("_", " ")) for k in grid_names(spec))
-    top, rules, bottom, col = [""], [], [first], 2
+    top, rules, bottom, col = [""], [], [first], len(grid_names(spec)) + 1
     colspec = "r" * len(grid_names(spec))
     for p in spec.policies:
         sub = ["paper", "reproduced"] if p in with_pub else ["reproduced"]
