@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -311,7 +312,28 @@ def verdict_sentence(counts: dict) -> str:
 def int_or_dash(x) -> str:
     return str(int(x)) if isnum(x) else "--"
 
-def ragged(*widths: float) -> str:
+def ragged(*widths: float, flush: str = "raggedright") -> str:
     """Ragged-right paragraph columns of these fractions of the line width (a longtable's
-    fractions and its column gaps must add up to at most the line width)."""
-    return "".join(f">{{\\raggedright\\arraybackslash}}p{{{w:g}\\linewidth}}" for w in widths)
+    fractions and its column gaps must add up to at most the line width); numbers' columns with
+    ``flush="raggedleft"``."""
+    return "".join(f">{{\\{flush}\\arraybackslash}}p{{{w:g}\\linewidth}}" for w in widths)
+
+
+@dataclass
+class LongTable:
+    """A table set across pages (longtable), its header repeated on each page: ``header`` and
+    ``rows`` are lines of cells, each ending in ``\\\\``."""
+
+    colspec: str
+    header: list[str]
+    rows: list[str]
+
+    def tex(self, caption: str = "", label: str = "") -> str:
+        """The longtable in \\small type, with a numbered caption as wide as the text, or with none."""
+        head = ["\\toprule", *self.header, "\\midrule"]
+        first = [f"\\caption{{{caption}}}" + (f"\\label{{{label}}}" if label else "") + "\\\\"] if caption else []
+        again = ["\\caption[]{(continued)}\\\\"] if caption else []
+        return "\n".join(["\\begingroup\\small\\setlength\\LTcapwidth{\\linewidth}",
+                          f"\\begin{{longtable}}{{{self.colspec}}}", *first, *head, "\\endfirsthead",
+                          *again, *head, "\\endhead", "\\bottomrule", "\\endlastfoot", *self.rows,
+                          "\\end{longtable}", "\\endgroup", ""])

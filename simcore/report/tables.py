@@ -12,7 +12,7 @@ from simcore.core.output import write_text
 from simcore.experiments.papers import PAPER_TITLES
 from simcore.vocabulary.cells import where_matches
 from simcore.report.data import (
-    cell_values, claim_rows, claim_statistic, fmt, fmt_ci, fmt_percent, fmt_published, grid_names,
+    LongTable, cell_values, claim_rows, claim_statistic, fmt, fmt_ci, fmt_percent, fmt_published, grid_names,
     isnum, metric_label, pair_ratio, published_for, published_ratios,
     read_replications, read_summary, resize_to_width, split_cells, tex_escape, verdict_tex,
 )
@@ -45,7 +45,7 @@ def table_tex(spec, results_dir: Path) -> str:
     return _wrap(spec, summary, body, note) + _traces(spec, results_dir)
 
 
-def _traces(spec, results_dir: Path, width: int = 118) -> str:
+def _traces(spec, results_dir: Path, width: int = 112) -> str:
     """The sample per-task traces of ``output.traces`` (results/<id>/traces.txt), wrapped, verbatim."""
     wanted = spec["output"].get("traces")
     path = results_dir / spec.id / "traces.txt"
@@ -63,7 +63,9 @@ def _traces(spec, results_dir: Path, width: int = 118) -> str:
     return head + "{\\scriptsize\n\\begin{verbatim}\n" + "\n".join(lines) + "\n\\end{verbatim}}\n"
 
 
-def _wrap(spec, summary, body: str, note: str) -> str:
+def _wrap(spec, summary, body: str | list[LongTable], note: str) -> str:
+    """A tabular as a float, its note in the caption; LongTables (a table too long for one page) one
+    after the other, the first captioned, the note after them."""
     n = int(summary["n"].max()) if summary is not None and len(summary) and isnum(summary["n"].max()) else None
     paper = PAPER_TITLES.get(spec["paper"], spec["paper"])
     level = f"{spec.confidence:.0%}".replace("%", r"\%")   # the escaped parts are not escaped twice
@@ -71,6 +73,9 @@ def _wrap(spec, summary, body: str, note: str) -> str:
                f"{tex_escape(paper)}. Published values beside the reproduced mean and its "
                f"{level} confidence interval [low, high]")
     caption += f" over {n} replications." if n else "."
+    if isinstance(body, list):
+        tables = [t.tex(caption, f"tab:{spec.id}") if not i else t.tex() for i, t in enumerate(body)]
+        return "\n".join(tables) + (f"{{\\small\\noindent\\emph{{About Table~\\ref{{tab:{spec.id}}}:}} {note}\\par}}\n" if note else "")
     if note:
         caption += " " + note
     return ("\\begin{table}[htbp]\n\\centering\n\\small\n"
