@@ -173,3 +173,21 @@ def test_every_generated_table_fills_the_columns_it_declares_in_every_row(root):
             wrong += [f"{spec.id}: {row_cells(r)} cells of {want}: {r[:80]}" for r in table_rows(body)
                       if row_cells(r) != want]
     assert wrong == [], "\n".join(wrong[:20])
+
+
+@pytest.mark.parametrize("exp", ["mehta-sensitivity", "corr05-map"])
+def test_a_maps_title_lies_inside_its_figure(tmp_path, root, monkeypatch, exp):
+    """The heat map's title (claim, statistic, published value) is drawn whole: every title's box
+    ends inside the figure (mehta-sensitivity's one line was cut at 'Linux (one do')."""
+    from simcore.report import figures
+
+    drawn = []
+    monkeypatch.setattr(figures.plt, "close", drawn.append)   # keep the figure make_figure would close
+    figures.make_figure(load_spec(root / f"config/experiments/{exp}.yaml"), root / "results/reference",
+                        tmp_path / "map.pdf")
+    fig = drawn[0]
+    renderer = fig.canvas.get_renderer()
+    titles = [ax._left_title for ax in fig.axes if ax._left_title.get_text()]
+    assert titles and all(t.get_window_extent(renderer).x1 <= fig.bbox.x1 for t in titles)
+    monkeypatch.undo()
+    figures.plt.close(fig)

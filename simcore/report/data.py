@@ -30,8 +30,9 @@ def tex_escape(text) -> str:
 
 
 def tex_id(name) -> str:
-    """An experiment id in typewriter type that may break after each of its hyphens."""
-    return r"\texttt{" + tex_escape(name).replace("-", r"-\allowbreak{}") + "}"
+    """An experiment id (or a parameter's or metric's name) in typewriter type that may break after
+    each of its hyphens and underscores."""
+    return r"\texttt{" + re.sub(r"(-|\\_)", r"\1\\allowbreak{}", tex_escape(name)) + "}"
 
 
 def isnum(x) -> bool:
