@@ -94,14 +94,15 @@ def tabulars(tex: str) -> list[tuple[str, str]]:
     found, stack, pieces = [], [], []
     for m in _ENV.finditer(tex):
         if m.group(1) == "begin":
-            stack.append(m.end())
+            position = re.match(r"\[\w*\]", tex[m.end():])       # tabular's [t], [b]
+            stack.append((m.start(), m.end() + (position.end() if position else 0)))
             continue
-        start = stack.pop()
+        begin, start = stack.pop()
         spec_end = _group(tex, start)
         body = tex[spec_end:m.start()]
-        for inner_start, inner_end in reversed([p for p in pieces if start <= p[0] and p[1] <= m.start()]):
-            body = body.replace(tex[inner_start:inner_end], "{nested}")
-        pieces.append((start - len("\\begin{tabular}"), m.end()))
+        for inner in reversed([p for p in pieces if begin < p[0] and p[1] <= m.start()]):
+            body = body.replace(tex[inner[0]:inner[1]], "{nested}")
+        pieces.append((begin, m.end()))
         found.append((tex[start + 1:spec_end - 1], body))
     return found
 
@@ -156,9 +157,10 @@ def test_the_shape_parser_counts_what_latex_would():
     with \\multicolumn{2} twice and one cell is 5 cells; a row of 2 & is 3 cells."""
     assert declared_columns("lrrrr") == 5 and declared_columns(">{\\raggedright}p{3cm}@{ }*{3}{r}") == 4
     assert row_cells(" & \\multicolumn{2}{c}{a} & \\multicolumn{2}{c}{b}") == 5 and row_cells("a & b \\& c & d") == 3
-    tex = "\\begin{tabular}{@{}c@{}}\\begin{tabular}{lr}\\toprule a & b \\\\\\bottomrule\\end{tabular}\\\\\\end{tabular}"
+    tex = ("\\begin{tabular}{@{}c@{}}\\begin{tabular}{lr}\\toprule a & b \\\\\\bottomrule\\end{tabular}\\\\"
+           "\\end{tabular} \\begin{longtable}{lr} x & \\begin{tabular}[t]{@{}r@{}}1 \\\\ 2\\end{tabular} \\\\\\end{longtable}")
     assert [(declared_columns(s), [row_cells(r) for r in table_rows(b)]) for s, b in tabulars(tex)] == \
-        [(2, [2]), (1, [1])]
+        [(2, [2]), (1, [1]), (1, [1, 1]), (2, [2])]
 
 
 @pytest.mark.slow

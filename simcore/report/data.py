@@ -320,6 +320,14 @@ def ragged(*widths: float, flush: str = "raggedright") -> str:
     return "".join(f">{{\\{flush}\\arraybackslash}}p{{{w:g}\\linewidth}}" for w in widths)
 
 
+def label_and_numbers(numbers: int, lead_number: bool = False) -> str:
+    """Columns of a table as wide as the text: optionally a number, then a ragged label (a quarter
+    of the line), then ``numbers`` columns flush right in equal shares of what the column gaps
+    (2 tabcolsep, 0.025 of the line each) leave."""
+    width = (1 - 0.25 - 0.07 * lead_number - 0.025 * (lead_number + numbers)) / max(numbers, 1)
+    return "@{}" + "r" * lead_number + ragged(0.25) + ragged(*[round(width, 3)] * numbers, flush="raggedleft") + "@{}"
+
+
 @dataclass
 class LongTable:
     """A table set across pages (longtable), its header repeated on each page: ``header`` and

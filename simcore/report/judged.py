@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from simcore.report.data import (
-    LongTable, claim_statistic, fmt, fmt_ci, isnum, metric_label, ragged, read_claims, read_summary, tex_escape, tex_id,
-    verdict_tex,
+    LongTable, claim_statistic, fmt, fmt_ci, isnum, label_and_numbers, metric_label, ragged, read_claims, read_summary,
+    tex_escape, tex_id, verdict_tex,
 )
 from simcore.stats.claims import reading_text
 
@@ -239,14 +239,7 @@ def _diagnostics(spec, summary: pd.DataFrame) -> LongTable:
                 rows.append(" & ".join([*([fmt(load)] if x else []), tex_escape(spec.label(policy)), *cells]) + " \\\\")
     header = " & ".join([*([tex_escape(x.replace("_", " "))] if x else []), "Policy",
                          *(tex_escape(metric_label(spec, m)) for m in metrics)]) + " \\\\"
-    return LongTable(_diagnostics_columns(bool(x), len(metrics)), [header], rows)
-
-
-def _diagnostics_columns(load: bool, metrics: int) -> str:
-    """The load (numbers), the policy (ragged text, a quarter of the line) and the diagnostics
-    (numbers in equal shares of what is left after the column gaps, 2 tabcolsep = 0.025 lines each)."""
-    width = (1 - 0.25 - 0.07 * load - 0.025 * (load + metrics)) / max(metrics, 1)
-    return "@{}" + "r" * load + ragged(0.25) + ragged(*[round(width, 3)] * metrics, flush="raggedleft") + "@{}"
+    return LongTable(label_and_numbers(len(metrics), lead_number=bool(x)), [header], rows)
 
 
 def summary_note(rows: list[dict]) -> str:
