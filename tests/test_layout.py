@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 
 import pytest
 
 from simcore.experiments import load_spec
-from simcore.report.layout import MAX_OVERFULL_PT, layout_faults
+from simcore.report.layout import MAX_OVERFULL_PT, check_log, layout_faults
 from simcore.report.tables import table_tex
 
 # A pdflatex log as TeX Live writes it: files opened with '(' and closed with ')', pages shipped
@@ -175,6 +177,23 @@ def test_every_generated_table_fills_the_columns_it_declares_in_every_row(root):
             wrong += [f"{spec.id}: {row_cells(r)} cells of {want}: {r[:80]}" for r in table_rows(body)
                       if row_cells(r) != want]
     assert wrong == [], "\n".join(wrong[:20])
+
+
+# ---------------------------------------------------------------- the whole report from the reference
+
+@pytest.mark.slow
+def test_the_full_scale_report_from_the_reference_has_no_layout_fault(tmp_path, root, simcore_cli):
+    """`make report-from-reference`'s steps into tmp_path: the report's sources, every input from
+    results/reference/, latexmk; then no float too large for its page and no box past the margin."""
+    paper = tmp_path / "paper"
+    shutil.copytree(root / "paper", paper, ignore=shutil.ignore_patterns("build", "figures", "tables", "generated"))
+    made = simcore_cli("report-from-results", "--results", root / "results/reference", "--paper", paper)
+    assert made.returncode == 0, made.stderr
+    latex = subprocess.run(["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error", "-outdir=build",
+                            "report.tex"], cwd=paper, capture_output=True, text=True, timeout=1800)
+    assert latex.returncode == 0, latex.stdout[-3000:]
+    assert check_log(paper / "build/report.log") == []
+    assert simcore_cli("check-layout", paper / "build/report.log").returncode == 0
 
 
 @pytest.mark.parametrize("exp", ["mehta-sensitivity", "corr05-map"])
