@@ -78,7 +78,8 @@ def _wrap(spec, summary, body: str | list[LongTable], note: str) -> str:
     caption += f" over {n} replications." if n else "."
     if isinstance(body, list):
         tables = [t.tex(caption, f"tab:{spec.id}") if not i else t.tex() for i, t in enumerate(body)]
-        return "\n".join(tables) + (f"{{\\small\\raggedright\\noindent\\emph{{About Table~\\ref{{tab:{spec.id}}}:}} {note}\\par}}\n" if note else "")
+        about = f"\\emph{{About Table~\\ref{{tab:{spec.id}}}:}} {note}"
+        return "\n".join(tables) + (f"{{\\small\\raggedright\\noindent {about}\\par}}\n" if note else "")
     if note:
         caption += " " + note
     return ("\\begin{table}[htbp]\n\\centering\n\\small\n"
@@ -144,17 +145,17 @@ def _metrics(spec, summary) -> tuple[str, str]:
         return published_for(spec, {}, p, m), _lookup(summary, p, m)
 
     with_pub = {c for c in col_keys if any(pair(r, c)[0] is not None for r in row_keys)}
-    label = (lambda p: tex_escape(spec.label(p))) if by_policy else (lambda m: tex_escape(metric_label(spec, m)))
-    column = (lambda m: tex_escape(metric_label(spec, m))) if by_policy else (lambda p: tex_escape(spec.label(p)))
+    names = {**{m: tex_escape(metric_label(spec, m)) for m in metrics},
+             **{p: tex_escape(spec.label(p)) for p in spec.policies}}
     rows = []
     for r in row_keys:
-        row = [label(r)]
+        row = [names[r]]
         for c in col_keys:
             pub, got = pair(r, c)
             row += ([fmt_published(pub)] if c in with_pub else []) + [
                 fmt_ci(got["mean"], got["ci_low"], got["ci_high"]) if got is not None else "--"]
         rows.append(row)
-    groups = [(column(c), ["paper", "reproduced"] if c in with_pub else ["reproduced"]) for c in col_keys]
+    groups = [(names[c], ["paper", "reproduced"] if c in with_pub else ["reproduced"]) for c in col_keys]
     header = _group_header(["Policy" if by_policy else "Metric"], groups)
     return _tabular("l" + "r" * sum(len(sub) for _, sub in groups), header, rows), ""
 
@@ -176,8 +177,8 @@ def _readings(spec, results_dir: Path) -> tuple[list[LongTable] | str, str]:
         label = "default reading" if name is None else f"{tex_escape(name)} = {tex_escape(cell.values[name])}"
         stats = [per_claim[c["id"]].get(cell.index) for c in claims]
         if any(stats):
-            rows.append([label] + [f"{fmt_ci(r['mean'], r['low'], r['high'])}\\newline {verdict_tex(r['verdict'])}" if r else "--"
-                                   for r in stats])
+            rows.append([label] + [f"{fmt_ci(r['mean'], r['low'], r['high'])}\\newline {verdict_tex(r['verdict'])}"
+                                   if r else "--" for r in stats])
     header = [" & ".join(["Reading"] + [tex_id(c["id"]) for c in claims]) + " \\\\"]
     ranks = []
     for c in claims:
