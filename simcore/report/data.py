@@ -321,10 +321,10 @@ def ragged(*widths: float, flush: str = "raggedright") -> str:
 
 
 def label_and_numbers(numbers: int, lead_number: bool = False) -> str:
-    """Columns of a table as wide as the text: optionally a number, then a ragged label (a quarter
-    of the line), then ``numbers`` columns flush right in equal shares of what the column gaps
-    (2 tabcolsep, 0.025 of the line each) leave."""
-    width = (1 - 0.25 - 0.07 * lead_number - 0.025 * (lead_number + numbers)) / max(numbers, 1)
+    """Columns of a table at most as wide as the text: optionally a number, then a ragged label (a
+    quarter of the line), then ``numbers`` columns flush right in equal shares of what the column
+    gaps (2 tabcolsep, 0.025 of the line each) leave, none wider than a fifth of the line."""
+    width = min((1 - 0.25 - 0.07 * lead_number - 0.025 * (lead_number + numbers)) / max(numbers, 1), 0.2)
     return "@{}" + "r" * lead_number + ragged(0.25) + ragged(*[round(width, 3)] * numbers, flush="raggedleft") + "@{}"
 
 

@@ -177,7 +177,7 @@ def _readings(spec, results_dir: Path) -> tuple[list[LongTable] | str, str]:
         label = "default reading" if name is None else f"{tex_escape(name)} = {tex_escape(cell.values[name])}"
         stats = [per_claim[c["id"]].get(cell.index) for c in claims]
         if any(stats):
-            rows.append([label] + [f"{fmt_ci(r['mean'], r['low'], r['high'])}\\newline {verdict_tex(r['verdict'])}"
+            rows.append([label] + [f"{fmt_ci(r['mean'], r['low'], r['high'])}\\par {verdict_tex(r['verdict'])}"
                                    if r else "--" for r in stats])
     header = [" & ".join(["Reading"] + [tex_id(c["id"]) for c in claims]) + " \\\\"]
     ranks = []
