@@ -95,6 +95,7 @@ report-from-reference: env tex  ## the full-scale report from results/reference/
 	@echo "make report-from-reference: 2/2 latexmk (its log: build/reference/latexmk.log)" >&2
 	cd build/reference/paper && latexmk -pdf -interaction=nonstopmode -halt-on-error -outdir=build report.tex \
 	    > ../latexmk.log 2>&1 || { tail -30 ../latexmk.log; exit 1; }
+	$(SIMCORE) check-layout build/reference/paper/build/report.log
 	@echo "report: build/reference/paper/build/report.pdf"
 
 # The evaluation runs in a copy of the workflow's sources (build/evaluation/), so it never

@@ -70,9 +70,11 @@ localrules:
     report_inputs,
     run_profile,
     report,
+    report_layout,
 
 
 rule all:
     default_target: True
     input:
         "paper/build/report.pdf",
+        "paper/build/layout.ok",

@@ -1,4 +1,4 @@
-"""The simcore command: list, validate, run, aggregate, precision, figure, table, report-macros, topology, trace, targets, params, san, san-fit, san-compare, run-profile, evaluate, save-reference, report-from-results.
+"""The simcore command: list, validate, run, aggregate, precision, figure, table, report-macros, topology, trace, targets, params, san, san-fit, san-compare, run-profile, evaluate, save-reference, report-from-results, check-layout.
 
 Errors are one sentence on stderr naming the file and key at fault; exit code 2 for bad input,
 1 for an internal failure (and for `evaluate`, a run inconsistent with the reference). Heavy libraries are imported only by the subcommands that use them.
@@ -424,6 +424,18 @@ def _scorecard(args, reference: Path) -> dict:
     return {k: sum(t[k] for t in per_paper.values()) for k in STANDINGS}
 
 
+def cmd_check_layout(args) -> int:
+    from simcore.report.layout import MAX_OVERFULL_PT, check_log
+
+    faults = check_log(Path(args.log))
+    for fault in faults:
+        print(f"check-layout: {fault}", file=sys.stderr)
+    if faults:
+        print(f"check-layout: {args.log}: {len(faults)} layout faults (floats too large for their page, boxes "
+              f"more than {MAX_OVERFULL_PT:g} pt past the margin).", file=sys.stderr)
+    return 1 if faults else 0
+
+
 def cmd_san_report(args) -> int:
     from simcore.report.san import write_report
 
@@ -681,6 +693,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--untested", default="config/untested.yaml", metavar="FILE",
                    help="published results no experiment tests, with reasons (default: %(default)s)")
     _add_progress(p)
+    p = add("check-layout", cmd_check_layout,
+            "the report's layout from pdflatex's log: each float too large for its page and each box past the "
+            "margin (exit 1 when there is one)")
+    p.add_argument("log", metavar="LOG", help="the log pdflatex wrote beside the PDF, e.g. paper/build/report.log")
     return parser
 
 

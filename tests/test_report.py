@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from simcore.experiments import load_spec
-from simcore.report.data import fmt, fmt_ci, pair_ratio, tex_escape
+from simcore.report.data import fmt, fmt_ci, pair_ratio, tex_escape, tex_id
 from simcore.report.figures import make_figure
 from simcore.report.inputs import write_report_inputs
 from simcore.report.macros import NOT_RUN, numbers
@@ -249,7 +249,7 @@ def test_provenance_assumptions_and_papers(generated):
     assert "abc123def456" in prov and "0123456789abcdef" in prov and "numpy~1.26.4" in prov
     assert prov.count("numpy~1.26.4") == 1
     assumptions = (generated / "assumptions.tex").read_text()
-    assert "mosix\\_known\\_machines" in assumptions and "migration\\_cost" in assumptions
+    assert tex_id("mosix_known_machines") in assumptions and tex_id("migration_cost") in assumptions
     paper = (generated / "paper-amir.tex").read_text()
     assert r"\input{tables/amir-table2.tex}" in paper and "figures/amir-fig1.pdf" in paper
     assert (generated / "paper-barak96.tex").exists() and (generated / "experiments.tex").exists()
@@ -621,3 +621,20 @@ def test_a_one_at_a_time_grid_names_a_cell_by_what_it_changes():
     assert len(keys) == len(spec.all_cells())
     crossed = load_spec(SPECS / "amir-map.yaml")
     assert cell_key(crossed, crossed.all_cells()[0].values) == "mosix_known_machines=1/mean_interarrival=5/"
+
+
+def test_a_figure_caption_promises_published_markers_only_where_the_figure_draws_them(root):
+    """zhou91-fig1's spec gives no published values (its figure's points are lost), so its caption
+    must not promise open markers; corr05-fig9's spec gives Linux's and the multilevel balancer's
+    turnaround at several loads, so its caption does, on the curves and on the gain panel."""
+    from simcore.report.sections import paper_tex
+
+    reference = root / "results/reference"
+    captions = {}
+    for paper, ids in (("zhou91", ["zhou91-fig1"]), ("corr05", ["corr05-fig9"])):
+        tex = paper_tex(paper, [load_spec(SPECS / f"{i}.yaml") for i in ids], reference)
+        captions[ids[0]] = re.search(r"\\caption\{(.*?)\}\\label\{fig:", tex).group(1)
+    assert "open markers" not in captions["zhou91-fig1"]
+    assert "the paper gives no values to draw beside them" in captions["zhou91-fig1"]
+    assert "published values as open markers" in captions["corr05-fig9"]
+    assert "the paper's gain as open markers" in captions["corr05-fig9"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from simcore.report.data import tex_escape
+from simcore.report.data import ragged, tex_escape, tex_id
 
 SCALES = ("smoke", "quick", "full")
 BADGES = [
@@ -69,7 +69,7 @@ def artifact_tex(specs, reference: Path) -> str:
     lines += [f"\\item[{name}] {where}" for name, where in BADGES]
     lines += [r"\end{description}", "",
               r"Each experiment is rebuilt alone, with what it depends on, by the command given (at the scale of "
-              r"\texttt{SCALE=smoke|quick|full}, full by default). The times were measured on the project's build "
+              r"\texttt{SCALE=smoke|\allowbreak quick|\allowbreak full}, full by default). The times were measured on the project's build "
               r"machine (2 cores): the experiment's simulation and aggregation jobs, their wall times added up "
               r"(each job holds one core), then their CPU time as Snakemake's benchmark samples it, in minutes; "
               r"those samples miss what a job spends after its last one, so the CPU time is a lower bound "
@@ -77,7 +77,7 @@ def artifact_tex(specs, reference: Path) -> str:
               + ("Scales not yet measured: " + ", ".join(s for s in SCALES if s not in measured) + "."
                  if len(measured) < len(SCALES) else ""),
               r"\begingroup\footnotesize",
-              r"\begin{longtable}{@{}ll" + "r" * len(SCALES) + "@{}}",
+              r"\begin{longtable}{@{}" + ragged(0.18) + "l" + "r" * len(SCALES) + "@{}}",
               r"\caption{Rebuilding each experiment, and what it cost (job time / sampled CPU time, minutes).}"
               r"\label{tab:artifact}\\",
               r"\toprule Experiment & Rebuild & " + " & ".join(SCALES) + r" \\ \midrule", r"\endfirsthead",
@@ -88,6 +88,6 @@ def artifact_tex(specs, reference: Path) -> str:
         for scale in SCALES:
             row = timings.loc[(spec.id, scale)] if (spec.id, scale) in timings.index else None
             cells.append("--" if row is None else f"{_minutes(row.wall_s)} / {_minutes(row.cpu_s)}")
-        lines.append(f"\\texttt{{{tex_escape(spec.id)}}} & {_rebuild(spec)} & " + " & ".join(cells) + r" \\")
+        lines.append(f"{tex_id(spec.id)} & {_rebuild(spec)} & " + " & ".join(cells) + r" \\")
     lines += [r"\end{longtable}", r"\endgroup", ""]
     return "\n".join(lines) + "\n"

@@ -4,7 +4,7 @@ experiment tests)."""
 from __future__ import annotations
 
 from simcore.experiments.papers import PAPER_ORDER, PAPER_TITLES
-from simcore.report.data import HEADER, by_paper, fmt, ragged, tex_escape
+from simcore.report.data import HEADER, by_paper, fmt, ragged, tex_escape, tex_id
 
 
 def _value_tex(value) -> str:
@@ -29,14 +29,14 @@ def assumptions_tex(specs) -> str:
             if not assumptions:
                 lines.append("No open parameters: every value comes from the paper.")
             elif key in seen:
-                lines.append(f"The same assumptions as \\texttt{{{tex_escape(seen[key])}}}.")
+                lines.append(f"The same assumptions as {tex_id(seen[key])}.")
             else:
                 seen[key] = spec.id
                 lines += [r"\begingroup\small",
                           r"\begin{longtable}{@{}" + ragged(0.25, 0.28, 0.41) + "@{}}",
                           r"\toprule Parameter & Value & Why \\ \midrule \endhead \bottomrule \endfoot"]
                 for name, a in assumptions.items():
-                    lines.append(f"\\texttt{{{tex_escape(name)}}} & {_value_tex(a.get('value'))} & "
+                    lines.append(f"{tex_id(name)} & {_value_tex(a.get('value'))} & "
                                  f"{tex_escape(a.get('why', ''))} \\\\")
                 lines += [r"\end{longtable}", r"\endgroup"]
             if grid_why:
@@ -53,11 +53,11 @@ def _untested_tex(spec) -> list[str]:
             where = ", ".join(f"{tex_escape(k)}~{_value_tex(v)}" for k, v in (e.get("where") or {}).items())
             who = e.get("policy", spec.baseline) + (f"/{e['than']}" if e.get("than") else "")
             reasons.setdefault(e["untested"], []).append(
-                f"\\texttt{{{tex_escape(e['metric'])}}} of {tex_escape(who)}" + (f" at {where}" if where else ""))
+                f"{tex_id(e['metric'])} of {tex_escape(who)}" + (f" at {where}" if where else ""))
     if not reasons:
         return []
     items = [f"\\item {tex_escape(reason)} ({'; '.join(values)})" for reason, values in reasons.items()]
-    return ["\\emph{Published values no claim judges, and why:}", "\\begin{itemize}", *items, "\\end{itemize}"]
+    return ["\\emph{Published values no claim judges, and why:}", "\\begin{itemize}\\raggedright", *items, "\\end{itemize}"]
 
 def untested_tex(untested: dict | None) -> str:
     """Per paper, the published results no experiment tests, each with its reason."""

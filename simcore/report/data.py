@@ -6,6 +6,7 @@ import functools
 import json
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -30,8 +31,9 @@ def tex_escape(text) -> str:
 
 
 def tex_id(name) -> str:
-    """An experiment id in typewriter type that may break after each of its hyphens."""
-    return r"\texttt{" + tex_escape(name).replace("-", r"-\allowbreak{}") + "}"
+    """An experiment id (or a parameter's or metric's name) in typewriter type that may break after
+    each of its hyphens and underscores."""
+    return r"\texttt{" + re.sub(r"(-|\\_)", r"\1\\allowbreak{}", tex_escape(name)) + "}"
 
 
 def isnum(x) -> bool:
@@ -342,7 +344,36 @@ def verdict_sentence(counts: dict) -> str:
 def int_or_dash(x) -> str:
     return str(int(x)) if isnum(x) else "--"
 
-def ragged(*widths: float) -> str:
+def ragged(*widths: float, flush: str = "raggedright") -> str:
     """Ragged-right paragraph columns of these fractions of the line width (a longtable's
-    fractions and its column gaps must add up to at most the line width)."""
-    return "".join(f">{{\\raggedright\\arraybackslash}}p{{{w:g}\\linewidth}}" for w in widths)
+    fractions and its column gaps must add up to at most the line width); numbers' columns with
+    ``flush="raggedleft"``."""
+    return "".join(f">{{\\{flush}\\arraybackslash}}p{{{w:g}\\linewidth}}" for w in widths)
+
+
+def label_and_numbers(numbers: int, lead_number: bool = False) -> str:
+    """Columns of a table at most as wide as the text: optionally a number, then a ragged label (a
+    quarter of the line), then ``numbers`` columns flush right in equal shares of what the column
+    gaps (2 tabcolsep, 0.025 of the line each) leave, none wider than a fifth of the line."""
+    width = min((1 - 0.25 - 0.07 * lead_number - 0.025 * (lead_number + numbers)) / max(numbers, 1), 0.2)
+    return "@{}" + "r" * lead_number + ragged(0.25) + ragged(*[round(width, 3)] * numbers, flush="raggedleft") + "@{}"
+
+
+@dataclass
+class LongTable:
+    """A table set across pages (longtable), its header repeated on each page: ``header`` and
+    ``rows`` are lines of cells, each ending in ``\\\\``."""
+
+    colspec: str
+    header: list[str]
+    rows: list[str]
+
+    def tex(self, caption: str = "", label: str = "") -> str:
+        """The longtable in \\small type, with a numbered caption as wide as the text, or with none."""
+        head = ["\\toprule", *self.header, "\\midrule"]
+        first = [f"\\caption{{{caption}}}" + (f"\\label{{{label}}}" if label else "") + "\\\\"] if caption else []
+        again = ["\\caption[]{(continued)}\\\\"] if caption else []
+        return "\n".join(["\\begingroup\\small\\setlength\\LTcapwidth{\\linewidth}",
+                          f"\\begin{{longtable}}{{{self.colspec}}}", *first, *head, "\\endfirsthead",
+                          *again, *head, "\\endhead", "\\bottomrule", "\\endlastfoot", *self.rows,
+                          "\\end{longtable}", "\\endgroup", ""])

@@ -6,6 +6,7 @@ quantity fitted on one machine and the others' levels read off at it (``fit``)."
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -94,6 +95,22 @@ def _published_gain(spec, values: dict, policy: str, metric: str):
     return 100.0 * (1.0 - mine / base) if mine is not None and base else None
 
 
+def published_points(spec, rows, policy: str, metric: str, gain: bool = False) -> list[tuple[float, float]]:
+    """(x, value) where the paper gives one in the cells of a line's summary ``rows``: the policy's
+    published value, or with ``gain`` its published gain over the baseline (%)."""
+    value = _published_gain if gain else published_for
+    pub = [(r[spec["output"]["x"]], value(spec, cell_values(spec, r), policy, metric)) for _, r in rows.iterrows()]
+    return [(a, b) for a, b in pub if b is not None]
+
+
+def shows_published(spec, summary, gain: bool = False) -> bool:
+    """Whether a line figure draws any published point (with ``gain``: on its gain panel)."""
+    metric = spec["output"].get("metric", spec.metrics[0]["name"])
+    rows = summary[summary.metric == metric] if summary is not None else None
+    return rows is not None and any(published_points(spec, rows[rows.policy == p], p, metric, gain)
+                                    for p in spec.policies if not (gain and p == spec.baseline))
+
+
 def _gain(spec, results_dir: Path, ax) -> None:
     """Gain of each policy over the baseline, 100 (1 - policy/baseline) %, with its paired interval."""
     out = spec["output"]
@@ -112,8 +129,7 @@ def _gain(spec, results_dir: Path, ax) -> None:
         ok = np.isfinite(low) & np.isfinite(high)
         if ok.any():
             ax.fill_between(xs[ok], low[ok], high[ok], color=colour, alpha=0.2, linewidth=0, zorder=2)
-        pub = [(r[x], _published_gain(spec, cell_values(spec, r), policy, metric)) for _, r in rows.iterrows()]
-        pub = [(a, b) for a, b in pub if b is not None]
+        pub = published_points(spec, rows, policy, metric, gain=True)
         if pub:
             ax.plot(*zip(*pub), linestyle="none", marker=marker, markersize=5, markerfacecolor="none",
                     markeredgecolor=colour, markeredgewidth=0.9, zorder=4)
@@ -175,6 +191,7 @@ def _readings(spec, results_dir: Path, axes) -> None:
         ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, handlelength=1.6, borderaxespad=0.2)
 
 
+MAP_TITLE_CHARS = 60   # a map's title lines: what fits its width at 7.5 pt
 SHORT = {"reproduced": "reproduced", "smaller than published": "smaller", "larger than published": "larger",
          "absent": "absent", "negligible": "negligible", "not specific": "not specific", "contradicted": "contradicted", "inconclusive": "inconclusive"}
 
@@ -210,8 +227,9 @@ def _map(spec, results_dir: Path, axes) -> None:
         ax.set_yticks(range(len(ys)), [str(v) for v in ys])
         ax.set_xlabel(out.get("xlabel", out["x"].replace("_", " ")))
         ax.set_ylabel(out.get("ylabel", out["y"].replace("_", " ")))
-        published = f"\npublished {band[1]:g} (white; margin {band[0]:.3g}-{band[2]:.3g})" if band else ""
-        ax.set_title(f"{claim['id']}: {_statistic_label(spec, claim)}{published}", loc="left", fontsize=7.5)
+        published = [f"published {band[1]:g} (white; margin {band[0]:.3g}-{band[2]:.3g})"] if band else []
+        title = textwrap.wrap(f"{claim['id']}: {_statistic_label(spec, claim)}", MAP_TITLE_CHARS) + published
+        ax.set_title("\n".join(title), loc="left", fontsize=7.5)
 
 
 def _statistic_label(spec, claim: dict) -> str:
@@ -325,8 +343,7 @@ def _lines(spec, results_dir: Path, ax) -> None:
             ax.fill_between(xs[ok], low[ok], high[ok], color=colour, alpha=0.2, linewidth=0, zorder=2)
             ax.errorbar(xs[ok], mean[ok], yerr=[mean[ok] - low[ok], high[ok] - mean[ok]], fmt="none",
                         ecolor=colour, elinewidth=0.6, capsize=1.5, zorder=3)
-        pub = [(r[x], published_for(spec, cell_values(spec, r), policy, metric)) for _, r in rows.iterrows()]
-        pub = [(a, b) for a, b in pub if b is not None]
+        pub = published_points(spec, rows, policy, metric)
         if pub:
             any_published = True
             px, py = zip(*pub)

@@ -9,12 +9,14 @@ diagnostics, and picks per claim the best reading the paper's text supports, for
 
 from __future__ import annotations
 
+from itertools import groupby
 from pathlib import Path
 
 import pandas as pd
 
 from simcore.report.data import (
-    claim_statistic, fmt, isnum, metric_label, read_claims, read_summary, statistic_ci, tex_escape, verdict_tex,
+    LongTable, claim_statistic, fmt, fmt_ci, isnum, label_and_numbers, metric_label, ragged, read_claims, read_summary,
+    statistic_ci, tex_escape, tex_id, verdict_tex,
 )
 from simcore.stats.claims import reading_text
 
@@ -182,54 +184,61 @@ def _published_ratios(spec, policy: str, baseline_metric: str, x: str | None) ->
 
 # --------------------------------------------------------------------------- table
 
-def table(spec, results_dir: Path) -> tuple[str, str]:
-    """Every judged claim under every reading: its statistic and verdict, and whether the text
-    supports the reading; then the diagnostics per reading and policy at the lightest and the
-    heaviest load. Returns (tabular, note)."""
+def table(spec, results_dir: Path):
+    """Every judged claim under every reading (a heading row per reading, saying whether the text
+    supports it): its statistic and verdict; then the diagnostics per reading and policy at the
+    lightest and the heaviest load. Returns ([claims, diagnostics] as LongTables, note), or a
+    tabular and a note when there are no results."""
     claims, summary = read_claims(spec, results_dir), read_summary(spec, results_dir)
     if claims is None or summary is None:
         body = "\\begin{tabular}{l}\n\\toprule\nNo results yet.\\\\\n\\bottomrule\n\\end{tabular}"
         return body, f"(Results of {tex_escape(spec.id)} are missing.)"
-    lines = ["\\begin{tabular}{@{}lllll@{}}", "\\toprule",
-             "Claim & Reading & Text & Statistic, estimate [CI] & Verdict \\\\", "\\midrule"]
-    for row in claims.to_dict("records"):
-        lines.append(" & ".join([f"\\texttt{{{tex_escape(row['judged_claim'])}}}", reading_tex(row),
-                                 "yes" if _supported(row) else "no", claim_statistic(row),
-                                 verdict_tex(row.get("verdict"))]) + " \\\\")
-    lines += ["\\bottomrule", "\\end{tabular}"]
+    rows = []
+    for k, (_, group) in enumerate(groupby(claims.to_dict("records"), key=lambda r: r["reading"])):
+        group = list(group)
+        rows.append(_reading_row(3, k, group[0]["reading"], "supported by the paper's text" if _supported(group[0])
+                                 else "not supported by the paper's text"))
+        rows += [f"{tex_id(r['judged_claim'])} & {claim_statistic(r)} & {verdict_tex(r.get('verdict'))} \\\\"
+                 for r in group]
+    judged = LongTable("@{}" + ragged(0.25, 0.5, 0.2) + "@{}", ["Claim & Statistic, estimate [CI] & Verdict \\\\"], rows)
     supports = {f"{name} = {e['value']}": e["support"] for name, entries in spec.data["readings"].items() for e in entries}
     said = "; ".join(f"{tex_escape(k)}: {tex_escape(v) if v else 'no sentence of the paper'}" for k, v in supports.items())
     note = (f"Each claim of \\texttt{{{tex_escape(spec.data['judges'])}}} judged in the cells of each reading, "
-            "as it is judged there (the first reading is that experiment's own). Text: whether the paper supports every "
-            f"value of the reading ({said}). Below the claims, the mechanism's diagnostics (mean over the replications) at "
-            "the lightest and the heaviest load (the one load of an experiment without a grid).")
-    body = "\n".join(["\\begin{tabular}{@{}c@{}}", *lines, "\\\\[1.5ex]", *_diagnostics(spec, summary), "\\end{tabular}"])
-    return body, note
+            "as it is judged there (the first reading is that experiment's own); a reading is supported by the text "
+            f"when the paper supports every value of it ({said}). After the claims, the mechanism's diagnostics (mean "
+            "over the replications) at the lightest and the heaviest load (the one load of an experiment without a grid).")
+    return [judged, _diagnostics(spec, summary)], note
 
 
-def _diagnostics(spec, summary: pd.DataFrame) -> list[str]:
-    """A tabular: per reading, load (the lightest and the heaviest) and policy, the mean of each
-    diagnostic the spec measures (``output.diagnostics``, else DIAGNOSTICS)."""
+def _reading_row(columns: int, k: int, reading: str, more: str = "") -> str:
+    """A row across the table that heads reading k's rows: 'Reading k: its values (more)'."""
+    what = f"\\emph{{Reading {k + 1}:}} {reading_tex({'reading': reading})}" + (f" ({more})" if more else "")
+    return ("\\midrule\n" if k else "") + f"\\multicolumn{{{columns}}}{{@{{}}p{{\\linewidth}}@{{}}}}{{{what}}} \\\\*"
+
+
+def _diagnostics(spec, summary: pd.DataFrame) -> LongTable:
+    """Per reading (a heading row), load (the lightest and the heaviest) and policy, the mean of
+    each diagnostic the spec measures (``output.diagnostics``, else DIAGNOSTICS)."""
     x = spec["output"].get("x")
     metrics = [m for m in spec["output"].get("diagnostics", DIAGNOSTICS) if m in {d["name"] for d in spec.metrics}]
     loads = sorted(summary[x].unique()) if x else [None]
     loads = [loads[0], loads[-1]] if len(loads) > 1 else loads
-    out = ["\\begin{tabular}{@{}l" + "l" * bool(x) + "l" + "r" * len(metrics) + "@{}}", "\\toprule",
-           " & ".join(["Reading", *([tex_escape(x.replace("_", " "))] if x else []), "Policy",
-                       *(tex_escape(metric_label(spec, m)) for m in metrics)]) + " \\\\", "\\midrule"]
-    for combo in spec.reading_combinations():
-        rows = rows_of_reading(summary, combo)
-        text = reading_tex({"reading": reading_text(combo)})
+    columns = bool(x) + 1 + len(metrics)
+    rows = []
+    for k, combo in enumerate(spec.reading_combinations()):
+        part = rows_of_reading(summary, combo)
+        rows.append(_reading_row(columns, k, reading_text(combo)))
         for load in loads:
             for policy in spec.policies:
-                part = rows[((rows[x] == load) if x else True) & (rows.policy == policy)]
+                here = part[((part[x] == load) if x else True) & (part.policy == policy)]
                 cells = []
                 for m in metrics:
-                    v = part[part.metric == m]["mean"]
+                    v = here[here.metric == m]["mean"]
                     cells.append(fmt(v.iloc[0], 3) if len(v) and isnum(v.iloc[0]) else "--")
-                out.append(" & ".join([text, *([fmt(load)] if x else []), tex_escape(spec.label(policy)), *cells]) + " \\\\")
-                text = ""
-    return out + ["\\bottomrule", "\\end{tabular}"]
+                rows.append(" & ".join([*([fmt(load)] if x else []), tex_escape(spec.label(policy)), *cells]) + " \\\\")
+    header = " & ".join([*([tex_escape(x.replace("_", " "))] if x else []), "Policy",
+                         *(tex_escape(metric_label(spec, m)) for m in metrics)]) + " \\\\"
+    return LongTable(label_and_numbers(len(metrics), lead_number=bool(x)), [header], rows)
 
 
 def summary_note(rows: list[dict], unit: tuple[str, float] | None = None) -> str:

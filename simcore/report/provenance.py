@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from simcore.report.data import HEADER, isnum, read_provenance, tex_escape
+from simcore.report.data import HEADER, isnum, ragged, read_provenance, tex_escape, tex_id
 
 
 SCALE_NOTES = {
@@ -52,8 +52,8 @@ def scale_caption(specs, results_dir: Path) -> str:
             "full scale's.")
 
 def provenance_tex(specs, results_dir: Path) -> str:
-    lines = [HEADER.rstrip(), r"\begingroup\footnotesize",
-             r"\begin{longtable}{@{}llllrrrr@{}}",
+    lines = [HEADER.rstrip(), r"\begingroup\footnotesize\setlength\tabcolsep{4pt}",
+             r"\begin{longtable}{@{}" + ragged(0.19) + "lllrrrr@{}}",
              r"\caption{Provenance of every experiment's results.}\label{tab:provenance}\\",
              r"\toprule Experiment & Commit & Config hash & Scale & Seed & Cells $\times$ reps & Events & Wall time (s) \\ \midrule",
              r"\endfirsthead",
@@ -64,7 +64,7 @@ def provenance_tex(specs, results_dir: Path) -> str:
     for spec in specs:
         prov = read_provenance(spec, results_dir)
         if prov is None:
-            lines.append(f"\\texttt{{{tex_escape(spec.id)}}} & \\multicolumn{{7}}{{l}}{{no results}} \\\\")
+            lines.append(f"{tex_id(spec.id)} & \\multicolumn{{7}}{{l}}{{no results}} \\\\")
             continue
         reps = prov.get("replications_per_cell", "--")
         most = prov.get("replications_per_cell_max", reps)
@@ -72,7 +72,7 @@ def provenance_tex(specs, results_dir: Path) -> str:
         events = prov.get("events")
         wall = prov.get("wall_time_s")
         lines.append(" & ".join([
-            f"\\texttt{{{tex_escape(spec.id)}}}", f"\\texttt{{{tex_escape(prov.get('commit', '--'))}}}",
+            tex_id(spec.id), f"\\texttt{{{tex_escape(prov.get('commit', '--'))}}}",
             f"\\texttt{{{tex_escape(prov.get('config_hash', '--'))}}}", tex_escape(prov.get("scale", "--")),
             tex_escape(prov.get("root_seed", "--")), cells,
             f"{int(events):,}".replace(",", "\\,") if isnum(events) else "--",
@@ -85,7 +85,7 @@ def provenance_tex(specs, results_dir: Path) -> str:
     lines += [r"\end{longtable}", r"\endgroup", ""]
     lines += _precision_tex(specs, results_dir)
     if package_sets:
-        lines.append(r"\paragraph{Software.}")
+        lines.append(r"\begingroup\raggedright\paragraph{Software.}")
         for key, exps in package_sets.items():
             versions = ", ".join(f"{tex_escape(k)}~{tex_escape(v)}" for k, v in key)
             scope = "" if len(package_sets) == 1 else f" (experiments {tex_escape(', '.join(exps))})"
@@ -93,7 +93,7 @@ def provenance_tex(specs, results_dir: Path) -> str:
         for plat, exps in platforms.items():
             scope = "" if len(platforms) == 1 else f" (experiments {tex_escape(', '.join(exps))})"
             lines.append(f"Platform{scope}: \\texttt{{{tex_escape(plat)}}}.")
-        lines.append("")
+        lines += [r"\par\endgroup", ""]
     return "\n".join(lines) + "\n"
 
 def _precision_tex(specs, results_dir: Path) -> list[str]:
@@ -107,7 +107,7 @@ def _precision_tex(specs, results_dir: Path) -> list[str]:
         rule = rounds[0]["precision"]
         added = [f"round {r['round']} took {_cells_to(r['targets'])}" if r["targets"] else
                  f"round {r['round']} added nothing ({tex_escape(r['reason'])})" for r in rounds]
-        entries.append(f"\\texttt{{{tex_escape(spec.id)}}}: at most {rule['max_replications']} replications per cell "
+        entries.append(f"{tex_id(spec.id)}: at most {rule['max_replications']} replications per cell "
                        f"in batches of {rule['batch']}, {rule['rounds']} round(s), claims at "
                        f"{100 * rounds[0]['level']:.4g}\\,\\%; " + "; ".join(added) + ".")
     if not entries:

@@ -6,7 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from simcore.experiments.papers import PAPER_TITLES
-from simcore.report.data import HEADER, claim_rows, claim_statistic, has_gain_panel, metric_label, tex_escape, verdict_tex
+from simcore.report.data import (
+    HEADER, claim_rows, claim_statistic, has_gain_panel, metric_label, read_summary, tex_escape, tex_id,
+    verdict_tex,
+)
 
 
 def paper_tex(paper: str, specs, results_dir: Path) -> str:
@@ -16,15 +19,15 @@ def paper_tex(paper: str, specs, results_dir: Path) -> str:
         eid = spec.id
         lines.append(f"\\subsection{{{tex_escape(spec['title'])}}}\\label{{sec:{eid}}}")
         text = (f"\\noindent\\emph{{Paper:}} {tex_escape(spec['source'])}. "
-                f"\\emph{{Experiment:}} \\texttt{{{tex_escape(eid)}}}")
+                f"\\emph{{Experiment:}} {tex_id(eid)}")
         if spec.source_id != eid:
-            text += f" (replications of \\texttt{{{tex_escape(spec.source_id)}}})"
+            text += f" (replications of {tex_id(spec.source_id)})"
         lines.append(text + ".")
         if spec.data.get("description"):
             lines.append(tex_escape(spec.data["description"].strip()))
         lines.append("")
         if spec["output"]["kind"] != "table":
-            lines.append(_figure_tex(spec))
+            lines.append(_figure_tex(spec, read_summary(spec, results_dir)))
         lines.append(f"\\IfFileExists{{tables/{eid}.tex}}{{\\input{{tables/{eid}.tex}}}}"
                      f"{{\\par\\emph{{(Table {tex_escape(eid)} not built.)}}\\par}}")
         claims = list(claim_rows(spec, results_dir))
@@ -39,7 +42,8 @@ def paper_tex(paper: str, specs, results_dir: Path) -> str:
         lines += [r"\FloatBarrier", ""]
     return "\n".join(lines) + "\n"
 
-def _figure_tex(spec) -> str:
+def _figure_tex(spec, summary) -> str:
+    """The figure of ``spec`` with its caption, which names what is drawn (``summary``: its results)."""
     eid, out = spec.id, spec["output"]
     level = f"{spec.confidence:.0%}".replace("%", r"\%")
     if out["kind"] == "readings":
@@ -71,13 +75,16 @@ def _figure_tex(spec) -> str:
                 f"{tex_escape(spec.label(out['y']))} on y, with the line x = y"
                 + (f"; the first {out['first']} executions" if out.get("first") else "") + ".")
     else:
+        from simcore.report.figures import shows_published
+
         what = (f"Reproduced {tex_escape(metric_label(spec, out.get('metric', spec.metrics[0]['name'])))} "
-                f"with {level} confidence intervals (lines, bands); published values as "
-                f"open markers in the same colour.")
+                f"with {level} confidence intervals (lines, bands); "
+                + ("published values as open markers in the same colour." if shows_published(spec, summary) else
+                   "the paper gives no values to draw beside them."))
         if has_gain_panel(spec):
             what += (f" Right: gain over {tex_escape(spec.label(spec.baseline))}, "
-                     r"100\,(1 $-$ policy/baseline)\,\%, with its paired interval (common random numbers); "
-                     "the paper's gain as open markers.")
+                     r"100\,(1 $-$ policy/baseline)\,\%, with its paired interval (common random numbers)"
+                     + ("; the paper's gain as open markers." if shows_published(spec, summary, gain=True) else "."))
     caption = f"{tex_escape(spec['title'])} ({tex_escape(spec['source'])}). {what}"
     return (f"\\IfFileExists{{figures/{eid}.pdf}}{{\\begin{{figure}}[htbp]\\centering"
             f"\\includegraphics[width={0.98 if has_gain_panel(spec) or out['kind'] in ('readings', 'fit', 'judged') else 0.62}\\linewidth]{{{eid}.pdf}}"

@@ -12,10 +12,13 @@ from simcore.core.output import write_text
 from simcore.experiments.papers import PAPER_TITLES
 from simcore.vocabulary.cells import where_matches
 from simcore.report.data import (
-    cell_values, claim_rows, claim_statistic, fmt, fmt_ci, fmt_percent, fmt_published, grid_names,
-    isnum, metric_label, pair_ratio, published_for, published_ratios,
-    read_replications, read_summary, resize_to_width, split_cells, tex_escape, verdict_tex,
+    LongTable, cell_values, claim_rows, claim_statistic, fmt, fmt_ci, fmt_percent, fmt_published, grid_names,
+    isnum, label_and_numbers, metric_label, pair_ratio, published_for, published_ratios, ragged,
+    read_replications, read_summary, resize_to_width, split_cells, tex_escape, tex_id, verdict_tex,
 )
+
+
+GROUP_LABEL_CHARS = 24   # a column group's label longer than this takes several lines
 
 
 def make_table(spec, results_dir: Path, out: Path) -> None:
@@ -45,7 +48,7 @@ def table_tex(spec, results_dir: Path) -> str:
     return _wrap(spec, summary, body, note) + _traces(spec, results_dir)
 
 
-def _traces(spec, results_dir: Path, width: int = 118) -> str:
+def _traces(spec, results_dir: Path, width: int = 112) -> str:
     """The sample per-task traces of ``output.traces`` (results/<id>/traces.txt), wrapped, verbatim."""
     wanted = spec["output"].get("traces")
     path = results_dir / spec.id / "traces.txt"
@@ -63,7 +66,9 @@ def _traces(spec, results_dir: Path, width: int = 118) -> str:
     return head + "{\\scriptsize\n\\begin{verbatim}\n" + "\n".join(lines) + "\n\\end{verbatim}}\n"
 
 
-def _wrap(spec, summary, body: str, note: str) -> str:
+def _wrap(spec, summary, body: str | list[LongTable], note: str) -> str:
+    """A tabular as a float, its note in the caption; LongTables (a table too long for one page) one
+    after the other, the first captioned, the note after them."""
     n = int(summary["n"].max()) if summary is not None and len(summary) and isnum(summary["n"].max()) else None
     paper = PAPER_TITLES.get(spec["paper"], spec["paper"])
     level = f"{spec.confidence:.0%}".replace("%", r"\%")   # the escaped parts are not escaped twice
@@ -71,6 +76,10 @@ def _wrap(spec, summary, body: str, note: str) -> str:
                f"{tex_escape(paper)}. Published values beside the reproduced mean and its "
                f"{level} confidence interval [low, high]")
     caption += f" over {n} replications." if n else "."
+    if isinstance(body, list):
+        tables = [t.tex(caption, f"tab:{spec.id}") if not i else t.tex() for i, t in enumerate(body)]
+        about = f"\\emph{{About Table~\\ref{{tab:{spec.id}}}:}} {note}"
+        return "\n".join(tables) + (f"{{\\small\\raggedright\\noindent {about}\\par}}\n" if note else "")
     if note:
         caption += " " + note
     return ("\\begin{table}[htbp]\n\\centering\n\\small\n"
@@ -86,19 +95,32 @@ def _missing(spec) -> tuple[str, str]:
 
 def _tabular(colspec: str, header: list[str], rows: list[list[str]]) -> str:
     lines = [f"\\begin{{tabular}}{{{colspec}}}", "\\toprule", *header, "\\midrule"]
-    lines += [" & ".join(r) + " \\\\" for r in rows]
+    lines += _rows(rows)
     lines += ["\\bottomrule", "\\end{tabular}"]
     return "\n".join(lines)
 
 
-def _policy_header(spec, policies, sub: list[str], first: list[str]) -> list[str]:
-    k = len(sub)
-    top = " & ".join([""] * len(first) + [f"\\multicolumn{{{k}}}{{c}}{{{tex_escape(spec.label(p))}}}"
-                                           for p in policies]) + " \\\\"
-    start = len(first) + 1
-    rules = " ".join(f"\\cmidrule(lr){{{start + i * k}-{start + i * k + k - 1}}}" for i in range(len(policies)))
-    bottom = " & ".join(first + sub * len(policies)) + " \\\\"
-    return [top, rules, bottom]
+def _rows(rows: list[list[str]]) -> list[str]:
+    """Each row's cells as one line of a tabular."""
+    return [" & ".join(r) + " \\\\" for r in rows]
+
+
+def _group_header(first: list[str], groups: list[tuple[str, list[str]]]) -> list[str]:
+    """Header lines: blank over the ``first`` columns' names, then each group's label over its
+    sub-columns with a rule under it."""
+    top, rules, bottom, col = [""] * len(first), [], list(first), len(first) + 1
+    for label, sub in groups:
+        top.append(f"\\multicolumn{{{len(sub)}}}{{c}}{{{_stacked(label)}}}")
+        rules.append(f"\\cmidrule(lr){{{col}-{col + len(sub) - 1}}}")
+        bottom += sub
+        col += len(sub)
+    return [" & ".join(top) + " \\\\", " ".join(rules), " & ".join(bottom) + " \\\\"]
+
+
+def _stacked(tex: str, chars: int = GROUP_LABEL_CHARS) -> str:
+    """A header's text in centred lines of at most ``chars`` characters (broken at spaces)."""
+    lines = textwrap.wrap(tex, chars, break_long_words=False, break_on_hyphens=False) or [""]
+    return lines[0] if len(lines) == 1 else "\\begin{tabular}[b]{@{}c@{}}" + " \\\\ ".join(lines) + "\\end{tabular}"
 
 
 def _lookup(summary: pd.DataFrame, policy: str, metric: str, values: dict | None = None):
@@ -109,25 +131,38 @@ def _lookup(summary: pd.DataFrame, policy: str, metric: str, values: dict | None
 
 
 def _metrics(spec, summary) -> tuple[str, str]:
-    """One row per metric; per policy the published and the reproduced value."""
+    """Per metric and policy the published and the reproduced value: one row per metric, or per
+    policy where there are more policies than metrics (the narrower table); a 'paper' column only
+    where the paper gives a value."""
     if summary is None:
         return _missing(spec)
+    metrics = [m["name"] for m in spec.metrics]
+    by_policy = len(spec.policies) > len(metrics)
+    row_keys, col_keys = (spec.policies, metrics) if by_policy else (metrics, spec.policies)
+
+    def pair(r, c):       # (published, reproduced) of row key r and column key c
+        m, p = (c, r) if by_policy else (r, c)
+        return published_for(spec, {}, p, m), _lookup(summary, p, m)
+
+    with_pub = {c for c in col_keys if any(pair(r, c)[0] is not None for r in row_keys)}
+    names = {**{m: tex_escape(metric_label(spec, m)) for m in metrics},
+             **{p: tex_escape(spec.label(p)) for p in spec.policies}}
     rows = []
-    for m in spec.metrics:
-        row = [tex_escape(metric_label(spec, m["name"]))]
-        for p in spec.policies:
-            r = _lookup(summary, p, m["name"])
-            pub = published_for(spec, {}, p, m["name"])
-            row += [fmt_published(pub),
-                    fmt_ci(r["mean"], r["ci_low"], r["ci_high"]) if r is not None else "--"]
+    for r in row_keys:
+        row = [names[r]]
+        for c in col_keys:
+            pub, got = pair(r, c)
+            row += ([fmt_published(pub)] if c in with_pub else []) + [
+                fmt_ci(got["mean"], got["ci_low"], got["ci_high"]) if got is not None else "--"]
         rows.append(row)
-    header = _policy_header(spec, spec.policies, ["paper", "reproduced"], ["Metric"])
-    return _tabular("l" + "rr" * len(spec.policies), header, rows), ""
+    groups = [(names[c], ["paper", "reproduced"] if c in with_pub else ["reproduced"]) for c in col_keys]
+    header = _group_header(["Policy" if by_policy else "Metric"], groups)
+    return _tabular("l" + "r" * sum(len(sub) for _, sub in groups), header, rows), ""
 
 
-def _readings(spec, results_dir: Path) -> tuple[str, str]:
+def _readings(spec, results_dir: Path) -> tuple[list[LongTable] | str, str]:
     """One row per reading (the default cell first), one column per claim drawn: its statistic
-    with the interval; the note ranks the readings by influence for each claim."""
+    with the interval over its verdict; the note ranks the readings by influence for each claim."""
     from simcore.report.figures import _readings_claims
     from simcore.report.readings import ranked_changes, readings
 
@@ -142,9 +177,9 @@ def _readings(spec, results_dir: Path) -> tuple[str, str]:
         label = "default reading" if name is None else f"{tex_escape(name)} = {tex_escape(cell.values[name])}"
         stats = [per_claim[c["id"]].get(cell.index) for c in claims]
         if any(stats):
-            rows.append([label] + [f"{fmt_ci(r['mean'], r['low'], r['high'])} {verdict_tex(r['verdict'])}" if r else "--"
-                                   for r in stats])
-    header = [" & ".join(["Reading"] + [f"\\texttt{{{tex_escape(c['id'])}}}" for c in claims]) + " \\\\"]
+            rows.append([label] + [f"{fmt_ci(r['mean'], r['low'], r['high'])}\\par {verdict_tex(r['verdict'])}"
+                                   if r else "--" for r in stats])
+    header = [" & ".join(["Reading"] + [tex_id(c["id"]) for c in claims]) + " \\\\"]
     ranks = []
     for c in claims:
         ranked = ranked_changes(list(per_claim[c["id"]].values()))
@@ -162,7 +197,7 @@ def _readings(spec, results_dir: Path) -> tuple[str, str]:
             "would get in that cell alone. Influence, the largest change of the statistic from the default reading"
             + (" (with its paired interval: every reading sees the same workloads)" if spec.shares_seeds else "")
             + ", most influential first: " + "; ".join(ranks) + ". Reproduced: " + "; ".join(where) + ".")
-    return _tabular("l" + "r" * len(claims), header, rows), note
+    return [LongTable(label_and_numbers(len(claims)), header, _rows(rows))], note
 
 
 def _fit(spec, results_dir: Path) -> tuple[str, str]:
@@ -249,7 +284,7 @@ def _cells(spec, results_dir: Path, summary) -> tuple[str, str]:
     rows, notes = [], []
     for _, cell in cells.iterrows():
         values = cell_values(spec, cell)
-        row = [", ".join(str(values[k]) for k in grid_names(spec))]
+        row = [str(values[k]) for k in grid_names(spec)]
         for p in spec.policies:
             r = _lookup(summary, p, metric, {"cell": cell["cell"]})
             if p in with_pub:
@@ -269,24 +304,12 @@ def _cells(spec, results_dir: Path, summary) -> tuple[str, str]:
                          f"{tex_escape(spec.label(e['than']))} = {fmt_published(e['value'])} "
                          f"({tex_escape(e['source'])}) without saying for which "
                          f"{tex_escape(x.replace('_', ' '))}; compare it with every row.")
-    first = " & ".join(tex_escape(k.replace("_", " ")) for k in grid_names(spec))
-    top, rules, bottom, col = [""], [], [first], 2
-    colspec = "r" * len(grid_names(spec))
-    for p in spec.policies:
-        sub = ["paper", "reproduced"] if p in with_pub else ["reproduced"]
-        top.append(f"\\multicolumn{{{len(sub)}}}{{c}}{{{tex_escape(spec.label(p))}}}")
-        rules.append(f"\\cmidrule(lr){{{col}-{col + len(sub) - 1}}}")
-        bottom += sub
-        colspec += "r" * len(sub)
-        col += len(sub)
-    for policy, than in ratios:
-        top.append(f"\\multicolumn{{2}}{{c}}{{{tex_escape(spec.label(policy))} / {tex_escape(spec.label(than))}}}")
-        rules.append(f"\\cmidrule(lr){{{col}-{col + 1}}}")
-        bottom += ["paper", "reproduced"]
-        colspec += "rr"
-        col += 2
-    top[0] = " & ".join([""] * len(grid_names(spec)))
-    header = [" & ".join(top) + " \\\\", " ".join(rules), " & ".join(bottom) + " \\\\"]
+    groups = [(tex_escape(spec.label(p)), ["paper", "reproduced"] if p in with_pub else ["reproduced"])
+              for p in spec.policies]
+    groups += [(f"{tex_escape(spec.label(policy))} / {tex_escape(spec.label(than))}", ["paper", "reproduced"])
+               for policy, than in ratios]
+    header = _group_header([tex_escape(k.replace("_", " ")) for k in grid_names(spec)], groups)
+    colspec = "r" * (len(grid_names(spec)) + sum(len(sub) for _, sub in groups))
     label = tex_escape(metric_label(spec, metric))
     note = f"Values: {label}." + (" " + " ".join(notes) if notes else "")
     return _tabular(colspec, header, rows), note
@@ -320,6 +343,6 @@ def _scatter(spec, results_dir: Path, summary) -> tuple[str, str]:
     if not rows:
         return _missing(spec)
     header = ["Quantity & Reproduced [CI] & Verdict \\\\"]
-    body = _tabular("p{0.5\\linewidth}rl", header, rows)
+    body = _tabular("@{}" + ragged(0.42) + ragged(0.36, flush="raggedleft") + ragged(0.17) + "@{}", header, rows)
     return body, (f"Metric: {tex_escape(metric_label(spec, metric))}; x = {tex_escape(spec.label(px))}, "
                   f"y = {tex_escape(spec.label(py))}.")

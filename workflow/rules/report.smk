@@ -83,3 +83,21 @@ rule report:
     shell:
         "cd paper && latexmk -pdf -interaction=nonstopmode -halt-on-error -outdir=build report.tex "
         "> ../{log:q} 2>&1"
+
+
+rule report_layout:
+    input:
+        pdf="paper/build/report.pdf",
+        code=ANALYSIS_CODE,
+    output:
+        touch("paper/build/layout.ok"),
+    log:
+        "logs/report_layout.log",
+    conda:
+        "../envs/simcore.yaml"
+    threads: 1
+    message:
+        "report layout: no float too large for its page, no box past the margin in paper/build/report.log "
+        "(log: logs/report_layout.log)"
+    shell:
+        "simcore check-layout paper/build/report.log 2> {log:q}"
