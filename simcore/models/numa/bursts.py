@@ -8,8 +8,9 @@ home: distance stretches only the task's CPU time.
 without losing the processor, never more than its timeslice): a burst is drawn as that wall time,
 and the work it serves is the wall time over the slowdown of the CPU the task is on when it draws
 the burst. A task far from home then needs more bursts, and so more I/O waits, for the same
-demand: distance stretches its whole lifetime. The burst of a task's creation is drawn at home
-speed (its memory is allocated where it starts), so the machine's own SLIT distances must be 10.
+demand: distance stretches its whole lifetime. The burst of a task's creation is drawn at the
+speed of the CPU it is placed on: home speed when its memory is allocated where it starts
+(home_node 'start'), so the machine's own SLIT distances must be 10.
 
 The rule is ``task_kernels.next_burst``: a burst's work is divided by the task's ``F_SCALE``, the
 slowdown of the CPU it was last dispatched on (``run_kernels.run``), 1 under 'cpu'.

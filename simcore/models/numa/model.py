@@ -2,7 +2,8 @@
 
 ``run_replication`` draws one task set and runs every requested policy on it. Time is in ms.
 A task is created on its parent's CPU, placed by the policy (Linux: exec balancing), gets its
-memory on the node it starts on (its *home*), and alternates CPU bursts and I/O waits until its
+memory on the node it starts on or, with ``home_node`` 'creation', on its parent's node (its
+*home*), and alternates CPU bursts and I/O waits until its
 CPU demand is served; running on a CPU whose node is at SLIT distance d from home slows it by
 1 + memory_stall_fraction * (d/10 - 1).
 """
@@ -68,6 +69,8 @@ PARAMETERS: dict[str, Parameter] = with_hyperparameters("numa", {
     "mean_io": Parameter(1000.0, "Mean of the exponential I/O wait after a burst, ms (corr05: 1 s; io_wait 'exponential').", POSITIVE),
     "creation_cpu": Parameter("random", "CPU of each task's parent: 'random' (uniform, workload stream), 'round-robin', or a CPU number.",
                               AnyOf(Choice("random", "round-robin"), NONNEGATIVE_INTEGER)),
+    "home_node": Parameter("start", "Node of a task's memory (its home): 'start' (the node of the CPU it is placed on: 2.6.11 balances at exec, before the new program allocates its memory) or 'creation' (the node of the CPU that created it, before placement: corr05 section 2.2, 'The memory area of a process is allocated in the same node of the processor in which this process was created').",
+                           Choice("start", "creation")),
     # machine and scheduler
     "memory_stall_fraction": Parameter(0.25, "m in the slowdown 1 + m (d/10 - 1) at SLIT distance d from home: the share of local run time spent on memory, whose latency scales with d/10 (SLIT is relative latency). Assumed; neither paper states it.", PROBABILITY),
     "locality_scope": Parameter("cpu", "What running far from the task's memory stretches (simcore/models/numa/bursts.py): 'cpu' (a burst is work at local speed, its wall time stretched by the slowdown; as many bursts and I/O waits anywhere) or 'lifetime' (corr05 section 4: a burst is the wall time run without losing the CPU, at most the timeslice, and serves that time over the slowdown in work, so a task far from home needs more bursts and I/O waits).",

@@ -20,9 +20,9 @@ from simcore.models.numa import runqueue_kernels as RQ
 from simcore.models.numa import task_kernels as TK
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.layout_kernels import (
-    BLOCKED, DONE, D_COLS, D_EXEC, EPS, LOG_IO, LOG_RUN, LOG_WAIT, F_BURST, F_COLS, F_DEMAND, F_FIN, F_SEG, F_SLEFT, F_SLICE, NORMAL,
-    OF_RF, OF_TF, O_DI, O_RI, O_TI, RF_COLS, RF_FACTOR, R_BMA, R_COLS, R_CURR, R_NDOMS, R_NODE, R_NQ, R_PEND,
-    SLS, T_COLS, T_CPU, T_HOME, T_IO, T_PRIO, T_STATE, Y_EID, Y_LOGCAP, Y_N, Y_PARENT, Y_STOP, Y_STOPE, Y_TOFIN, Y_UNFIN,
+    BLOCKED, DONE, D_COLS, D_EXEC, EPS, LOG_IO, LOG_RUN, LOG_WAIT, F_BURST, F_COLS, F_DEMAND, F_FIN, F_SCALE, F_SEG, F_SLEFT, F_SLICE, NORMAL,
+    OF_FR, OF_RF, OF_TF, O_DI, O_RI, O_TI, RF_COLS, RF_FACTOR, R_BMA, R_COLS, R_CURR, R_NDOMS, R_NODE, R_NQ, R_PEND,
+    SLS, T_COLS, T_CPU, T_HOME, T_IO, T_PRIO, T_STATE, Y_EID, Y_LIFE, Y_LOGCAP, Y_MEMAT, Y_N, Y_NODES, Y_PARENT, Y_STOP, Y_STOPE, Y_TOFIN, Y_UNFIN,
     Z_STOPT)
 
 
@@ -198,12 +198,18 @@ def exec_balance(parent, now, SI, SF, F, I):
 
 
 def create(t, parent, now, SI, SF, F, I):
-    """A new task ``t`` created on CPU ``parent``: its first burst, its placement (its parent's CPU,
-    or 2.6.11 exec balancing) and home node, then ``activate``. Returns its CPU."""
+    """A new task ``t`` created on CPU ``parent``: its placement (its parent's CPU, or 2.6.11 exec
+    balancing), its home node (where it starts, or where it was created), its first burst, then
+    ``activate``. Returns its CPU."""
     SI[Y_UNFIN] += 1
-    TK.next_burst(t, SI, SF)                    # its first burst, drawn at home speed
     cpu = parent if SI[Y_PARENT] else exec_balance(parent, now, SI, SF, F, I)
-    SI[SI[O_TI] + t * T_COLS + T_HOME] = SI[SI[O_RI] + cpu * R_COLS + R_NODE]
+    memory = parent if SI[Y_MEMAT] else cpu     # home_node 'creation' (corr05 2.2) or 'start'
+    home = SI[SI[O_RI] + memory * R_COLS + R_NODE]
+    SI[SI[O_TI] + t * T_COLS + T_HOME] = home
+    if SI[Y_LIFE]:                              # its first burst, drawn at the speed where it starts
+        node = SI[SI[O_RI] + cpu * R_COLS + R_NODE]
+        SF[SI[OF_TF] + t * F_COLS + F_SCALE] = SF[SI[OF_FR] + node * SI[Y_NODES] + home]
+    TK.next_burst(t, SI, SF)
     if SI[Y_LOGCAP] and cpu != parent:          # created on its parent's CPU, placed at once elsewhere
         L.log(LOG_WAIT, t, parent, -1, 0.0, SI, SF)
     activate(t, cpu, now, SI, SF, F, I)

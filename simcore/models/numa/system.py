@@ -112,7 +112,7 @@ class NumaSystem(ProxyCalendar):
         """The buffers ``SI`` and ``SF`` (``layout_kernels``) for this run."""
         n, T, L = self.ncpus, len(tasks), self.balancer.L
         bal, params, nodes, levels = self.balancer, self.params, len(self.dist), len(self.levels)
-        draws, starts = _draws(tasks, params["io_wait"] == "rest-of-slice", self._slowest())
+        draws, starts = _draws(tasks, params["io_wait"] == "rest-of-slice", self._slowest(), self._first_slowest())
         head = np.zeros(LK.Y_SIZE, dtype=np.int64)
         room = LK.log_room(n, T) if any(task.trace is not None for task in tasks) else 0
         isize, fsize = LK.layout(n, T, n * L, nodes, levels, len(draws), 2 * room, head)
@@ -152,6 +152,11 @@ class NumaSystem(ProxyCalendar):
         'lifetime', 1.0 when bursts are work at local speed."""
         return max(max(row) for row in self.factor) if self.lifetime else 1.0
 
+    def _first_slowest(self) -> float:
+        """The largest slowdown a task's first burst can be drawn at: 1 where it starts at home
+        (home_node 'start'), else the largest slowdown of all."""
+        return self._slowest() if self.params["home_node"] == "creation" else 1.0
+
     def _header(self, SI: np.ndarray, SF: np.ndarray, T: int, nodes: int, levels: int) -> None:
         """The run-wide values: sizes, options, the policy's rules."""
         bal, params = self.balancer, self.params
@@ -160,7 +165,7 @@ class NumaSystem(ProxyCalendar):
         SI[LK.Y_IOREST], SI[LK.Y_ACTIVE] = int(params["io_wait"] == "rest-of-slice"), int(bal.active)
         SI[LK.Y_IGNHOT], SI[LK.Y_LIFE] = int(bal.idle_ignores_hot), int(self.lifetime)
         rules = self.policy.rules()
-        SI[LK.Y_PARENT] = int(rules["parent"])
+        SI[LK.Y_PARENT], SI[LK.Y_MEMAT] = int(rules["parent"]), int(params["home_node"] == "creation")
         if rules["conservative"]:
             SI[LK.Y_RULES], SI[LK.Y_MAXMIG] = 1, rules["max_migrations"]
             SI[LK.Y_HOME], SI[LK.Y_HARD], SI[LK.Y_SCOPE] = int(rules["home"]), int(rules["hard"]), int(rules["periodic_only"])
@@ -285,42 +290,43 @@ def _view(buf: np.ndarray, at, rows: int, cols: int) -> np.ndarray:
     return buf[at:at + rows * cols].reshape(rows, cols)
 
 
-def _draws(tasks: list, io_rest: bool, slowest: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def _draws(tasks: list, io_rest: bool, slowest: float = 1.0, first: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """Every task's draws, as one array, and where each task's start (``starts[i]``; the last entry
     is the end): as many as the task can take, which does not depend on the policy (its bursts
     and I/O waits come in a fixed order, see ``task``). ``slowest``: the largest slowdown a task's
-    bursts can be drawn at (locality_scope 'lifetime'; 1.0 when bursts are work)."""
-    parts = [_task_draws(task, io_rest, slowest) for task in tasks]
+    bursts can be drawn at (locality_scope 'lifetime'; 1.0 when bursts are work), ``first`` the
+    largest its first burst can be drawn at (1.0 when a task starts at home)."""
+    parts = [_task_draws(task, io_rest, slowest, first) for task in tasks]
     starts = np.zeros(len(tasks) + 1, dtype=np.int64)
     np.cumsum([len(p) for p in parts], out=starts[1:])
     return (np.concatenate(parts) if parts else np.zeros(0)), starts
 
 
-def _task_draws(task, io_rest: bool, slowest: float = 1.0) -> np.ndarray:
+def _task_draws(task, io_rest: bool, slowest: float = 1.0, first: float = 1.0) -> np.ndarray:
     """The draws ``task`` can take in its whole run, from its first (kept with its ``Draws``: the
     runs of the other policies on the workload take the same)."""
     src = task._src
-    key = (task.mean_burst, task.slice, task.spec.demand, io_rest, task.spec.io_bound, slowest)
+    key = (task.mean_burst, task.slice, task.spec.demand, io_rest, task.spec.io_bound, slowest, first)
     if getattr(src, "flat", None) is not None and src.flat[0] == key:
         return src.flat[1]
-    need = _count_draws(task, io_rest, slowest)
+    need = _count_draws(task, io_rest, slowest, first)
     batches = [src.batch(j) for j in range(-(-need // _BATCH))]
     flat = np.array([x for b in batches for x in b][:need], dtype=np.float64)
     src.flat = (key, flat)
     return flat
 
 
-def _count_draws(task, io_rest: bool, slowest: float = 1.0) -> int:
+def _count_draws(task, io_rest: bool, slowest: float = 1.0, first: float = 1.0) -> int:
     """How many draws ``task`` takes in its run (``task_kernels.next_burst`` and ``draw_io``
     replayed from its creation: each burst that ends with demand left is followed by the next
     burst, and if it ends in I/O, by the wait's draw). With bursts drawn as wall time
     (locality_scope 'lifetime', bursts.py) each serves its length over the slowdown where it is
-    drawn: the first at home (1), the others counted at the ``slowest``, where every burst serves
+    drawn: the first at ``first`` (1 when it starts at home), the others at the ``slowest``, where every burst serves
     least, so the count bounds any run's (whether a burst ends in I/O does not depend on the
     slowdown)."""
     if not task.spec.io_bound:
         return 0
-    src, i, scale = task._src, 0, 1.0
+    src, i, scale = task._src, 0, first
     demand, io = task.spec.demand, False
     while demand > 0.0:
         b = task.mean_burst * src.batch(i // _BATCH)[i % _BATCH]
