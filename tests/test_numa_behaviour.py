@@ -1866,6 +1866,33 @@ def test_a_burst_far_from_home_is_work_or_wall_time_by_locality_scope(scenario, 
     assert task.level_time == {1: pytest.approx(120.0)}
 
 
+@pytest.mark.parametrize("home_node, home, stretches", [
+    ("start", 1, [(0, 30), (40, 90)]),
+    ("creation", 0, [(0, 30), (40, 110), (110, 130)]),
+])
+def test_a_tasks_memory_is_where_it_starts_or_where_it_was_created(scenario, home_node, home, stretches):
+    """The exec machine (two nodes of one CPU, slowdown 1 + 0.5 (20/10 - 1) = 1.5 off home),
+    bursts as wall time. Task 0 (CPU-bound) is created on CPU 0 and stays; task 1 (I/O-bound,
+    nice 0: slice and mean burst 100 ms, mean I/O 1000 ms, 80 ms of work) is created on CPU 0
+    too and exec balancing starts it on the idle CPU 1 (0 x 112 < (128 + 128) x 100). Its draws:
+    0.3, 0.9, 0.01 (burst 0; at its block burst 1, then the I/O wait).
+    'start' (2.6.11): home node 1, speed 1. Burst 0 is 30 ms, ends in I/O: 0-30; burst 1 (90 ms)
+    is cut to the 50 ms left, the last; I/O 30-40; it wakes with 70 ms of slice: 40-90.
+    'creation' (corr05 2.2): home node 0, speed 1/1.5 on CPU 1 from its first burst on: burst 0
+    is 30 ms of wall time serving 20 ms of work: 0-30; burst 1 (90 ms of wall time, 60 of work)
+    is the last; I/O 30-40; 60 ms of work take 90 ms: the 70 ms of slice left (40-110), then a
+    new slice, 110-130. (Drawn at home speed, burst 0 would run 0-45.)"""
+    machine, domains = exec_machine()
+    draws = {1: Draws(1)}
+    draws[1].batches = [[0.3, 0.9, 0.01] + [1.0] * 29]
+    out = scenario(machine, domains, [T(0, 0, 1000), T(0, 0, 80, io=True)], draws=draws, placement="exec",
+                   memory_stall_fraction=0.5, locality_scope="lifetime", home_node=home_node)
+    task = out.tasks[1]
+    assert [t.home for t in out.tasks] == [0, home]
+    assert runs(task) == [(1, pytest.approx(a), pytest.approx(b)) for a, b in stretches]
+    assert [(a, b) for kind, _, a, b in segments(task) if kind == "io"] == [(30.0, 40.0)]
+
+
 def test_bursts_as_wall_time_need_a_machine_whose_own_distances_are_10():
     """locality_scope 'lifetime' draws a new task's first burst at home speed: on a node whose own
     SLIT distance is 5 it would run at another speed at home, so the run is refused, naming the
