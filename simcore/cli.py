@@ -1,4 +1,4 @@
-"""The simcore command: list, validate, run, aggregate, precision, figure, table, report-macros, topology, trace, targets, params, san, san-fit, san-compare, run-profile, evaluate, save-reference, report-from-results, check-layout.
+"""The simcore command: list, validate, run, aggregate, precision, figure, table, report-macros, topology, trace, targets, params, san, san-fit, calibrate, san-compare, run-profile, evaluate, save-reference, report-from-results, check-layout.
 
 Errors are one sentence on stderr naming the file and key at fault; exit code 2 for bad input,
 1 for an internal failure (and for `evaluate`, a run inconsistent with the reference). Heavy libraries are imported only by the subcommands that use them.
@@ -326,6 +326,20 @@ def cmd_san_fit(args) -> int:
     return 0
 
 
+def cmd_calibrate(args) -> int:
+    from simcore.calibration.run import calibrate
+    from simcore.calibration.spec import find_calibration, load_calibration
+
+    cal = load_calibration(find_calibration(args.calibration, args.calibrations), args.specs)
+    seed = args.seed if args.seed is not None else load_config(args.config)["seed"]
+    with _progress(args, f"simcore calibrate {cal.id}") as progress:
+        summary = calibrate(cal, args.scale, Path(args.out), seed, args.jobs, progress,
+                            Path(args.cache) if args.cache else None, Path(args.record) if args.record else None,
+                            not args.no_holdout)
+    print(summary, file=sys.stderr)
+    return 0
+
+
 def cmd_san_compare(args) -> int:
     from simcore.report.san_published import compare
 
@@ -621,6 +635,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="take the fit from this record if one was made with the same SAN code, model, "
                         "parameter, bounds and scale (e.g. config/san/fits.yaml)")
     p.add_argument("--record", metavar="RECORD.yaml", help="store a fit made now in this record")
+    _add_progress(p)
+    p = add("calibrate", cmd_calibrate, "fit a paper's control on its published baseline points, holding "
+                                        "each machine out in turn (config/calibration/ID.yaml)")
+    p.add_argument("calibration", metavar="ID", help="calibration id (config/calibration/ID.yaml) or file")
+    p.add_argument("--calibrations", default="config/calibration", metavar="DIR", help="folder of calibrations")
+    p.add_argument("--scale", choices=("smoke", "quick", "full"), default="full", help="replications per point")
+    p.add_argument("--out", required=True, metavar="DIR", help="fit.yaml, points.csv and holdout.csv, written atomically")
+    p.add_argument("--jobs", type=COUNT, default=1, metavar="N", help="worker processes (default: 1)")
+    p.add_argument("--cache", metavar="RECORD.yaml", help="take the fit recorded under the same key (config/calibration/fits.yaml)")
+    p.add_argument("--record", metavar="RECORD.yaml", help="store a fit made now in this record")
+    p.add_argument("--no-holdout", action="store_true", help="fit on all points only")
+    p.add_argument("--seed", type=INDEX, help="root seed (default: config/config.yaml)")
     _add_progress(p)
     p = add("san-compare", cmd_san_compare,
             "SAN models beside their published curves: a figure and a LaTeX table with macros")

@@ -1,0 +1,192 @@
+"""A calibration: which open quantities of a model are fitted, within which ranges, on which
+published points (``config/calibration/ID.yaml``).
+
+A calibration names a paper's **control** (``policy``: the baseline of every target experiment)
+and the experiments whose published points of that policy and ``metric`` it is fitted on; the
+treatment's points never enter it. Each open quantity is declared before any fit: a model
+parameter, its range (``low``/``high``, searched on a ``linear`` or ``log`` scale) or its
+``choices``, the sentence of the paper behind the range (``support``) and why the text leaves it
+open (``why``). ``fixed`` holds what the text states and the experiments' spec may not (each with
+its ``why``). Every value is checked against the model parameter's domain here, before anything
+runs; a bad file is one sentence naming the file and key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from simcore.errors import InputError
+from simcore.experiments.spec import find_spec, load_spec
+from simcore.inputs import read_yaml
+from simcore.vocabulary.domains import show
+
+SCALES = ("linear", "log")
+OBJECTIVES = ("squared-relative-error",)
+RUN_SCALES = ("smoke", "quick", "full")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """One open quantity: a model parameter with a range (``low``, ``high``, ``scale``) or a
+    list of ``choices``; ``support`` is the paper's sentence behind it, ``why`` why it is open."""
+
+    name: str
+    support: str
+    why: str
+    low: float | None = None
+    high: float | None = None
+    scale: str = "linear"
+    choices: tuple = ()
+
+    @property
+    def continuous(self) -> bool:
+        return not self.choices
+
+
+@dataclass(frozen=True)
+class Point:
+    """One published point of the control: its experiment, the parameters of its cell, the value."""
+
+    experiment: str
+    params: dict
+    value: float
+    source: str
+
+    @property
+    def label(self) -> str:
+        where = ", ".join(f"{k}={show(v)}" for k, v in self.params.items() if k in ("topology", "n_tasks"))
+        return f"{self.experiment} ({where})"
+
+
+@dataclass
+class Calibration:
+    """A validated calibration file (module docstring)."""
+
+    path: Path
+    id: str
+    paper: str
+    title: str
+    model: str
+    policy: str
+    metric: str
+    targets: list[str]
+    quantities: list[Quantity]
+    fixed: dict
+    objective: str
+    holdout: str
+    search: dict
+    replications: dict
+    points: list[Point] = field(default_factory=list)
+
+    @property
+    def continuous(self) -> list[Quantity]:
+        return [q for q in self.quantities if q.continuous]
+
+    @property
+    def choices(self) -> list[Quantity]:
+        return [q for q in self.quantities if not q.continuous]
+
+    def groups(self) -> list[str]:
+        """The values of the ``holdout`` parameter among the points, in their order."""
+        return list(dict.fromkeys(str(p.params[self.holdout]) for p in self.points))
+
+
+def _need(path, data: dict, key: str, kind, where: str = ""):
+    value = data.get(key)
+    if not isinstance(value, kind) or (isinstance(value, (str, list, dict)) and not value):
+        raise InputError(f"{path}: key '{where}{key}' must be a non-empty {getattr(kind, '__name__', kind)}.")
+    return value
+
+
+def _quantity(path, name: str, entry, parameters: dict) -> Quantity:
+    where = f"open.{name}"
+    if name not in parameters:
+        raise InputError(f"{path}: key '{where}' names no parameter of the model.")
+    if not isinstance(entry, dict):
+        raise InputError(f"{path}: key '{where}' must be a mapping (low/high/scale or choices, support, why).")
+    support, why = _need(path, entry, "support", str, where + "."), _need(path, entry, "why", str, where + ".")
+    domain = parameters[name]
+    if "choices" in entry:
+        choices = _need(path, entry, "choices", list, where + ".")
+        for value in choices:
+            domain.check(value, f"{path}: key '{where}.choices'")
+        return Quantity(name, support, why, choices=tuple(choices))
+    low, high = entry.get("low"), entry.get("high")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (low, high)) or not low < high:
+        raise InputError(f"{path}: keys '{where}.low' and '{where}.high' must be numbers with low < high.")
+    for key, value in (("low", low), ("high", high)):
+        domain.check(float(value), f"{path}: key '{where}.{key}'")
+    scale = entry.get("scale", "linear")
+    if scale not in SCALES or (scale == "log" and low <= 0):
+        raise InputError(f"{path}: key '{where}.scale' must be one of {', '.join(SCALES)} (log needs low > 0).")
+    return Quantity(name, support, why, float(low), float(high), scale)
+
+
+def _points(path, policy: str, metric: str, targets: list[str], specs_dir, fixed: dict) -> list[Point]:
+    """The published points of ``policy`` and ``metric`` of every target, in file order."""
+    out = []
+    for target in targets:
+        spec = load_spec(find_spec(target, specs_dir))
+        if spec.baseline != policy:
+            raise InputError(f"{path}: key 'policy' is {policy!r}, but target {target} has baseline "
+                             f"{spec.baseline!r}: a calibration fits the control only.")
+        for entry in spec.data.get("published") or []:
+            if entry.get("policy") == policy and entry.get("metric") == metric and "than" not in entry:
+                params = spec.params({**(entry.get("where") or {}), **fixed})
+                out.append(Point(target, params, float(entry["value"]), str(entry.get("source", target))))
+    if not out:
+        raise InputError(f"{path}: key 'targets' gives no published point of {policy} and {metric}.")
+    return out
+
+
+def load_calibration(path: str | Path, specs_dir: str | Path = "config/experiments") -> Calibration:
+    """Read and check a calibration file and collect its published points."""
+    from simcore.models import get_model
+
+    path = Path(path)
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a mapping.")
+    model = get_model(_need(path, data, "model", str))
+    parameters = model.PARAMETERS
+    quantities = [_quantity(path, n, e, parameters) for n, e in _need(path, data, "open", dict).items()]
+    fixed = {}
+    for name, entry in (data.get("fixed") or {}).items():
+        if name not in parameters or not isinstance(entry, dict) or "value" not in entry or "why" not in entry:
+            raise InputError(f"{path}: key 'fixed.{name}' must name a model parameter and give value and why.")
+        parameters[name].check(entry["value"], f"{path}: key 'fixed.{name}.value'")
+        fixed[name] = entry["value"]
+    objective, holdout = data.get("objective", OBJECTIVES[0]), _need(path, data, "holdout", str)
+    if objective not in OBJECTIVES:
+        raise InputError(f"{path}: key 'objective' must be one of {', '.join(OBJECTIVES)}.")
+    search = _need(path, data, "search", dict)
+    for key in ("design", "polish", "holdout_polish", "seed"):
+        if not isinstance(search.get(key), int) or isinstance(search.get(key), bool) or search[key] < 0:
+            raise InputError(f"{path}: key 'search.{key}' must be a non-negative integer.")
+    reps = _need(path, data, "replications", dict)
+    for scale in RUN_SCALES:
+        if not isinstance(reps.get(scale), int) or reps[scale] < 1:
+            raise InputError(f"{path}: key 'replications.{scale}' must be a positive integer.")
+    cal = Calibration(path, _need(path, data, "id", str), _need(path, data, "paper", str),
+                      _need(path, data, "title", str), data["model"], _need(path, data, "policy", str),
+                      _need(path, data, "metric", str), _need(path, data, "targets", list), quantities, fixed,
+                      objective, holdout, search, reps)
+    if cal.id != path.stem:
+        raise InputError(f"{path}: key 'id' must be the file's name ({path.stem!r}), not {cal.id!r}.")
+    cal.points = _points(path, cal.policy, cal.metric, cal.targets, specs_dir, fixed)
+    if holdout not in parameters or len(cal.groups()) < 2:
+        raise InputError(f"{path}: key 'holdout' must name a parameter that takes two values or more among the points.")
+    return cal
+
+
+def find_calibration(name: str, directory: str | Path = "config/calibration") -> Path:
+    """The file of calibration ``name`` (or ``name`` itself if it is a YAML path)."""
+    candidate = Path(name)
+    if candidate.suffix in (".yaml", ".yml") and candidate.exists():
+        return candidate
+    path = Path(directory) / f"{name}.yaml"
+    if not path.exists():
+        known = sorted(p.stem for p in Path(directory).glob("*.yaml") if p.stem != "fits")
+        raise InputError(f"{path}: no such calibration '{name}' (known: {', '.join(known) or 'none'}).")
+    return path
