@@ -178,13 +178,13 @@ def cmd_report_macros(args) -> int:
 
 def cmd_topology(args) -> int:
     from simcore.topology import load_topology, this_machine
-    from simcore.topology.domains import BUILDERS, describe
+    from simcore.topology.domains import BUILDERS, DEFAULT_NODE_GROUPS, describe
 
     if args.this_machine == bool(args.machine):
         raise SpecError("topology: give a catalog name or a SLIT file, or --this-machine (not both).")
     machine = this_machine(args.sysfs) if args.this_machine else load_topology(args.machine, args.catalog)
     for builder in [args.builder] if args.builder else BUILDERS:
-        print(describe(machine, builder), end="\n\n")
+        print(describe(machine, builder, node_groups=args.node_groups or DEFAULT_NODE_GROUPS), end="\n\n")
     return 0
 
 
@@ -578,6 +578,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--this-machine", action="store_true", help="read /sys/devices/system/node")
     p.add_argument("--sysfs", default="/sys/devices/system/node", help=argparse.SUPPRESS)
     p.add_argument("--builder", choices=("linux-2level", "multilevel"), help="only this builder")
+    p.add_argument("--node-groups", choices=("per-node", "child-spans"),
+                   help="groups of the node levels (default: the numa model's node_groups default)")
     p.add_argument("--catalog", default="config/topologies", metavar="DIR", help="folder of catalog machines")
     p = add("trace", cmd_trace, "one replication's per-task event trace (mehta style), or its queues over time (--monitor)")
     p.add_argument("experiment", metavar="ID", help=ID_HELP)

@@ -180,6 +180,8 @@ BAD = {
     "bad home cpu": ("", "generator.home_cpu = 'abc' is not a non-negative integer", {"home_cpu": "abc"}),
     "bad node init": ("", "generator.node_init = 'sparc' is not 'ia64-2.6.12' or 'x86_64-2.6.12'",
                       {"node_init": "sparc"}),
+    "bad node groups": ("", "generator.node_groups = 'per-cpu' is not 'per-node' or 'child-spans'",
+                        {"node_groups": "per-cpu"}),
     "unknown topology": ("", "key 'generator.topology'", {"topology": "no-such-machine"}),
     "unknown generator key": ("", "key 'generator.cpus' is unknown", {"cpus": 4}),
     "per-scale without scale": ("", "key 'generator.topology' is given per scale",

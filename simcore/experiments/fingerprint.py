@@ -7,8 +7,8 @@ experiment and scale (rewritten only when it changes), an input of every simulat
 
 The machines enter as what a simulation sees of them, not as the code that reads and checks
 them: each machine an experiment names, as loaded (CPUs per node, SLIT distances, memory
-levels), with its sched domains under every builder and node init, and the source of the
-:class:`~simcore.topology.machine.Machine` class whose methods the models call. A new input
+levels), with its sched domains under every builder, node init and node-groups reading, and the
+source of the :class:`~simcore.topology.machine.Machine` class whose methods the models call. A new input
 check in the topology loader, or a faster domain builder that builds the same domains, leaves
 every fingerprint as it was; a change in any domain a model would balance over changes it.
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 from pathlib import Path
 
@@ -53,25 +54,25 @@ def _plain(value):
 def machine_digest(topology: str) -> str:
     """Digest of what a simulation sees of the machine ``topology`` (a catalog name or a file):
     its CPUs, SLIT distances, levels, and each CPU's sched domains (every field) under every
-    builder and node init; equal domains are written once and referred to by number."""
+    builder, node init and node-groups reading; equal domains are written once and referred to by
+    number."""
     import dataclasses
     import inspect
 
-    from simcore.topology.domains import BUILDERS, NODE_INITS, domains_for
+    from simcore.topology.domains import BUILDERS, NODE_GROUPS, NODE_INITS, domains_for
     from simcore.topology.loader import load_topology
     from simcore.topology.machine import Machine
 
     machine = load_topology(topology)
     table: dict = {}    # a domain's JSON text -> its number
     built = {}
-    for builder in BUILDERS:
-        for init in NODE_INITS:
-            per_cpu = domains_for(machine, builder, init)
-            number: dict = {}   # id of a domain object -> its number (the CPUs of a node share theirs)
-            for d in {id(d): d for doms in per_cpu for d in doms}.values():
-                text = json.dumps({f.name: _plain(getattr(d, f.name)) for f in dataclasses.fields(d)}, sort_keys=True)
-                number[id(d)] = table.setdefault(text, len(table))
-            built[f"{builder}/{init}"] = [[number[id(d)] for d in doms] for doms in per_cpu]
+    for builder, init, groups in itertools.product(BUILDERS, NODE_INITS, NODE_GROUPS):
+        per_cpu = domains_for(machine, builder, init, groups)
+        number: dict = {}   # id of a domain object -> its number (the CPUs of a node share theirs)
+        for d in {id(d): d for doms in per_cpu for d in doms}.values():
+            text = json.dumps({f.name: _plain(getattr(d, f.name)) for f in dataclasses.fields(d)}, sort_keys=True)
+            number[id(d)] = table.setdefault(text, len(table))
+        built[f"{builder}/{init}/{groups}"] = [[number[id(d)] for d in doms] for doms in per_cpu]
     domains = list(table)
     return _digest({
         "class": inspect.getsource(Machine), "name": machine.name, "cpus_per_node": list(machine.cpus_per_node),

@@ -25,7 +25,7 @@ from simcore.errors import InputError
 from simcore.vocabulary.parameters import Parameter
 from simcore.vocabulary.domains import NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, Choice, Real
 from simcore.san.model import Rate, San, SanError
-from simcore.topology.domains import DEFAULT_NODE_INIT, NODE_INITS, domains_for
+from simcore.topology.domains import DEFAULT_NODE_GROUPS, DEFAULT_NODE_INIT, NODE_GROUPS, NODE_INITS, domains_for
 from simcore.topology.loader import load_topology
 from simcore.topology.machine import TopologyError
 
@@ -107,11 +107,14 @@ ARGUMENTS = {
     "levels": Parameter(None, "sched-domain levels: '2' (Linux's stock two) or 'n' (one per distance)", Choice(*BUILDERS)),
     "home_cpu": Parameter(0, "the CPU P starts on; its node is P's home", NONNEGATIVE_INTEGER),
     "node_init": Parameter(DEFAULT_NODE_INIT, "SD_NODE_INIT of the node-level domains", Choice(*NODE_INITS)),
+    "node_groups": Parameter(DEFAULT_NODE_GROUPS, "groups of the node-level domains (simcore.topology.domains)",
+                             Choice(*NODE_GROUPS)),
 }
 
 
 def from_spec(args: dict, params: dict, path: str) -> San:
-    """The model of a model file's ``generator`` section (``topology``, ``levels``[, ``home_cpu``, ``node_init``])."""
+    """The model of a model file's ``generator`` section (``topology``, ``levels``[, ``home_cpu``, ``node_init``,
+    ``node_groups``])."""
     for key in args:
         if key not in ARGUMENTS:
             raise SanError(f"{path}: key 'generator.{key}' is unknown (known: model, {', '.join(ARGUMENTS)}).")
@@ -122,7 +125,8 @@ def from_spec(args: dict, params: dict, path: str) -> San:
     for key, value in args.items():
         _check(ARGUMENTS[key], value, f"{path}: generator.{key}")
     try:
-        return build(args["topology"], args["levels"], params, args["home_cpu"], args["node_init"], path)
+        return build(args["topology"], args["levels"], params, args["home_cpu"], args["node_init"], path,
+                     args["node_groups"])
     except TopologyError as err:
         raise SanError(f"{path}: key 'generator.topology': {err}") from None
 
@@ -136,7 +140,8 @@ def _check(param: Parameter, value, where: str) -> None:
 
 
 def build(topology: str, levels: str, overrides: dict | None = None, home_cpu: int = 0,
-          node_init: str = DEFAULT_NODE_INIT, where: str = "corr05 SAN") -> San:
+          node_init: str = DEFAULT_NODE_INIT, where: str = "corr05 SAN",
+          node_groups: str = DEFAULT_NODE_GROUPS) -> San:
     """The corr05 SAN on ``topology`` with Linux's 2 domain levels (``levels="2"``) or one per distance ("n")."""
     if levels not in BUILDERS:
         raise SanError(f"{where}: key 'generator.levels' must be one of {', '.join(BUILDERS)}, not {levels!r}.")
@@ -148,7 +153,7 @@ def build(topology: str, levels: str, overrides: dict | None = None, home_cpu: i
         p[key] = float(value)
     p["other_run"] = p["other_run"] or other_run()
     machine = load_topology(topology)
-    doms = domains_for(machine, BUILDERS[levels], node_init)
+    doms = domains_for(machine, BUILDERS[levels], node_init, node_groups)
     n = machine.cpus
     if not 0 <= home_cpu < n:
         raise SanError(f"{where}: key 'generator.home_cpu' must be a CPU of {topology} (0..{n - 1}), not {home_cpu}.")

@@ -9,19 +9,29 @@ with ``distance(i, j) <= t``.
 - ``multilevel``: one node level per distinct remote distance in node i's row, ascending; the
   last spans the machine. The span grows at every level, so no level is degenerate.
 
-Groups of a node level with threshold ``t`` whose child level has threshold ``c`` (the own
-distance for the first node level): take the member nodes in order of distance from ``i``
-(``i`` first, ties by node number); each member not yet covered opens a group holding the
-uncovered members within ``c`` of it. The first group is thus exactly the child domain's span.
-When the matrix is ultrametric (neighbourhoods nested, e.g. routers in a tree) every group is
-the span of the child-level domain of its nodes. When it is not (a line, a ring, a hypercube),
-the radius-``c`` neighbourhood of a member can reach outside the span or into a group already
-made; it is cut to the uncovered members, so the groups stay disjoint and cover the span.
-A level that would balance a single group is left out, as Linux drops degenerate domains.
+Groups of a node level (the ``node_groups`` reading, ``NODE_GROUPS``): a member's group is
+gathered within a *reach* ``r``: take the member nodes in order of distance from ``i`` (``i``
+first, ties by node number); each member not yet covered opens a group holding the uncovered
+members within ``r`` of it.
+
+- ``per-node``: ``r`` is the own distance, so every node is a group of its own at every level,
+  as in Linux 2.6.11's node domain (docs/linux26-scheduler.md, "Building NUMA domains").
+- ``child-spans``: ``r`` is the child level's threshold ``c`` (the own distance for the first
+  node level), so the first group is exactly the child domain's span. corr05 does not say how
+  the groups of its extra levels are built (its Code 1 leaves them to be made dynamically).
+
+The two readings agree on a level whose child is the CPU level (``linux-2level``'s one node
+level, ``multilevel``'s first). Under ``child-spans``, when the matrix is ultrametric
+(neighbourhoods nested, e.g. routers in a tree) every group is the span of the child-level
+domain of its nodes. When it is not (a line, a ring, a hypercube), the radius-``c``
+neighbourhood of a member can reach outside the span or into a group already made; it is cut
+to the uncovered members, so the groups stay disjoint and cover the span. A level that would
+balance a single group is left out, as Linux drops degenerate domains (under ``per-node`` a
+level of more than one node never does).
 
 Cost: per node and level, a sort of the members and one vectorised pass over them per group
-(the first node level's groups are single nodes and need none), so a machine of ``n`` nodes is
-built in O(n^2 log n) steps; equal CPU sets are made once and shared between the nodes' domains.
+(single-node groups need none), so a machine of ``n`` nodes is built in O(n^2 log n) steps;
+equal CPU sets are made once and shared between the nodes' domains.
 """
 
 from __future__ import annotations
@@ -77,6 +87,13 @@ SD_ALLNODES_INIT_IA64 = dict(  # row "SD_ALLNODES_INIT ia64, 2.6.12"; only ia64 
 NODE_INITS = {"ia64-2.6.12": SD_NODE_INIT_IA64, "x86_64-2.6.12": SD_NODE_INIT_X86_64}
 DEFAULT_NODE_INIT = "ia64-2.6.12"  # the papers' machines (Altix, Superdome) are Itanium
 
+# reading -> what makes the groups of a node level, and its support
+NODE_GROUPS = {
+    "per-node": "one group per node at every node level (Linux 2.6.11's node domain, docs/linux26-scheduler.md)",
+    "child-spans": "the child level's spans, cut to stay disjoint (corr05 does not say; the model's first reading)",
+}
+DEFAULT_NODE_GROUPS = "child-spans"
+
 
 def _linux_2level(machine: Machine, node: int) -> list[tuple[str, int]]:
     """One node level spanning the machine (2.6.11 outside ia64; docs/linux26-scheduler.md, "Building NUMA domains")."""
@@ -94,19 +111,24 @@ def _multilevel(machine: Machine, node: int) -> list[tuple[str, int]]:
 BUILDERS = {"linux-2level": _linux_2level, "multilevel": _multilevel}
 
 
-def _node_groups(machine: Machine, node: int, members: np.ndarray, child: int) -> list[tuple[int, ...]]:
-    """Disjoint groups of ``members`` (ascending node numbers; see the module docstring);
-    ``child`` is the child threshold."""
+def _reach(node_groups: str, child: int) -> int:
+    """The distance within which a group's first node gathers the others (module docstring)."""
+    return LOCAL_DISTANCE if node_groups == "per-node" else child
+
+
+def _node_groups(machine: Machine, node: int, members: np.ndarray, reach: int) -> list[tuple[int, ...]]:
+    """Disjoint groups of ``members`` (ascending node numbers), each gathered within ``reach``
+    (see the module docstring)."""
     d = machine.distances
     order = members[np.lexsort((members, members != node, d[node, members]))]  # distance, own node, number
-    if child == LOCAL_DISTANCE:      # every remote distance is above it: each member alone
+    if reach == LOCAL_DISTANCE:      # every remote distance is above it: each member alone
         return list(zip(order.tolist()))
     free = np.ones(len(members), dtype=bool)
     place = {j: k for k, j in enumerate(members.tolist())}
     groups = []
     for j in order.tolist():
         if free[place[j]]:
-            hit = free & (d[j, members] <= child)
+            hit = free & (d[j, members] <= reach)
             groups.append(tuple(members[hit].tolist()))
             free &= ~hit
     return groups
@@ -120,7 +142,8 @@ def _cpus_of(machine: Machine, nodes: tuple[int, ...], made: dict) -> frozenset:
     return cpus
 
 
-def _node_domains(machine: Machine, node: int, builder: str, node_init: dict, made: dict) -> list[Domain]:
+def _node_domains(machine: Machine, node: int, builder: str, node_init: dict, node_groups: str,
+                  made: dict) -> list[Domain]:
     """The domains shared by every CPU of ``node``, bottom to top."""
     own = machine.node_cpus(node)
     out = []
@@ -129,7 +152,7 @@ def _node_domains(machine: Machine, node: int, builder: str, node_init: dict, ma
     child = int(machine.distances[node][node])
     for name, threshold in BUILDERS[builder](machine, node):
         members = np.flatnonzero(machine.distances[node] <= threshold)
-        groups = _node_groups(machine, node, members, child)
+        groups = _node_groups(machine, node, members, _reach(node_groups, child))
         child = threshold
         if len(groups) > 1:
             out.append(Domain(len(out), name, _cpus_of(machine, tuple(members.tolist()), made),
@@ -137,14 +160,19 @@ def _node_domains(machine: Machine, node: int, builder: str, node_init: dict, ma
     return out
 
 
-def domains_for(machine: Machine, builder: str, node_init: str = DEFAULT_NODE_INIT) -> list[list[Domain]]:
-    """Each CPU's sched domains, bottom to top, as ``builder`` makes them."""
+def domains_for(machine: Machine, builder: str, node_init: str = DEFAULT_NODE_INIT,
+                node_groups: str = DEFAULT_NODE_GROUPS) -> list[list[Domain]]:
+    """Each CPU's sched domains, bottom to top, as ``builder`` makes them, with node-level
+    groups of the ``node_groups`` reading."""
     if builder not in BUILDERS:
         raise TopologyError(f"sched-domain builder '{builder}' is unknown (known: {', '.join(BUILDERS)}).")
     if node_init not in NODE_INITS:
         raise TopologyError(f"node_init '{node_init}' is unknown (known: {', '.join(NODE_INITS)}).")
+    if node_groups not in NODE_GROUPS:
+        raise TopologyError(f"node_groups '{node_groups}' is unknown (known: {', '.join(NODE_GROUPS)}).")
     made: dict = {}
-    per_node = [_node_domains(machine, n, builder, NODE_INITS[node_init], made) for n in range(machine.nodes)]
+    per_node = [_node_domains(machine, n, builder, NODE_INITS[node_init], node_groups, made)
+                for n in range(machine.nodes)]
     return [list(per_node[n]) for n in machine.cpu_node]
 
 
@@ -174,7 +202,8 @@ def _groups_text(groups) -> str:
     return " ".join(texts)
 
 
-def describe(machine: Machine, builder: str, node_init: str = DEFAULT_NODE_INIT) -> str:
+def describe(machine: Machine, builder: str, node_init: str = DEFAULT_NODE_INIT,
+             node_groups: str = DEFAULT_NODE_GROUPS) -> str:
     """The machine, its SLIT matrix and, level by level, the domains ``builder`` makes per node."""
     lines = [f"machine {machine.name}: {machine.nodes} nodes, {machine.cpus} CPUs "
              f"({', '.join(map(str, machine.cpus_per_node))} per node), "
@@ -185,9 +214,9 @@ def describe(machine: Machine, builder: str, node_init: str = DEFAULT_NODE_INIT)
         lines += ["    " + " ".join(f"{int(v):{width}d}" for v in row) for row in machine.distances]
     else:
         lines.append(f"    ({machine.nodes} x {machine.nodes}: not printed above {SHOWN_NODES} nodes)")
-    per_cpu = domains_for(machine, builder, node_init)
+    per_cpu = domains_for(machine, builder, node_init, node_groups)
     per_node = [per_cpu[machine.node_cpus(n)[0]] for n in range(machine.nodes)]
-    lines.append(f"sched domains by {builder} (node init {node_init}), per level and node:")
+    lines.append(f"sched domains by {builder} (node init {node_init}, node groups {node_groups}), per level and node:")
     for level in range(max(map(len, per_node))):
         lines.append(f"  level {level}:")
         for node, doms in enumerate(per_node):

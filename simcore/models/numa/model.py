@@ -29,7 +29,7 @@ from simcore.models.numa.system import NumaSystem
 from simcore.models.numa.task import Task, TaskSpec, timeslice
 from simcore.models.numa.trace import format_trace
 from simcore.models.registry import get_policy, with_hyperparameters
-from simcore.topology.domains import NODE_INITS, SD_CPU_INIT
+from simcore.topology.domains import DEFAULT_NODE_GROUPS, NODE_GROUPS, NODE_INITS, SD_CPU_INIT
 
 MAX_LEVELS = 6
 NICE = Integer(ge=-20, le=19)
@@ -83,6 +83,8 @@ PARAMETERS: dict[str, Parameter] = with_hyperparameters("numa", {
     "idle_ignores_cache_hot": Parameter(True, "2.6.11 can_migrate_task: an idle CPU pulls cache-hot tasks too.", BOOLEAN),
     "domain_init": Parameter("ia64-2.6.12", "SD_NODE_INIT of the node-level domains (docs/linux26-scheduler.md): 'ia64-2.6.12' (the papers' Itanium machines: 80-320 ms intervals, busy factor 320) or 'x86_64-2.6.12' (8-32 ms, 32).",
                              Choice(*NODE_INITS)),
+    "node_groups": Parameter(DEFAULT_NODE_GROUPS, "Groups of the node-level domains (simcore/topology/domains.py): 'per-node' (one group per node at every level, as Linux 2.6.11 builds its node domain: docs/linux26-scheduler.md, 'Building NUMA domains') or 'child-spans' (the child level's spans, cut to stay disjoint; corr05 section 2.2 does not say how its extra levels' groups are built).",
+                             Choice(*NODE_GROUPS)),
     "cache_hot_time_cpu": Parameter(2.5, "cache_hot_time of the CPU (node-internal) domain, ms (2.6.11/12 SD_CPU_INIT: 2.5 ms).", NONNEGATIVE),
     "cache_hot_time_node": Parameter(10.0, "cache_hot_time of node domains, ms (2.6.11/12 SD_NODE_INIT: 10 ms).", NONNEGATIVE),
     **{f"{level}_{field}": Parameter(None, f"{field} of the {what} domains; None keeps the value of SD_{level.upper()}_INIT "
@@ -197,13 +199,14 @@ def _file_key(topology) -> tuple | None:
     return str(topology), str(path.resolve()), stat.st_mtime_ns, stat.st_size
 
 
-def default_domains_for(machine, builder: str, init: str = "ia64-2.6.12"):
-    from simcore.topology.domains import BUILDERS, NODE_INITS, domains_for
+def default_domains_for(machine, builder: str, init: str = "ia64-2.6.12", node_groups: str = DEFAULT_NODE_GROUPS):
+    from simcore.topology.domains import BUILDERS, domains_for
     if builder not in BUILDERS:
         raise InputError(f"numa model: unknown sched-domain builder {builder!r} (known: {', '.join(sorted(BUILDERS))})")
-    if init not in NODE_INITS:
-        raise InputError(f"numa model: parameter 'domain_init' must be one of {', '.join(NODE_INITS)}, not {init!r}")
-    return domains_for(machine, builder, init)
+    for name, value, known in (("domain_init", init, NODE_INITS), ("node_groups", node_groups, NODE_GROUPS)):
+        if value not in known:
+            raise InputError(f"numa model: parameter '{name}' must be one of {', '.join(known)}, not {value!r}")
+    return domains_for(machine, builder, init, node_groups)
 
 
 TUNED_FIELDS = ("min_interval", "max_interval", "busy_factor", "imbalance_pct", "cache_nice_tries")
@@ -234,15 +237,15 @@ _DOMAINS: dict = {}
 
 
 def batch_domains(machine, builder: str, params: dict):
-    """``tune_domains(default_domains_for(...))``, built once per machine, builder, node init and
-    tuning: a batch's replications share the lists (the domains are frozen, and the balancer keeps
-    what it derives from them per list: ``balancer.Static``)."""
-    key = (id(machine), builder, params["domain_init"], tuple(params[name] for name in TUNING))
+    """``tune_domains(default_domains_for(...))``, built once per machine, builder, node init, node
+    groups and tuning: a batch's replications share the lists (the domains are frozen, and the
+    balancer keeps what it derives from them per list: ``balancer.Static``)."""
+    key = (id(machine), builder, params["domain_init"], params["node_groups"], tuple(params[name] for name in TUNING))
     hit = _DOMAINS.get(key)
     if hit is None or hit[0] is not machine:
         if len(_DOMAINS) >= 16:
             _DOMAINS.clear()
-        domains = default_domains_for(machine, builder, params["domain_init"])
+        domains = default_domains_for(machine, builder, params["domain_init"], params["node_groups"])
         hit = _DOMAINS[key] = (machine, tune_domains(domains, params))
     return hit[1]
 
