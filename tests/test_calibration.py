@@ -33,7 +33,7 @@ def test_the_control_of_corr05_is_fitted_on_the_36_published_linux_points_only()
                      if e["policy"] == "linux-2level" and e["metric"] == "mean_turnaround_s"]
         assert [(p.params["n_tasks"], p.value) for p in mine] == published and len(mine) == count
         assert {p.params["topology"] for p in mine} == {spec.data["fixed"]["topology"]}
-        assert all(p.params["home_node"] == "creation" for p in mine)        # the file's fixed value
+        assert all(p.params["home_node"] == "creation" for p in mine)        # the preset's (section 2.2)
     assert cal.groups() == ["corr05-4x2", "corr05-4x4", "altix-16x2", "superdome-16x4"]
 
 
@@ -54,7 +54,7 @@ def _edited(tmp_path: Path, edit) -> Path:
     (lambda d: d["open"]["memory_stall_fraction"].update(scale="log"), "open.memory_stall_fraction.scale"),
     (lambda d: d.update(policy="multilevel"), "policy"),
     (lambda d: d.update(holdout="n_nice0"), "holdout"),
-    (lambda d: d["fixed"]["home_node"].update(value="elsewhere"), "fixed.home_node.value"),
+    (lambda d: d.update(fixed={"home_node": {"value": "elsewhere", "why": "w"}}), "fixed.home_node.value"),
     (lambda d: d["search"].update(design=-1), "search.design"),
 ])
 def test_a_bad_calibration_is_one_sentence_naming_the_file_and_key(tmp_path, capsys, edit, key):
@@ -158,7 +158,6 @@ def test_a_recorded_fit_is_taken_while_its_key_holds(tmp_path, monkeypatch):
     cal = load_calibration(path, ROOT / "config" / "experiments")
     cal.points = cal.points[:2] + cal.points[10:12]                      # two machines, for speed
     record = tmp_path / "fits.yaml"
-    monkeypatch.setattr("simcore.calibration.record.cal_specs_dir", lambda c: ROOT / "config" / "experiments")
     made = calibrate(cal, "smoke", tmp_path / "a", 7, record_to=record)
     assert "fitted now" in made
     searches = []

@@ -89,9 +89,9 @@ def test_a_level_over_the_cpu_level_is_one_group_per_node_under_both_readings():
 
 
 def test_the_reading_is_named_and_checked():
-    assert set(NODE_GROUPS) == {"per-node", "child-spans"} and DEFAULT_NODE_GROUPS == "child-spans"
+    assert set(NODE_GROUPS) == {"per-node", "child-spans"} and DEFAULT_NODE_GROUPS == "per-node"
     altix = load_topology("altix-16x2", CATALOG)
-    assert domains_for(altix, "multilevel") == domains_for(altix, "multilevel", node_groups="child-spans")
+    assert domains_for(altix, "multilevel") == domains_for(altix, "multilevel", node_groups="per-node")
     with pytest.raises(TopologyError) as err:
         domains_for(altix, "multilevel", node_groups="per-cpu")
     assert str(err.value) == "node_groups 'per-cpu' is unknown (known: per-node, child-spans)."
@@ -132,16 +132,16 @@ def test_the_corr05_san_takes_the_reading():
         return {j: next(e.rate for e in san.events if e.name == f"pull0_{j}") for j in range(1, 8)}
 
     child, per_node = pulls(node_groups="child-spans"), pulls(node_groups="per-node")
-    assert pulls() == child
+    assert pulls() == per_node
     assert per_node[2] > child[2] and per_node[4] < child[4]
 
 
 def test_cli_topology_shows_the_reading(simcore_cli):
-    """The Altix top level of 16 single nodes shows its first 6, the count and its last (node 9:
-    CPUs 18-19); under child-spans node 0's top level is {0-15,20-31} {16-19}."""
-    proc = simcore_cli("topology", "altix-16x2", "--builder", "multilevel", "--node-groups", "per-node")
+    """By default (per-node) the Altix top level of 16 single nodes shows its first 6, the count
+    and its last (node 9: CPUs 18-19); under child-spans node 0's top level is {0-15,20-31} {16-19}."""
+    proc = simcore_cli("topology", "altix-16x2", "--builder", "multilevel")
     assert proc.returncode == 0, proc.stderr
     assert "(node init ia64-2.6.12, node groups per-node)" in proc.stdout
     assert "{0-1} {2-3} {4-5} {6-7} {28-29} {30-31} ... (16 groups in all) ... {18-19}" in proc.stdout
-    proc = simcore_cli("topology", "altix-16x2", "--builder", "multilevel")
+    proc = simcore_cli("topology", "altix-16x2", "--builder", "multilevel", "--node-groups", "child-spans")
     assert "node groups child-spans" in proc.stdout and "groups {0-15,20-31} {16-19}" in proc.stdout

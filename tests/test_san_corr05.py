@@ -38,8 +38,9 @@ def test_automata_and_states_are_the_papers():
 
 @pytest.mark.parametrize("levels, builder", [("2", "linux-2level"), ("n", "multilevel")])
 def test_balancing_rates_come_from_the_simulators_sched_domains(levels, builder):
-    san = build("corr05-4x2", levels)
-    doms = domains_for(load_topology("corr05-4x2"), builder)
+    """Under the child-spans reading of a node level's groups (the per-node one: test_node_groups)."""
+    san = build("corr05-4x2", levels, node_groups="child-spans")
+    doms = domains_for(load_topology("corr05-4x2"), builder, node_groups="child-spans")
     for i in range(8):
         busy = sum(1000 / (d.min_interval * d.busy_factor) for d in doms[i])
         assert _rate(san, f"balance{i}") == pytest.approx(busy, rel=1e-12)

@@ -1,13 +1,19 @@
 """Machines from SLIT matrices and the sched-domain hierarchies built on them."""
 
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
 import yaml
 
 from simcore.topology import TopologyError, catalog, load_topology, this_machine
-from simcore.topology.domains import BUILDERS, describe, domains_for
+
+from simcore.topology.domains import BUILDERS, NODE_GROUPS, describe
+from simcore.topology.domains import domains_for as build_domains
+
+# these tests pin the child-spans reading of a node level's groups; per-node: tests/test_node_groups.py
+domains_for = partial(build_domains, node_groups="child-spans")
 from simcore.topology.machine import make_machine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,14 +54,17 @@ def test_catalog_loads_with_its_stated_levels(name):
     assert said, f"{name}: the description should say how many levels the machine has"
     assert len(m.levels) == int(said.group(1)) == STATED_LEVELS.get(name, int(said.group(1)))
     for builder in BUILDERS:
-        for cpu, doms in enumerate(domains_for(m, builder)):
-            assert doms[-1].span == frozenset(range(m.cpus))  # the top spans the machine
-            for k, d in enumerate(doms):
-                assert d.level == k and cpu in d.span
-                assert frozenset().union(*d.groups) == d.span and sum(map(len, d.groups)) == len(d.span)
-                local = next(g for g in d.groups if cpu in g)  # the local group is the child's span
-                assert local == (doms[k - 1].span if k else frozenset([cpu]))
-                assert k == 0 or doms[k - 1].span < d.span
+        for groups in NODE_GROUPS:
+            for cpu, doms in enumerate(build_domains(m, builder, node_groups=groups)):
+                assert doms[-1].span == frozenset(range(m.cpus))  # the top spans the machine
+                own = frozenset(m.node_cpus(m.cpu_node[cpu]))
+                for k, d in enumerate(doms):
+                    assert d.level == k and cpu in d.span
+                    assert frozenset().union(*d.groups) == d.span and sum(map(len, d.groups)) == len(d.span)
+                    local = next(g for g in d.groups if cpu in g)  # the local group: the child's span, or the node
+                    assert local == (frozenset([cpu]) if d.name == "cpu" else
+                                     doms[k - 1].span if k and groups == "child-spans" else own)
+                    assert k == 0 or doms[k - 1].span < d.span
 
 
 def test_hand_checked_hierarchies():

@@ -27,19 +27,29 @@ HEADER = ("# Recorded calibrations (simcore calibrate --record): the workflow ta
 
 
 def calibration_key(cal: Calibration, replications: int, root_seed: int) -> str:
-    """The key a fit of ``cal`` is recorded under (module docstring)."""
+    """The key a fit of ``cal`` is recorded under (module docstring): the model's code, the
+    calibration file, every point's parameters and published value, the replications and seed."""
     from simcore.experiments.fingerprint import code_fingerprint
-    from simcore.experiments.spec import find_spec, load_spec
 
-    files = sorted({str(f) for t in cal.targets for f in load_spec(find_spec(t, cal_specs_dir(cal))).files})
-    what = {"code": code_fingerprint(cal.model), "calibration": cal.path.read_text(),
-            "targets": [Path(f).read_text() for f in files], "replications": replications, "seed": root_seed}
-    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
+    points = [[p.experiment, p.params, p.value] for p in cal.points]
+    what = {"code": code_fingerprint(cal.model), "calibration": cal.path.read_text(), "points": points,
+            "replications": replications, "seed": root_seed}
+    return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def cal_specs_dir(cal: Calibration) -> Path:
-    """The experiments' folder beside the calibration's (config/calibration -> config/experiments)."""
-    return cal.path.parent.parent / "experiments"
+def record_path(calibration: Path) -> Path:
+    """Where the fits of the calibration file ``calibration`` are recorded: ``fits/ID.yaml`` beside it."""
+    return calibration.parent / "fits" / f"{calibration.stem}.yaml"
+
+
+def calibrated_values(calibration: Path, scale: str = "full") -> dict:
+    """The values of the fit recorded for ``calibration`` at ``scale`` (an experiment's
+    ``calibration``): its fixed values and fitted ones, each checked against its domain."""
+    entry = next((e for e in _entries(record_path(calibration)) if e.get("scale") == scale), None)
+    if entry is None:
+        raise InputError(f"{record_path(calibration)}: no recorded {scale} fit of {calibration.stem}; "
+                         f"run `simcore calibrate {calibration.stem} --record {record_path(calibration)}`.")
+    return dict(entry["values"])
 
 
 def _entries(path: Path) -> list[dict]:

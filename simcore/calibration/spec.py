@@ -133,7 +133,7 @@ def _points(path, policy: str, metric: str, targets: list[str], specs_dir, fixed
                              f"{spec.baseline!r}: a calibration fits the control only.")
         for entry in spec.data.get("published") or []:
             if entry.get("policy") == policy and entry.get("metric") == metric and "than" not in entry:
-                params = spec.params({**(entry.get("where") or {}), **fixed})
+                params = spec.params({**(entry.get("where") or {}), **fixed}, calibrated=False)
                 out.append(Point(target, params, float(entry["value"]), str(entry.get("source", target))))
     if not out:
         raise InputError(f"{path}: key 'targets' gives no published point of {policy} and {metric}.")

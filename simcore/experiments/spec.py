@@ -116,7 +116,28 @@ class Spec:
             out += load_spec(self.path.parent / f"{other}.yaml").files
         if "readings_from" in self.data:
             out.append(readings_path(self.path, self.data["readings_from"]))
+        if "calibration" in self.data:
+            from simcore.calibration.record import record_path
+
+            out += [self.calibration_path, record_path(self.calibration_path)]
         return out
+
+    @property
+    def calibration_path(self) -> Path | None:
+        """The calibration file of ``calibration`` (None without one)."""
+        name = self.data.get("calibration")
+        return self.path.parent.parent / "calibration" / f"{name}.yaml" if name else None
+
+    def calibrated(self) -> dict:
+        """The recorded fit's values of ``calibration`` ({} without one), each in its domain."""
+        if "calibration" not in self.data:
+            return {}
+        from simcore.calibration.record import calibrated_values, record_path
+
+        values = calibrated_values(self.calibration_path)
+        for name, value in values.items():
+            self.model.PARAMETERS[name].check(value, f"{record_path(self.calibration_path)}: value {name}")
+        return values
 
     def reading_combinations(self) -> list[dict]:
         """``judges``: every reading, the judged experiment's own first, as {parameter: entry}
@@ -148,13 +169,16 @@ class Spec:
     def label(self, policy: str) -> str:
         return (self.data.get("labels") or {}).get(policy, policy)
 
-    def params(self, overrides: dict | None = None) -> dict:
-        """Model defaults, then fixed values, then assumptions, then ``overrides`` (grid values,
+    def params(self, overrides: dict | None = None, calibrated: bool = True) -> dict:
+        """Model defaults, then fixed values, then assumptions, then (``calibrated``) the recorded
+        calibration's values, then ``overrides`` (grid values,
         ``--set``), each in its domain; the relations between parameters (the model's
         ``CONSTRAINTS``) must hold."""
         params = {name: p.default for name, p in self.model.PARAMETERS.items()}
         params.update(self.data.get("fixed") or {})
         params.update({k: v["value"] for k, v in (self.data.get("assumptions") or {}).items()})
+        if calibrated:
+            params.update(self.calibrated())
         for name, value in (overrides or {}).items():
             if name in self.model.PARAMETERS:  # an unknown name is refused when the model runs
                 self.model.PARAMETERS[name].check(value, f"{self.path}: parameter {name}")
@@ -584,10 +608,11 @@ def _link_source(path: Path, data: dict) -> dict:
     if missing:
         raise SpecError(f"{path}: key 'policies': '{missing[0]}' is not simulated by '{source.id}'.")
     return {**data, "scales": source.data["scales"], "grid": source.data.get("grid"),
-            "fixed": source.data.get("fixed"), "assumptions": source.data.get("assumptions")}
+            "fixed": source.data.get("fixed"), "assumptions": source.data.get("assumptions"),
+            "calibration": source.data.get("calibration")}
 
 
-JUDGED_KEYS = ("preset", "fixed", "assumptions", "grid", "published", "claims")   # taken from the judged experiment
+JUDGED_KEYS = ("preset", "calibration", "fixed", "assumptions", "grid", "published", "claims")   # taken from the judged experiment
 
 
 def _link_judged(path: Path, data: dict) -> dict:
@@ -620,7 +645,8 @@ def _link_judged(path: Path, data: dict) -> dict:
         raise SpecError(f"{path}: key 'data_from': '{data['data_from']}' must have run this experiment's cells "
                         f"(the judged grid crossed with the readings, in order), not others.")
     return {**data, "fixed": judged.data.get("fixed"), "assumptions": judged.data.get("assumptions"), "grid": grid,
-            "published": judged.data.get("published"), "judged_claims": judged.data["claims"]}
+            "calibration": judged.data.get("calibration"), "published": judged.data.get("published"),
+            "judged_claims": judged.data["claims"]}
 
 
 def readings_path(spec_path: Path, name: str) -> Path:
@@ -679,7 +705,8 @@ def load_spec(path: str | Path) -> Spec:
     path = Path(path)
     data = _read_yaml(path)
     _check_schema(path, data)
-    for link, keys in (("data_from", ("scales", "grid", "fixed", "assumptions", "preset")), ("judges", JUDGED_KEYS)):
+    for link, keys in (("data_from", ("scales", "grid", "fixed", "assumptions", "preset", "calibration")),
+                       ("judges", JUDGED_KEYS)):
         if link in data:
             for key in keys:
                 if key in data:
@@ -689,8 +716,10 @@ def load_spec(path: str | Path) -> Spec:
     data = {k: v for k, v in data.items() if v is not None}
     _check_semantics(path, data)
     spec = Spec(path, data)
+    if "calibration" in data and not spec.calibration_path.exists():
+        raise SpecError(f"{path}: key 'calibration': no calibration file {spec.calibration_path}.")
     for cell in spec.all_cells():
-        spec.params(cell.values)
+        spec.params(cell.values, calibrated=False)   # the recorded fit is read when cells run
     _check_monitor(spec)
     return spec
 

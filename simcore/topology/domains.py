@@ -92,7 +92,7 @@ NODE_GROUPS = {
     "per-node": "one group per node at every node level (Linux 2.6.11's node domain, docs/linux26-scheduler.md)",
     "child-spans": "the child level's spans, cut to stay disjoint (corr05 does not say; the model's first reading)",
 }
-DEFAULT_NODE_GROUPS = "child-spans"
+DEFAULT_NODE_GROUPS = "per-node"
 
 
 def _linux_2level(machine: Machine, node: int) -> list[tuple[str, int]]:
