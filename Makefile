@@ -42,12 +42,17 @@ endif
 ifneq ($(filter figure,$(MAKECMDGOALS)),)
 $(if $(strip $(ID)),,$(error make figure: give ID=<experiment id>, e.g. ID=amir-table2 (see: $(SIMCORE) list)))
 endif
+ifneq ($(filter calibrate,$(MAKECMDGOALS)),)
+$(if $(wildcard config/calibration/$(ID).yaml),,$(error make calibrate: give ID=<calibration id>, one of: $(basename $(notdir $(wildcard config/calibration/*.yaml)))))
+$(if $(call one-of,$(CORES),all)$(shell [[ $(call quoted,$(CORES)) =~ ^[1-9][0-9]*$$ ]] && echo y),,\
+  $(error CORES=$(CORES) is not a number of cores: give a positive integer, or all))
+endif
 # $(call targets-of,ID): the workflow targets of ID (`simcore targets`); an unknown ID stops make
 # with simcore's sentence (expanded in a recipe, once the virtualenv is there)
 targets-of = $(eval targets-out := $(shell $(SIMCORE) targets $(call quoted,$1) 2>&1))$\
   $(if $(filter 0,$(.SHELLSTATUS)),$(targets-out),$(error $(patsubst %.,%,$(targets-out))))
 
-.PHONY: help env tex lock reproduce unlock reference report-from-reference evaluate test figure dag lint bench mutation clean distclean
+.PHONY: help env tex lock reproduce unlock reference report-from-reference evaluate test calibrate figure dag lint bench mutation clean distclean
 
 help:  ## list the verbs
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -109,6 +114,10 @@ evaluate: env tex  ## artifact evaluation: the whole DAG at EVAL_SCALE (smoke|qu
 
 test: env tex  ## the whole test suite, including the smoke-scale workflow
 	$(BIN)/python -m pytest
+
+calibrate: env  ## fit a paper's control on its published baseline points and record it: make calibrate ID=corr05-control (about 45 min on 2 cores)
+	$(SIMCORE) calibrate $(call quoted,$(ID)) --scale full --jobs $(if $(filter all,$(CORES)),$(shell nproc),$(CORES)) \
+	    --record config/calibration/fits/$(ID).yaml --out results/calibration/$(ID)
 
 figure: env  ## rebuild one figure or table at SCALE, full unless given: make figure ID=amir-table2 takes about 7 job-minutes (SCALE=quick: 30 s; also ID=corr05-fig8, ID=san-example)
 	$(eval FIGURE_TARGETS := $(call targets-of,$(ID)))

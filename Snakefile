@@ -36,6 +36,7 @@ include: "workflow/rules/precision.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/san.smk"
+include: "workflow/rules/calibration.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -66,6 +67,7 @@ localrules:
     table,
     san_figure,
     san_report,
+    calibration_report,
     san_published_figure,
     report_inputs,
     run_profile,

@@ -1,4 +1,4 @@
-"""The simcore command: list, validate, run, aggregate, precision, figure, table, report-macros, topology, trace, targets, params, san, san-fit, calibrate, san-compare, run-profile, evaluate, save-reference, report-from-results, check-layout.
+"""The simcore command: list, validate, run, aggregate, precision, figure, table, report-macros, topology, trace, targets, params, san, san-fit, calibrate, calibration-report, san-compare, run-profile, evaluate, save-reference, report-from-results, check-layout.
 
 Errors are one sentence on stderr naming the file and key at fault; exit code 2 for bad input,
 1 for an internal failure (and for `evaluate`, a run inconsistent with the reference). Heavy libraries are imported only by the subcommands that use them.
@@ -335,8 +335,18 @@ def cmd_calibrate(args) -> int:
     with _progress(args, f"simcore calibrate {cal.id}") as progress:
         summary = calibrate(cal, args.scale, Path(args.out), seed, args.jobs, progress,
                             Path(args.cache) if args.cache else None, Path(args.record) if args.record else None,
-                            not args.no_holdout)
+                            not args.no_holdout, args.recorded_only)
     print(summary, file=sys.stderr)
+    return 0
+
+
+def cmd_calibration_report(args) -> int:
+    from simcore.calibration.spec import find_calibration, load_calibration
+    from simcore.report.calibration import write
+
+    cal = load_calibration(find_calibration(args.calibration, args.calibrations), args.specs)
+    write(cal, Path(args.results) / cal.id, Path(args.tex), Path(args.figure), f"figures/{Path(args.figure).name}")
+    print(f"calibration-report: {args.tex}, {args.figure}", file=sys.stderr)
     return 0
 
 
@@ -648,8 +658,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", metavar="RECORD.yaml", help="take the fit recorded under the same key (config/calibration/fits.yaml)")
     p.add_argument("--record", metavar="RECORD.yaml", help="store a fit made now in this record")
     p.add_argument("--no-holdout", action="store_true", help="fit on all points only")
+    p.add_argument("--recorded-only", action="store_true", help="take the fit from --cache or stop (never fit)")
     p.add_argument("--seed", type=INDEX, help="root seed (default: config/config.yaml)")
     _add_progress(p)
+    p = add("calibration-report", cmd_calibration_report, "a calibration's page of the report: its ranges, fit, "
+                                                          "held-out predictions and features (LaTeX and a figure)")
+    p.add_argument("calibration", metavar="ID", help="calibration id (config/calibration/ID.yaml) or file")
+    p.add_argument("--calibrations", default="config/calibration", metavar="DIR", help="folder of calibrations")
+    p.add_argument("--results", default="results/calibration", metavar="DIR", help="folder of calibrations' results")
+    p.add_argument("--tex", required=True, metavar="FILE.tex", help="the section (LaTeX), written atomically")
+    p.add_argument("--figure", required=True, metavar="FILE.pdf", help="the figure (PDF), written atomically")
     p = add("san-compare", cmd_san_compare,
             "SAN models beside their published curves: a figure and a LaTeX table with macros")
     p.add_argument("models", nargs="+", metavar="NAME", help="config/san/NAME.yaml, each with a 'published' section")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -160,6 +161,13 @@ def test_a_recorded_fit_is_taken_while_its_key_holds(tmp_path, monkeypatch):
     record = tmp_path / "fits.yaml"
     made = calibrate(cal, "smoke", tmp_path / "a", 7, record_to=record)
     assert "fitted now" in made
+    from simcore.report.calibration import write                       # the report's page of it
+
+    write(cal, tmp_path / "a", tmp_path / "cal.tex", tmp_path / "cal.pdf", "figures/cal.pdf")
+    tex = (tmp_path / "cal.tex").read_text()
+    names = [q.name.replace("_", "\\_") for q in cal.quantities]
+    assert all("\\texttt{" + name + "}" in tex for name in names)
+    assert tex.count(r"\\") >= len(cal.quantities) + 2 and (tmp_path / "cal.pdf").stat().st_size > 1000
     searches = []
     monkeypatch.setattr(F, "_search", lambda *a: searches.append(a) or (_ for _ in ()).throw(AssertionError))
     again = calibrate(cal, "smoke", tmp_path / "b", 7, cache=record)
@@ -169,3 +177,61 @@ def test_a_recorded_fit_is_taken_while_its_key_holds(tmp_path, monkeypatch):
     changed = dataclasses.replace(cal, path=path)
     with pytest.raises(AssertionError):                                   # no entry: it would search
         calibrate(changed, "smoke", tmp_path / "c", 7, cache=record)
+
+
+# -- the experiments that take the calibration ------------------------------------------------------
+def test_every_published_point_of_the_four_figures_is_a_claim_the_controls_marked_calibrated():
+    """Figures 9, 10, 12 and 13: 72 points (36 per policy), one 'value' claim each, judged against
+    the paper's number in its cell; Linux's are the fit's own (calibrated, not counted), the
+    multilevel ones and every effect claim are predictions on the calibrated control. A judging
+    experiment takes the effect claims only."""
+    specs = {n: load_spec(find_spec(f"corr05-fig{n}", ROOT / "config" / "experiments")) for n in (9, 10, 12, 13)}
+    points = [c for s in specs.values() for c in s.data["claims"] if c.get("point")]
+    assert len(points) == 72
+    linux = [c for c in points if c["policy"] == "linux-2level"]
+    assert len(linux) == 36 and all(c.get("calibrated") and not c.get("calibrated_input") for c in linux)
+    others = [c for s in specs.values() for c in s.data["claims"] if c["policy"] != "linux-2level"]
+    assert others and all(c.get("calibrated_input") and not c.get("calibrated") for c in others)
+    first = next(c for c in points if c["id"] == "point-linux-2level-n-tasks-50")
+    assert (first["kind"], first["where"], first["published_effect"]) == ("value", {"n_tasks": [50]}, "table")
+    readings = load_spec(find_spec("corr05-fig9-readings", ROOT / "config" / "experiments"))
+    assert [c["id"] for c in readings.data["judged_claims"]] == [c["id"] for c in specs[9].data["claims"]
+                                                                  if not c.get("point")]
+    assert readings.data["calibration"] == "corr05-control"
+
+
+def test_an_experiment_runs_with_the_recorded_values_over_its_presets_and_under_its_grid(tmp_path):
+    """The recorded fit's values replace the preset's assumptions; a grid value or an override
+    still wins; without a record the run stops with one sentence naming the record."""
+    config = tmp_path / "config"
+    for sub in ("experiments", "presets", "calibration", "topologies"):
+        (config / sub).mkdir(parents=True)
+    for name in ("corr05-fig9.yaml",):
+        (config / "experiments" / name).write_text((ROOT / "config" / "experiments" / name).read_text())
+    (config / "presets" / "corr05.yaml").write_text((ROOT / "config" / "presets" / "corr05.yaml").read_text())
+    (config / "calibration" / "corr05-control.yaml").write_text(CORR05.read_text())
+    spec = load_spec(config / "experiments" / "corr05-fig9.yaml")
+    with pytest.raises(InputError, match="fits/corr05-control.yaml: no recorded full fit"):
+        spec.params({"n_tasks": 50})
+    (config / "calibration" / "fits").mkdir()
+    (config / "calibration" / "fits" / "corr05-control.yaml").write_text(yaml.safe_dump([
+        {"key": "k", "calibration": "corr05-control", "scale": "full",
+         "values": {"memory_stall_fraction": 0.7, "def_timeslice": 40.0, "creation_rate": 80.0, "creation_cpu": 0}}]))
+    params = spec.params({"n_tasks": 50})
+    assert (params["memory_stall_fraction"], params["def_timeslice"], params["creation_cpu"]) == (0.7, 40.0, 0)
+    assert spec.params({"n_tasks": 50, "memory_stall_fraction": 0.25})["memory_stall_fraction"] == 0.25
+    assert spec.params({"n_tasks": 50}, calibrated=False)["memory_stall_fraction"] == 0.25   # the preset's
+    assert config / "calibration" / "fits" / "corr05-control.yaml" in spec.files
+
+
+# -- the report's page ---------------------------------------------------------------------------
+def test_the_features_compare_each_curves_direction_and_the_light_load_order():
+    """Machine a: published 30 -> 25 (falls), simulated 20 -> 24 (rises); machine b: 22 -> 28 and
+    18 -> 26 (both rise). At 50 tasks published a (30) > b (22), simulated a (20) > b (18)."""
+    from simcore.report.calibration import features
+
+    points = pd.DataFrame({"topology": ["a", "a", "b", "b"], "n_tasks": [50, 400, 50, 400],
+                           "published": [30.0, 25.0, 22.0, 28.0], "simulated": [20.0, 24.0, 18.0, 26.0]})
+    assert features(points, "topology") == [("a: the curve over the load", "falls", "rises"),
+                                            ("b: the curve over the load", "rises", "rises"),
+                                            ("order at 50 tasks, slowest first", "a > b", "a > b")]

@@ -18,6 +18,7 @@ from simcore.calibration import fit as F
 from simcore.calibration.record import calibration_key, entry_of, record, recorded
 from simcore.calibration.spec import Calibration
 from simcore.core.output import write_text
+from simcore.errors import InputError
 
 
 def _replay(cal: Calibration, entry: dict, reps: int, seed: int, jobs: int, progress) -> F.Result:
@@ -35,12 +36,17 @@ def _replay(cal: Calibration, entry: dict, reps: int, seed: int, jobs: int, prog
 
 
 def calibrate(cal: Calibration, scale: str, out: Path, seed: int, jobs: int = 1, progress=None,
-              cache: Path | None = None, record_to: Path | None = None, holdout: bool = True) -> str:
+              cache: Path | None = None, record_to: Path | None = None, holdout: bool = True,
+              recorded_only: bool = False) -> str:
     """Fit ``cal`` at ``scale`` (or take the fit recorded in ``cache``), write ``out``'s files;
-    ``record_to``: store a fit made now. Returns a summary line."""
+    ``record_to``: store a fit made now; ``recorded_only``: refuse to fit (a workflow's run takes
+    the recorded fit its experiments ran with, never a new one). Returns a summary line."""
     reps = cal.replications[scale]
     key = calibration_key(cal, reps, seed)
     stored = recorded(cache, key) if cache else None
+    if stored is None and recorded_only:
+        raise InputError(f"{cache}: no {scale} fit of {cal.id} recorded under key {key} (the model's code, the "
+                         f"calibration or its points changed): run `make calibrate ID={cal.id}` and commit the record.")
     if stored is not None:
         result, how = _replay(cal, stored, reps, seed, jobs, progress), f"recorded in {cache} on {stored['computed']}"
         entry = {**stored, "how": how}

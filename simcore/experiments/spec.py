@@ -646,7 +646,49 @@ def _link_judged(path: Path, data: dict) -> dict:
                         f"(the judged grid crossed with the readings, in order), not others.")
     return {**data, "fixed": judged.data.get("fixed"), "assumptions": judged.data.get("assumptions"), "grid": grid,
             "calibration": judged.data.get("calibration"), "published": judged.data.get("published"),
-            "judged_claims": judged.data["claims"]}
+            "judged_claims": [c for c in judged.data["claims"] if not c.get("point")]}
+
+
+def _token(value) -> str:
+    return str(value).replace("_", "-").replace(".", "p").lower()
+
+
+def _point_claims(data: dict) -> dict:
+    """``point_claims``: one ``value`` claim per published point of its metric, first in the
+    claims (marked ``point``; a judging experiment does not take them). With a calibration, the
+    control's points are those its fit chose the values on: ``calibrated``."""
+    if "point_claims" not in data:
+        return data
+    metric, control = data["point_claims"]["metric"], data.get("baseline")
+    points = []
+    for e in data.get("published") or []:
+        if e.get("metric") != metric or "than" in e or "untested" in e:
+            continue
+        where = e.get("where") or {}
+        unit = f" {e['unit']}" if e.get("unit") else ""
+        at = ", ".join(f"{k} = {v}" for k, v in where.items())
+        claim = {"id": "-".join(["point", _token(e["policy"]), *(f"{_token(k)}-{_token(v)}" for k, v in where.items())]),
+                 "text": f"{e.get('source', data['source'])}: {data.get('labels', {}).get(e['policy'], e['policy'])} "
+                         f"{e['value']:g}{unit} at {at or 'every cell'}.",
+                 "kind": "value", "metric": metric, "policy": e["policy"], "published_effect": "table",
+                 "where": {k: [v] for k, v in where.items()}, "point": True}
+        if "calibration" in data and e["policy"] == control:
+            claim["calibrated"] = (f"The open quantities of calibration {data['calibration']} were fitted on this "
+                                   "number among the control's points (config/calibration).")
+            claim.pop("calibrated_input", None)
+        points.append(claim)
+    return {**data, "claims": points + [c for c in data.get("claims") or [] if not c.get("point")]}
+
+
+def _calibrated_claims(data: dict) -> dict:
+    """With a calibration, every claim not marked otherwise is judged on the calibrated control."""
+    if "calibration" not in data or not data.get("claims"):
+        return data
+    note = (f"The control's open quantities were fitted on its own published points by calibration "
+            f"{data['calibration']} (config/calibration); this claim is a prediction on that control.")
+    claims = [c if c.get("calibrated") or c.get("calibrated_input") else {**c, "calibrated_input": note}
+              for c in data["claims"]]
+    return {**data, "claims": claims}
 
 
 def readings_path(spec_path: Path, name: str) -> Path:
@@ -687,7 +729,7 @@ def _check_readings(path: Path, data: dict, judged: Spec) -> None:
         if claim["metric"] not in metrics:
             raise SpecError(f"{path}: key 'metrics': '{claim['metric']}' is missing (claim '{claim['id']}' of "
                             f"'{judged.id}' judges it).")
-    own = judged.params()
+    own = judged.params(calibrated=False)   # the readings of the control as its spec states it
     model = _model(path, data)
     for param, entries in data["readings"].items():
         key = f"{path}: key 'readings.{param}'"
@@ -713,7 +755,7 @@ def load_spec(path: str | Path) -> Spec:
                     raise SpecError(f"{path}: key '{key}' must not be given: it comes from '{link}'.")
     _check_params(path, data, _model(path, data))
     data = _link_judged(path, _link_source(path, _merge_preset(path, data)))
-    data = {k: v for k, v in data.items() if v is not None}
+    data = _calibrated_claims(_point_claims({k: v for k, v in data.items() if v is not None}))
     _check_semantics(path, data)
     spec = Spec(path, data)
     if "calibration" in data and not spec.calibration_path.exists():

@@ -83,12 +83,28 @@ def save_reference(results: Path, experiments: list[str], san_figures: list[str]
                 (out / "san" / model).mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(results / "san" / model / name, out / "san" / model / name)
                 written += 1
+    written += _copy_calibrations(results, out)
     claims = [pd.read_csv(out / e / "claims.csv") for e in experiments + san_figures if (out / e / "claims.csv").exists()]
     write_csv(out / "claims.csv", pd.concat(claims, ignore_index=True))
     save_jobs(benchmarks, scale, cores, out / "jobs-full.csv")
     shutil.copyfile(results / "scale.txt", out / "scale.txt")
     write_text(out / "README.md", reference_readme(out))
     return written + 4
+
+
+CALIBRATION_KEPT = ("fit.yaml", "points.csv", "holdout.csv")
+
+
+def _copy_calibrations(results: Path, out: Path) -> int:
+    """Copy each calibration's replayed fit (``results/calibration/ID/``); returns the files written."""
+    written = 0
+    for folder in sorted(p for p in (results / "calibration").glob("*") if p.is_dir()):
+        (out / "calibration" / folder.name).mkdir(parents=True, exist_ok=True)
+        for name in CALIBRATION_KEPT:
+            if (folder / name).exists():
+                shutil.copyfile(folder / name, out / "calibration" / folder.name / name)
+                written += 1
+    return written
 
 
 def update_reference(results: Path, experiments: list[str], known: list[str], san_figures: list[str],
@@ -124,6 +140,7 @@ def update_reference(results: Path, experiments: list[str], known: list[str], sa
         if (results / exp / "replications.csv").exists():
             _gzip(results / exp / "replications.csv", out / exp / "replications.csv.gz")
             written += 1
+    written += _copy_calibrations(results, out)
     claims = [pd.read_csv(out / e / "claims.csv") for e in sorted(known) + sorted(san_figures)
               if (out / e / "claims.csv").exists()]
     write_csv(out / "claims.csv", pd.concat(claims, ignore_index=True))
@@ -196,6 +213,8 @@ def reference_readme(folder: Path) -> str:
         "files are not kept;",
         "- `EXPERIMENT/traces.txt`, `monitor.csv`: the traced and monitored replications where the experiment has them;",
         "- `san/MODEL/`: the SAN solutions, simulations and fits; `corr05-fig8/claims.csv`: its claims;",
+        "- `calibration/ID/`: a calibrated control's recorded fit (`fit.yaml`), its published points beside the "
+        "control simulated at the fit (`points.csv`) and each machine's held-out prediction (`holdout.csv`);",
         "- `claims.csv`: every claim in one table; `scale.txt`: the scale.", "",
         "`make report-from-reference` builds the report from this folder alone; `make evaluate` checks a smoke run "
         "against it. Which reruns made which experiments, and why: docs/reference-history.md.", ""])
@@ -250,10 +269,22 @@ def _report_steps(results: Path, paper: Path, specs: list, san_dir: Path, untest
     for fig, models in san_figures(san_dir).items():
         figure, tex = paper / "figures" / f"{fig}.pdf", paper / "generated" / f"{fig}.tex"
         yield [figure, tex], partial(compare, models, results / "san", scale, figure, tex, None)
+    for folder in sorted(p for p in (results / "calibration").glob("*") if (p / "fit.yaml").exists()):
+        figure, tex = paper / "figures" / f"calibration-{folder.name}.pdf", paper / "generated" / f"calibration-{folder.name}.tex"
+        yield [figure, tex], partial(_calibration, folder, specs, tex, figure)
     yield [], partial(write_report_inputs, specs, results, paper / "generated", untested, san_dir, results)
     if (results / "jobs-full.csv").exists():
         figure, tex = paper / "figures" / "run-profile.pdf", paper / "generated" / "run-profile.tex"
         yield [figure, tex], partial(_run_profile, results / "jobs-full.csv", scale, figure, tex)
+
+
+def _calibration(folder: Path, specs: list, tex: Path, figure: Path) -> None:
+    from simcore.calibration.spec import load_calibration
+    from simcore.report.calibration import write
+
+    config = specs[0].path.parent.parent if specs else Path("config")
+    cal = load_calibration(config / "calibration" / f"{folder.name}.yaml", config / "experiments")
+    write(cal, folder, tex, figure, f"figures/{figure.name}")
 
 
 def _run_profile(jobs_file: Path, scale: str, figure: Path, tex: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import simcore
 from simcore.experiments import SpecError, load_spec
-from simcore.experiments.fingerprint import code_fingerprint, simulation_fingerprint, sync_fingerprint_file
+from simcore.experiments.fingerprint import code_fingerprint, fingerprint_files, simulation_fingerprint, sync_fingerprint_file
 from simcore.experiments.spec import SCALES
 from simcore.inputs import read_yaml
 from simcore.experiments.targets import san_figures, san_model_files

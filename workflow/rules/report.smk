@@ -67,6 +67,7 @@ rule report:
         san="paper/generated/san.tex",
         san_published=[f"paper/{d}/{f}.{e}" for f in SAN_FIGURES for d, e in (("generated", "tex"), ("figures", "pdf"))],
         san_figures=expand("paper/figures/san-{model}.pdf", model=SAN_MODELS),
+        calibrations=[f"paper/{d}/calibration-{c}.{e}" for c in CALIBRATIONS for d, e in (("generated", "tex"), ("figures", "pdf"))],
         profile=["paper/figures/run-profile.pdf", "paper/generated/run-profile.tex"],
         tex=["paper/report.tex", *sorted(str(p) for p in Path("paper/sections").glob("*.tex"))],
     output:

@@ -1,0 +1,136 @@
+"""The report's page of one calibration: the declared ranges, the fit, the held-out predictions,
+and the features of the published curves that the fit does or does not give (a figure and a
+LaTeX section, from ``results/calibration/ID/``).
+
+Features compared, per machine, on the published points and the calibrated control alike: the
+curve's direction over the load (``falls``: the last point below the first); and, across
+machines, their order at the lightest load the figures share. A feature the fit does not give
+is said in so many words: the declared ranges hold no setting that makes it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from simcore.core.output import write_text
+from simcore.report.data import tex_escape
+
+TARGET = 0.15  # the level a calibrated control should reach: median |relative error| (issue 54)
+
+
+def load(results: Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+    """fit.yaml, points.csv and holdout.csv of one calibration's results folder."""
+    fit = yaml.safe_load((results / "fit.yaml").read_text())
+    points = pd.read_csv(results / "points.csv")
+    held = results / "holdout.csv"
+    holdout = pd.read_csv(held) if held.exists() and held.read_text().strip() else pd.DataFrame()
+    return fit, points, holdout
+
+
+def _direction(values) -> str:
+    return "falls" if values[-1] < values[0] else "rises"
+
+
+def features(points: pd.DataFrame, by: str) -> list[tuple[str, str, str]]:
+    """(feature, published, calibrated) for each machine's direction and the light-load order."""
+    rows = []
+    for machine, part in points.groupby(by, sort=False):
+        part = part.sort_values("n_tasks")
+        rows.append((f"{machine}: the curve over the load", _direction(part.published.to_numpy()),
+                     _direction(part.simulated.to_numpy())))
+    light = points[points.n_tasks == points.n_tasks.min()]
+    order = lambda col: " > ".join(light.sort_values(col, ascending=False)[by].astype(str))  # noqa: E731
+    rows.append((f"order at {int(points.n_tasks.min())} tasks, slowest first", order("published"), order("simulated")))
+    return rows
+
+
+def make_figure(points: pd.DataFrame, holdout: pd.DataFrame, by: str, out: Path) -> None:
+    """One panel per machine: the published points, the calibrated control, the held-out prediction."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    machines = list(dict.fromkeys(points[by]))
+    cols = min(2, len(machines))
+    fig, axes = plt.subplots(-(-len(machines) // cols), cols, figsize=(7.2, 2.6 * -(-len(machines) // cols)),
+                             squeeze=False)
+    for ax, machine in zip(axes.flat, machines):
+        part = points[points[by] == machine].sort_values("n_tasks")
+        ax.plot(part.n_tasks, part.published, "ko", ms=4, label="published")
+        ax.plot(part.n_tasks, part.simulated, "-", color="tab:blue", label="calibrated (all machines)")
+        if not holdout.empty:
+            held = holdout[holdout.held_out_group == machine].sort_values("n_tasks")
+            ax.plot(held.n_tasks, held.simulated, "--", color="tab:orange", label="predicted (fitted without it)")
+        ax.set_title(str(machine), fontsize=9)
+        ax.set_xlabel("number of tasks", fontsize=8)
+        ax.set_ylabel("execution time (s)", fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in list(axes.flat)[len(machines):]:
+        ax.set_visible(False)
+    axes.flat[0].legend(fontsize=7)
+    fig.tight_layout()
+    from simcore.core.output import atomic_path
+    from simcore.report.figures import PDF_METADATA
+
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp, format="pdf", metadata=PDF_METADATA)
+    plt.close(fig)
+
+
+def _value(v) -> str:
+    return f"{v:.3g}" if isinstance(v, float) else tex_escape(str(v))
+
+
+def section(cal, fit: dict, points: pd.DataFrame, holdout: pd.DataFrame, figure: str) -> str:
+    """The LaTeX section: what is fitted and why, how well, and what no setting gives."""
+    median = float(np.median(np.abs(points.rel_error)))
+    rows = []
+    for q in cal.quantities:
+        span = (", ".join(map(str, q.choices)) if q.choices else f"{q.low:g}--{q.high:g} ({q.scale})")
+        rows.append(rf"\texttt{{{tex_escape(q.name)}}} & {tex_escape(span)} & {_value(fit['values'][q.name])} & "
+                    rf"{tex_escape(q.support)} \\")
+    held = [rf"{tex_escape(str(h['held_out']))} & "
+            + ", ".join(f"{tex_escape(k)} {_value(v)}" for k, v in h["values"].items())
+            + rf" & {100 * h['median_abs_error']:.1f}\,\% \\" for h in fit.get("holdout") or []]
+    not_given = r" \textbf{(not given)}"
+    feats = [rf"{tex_escape(f)} & {tex_escape(a)} & {tex_escape(b)}{'' if a == b else not_given} \\"
+             for f, a, b in features(points, cal.holdout)]
+    verdict = ("within" if median <= TARGET else "above")
+    return "\n".join([
+        rf"\subsection*{{Calibrated control: {tex_escape(cal.title)}}}",
+        rf"\label{{sec:calibration-{cal.id}}}",
+        rf"The control ({tex_escape(cal.policy)}) is fitted on its own {len(points)} published points "
+        rf"({tex_escape(', '.join(cal.targets))}); the treatment's points never enter the fit. "
+        rf"The objective is the mean squared relative error of the simulated control against the published "
+        rf"points ({fit['replications']} replications per point, common random numbers); the ranges below were "
+        rf"declared before any fit (\texttt{{config/calibration/{cal.id}.yaml}}). "
+        rf"The fit took {fit['evaluations']} evaluations ({fit['wall_seconds']} s on {fit['jobs']} cores; "
+        rf"{tex_escape(fit.get('how', ''))}). Median absolute relative error over the points: "
+        rf"{100 * median:.1f}\,\%, {verdict} the {100 * TARGET:.0f}\,\% a calibrated control should reach.",
+        r"\par\smallskip\noindent{\small\begin{tabular}{@{}p{0.2\linewidth}p{0.17\linewidth}p{0.1\linewidth}p{0.45\linewidth}@{}}",
+        r"\hline quantity & range & fitted & the paper's text behind it \\ \hline", *rows, r"\hline\end{tabular}}",
+        r"\par\smallskip\noindent Held out: each machine's points predicted by a fit on the other machines' points.",
+        r"\par\smallskip\noindent{\small\begin{tabular}{@{}p{0.2\linewidth}p{0.58\linewidth}r@{}}",
+        r"\hline held out & values fitted without it & median |error| \\ \hline", *held, r"\hline\end{tabular}}",
+        r"\par\smallskip\noindent Features of the published curves and of the calibrated control (a feature the "
+        r"fit does not give is one no setting within the declared ranges gave the search):",
+        r"\par\smallskip\noindent{\small\begin{tabular}{@{}p{0.36\linewidth}p{0.3\linewidth}p{0.3\linewidth}@{}}",
+        r"\hline feature & published & calibrated \\ \hline", *feats, r"\hline\end{tabular}}",
+        r"\begin{figure}[htbp]\centering",
+        rf"\includegraphics[width=\linewidth]{{{figure}}}",
+        rf"\caption{{{tex_escape(cal.title)}: published points, the control calibrated on all of them, and each "
+        r"machine's prediction by the fit without it.}",
+        r"\end{figure}",
+    ]) + "\n"
+
+
+def write(cal, results: Path, tex: Path, figure: Path, figure_ref: str) -> None:
+    """The figure and the section of calibration ``cal`` from ``results``."""
+    fit, points, holdout = load(results)
+    make_figure(points, holdout, cal.holdout, figure)
+    write_text(tex, section(cal, fit, points, holdout, figure_ref))
