@@ -235,3 +235,19 @@ def test_the_features_compare_each_curves_direction_and_the_light_load_order():
     assert features(points, "topology") == [("a: the curve over the load", "falls", "rises"),
                                             ("b: the curve over the load", "rises", "rises"),
                                             ("order at 50 tasks, slowest first", "a > b", "a > b")]
+
+
+def test_every_recorded_fit_was_made_by_the_current_code_calibration_and_points():
+    """The experiments run with the recorded values; a record whose key no longer matches (the
+    model's code, the calibration file or a published point changed) must be fitted again
+    (make calibrate), and every calibration an experiment names has a full-scale fit."""
+    from simcore.calibration.record import calibration_key, record_path
+
+    seed = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["seed"]
+    named = {load_spec(p).data.get("calibration") for p in sorted((ROOT / "config" / "experiments").glob("*.yaml"))}
+    for name in sorted(n for n in named if n):
+        cal = load_calibration(ROOT / "config" / "calibration" / f"{name}.yaml", ROOT / "config" / "experiments")
+        entries = yaml.safe_load(record_path(cal.path).read_text())
+        full = [e for e in entries if e["scale"] == "full"]
+        assert len(full) == 1, name
+        assert full[0]["key"] == calibration_key(cal, cal.replications["full"], seed), name

@@ -20,7 +20,7 @@ LAYERS = [
     {"stats", "topology"},
     {"models"},
     {"experiments"},
-    {"san"},
+    {"san", "calibration"},
     {"report"},
     {"progress", "cli"},
 ]

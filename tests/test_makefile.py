@@ -34,7 +34,8 @@ def verbs() -> list[str]:
 
 def dry_run(target: str) -> list[str]:
     """The shell lines `make -n TARGET` would run (continuation lines joined)."""
-    proc = subprocess.run(["make", "-n", "--no-print-directory", "-C", str(ROOT), target, "ID=amir-table2",
+    ident = "ID=corr05-control" if target == "calibrate" else "ID=amir-table2"   # a calibration, an experiment
+    proc = subprocess.run(["make", "-n", "--no-print-directory", "-C", str(ROOT), target, ident,
                            *VENV_ARGS], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, (target, proc.stderr)
     return proc.stdout.replace("\\\n", " ").splitlines()

@@ -19,7 +19,8 @@ import yaml
 from simcore.calibration.fit import Result
 from simcore.calibration.spec import Calibration
 from simcore.core.output import write_text
-from simcore.errors import InputError
+from simcore.experiments.calibrated import entries as _entries
+from simcore.experiments.calibrated import record_path  # noqa: F401 (where a calibration file's fits are)
 
 HEADER = ("# Recorded calibrations (simcore calibrate --record): the workflow takes the entry whose key\n"
           "# matches (model code, calibration file, target specs, replications, seed) instead of fitting\n"
@@ -35,32 +36,6 @@ def calibration_key(cal: Calibration, replications: int, root_seed: int) -> str:
     what = {"code": code_fingerprint(cal.model), "calibration": cal.path.read_text(), "points": points,
             "replications": replications, "seed": root_seed}
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def record_path(calibration: Path) -> Path:
-    """Where the fits of the calibration file ``calibration`` are recorded: ``fits/ID.yaml`` beside it."""
-    return calibration.parent / "fits" / f"{calibration.stem}.yaml"
-
-
-def calibrated_values(calibration: Path, scale: str = "full") -> dict:
-    """The values of the fit recorded for ``calibration`` at ``scale`` (an experiment's
-    ``calibration``): its fixed values and fitted ones, each checked against its domain."""
-    entry = next((e for e in _entries(record_path(calibration)) if e.get("scale") == scale), None)
-    if entry is None:
-        raise InputError(f"{record_path(calibration)}: no recorded {scale} fit of {calibration.stem}; "
-                         f"run `simcore calibrate {calibration.stem} --record {record_path(calibration)}`.")
-    return dict(entry["values"])
-
-
-def _entries(path: Path) -> list[dict]:
-    from simcore.inputs import read_yaml
-
-    if not path.exists():
-        return []
-    entries = read_yaml(path) or []
-    if not isinstance(entries, list) or not all(isinstance(e, dict) and "key" in e for e in entries):
-        raise InputError(f"{path}: expected a list of recorded calibrations, each with a 'key'.")
-    return entries
 
 
 def recorded(path: Path, key: str) -> dict | None:

@@ -117,7 +117,7 @@ class Spec:
         if "readings_from" in self.data:
             out.append(readings_path(self.path, self.data["readings_from"]))
         if "calibration" in self.data:
-            from simcore.calibration.record import record_path
+            from simcore.experiments.calibrated import record_path
 
             out += [self.calibration_path, record_path(self.calibration_path)]
         return out
@@ -132,7 +132,7 @@ class Spec:
         """The recorded fit's values of ``calibration`` ({} without one), each in its domain."""
         if "calibration" not in self.data:
             return {}
-        from simcore.calibration.record import calibrated_values, record_path
+        from simcore.experiments.calibrated import calibrated_values, record_path
 
         values = calibrated_values(self.calibration_path)
         for name, value in values.items():
