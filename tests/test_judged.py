@@ -1,6 +1,6 @@
 """Judged readings (``judges``/``readings``): what a spec may say, how each judged claim is
-evaluated under each reading, and how the scorecard picks the best reading the text supports
-(docs/statistics.md, "Judged readings")."""
+evaluated under each reading, and how a claim stands by default and under its paper's best
+supported reading set (docs/statistics.md, "Judged readings"; the sets: tests/test_reading_sets.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import yaml
 from simcore.experiments import load_spec
 from simcore.errors import InputError
 from simcore.experiments.spec import SpecError
-from simcore.report.judged import best_supported, standing
+from simcore.report.judged import standing
 from simcore.stats.claims import evaluate_claims
 
 SPEC = "corr05-fig9-readings"
@@ -184,31 +184,18 @@ def test_a_readings_curve_is_its_own_cells_not_another_readings(root):
     assert heavy[1] == "larger than published" and heavy[5] == "not specific"
 
 
-def _row(verdict, supported=True, reading="r"):
-    return {"verdict": verdict, "supported": supported, "reading": reading, "estimate": 1.0, "ci_low": 1.0, "ci_high": 1.0}
-
-
-def test_the_best_supported_reading_is_the_nearest_verdict_and_never_an_unsupported_one():
-    """Among supported readings the nearest verdict wins (reproduced, then smaller or larger than
-    published, inconclusive, absent, negligible, contradicted; ties: the first listed); an
-    unsupported reading that reproduces explains nothing. A claim reproduced by default is
-    'reproduced with magnitude' (with a published effect) or 'reproduced direction' (a direction
-    claim); one smaller or larger than published is 'other size'; one reproduced only under a
-    supported reading is 'explained'; otherwise 'not reproduced'."""
-    rows = [_row("absent", reading="a"), _row("reproduced", supported=False, reading="b"),
-            _row("inconclusive", reading="c"), _row("inconclusive", reading="d")]
-    assert best_supported(rows)["reading"] == "c"
-    assert standing("absent", rows) == "not reproduced"
-    rows.append(_row("reproduced", reading="e"))
-    assert best_supported(rows)["reading"] == "e"
-    assert standing("absent", rows) == "explained"
-    assert standing("reproduced", rows) == "reproduced with magnitude" and standing("calibrated", rows) == "calibrated"
-    assert standing("reproduced", rows, magnitude=False) == "reproduced direction"
-    assert standing("smaller than published", []) == standing("larger than published", []) == "other size"
-    assert standing("negligible", rows) == "explained" and standing("negligible", []) == "not reproduced"
-    assert best_supported([_row("reproduced", supported=False)]) is None
-    assert standing("contradicted", []) == "not reproduced"
-    assert best_supported([_row("absent", supported="True")])["verdict"] == "absent"   # as read back from a CSV
+def test_a_claim_stands_by_its_default_verdict_and_its_verdict_under_the_best_set():
+    """A claim reproduced by default is 'reproduced with magnitude' (with a published effect) or
+    'reproduced direction' (a direction claim), whatever the set says; a calibrated one stays
+    calibrated; one not reproduced by default is 'explained' only when its paper's best set
+    reproduces it (an 'absent', a 'larger than published' alike); otherwise smaller or larger than
+    published is 'other size' and anything else 'not reproduced', also when no set judges it (None)."""
+    assert standing("reproduced", "contradicted") == "reproduced with magnitude"
+    assert standing("reproduced", None, magnitude=False) == "reproduced direction"
+    assert standing("calibrated", "reproduced") == "calibrated"
+    assert standing("absent", "reproduced") == standing("larger than published", "reproduced") == "explained"
+    assert standing("smaller than published", "inconclusive") == standing("larger than published", None) == "other size"
+    assert standing("negligible", "smaller than published") == standing("contradicted", None) == "not reproduced"
 
 
 def test_a_readings_rows_are_found_whatever_type_the_table_read_its_values_back_as():

@@ -43,19 +43,34 @@ def scorecard(scored) -> str:
     return scorecard_tex(scored, REFERENCE)
 
 
+def best_readings(claims: pd.DataFrame) -> dict[str, str | None]:
+    """Per paper, the reading of its best supported set, from claims.csv alone: a paper's judging
+    experiments share their reading parameters here (checked), so a set is one reading; supported
+    when every row of it is; the most rows 'reproduced', then the fewest 'contradicted', then the
+    reading listed first (the rows list each experiment's readings in its specs' order)."""
+    judged = claims[claims.judged.notna()]
+    out: dict[str, str | None] = {}
+    for paper, rows in judged.groupby(judged.experiment.str.split("-").str[0], sort=False):
+        assert rows.reading.map(lambda r: [p.split(" = ")[0] for p in r.split("; ")]).map(tuple).nunique() == 1
+        listed = list(dict.fromkeys(rows.reading))
+        ranked = [((-(g.verdict == "reproduced").sum(), (g.verdict == "contradicted").sum(), listed.index(r)), r)
+                  for r, g in rows.groupby("reading") if (g.supported.astype(str).str.lower() == "true").all()]
+        out[paper] = min(ranked)[1] if ranked else None
+    return out
+
+
 def expected_counts() -> dict[str, dict[str, int]]:
     """Per paper (an experiment id's first word), from results/reference/claims.csv alone: a claim
     is its own row (no ``judged``); reproduced is the verdict 'reproduced', split by whether the
     row has a published effect (the paper's number) or not (a direction claim); predicted: of
-    these, those with a ``calibrated_input``; other size: 'smaller'/'larger than published';
-    calibrated: the verdict 'calibrated'; explained: any other verdict, with a row of a readings
-    experiment judging the claim whose reading the text supports and whose verdict is
-    'reproduced'; not reproduced: the rest."""
+    these, those with a ``calibrated_input``; calibrated: the verdict 'calibrated'; explained: any
+    other verdict, reproduced under its paper's best supported set (:func:`best_readings`); other
+    size: the rest of 'smaller'/'larger than published'; not reproduced: the rest."""
     claims = pd.read_csv(REFERENCE / "claims.csv")
+    best = best_readings(claims)
     judged = claims[claims.judged.notna()]
-    explains = set(zip(judged.judged, judged.judged_claim)) & {
-        (r.judged, r.judged_claim) for r in judged.itertuples()
-        if str(r.supported).lower() == "true" and r.verdict == "reproduced"}
+    explains = {(r.judged, r.judged_claim) for r in judged.itertuples()
+                if r.reading == best.get(r.experiment.split("-")[0]) and r.verdict == "reproduced"}
     out: dict[str, dict[str, int]] = {}
     for r in claims[claims.judged.isna()].itertuples():
         counts = out.setdefault(r.experiment.split("-")[0], dict.fromkeys(PARTS, 0))
@@ -64,12 +79,14 @@ def expected_counts() -> dict[str, dict[str, int]]:
             counts["reproduced"] += 1
             counts["number" if pd.notna(r.published_effect) else "direction"] += 1
             counts["predicted"] += pd.notna(r.calibrated_input) and bool(str(r.calibrated_input).strip())
-        elif r.verdict in ("smaller than published", "larger than published"):
-            counts["other size"] += 1
         elif r.verdict == "calibrated":
             counts["calibrated"] += 1
+        elif (r.experiment, r.claim) in explains:
+            counts["explained"] += 1
+        elif r.verdict in ("smaller than published", "larger than published"):
+            counts["other size"] += 1
         else:
-            counts["explained" if (r.experiment, r.claim) in explains else "not reproduced"] += 1
+            counts["not reproduced"] += 1
     return out
 
 

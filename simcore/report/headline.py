@@ -1,6 +1,7 @@
 """headline.tex: the box that opens the report, per paper how many claims reproduce (with the paper's
-number, as a direction, predicted on a calibrated baseline), how many do not and are calibrated, and
-the main reason why claims do not reproduce."""
+number, as a direction, predicted on a calibrated baseline), how many do not and are calibrated, its
+verdicts by default and under its best supported reading set (named), and the main reason why claims
+do not reproduce."""
 
 from __future__ import annotations
 
@@ -9,15 +10,23 @@ from pathlib import Path
 
 from simcore.report.data import HEADER, tex_escape
 from simcore.report.provenance import run_values
-from simcore.report.scorecard import PARTITION, STANDINGS, note_ref, notes, reproduced, standing_counts
+from simcore.report.reading_sets import BEST_SET
+from simcore.report.scorecard import (PARTITION, SHORT_VERDICTS, STANDINGS, note_ref, notes, paper_sets, reproduced,
+                                      standing_counts, verdict_counts)
 
 GIST = 108   # characters of a reason's first clause the box shows (one line beside its paper)
+#: the verdict columns of the box's second table: smaller and larger than published are one, other size
+VERDICT_COLUMNS = (("reproduced", ("reproduced",)), ("other size", ("smaller than published", "larger than published")),
+                   *((v, (v,)) for v in ("contradicted", "absent", "negligible", "not specific", "inconclusive",
+                                         "calibrated", "missing")))
 
 
 def headline_tex(specs, results_dir: Path) -> str:
-    """The box: a row of counts per paper and in all, what the columns mean, and one line per paper
-    with the reason most of its claims that do not reproduce cite."""
+    """The box: a row of counts per paper and in all, what the columns mean, each paper's verdicts by
+    default and under its best supported reading set, the set named, and one line per paper with the
+    reason most of its claims that do not reproduce cite."""
     per_paper = standing_counts(specs, results_dir)
+    sets = paper_sets(specs, results_dir)
     total = {k: sum(c[k] for c in per_paper.values()) for k in STANDINGS}
     found, _ = notes(specs, results_dir)
     scale = run_values(specs, results_dir)["scale"]
@@ -27,19 +36,58 @@ def headline_tex(specs, results_dir: Path) -> str:
              "claims of the papers' figures and tables, each judged on the simulated replications "
              r"(every claim: Table~\ref{tab:scorecard}).\par\smallskip",
              r"\centering\begin{tabular}{@{}lrrrrrrr@{}}", r"\toprule",
-             r" & & \multicolumn{2}{c}{reproduced} & right direction, & explained & not & \\",
+             r" & & \multicolumn{2}{c}{reproduced} & right direction, & explained by & not & \\",
              r"\cmidrule(lr){3-4}",
-             r"Paper & claims & number + direction & predicted & other size & by a reading & reproduced & calibrated \\",
+             r"Paper & claims & number + direction & predicted & other size & the best set & reproduced & calibrated \\",
              r"\midrule", *rows, r"\midrule", _row(r"\textbf{all}", total), r"\bottomrule", r"\end{tabular}\par",
              r"\raggedright\smallskip",
              "Claims = reproduced + other size + explained + not reproduced + calibrated. Reproduced: with the "
-             "paper's number, or a claim of direction only with an effect of practical size; predicted: of these, "
-             "judged on a value calibrated on another claim; calibrated: its number chose a model value, not counted "
-             r"(Section~\ref{sec:scorecard}).\par\smallskip",
+             "paper's number, or a claim of direction only with an effect of practical size (never smaller or larger "
+             "than published); predicted: of these, judged on a value calibrated on another claim; explained: not "
+             "reproduced by default, reproduced under its paper's best supported reading set; calibrated: its number "
+             r"chose a model value, not counted (Section~\ref{sec:scorecard}).\par\smallskip",
+             *_set_table(verdict_counts(specs, results_dir), verdict_counts(specs, results_dir, sets)),
+             *_set_lines(sets, {p: c["judged under readings"] for p, c in per_paper.items()}), r"\smallskip",
              r"\textbf{Main reason where claims do not reproduce} (the note of Section~\ref{sec:scorecard} most of "
              r"them cite):\par"]
     lines += [_reason_line(p, c, found) for p, c in per_paper.items()]
     return "\n".join(lines + [r"}}\par\medskip", ""])
+
+
+def _set_table(default: dict[str, dict[str, int]], under: dict[str, dict[str, int]]) -> list[str]:
+    """Per paper and in all, each verdict's count by default / under the paper's best supported
+    reading set (every claim judged under it; a claim no experiment judges keeps its default
+    verdict), the columns that occur."""
+    columns = [(name, vs) for name, vs in VERDICT_COLUMNS if any(c[v] for c in default.values() for v in vs)
+               or any(c[v] for c in under.values() for v in vs)]
+
+    def cells(d: dict, u: dict) -> str:
+        return " & ".join(f"{sum(d[v] for v in vs)} / {sum(u[v] for v in vs)}" for _, vs in columns)
+
+    total = [{v: sum(c[v] for c in t.values()) for v in next(iter(t.values()))} for t in (default, under)]
+    return [r"\textbf{Verdicts by default / under the paper's best supported reading set}, one set of values of "
+            "the readings of the paper's own simulator, every value backed by a sentence of the paper, applied to "
+            f"all its claims: {tex_escape(BEST_SET)}.\\par",
+            r"\centering\begin{tabular}{@{}l" + "r" * len(columns) + "@{}}", r"\toprule",
+            "Paper & " + " & ".join(tex_escape(SHORT_VERDICTS.get(n, n)) for n, _ in columns) + r" \\", r"\midrule",
+            *(f"{tex_escape(p)} & {cells(default[p], under[p])} \\\\" for p in default), r"\midrule",
+            rf"\textbf{{all}} & {cells(*total)} \\", r"\bottomrule", r"\end{tabular}\par", r"\raggedright\smallskip"]
+
+
+def _set_lines(sets: dict, judged: dict[str, int]) -> list[str]:
+    """'mehta: rules scope all, ...': each paper's best supported reading set, or that it has none
+    (``judged``: per paper, its claims judged under readings); the papers without readings in one line."""
+    from simcore.report.judged import reading_tex
+
+    lines = []
+    for paper, best in sets.items():
+        if not judged.get(paper):
+            continue
+        said = (reading_tex({"reading": best.text()}) + " (its judged experiments' own values)" * best.own if best
+                else "no reading set the text supports (its default verdicts)")
+        lines.append(f"\\textbf{{{tex_escape(paper)}}}: {said}.\\par")
+    rest = [rf"\textbf{{{tex_escape(p)}}}" for p in sets if not judged.get(p)]
+    return lines + [", ".join(rest) + r": no claim judged under readings (their default verdicts).\par"] * bool(rest)
 
 
 def _row(name: str, c: dict[str, int]) -> str:

@@ -4,7 +4,8 @@ An experiment that judges another (``output.kind: judged``) holds one claims.csv
 claim and reading (:func:`simcore.stats.claims.evaluate_readings`). This module draws them (each
 judged statistic against the load, one line per reading, the published points over them, and
 the hierarchy's effect on a mechanism diagnostic), tabulates them with their support and the
-diagnostics, and picks per claim the best reading the paper's text supports, for the scorecard.
+diagnostics, and says how a claim stands under its paper's best supported reading set
+(:mod:`simcore.report.reading_sets`), for the scorecard.
 """
 
 from __future__ import annotations
@@ -18,11 +19,9 @@ from simcore.report.data import (
     LongTable, claim_statistic, fmt, fmt_ci, isnum, label_and_numbers, metric_label, ragged, read_claims, read_summary,
     statistic_ci, tex_escape, tex_id, verdict_tex,
 )
+from simcore.report.reading_sets import supported
 from simcore.stats.claims import reading_text
 
-# how near a reading's verdict comes to the paper's claim: the first is the best
-CLOSENESS = ("reproduced", "smaller than published", "larger than published", "inconclusive", "absent", "negligible",
-             "not specific", "contradicted", "calibrated")
 DIAGNOSTICS = ("mean_migrations", "mean_migration_level", "home_return_share", "share_level_0", "active_pushes",
                "lb_attempts_per_s")
 
@@ -56,34 +55,22 @@ def _equals(column: pd.Series, value) -> pd.Series:
     return column.astype(str) == str(value)
 
 
-def _supported(row: dict) -> bool:
-    return str(row.get("supported")).lower() == "true"
-
-
-def best_supported(rows: list[dict]) -> dict | None:
-    """The reading the text supports under which the claim comes nearest to reproducing (the
-    order of CLOSENESS; ties: the reading listed first), or None when none is supported."""
-    rank = {v: i for i, v in enumerate(CLOSENESS)}
-    good = [r for r in rows if _supported(r) and isinstance(r.get("verdict"), str)]
-    return min(good, key=lambda r: rank.get(r["verdict"], len(rank))) if good else None
-
-
 DIRECTION_ONLY = ("smaller than published", "larger than published")
 
 
-def standing(default_verdict, rows: list[dict], magnitude: bool = True) -> str:
+def standing(default_verdict, under_set: str | None, magnitude: bool = True) -> str:
     """Under the default reading 'reproduced with magnitude' (reproduced, with a published effect)
-    or 'reproduced direction' (a direction claim reproduced), 'other size' (the published direction
-    with a decided effect of practical size but another magnitude); 'explained' (not by default,
-    but under a reading the text supports), 'calibrated', or 'not reproduced' (under no reading tried)."""
+    or 'reproduced direction' (a direction claim reproduced); 'calibrated'; 'explained' (not by
+    default, but under its paper's best supported reading set, ``under_set``: the claim's verdict
+    there, None when no experiment judges it); 'other size' (the published direction with a decided
+    effect of practical size but another magnitude), or 'not reproduced'."""
     if default_verdict == "calibrated":
         return default_verdict
     if default_verdict == "reproduced":
         return "reproduced with magnitude" if magnitude else "reproduced direction"
-    if default_verdict in DIRECTION_ONLY:
-        return "other size"
-    best = best_supported(rows)
-    return "explained" if best is not None and best["verdict"] == "reproduced" else "not reproduced"
+    if under_set == "reproduced":
+        return "explained"
+    return "other size" if default_verdict in DIRECTION_ONLY else "not reproduced"
 
 
 def reading_tex(row: dict) -> str:
@@ -114,9 +101,9 @@ def draw(spec, results_dir: Path, axes) -> None:
     colours = [f"C{i}" for i in range(10)]
     for k, combo in enumerate(spec.reading_combinations()):
         rows = rows_of_reading(summary[summary.policy == policy], combo)
-        supported = all(e["support"] for e in combo.values())
+        text_supports = all(e["support"] for e in combo.values())
         label = ", ".join(f"{entry['value']}" for entry in combo.values())
-        style = {"color": colours[k % 10], "linestyle": "-" if supported else ":", "linewidth": 1.6 if k == 0 else 0.9}
+        style = {"color": colours[k % 10], "linestyle": "-" if text_supports else ":", "linewidth": 1.6 if k == 0 else 0.9}
         for ax, m, c in ((axes[0], metric, col), (axes[1], "share_level_0", home)):
             part = rows[rows.metric == m].sort_values(x) if x else rows[rows.metric == m]
             if part.empty:
@@ -124,7 +111,7 @@ def draw(spec, results_dir: Path, axes) -> None:
             mean, low, high = _band(part, c)
             if x is None:      # one point per reading, its interval as an error bar
                 ax.errorbar([k], mean, yerr=[mean - low, high - mean], marker="o", markersize=3, color=style["color"],
-                            linestyle="none", mfc=style["color"] if supported else "none",
+                            linestyle="none", mfc=style["color"] if text_supports else "none",
                             label=label if ax is axes[0] else None)
                 continue
             xs = part[x].to_numpy(float)
@@ -196,7 +183,7 @@ def table(spec, results_dir: Path):
     rows = []
     for k, (_, group) in enumerate(groupby(claims.to_dict("records"), key=lambda r: r["reading"])):
         group = list(group)
-        rows.append(_reading_row(3, k, group[0]["reading"], "supported by the paper's text" if _supported(group[0])
+        rows.append(_reading_row(3, k, group[0]["reading"], "supported by the paper's text" if supported(group[0])
                                  else "not supported by the paper's text"))
         rows += [f"{tex_id(r['judged_claim'])} & {claim_statistic(r)} & {verdict_tex(r.get('verdict'))} \\\\"
                  for r in group]
@@ -241,12 +228,11 @@ def _diagnostics(spec, summary: pd.DataFrame) -> LongTable:
     return LongTable(label_and_numbers(len(metrics), lead_number=bool(x)), [header], rows)
 
 
-def summary_note(rows: list[dict], unit: tuple[str, float] | None = None) -> str:
-    """The scorecard's cell for one claim: the best supported reading, its verdict and values (in
-    ``unit``, :func:`simcore.report.data.statistic_unit`)."""
-    best = best_supported(rows)
-    if best is None:
-        return "no reading the text supports"
+def summary_note(row: dict | None, unit: tuple[str, float] | None = None) -> str:
+    """The scorecard's cell for one claim: its verdict and statistic (in ``unit``,
+    :func:`simcore.report.data.statistic_unit`) under its paper's best supported set (``row``: the
+    claim's row there, None when the paper has no supported set)."""
+    if row is None:
+        return "no reading set the text supports"
     name, factor = unit or ("", 1.0)
-    return (f"{verdict_tex(best['verdict'])} under {reading_tex(best)} "
-            f"({statistic_ci(best, factor)}{' ' + name if name else ''})")
+    return f"{verdict_tex(row.get('verdict'))} ({statistic_ci(row, factor)}{' ' + name if name else ''})"

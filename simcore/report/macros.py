@@ -13,7 +13,7 @@ from simcore.report.data import (HEADER, cell_key, cell_values, claim_rows, fmt,
                                  read_replications, read_summary, split_cells, tex_escape, verdict_of, verdict_sentence,
                                  verdict_tex)
 from simcore.report.provenance import run_values
-from simcore.report.scorecard import STANDINGS, standing_counts, standing_sentence, verdict_counts
+from simcore.report.scorecard import STANDINGS, paper_sets, standing_counts, standing_sentence, verdict_counts
 from simcore.stats.claims import VERDICTS, reading_text
 from simcore.vocabulary.cells import where_matches
 
@@ -80,7 +80,21 @@ def numbers(specs, results_dir: Path, figures=()) -> dict:
         for key, n in table.items():
             m.add(f"score/{paper}/{key.replace(' ', '')}", str(n))
     m.add("score/readings", standing_sentence({k: sum(t[k] for t in standings.values()) for k in STANDINGS}))
+    _best_set_macros(m, [*specs, *figures], results_dir)
     return dict(_pairs_of(m.lines))
+
+def _best_set_macros(m: _Macros, specs, results_dir: Path) -> None:
+    """Per paper with a best supported reading set: ``score/PAPER/bestset`` (its values) and
+    ``score/PAPER/bestset/VERDICT``, the claims of that verdict under it (the default where not judged)."""
+    from simcore.report.judged import reading_tex
+
+    sets = paper_sets(specs, results_dir)
+    for paper, table in verdict_counts(specs, results_dir, sets).items():
+        if sets.get(paper) is None:
+            continue
+        m.add(f"score/{paper}/bestset", reading_tex({"reading": sets[paper].text()}))
+        for verdict, n in table.items():
+            m.add(f"score/{paper}/bestset/{verdict.replace(' ', '')}", str(n))
 
 def _default_reading(spec, frame):
     """An experiment that judges another: only the rows of its first (the judged experiment's own)
