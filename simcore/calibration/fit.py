@@ -49,6 +49,7 @@ class Result:
     wall_seconds: float
     jobs: int
     holdout: list[dict] = field(default_factory=list)
+    searched: list[dict] = field(default_factory=list)     # every point mean the search computed
 
     @property
     def median_abs_error(self) -> float:
@@ -198,7 +199,11 @@ def fit(cal: Calibration, replications: int, root_seed: int, jobs: int = 1, prog
         values = values_at(cal, u)
         rows = _point_rows(cal, ev.means([values], everything)[0], everything)
         held = [_held_out(ev, cube, group) for group in cal.groups()] if holdout else []
-        return Result(values, best, rows, len(ev.vectors), replications, time.perf_counter() - start, jobs, held)
+        searched = [{**{k: v for k, v in key}, "point": i, "experiment": cal.points[i].experiment,
+                     cal.holdout: cal.points[i].params[cal.holdout], "n_tasks": cal.points[i].params.get("n_tasks"),
+                     "simulated": mean} for (key, i), mean in ev.cache.items()]
+        return Result(values, best, rows, len(ev.vectors), replications, time.perf_counter() - start, jobs, held,
+                      searched)
 
 
 def _held_out(ev: Evaluator, cube: np.ndarray, group: str) -> dict:

@@ -2,7 +2,8 @@
 
 ``OUT/fit.yaml``: the values, objective, median absolute relative error, held-out fits and how
 the fit was obtained; ``OUT/points.csv``: every published point beside the control simulated at
-the values; ``OUT/holdout.csv``: each held-out group's points predicted by the fit without them.
+the values; ``OUT/holdout.csv``: each held-out group's points predicted by the fit without them;
+``OUT/search.csv`` (a fit made now): every setting the search tried, point by point.
 A recorded fit's points are simulated again at its values (one evaluation per fit, cheap).
 """
 
@@ -61,6 +62,8 @@ def calibrate(cal: Calibration, scale: str, out: Path, seed: int, jobs: int = 1,
     out.mkdir(parents=True, exist_ok=True)
     write_text(out / "fit.yaml", yaml.safe_dump(entry, sort_keys=False))
     write_text(out / "points.csv", pd.DataFrame(result.points).to_csv(index=False))
+    if result.searched:     # a fit made now: every setting the search tried (values as their repr)
+        write_text(out / "search.csv", pd.DataFrame(result.searched).to_csv(index=False))
     write_text(out / "holdout.csv", pd.DataFrame([{**r, "held_out_group": h["held_out"]} for h in result.holdout
                                                   for r in h["points"]]).to_csv(index=False))
     values = ", ".join(f"{k} = {v:.4g}" if isinstance(v, float) else f"{k} = {v}" for k, v in result.values.items())

@@ -112,13 +112,14 @@ def section(cal, fit: dict, points: pd.DataFrame, holdout: pd.DataFrame, figure:
         rf"The fit took {fit['evaluations']} evaluations ({fit['wall_seconds']} s on {fit['jobs']} cores; "
         rf"{tex_escape(fit.get('how', ''))}). Median absolute relative error over the points: "
         rf"{100 * median:.1f}\,\%, {verdict} the {100 * TARGET:.0f}\,\% a calibrated control should reach.",
-        r"\par\smallskip\noindent{\small\begin{tabular}{@{}p{0.2\linewidth}p{0.17\linewidth}p{0.1\linewidth}p{0.45\linewidth}@{}}",
+        r"\par\smallskip\noindent{\small\begin{tabular}{@{}p{0.2\linewidth}p{0.17\linewidth}p{0.1\linewidth}"
+        r"p{0.45\linewidth}@{}}",
         r"\hline quantity & range & fitted & the paper's text behind it \\ \hline", *rows, r"\hline\end{tabular}}",
         r"\par\smallskip\noindent Held out: each machine's points predicted by a fit on the other machines' points.",
         r"\par\smallskip\noindent{\small\begin{tabular}{@{}p{0.2\linewidth}p{0.58\linewidth}r@{}}",
-        r"\hline held out & values fitted without it & median |error| \\ \hline", *held, r"\hline\end{tabular}}",
-        r"\par\smallskip\noindent Features of the published curves and of the calibrated control (a feature the "
-        r"fit does not give is one no setting within the declared ranges gave the search):",
+        r"\hline held out & values fitted without it & median $|$error$|$ \\ \hline", *held, r"\hline\end{tabular}}",
+        r"\par\smallskip\noindent Features of the published curves and of the calibrated control (a feature "
+        r"\emph{not given} is one the best fit within the declared ranges does not show):",
         r"\par\smallskip\noindent{\small\begin{tabular}{@{}p{0.36\linewidth}p{0.3\linewidth}p{0.3\linewidth}@{}}",
         r"\hline feature & published & calibrated \\ \hline", *feats, r"\hline\end{tabular}}",
         r"\begin{figure}[htbp]\centering",
