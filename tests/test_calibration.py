@@ -173,7 +173,8 @@ def test_a_recorded_fit_is_taken_while_its_key_holds(tmp_path, monkeypatch):
     again = calibrate(cal, "smoke", tmp_path / "b", 7, cache=record)
     assert "recorded in" in again and searches == []
     searched = pd.read_csv(tmp_path / "a" / "search.csv")          # every setting tried, point by point
-    assert len(searched) % len(cal.points) == 0 and len(searched) >= 3 * len(cal.points)
+    assert len(searched) >= 2 * len(cal.points)                      # the design's two settings at least
+    assert {q.name for q in cal.quantities} | {"point", "simulated"} <= set(searched.columns)
     assert not (tmp_path / "b" / "search.csv").exists()
     assert (tmp_path / "a" / "points.csv").read_text() == (tmp_path / "b" / "points.csv").read_text()
     path.write_text(path.read_text().replace("seed: 54", "seed: 55"))
