@@ -51,10 +51,11 @@ def refused(cli, tmp_path):
 
 
 def copy_spec(root, tmp_path, name: str, **changes) -> str:
-    """config/experiments/NAME.yaml (and every preset) copied under tmp_path, with top-level
-    sections updated by ``changes`` (e.g. fixed={...}); the copy's path."""
+    """config/experiments/NAME.yaml (and every preset and calibration) copied under tmp_path, with
+    top-level sections updated by ``changes`` (e.g. fixed={...}); the copy's path."""
     (tmp_path / "experiments").mkdir(exist_ok=True)
     shutil.copytree(root / "config/presets", tmp_path / "presets", dirs_exist_ok=True)
+    shutil.copytree(root / "config/calibration", tmp_path / "calibration", dirs_exist_ok=True)
     data = yaml.safe_load((root / f"config/experiments/{name}.yaml").read_text())
     for key, value in changes.items():
         data[key] = {**(data.get(key) or {}), **value} if isinstance(value, dict) else value
