@@ -92,7 +92,8 @@ def section(cal, fit: dict, points: pd.DataFrame, holdout: pd.DataFrame, figure:
     rows = []
     for q in cal.quantities:
         span = (", ".join(map(str, q.choices)) if q.choices else f"{q.low:g}--{q.high:g} ({q.scale})")
-        rows.append(rf"\texttt{{{tex_escape(q.name)}}} & {tex_escape(span)} & {_value(fit['values'][q.name])} & "
+        name = tex_escape(q.name).replace(r"\_", r"\_\allowbreak{}")
+        rows.append(rf"\texttt{{{name}}} & {tex_escape(span)} & {_value(fit['values'][q.name])} & "
                     rf"{tex_escape(q.support)} \\")
     held = [rf"{tex_escape(str(h['held_out']))} & "
             + ", ".join(f"{tex_escape(k)} {_value(v)}" for k, v in h["values"].items())

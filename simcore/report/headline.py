@@ -68,10 +68,11 @@ def _set_table(default: dict[str, dict[str, int]], under: dict[str, dict[str, in
     return [r"\textbf{Verdicts by default / under the paper's best supported reading set}, one set of values of "
             "the readings of the paper's own simulator, every value backed by a sentence of the paper, applied to "
             f"all its claims: {tex_escape(BEST_SET)}.\\par",
-            r"\centering\begin{tabular}{@{}l" + "r" * len(columns) + "@{}}", r"\toprule",
+            r"\centering{\footnotesize\setlength{\tabcolsep}{3pt}\begin{tabular}{@{}l" + "r" * len(columns) + "@{}}",
+            r"\toprule",
             "Paper & " + " & ".join(tex_escape(SHORT_VERDICTS.get(n, n)) for n, _ in columns) + r" \\", r"\midrule",
             *(f"{tex_escape(p)} & {cells(default[p], under[p])} \\\\" for p in default), r"\midrule",
-            rf"\textbf{{all}} & {cells(*total)} \\", r"\bottomrule", r"\end{tabular}\par", r"\raggedright\smallskip"]
+            rf"\textbf{{all}} & {cells(*total)} \\", r"\bottomrule", r"\end{tabular}}\par", r"\raggedright\smallskip"]
 
 
 def _set_lines(sets: dict, judged: dict[str, int]) -> list[str]:

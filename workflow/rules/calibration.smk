@@ -2,21 +2,6 @@
 # with the fit recorded in config/calibration/fits/ID.yaml; this rule replays that fit (its
 # points simulated at its values) for the report, and stops if no fit is recorded for the
 # current code (`make calibrate ID=...` makes one; see simcore/calibration).
-CALIBRATIONS = sorted({s.data["calibration"] for s in SPECS.values() if s.data.get("calibration")})
-
-
-wildcard_constraints:
-    calibration="|".join(re.escape(c) for c in CALIBRATIONS) or "(?!)",
-
-
-def calibration_code(wildcards):
-    """The code a calibration's simulations run (its model's fingerprint files)."""
-    from simcore.inputs import read_yaml
-
-    model = read_yaml(f"config/calibration/{wildcards.calibration}.yaml")["model"]
-    return [str(p) for p in fingerprint_files(model)]
-
-
 rule calibrate:
     input:
         calibration="config/calibration/{calibration}.yaml",

@@ -187,3 +187,19 @@ def sync_san_fingerprints():
 
 
 sync_san_fingerprints()
+
+
+# -- calibrated controls (config/calibration/*.yaml; rules in calibration.smk) -----------------------
+CALIBRATIONS = sorted({s.data["calibration"] for s in SPECS.values() if s.data.get("calibration")})
+
+
+wildcard_constraints:
+    calibration="|".join(re.escape(c) for c in CALIBRATIONS) or "(?!)",
+
+
+def calibration_code(wildcards):
+    """The code a calibration's simulations run (its model's fingerprint files)."""
+    from simcore.inputs import read_yaml
+
+    model = read_yaml(f"config/calibration/{wildcards.calibration}.yaml")["model"]
+    return [str(p) for p in fingerprint_files(model)]
