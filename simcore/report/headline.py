@@ -35,11 +35,11 @@ def headline_tex(specs, results_dir: Path) -> str:
              f"\\textbf{{What reproduces, at the {tex_escape(scale)} scale:}} {sum(total[k] for k in PARTITION)} "
              "claims of the papers' figures and tables, each judged on the simulated replications "
              r"(every claim: Table~\ref{tab:scorecard}).\par\smallskip",
-             r"\centering\begin{tabular}{@{}lrrrrrrr@{}}", r"\toprule",
+             r"\centering{\setlength{\tabcolsep}{4pt}\begin{tabular}{@{}lrrrrrrr@{}}", r"\toprule",
              r" & & \multicolumn{2}{c}{reproduced} & right direction, & explained by & not & \\",
              r"\cmidrule(lr){3-4}",
              r"Paper & claims & number + direction & predicted & other size & the best set & reproduced & calibrated \\",
-             r"\midrule", *rows, r"\midrule", _row(r"\textbf{all}", total), r"\bottomrule", r"\end{tabular}\par",
+             r"\midrule", *rows, r"\midrule", _row(r"\textbf{all}", total), r"\bottomrule", r"\end{tabular}}\par",
              r"\raggedright\smallskip",
              "Claims = reproduced + other size + explained + not reproduced + calibrated. Reproduced: with the "
              "paper's number, or a claim of direction only with an effect of practical size (never smaller or larger "
