@@ -319,7 +319,7 @@ def test_run_values_from_provenance(tmp_path, specs):
     _provenance(tmp_path, "amir-table4", scale="full", commit="4567ef", replications_per_cell=30)
     values = run_values(list(specs.values()), tmp_path)
     assert values["scale"] == "mixed" and values["reps"] == "3--30"
-    assert values["commit"] == "0123abcd-dirty, 4567ef" and "full, smoke" in values["scalenote"]
+    assert values["commit"] == r"0123abcd-dirty, \allowbreak{}4567ef" and "full, smoke" in values["scalenote"]
     for exp in ("amir-table2", "barak96-table1"):
         _provenance(tmp_path, exp, scale="full", commit="4567ef", replications_per_cell=30)
     values = run_values(list(specs.values()), tmp_path)

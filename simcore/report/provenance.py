@@ -25,7 +25,7 @@ def run_values(specs, results_dir: Path) -> dict:
     commits = sorted({str(p.get("commit", "unknown")) for p in provs})
     dates = sorted(str(p["date"])[:10] for p in provs if p.get("date"))
     scale = scales[0] if len(scales) == 1 else "mixed" if scales else "--"
-    return {"scale": scale, "reps": _span(reps), "commit": tex_escape(", ".join(commits) or "--"),
+    return {"scale": scale, "reps": _span(reps), "commit": ", \\allowbreak{}".join(tex_escape(c) for c in commits) or "--",
             "date": dates[-1] if dates else r"\today", "scalenote": _scale_note(scale, _span(reps), scales)}
 
 def _scale_note(scale: str, reps: str, scales: list[str]) -> str:
