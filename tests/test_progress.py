@@ -197,8 +197,9 @@ def test_fit_reports_every_solution(simcore_cli, tmp_path, exponential_fit_model
 
 def test_the_report_from_results_counts_its_inputs_and_names_each_as_it_starts(root, tmp_path):
     """amir-table2 is a table only (no figure, no monitor), the SAN folder holds no model, and the
-    reference has jobs-full.csv: four steps, the table, the SAN appendix, the macros (no file of
-    their own in the list) and the run profile; the callback hears each as it starts and the
+    reference has jobs-full.csv and corr05's calibration: five steps, the table, the SAN appendix,
+    the calibration's page, the macros (no file of their own in the list) and the run profile;
+    the callback hears each as it starts and the
     end. `make report-from-reference` was silent for a minute while they were made."""
     from simcore.experiments.spec import load_spec
     from simcore.report.reference import rebuild_report
@@ -209,10 +210,13 @@ def test_the_report_from_results_counts_its_inputs_and_names_each_as_it_starts(r
     made = rebuild_report(root / "results/reference", tmp_path / "paper", [spec], tmp_path / "san", [],
                           lambda *call: calls.append(call))
     unit = "report inputs"
-    assert calls == [(0, 4, unit, "now amir-table2.tex"), (1, 4, unit, "now san.tex"), (2, 4, unit, "now the macros"),
-                     (3, 4, unit, "now run-profile.pdf, run-profile.tex"), (4, 4, unit)]
+    cal = "calibration-corr05-control"
+    assert calls == [(0, 5, unit, "now amir-table2.tex"), (1, 5, unit, "now san.tex"),
+                     (2, 5, unit, f"now {cal}.pdf, {cal}.tex"), (3, 5, unit, "now the macros"),
+                     (4, 5, unit, "now run-profile.pdf, run-profile.tex"), (5, 5, unit)]
     assert [p.relative_to(tmp_path / "paper").as_posix() for p in made] == [
-        "tables/amir-table2.tex", "generated/san.tex", "figures/run-profile.pdf", "generated/run-profile.tex"]
+        "tables/amir-table2.tex", "generated/san.tex", f"figures/{cal}.pdf", f"generated/{cal}.tex",
+        "figures/run-profile.pdf", "generated/run-profile.tex"]
 
 
 def test_long_workflow_jobs_log_progress_lines(root):
