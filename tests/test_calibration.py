@@ -165,7 +165,7 @@ def test_a_recorded_fit_is_taken_while_its_key_holds(tmp_path, monkeypatch):
 
     write(cal, tmp_path / "a", tmp_path / "cal.tex", tmp_path / "cal.pdf", "figures/cal.pdf")
     tex = (tmp_path / "cal.tex").read_text()
-    names = [q.name.replace("_", "\\_") for q in cal.quantities]
+    names = [q.name.replace("_", "\\_\\allowbreak{}") for q in cal.quantities]   # breakable in a narrow column
     assert all("\\texttt{" + name + "}" in tex for name in names)
     assert tex.count(r"\\") >= len(cal.quantities) + 2 and (tmp_path / "cal.pdf").stat().st_size > 1000
     searches = []

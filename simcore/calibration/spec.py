@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from simcore.errors import InputError
-from simcore.experiments.spec import find_spec, load_spec
+from simcore.experiments.spec import find_named, find_spec, load_spec
 from simcore.inputs import read_yaml
 from simcore.vocabulary.domains import show
 
@@ -182,11 +182,4 @@ def load_calibration(path: str | Path, specs_dir: str | Path = "config/experimen
 
 def find_calibration(name: str, directory: str | Path = "config/calibration") -> Path:
     """The file of calibration ``name`` (or ``name`` itself if it is a YAML path)."""
-    candidate = Path(name)
-    if candidate.suffix in (".yaml", ".yml") and candidate.exists():
-        return candidate
-    path = Path(directory) / f"{name}.yaml"
-    if not path.exists():
-        known = sorted(p.stem for p in Path(directory).glob("*.yaml") if p.stem != "fits")
-        raise InputError(f"{path}: no such calibration '{name}' (known: {', '.join(known) or 'none'}).")
-    return path
+    return find_named(name, directory, "calibration", InputError)

@@ -783,13 +783,19 @@ def _check_monitor(spec: "Spec") -> None:
 
 def find_spec(name: str, specs_dir: str | Path = "config/experiments") -> Path:
     """The spec file of experiment ``name`` (or ``name`` itself if it is a path)."""
+    return find_named(name, specs_dir, "experiment")
+
+
+def find_named(name: str, folder: str | Path, what: str, error: type[InputError] = SpecError) -> Path:
+    """``folder/name.yaml`` (or ``name`` itself if it is a YAML path); else one sentence naming
+    the ``what`` files the folder holds."""
     candidate = Path(name)
     if candidate.suffix in (".yaml", ".yml") and candidate.exists():
         return candidate
-    path = Path(specs_dir) / f"{name}.yaml"
+    path = Path(folder) / f"{name}.yaml"
     if not path.exists():
-        known = sorted(p.stem for p in Path(specs_dir).glob("*.yaml"))
-        raise SpecError(f"{path}: no such experiment '{name}' (known: {', '.join(known) or 'none'}).")
+        known = sorted(p.stem for p in Path(folder).glob("*.yaml"))
+        raise error(f"{path}: no such {what} '{name}' (known: {', '.join(known) or 'none'}).")
     return path
 
 
