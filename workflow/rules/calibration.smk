@@ -17,12 +17,14 @@ rule calibrate:
         f"logs/benchmarks/calibration/{{calibration}}.tsv"
     conda:
         "../envs/simcore.yaml"
+    params:
+        out="results/calibration/{calibration}",
     threads: 2
     message:
         "calibration {wildcards.calibration}: the recorded fit's points simulated again at its values (log: {log})"
     shell:
         "simcore calibrate {wildcards.calibration:q} --scale full --jobs {threads} --recorded-only "
-        "--cache {input.record:q} --out results/calibration/{wildcards.calibration} 2> {log:q}"
+        "--cache {input.record:q} --out {params.out:q} 2> {log:q}"
 
 
 rule calibration_report:
