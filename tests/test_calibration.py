@@ -226,6 +226,44 @@ def test_an_experiment_runs_with_the_recorded_values_over_its_presets_and_under_
     assert spec.params({"n_tasks": 50, "memory_stall_fraction": 0.25})["memory_stall_fraction"] == 0.25
     assert spec.params({"n_tasks": 50}, calibrated=False)["memory_stall_fraction"] == 0.25   # the preset's
     assert config / "calibration" / "fits" / "corr05-control.yaml" in spec.files
+    # the control's reading: the calibration's id runs the fit, 'none' the preset's values
+    assert spec.params({"n_tasks": 50, "calibration": "corr05-control"}) == params
+    assert spec.params({"n_tasks": 50, "calibration": "none"}) == spec.params({"n_tasks": 50}, calibrated=False)
+    assert "calibration" not in spec.params({"n_tasks": 50, "calibration": "none"})
+
+
+SUPPORTED = {"value": "corr05-control", "support": "the paper's Linux curves pin the open quantities (a test)"}
+UNSUPPORTED = {"value": "none", "support": None}
+
+
+@pytest.mark.parametrize("entries, message", [
+    ([SUPPORTED, UNSUPPORTED], None),
+    ([UNSUPPORTED, SUPPORTED], r"key 'readings.calibration': the values are \[corr05-control, none\]"),
+    ([SUPPORTED], r"key 'readings.calibration': the values are \[corr05-control, none\]"),
+])
+def test_the_control_is_read_calibrated_first_then_as_its_spec_states_it(tmp_path, entries, message):
+    """A judging experiment's reading 'calibration' lists the judged experiment's calibration,
+    then 'none'; its cells carry the value, and 'none' runs the preset's values."""
+    config = tmp_path / "config"
+    for sub in ("experiments", "presets", "calibration/fits"):
+        (config / sub).mkdir(parents=True)
+    (config / "experiments" / "corr05-fig9.yaml").write_text((ROOT / "config/experiments/corr05-fig9.yaml").read_text())
+    (config / "presets" / "corr05.yaml").write_text((ROOT / "config/presets/corr05.yaml").read_text())
+    (config / "calibration" / "corr05-control.yaml").write_text(CORR05.read_text())
+    (config / "calibration" / "fits" / "corr05-control.yaml").write_text(yaml.safe_dump([
+        {"key": "k", "calibration": "corr05-control", "scale": "full",
+         "values": {"memory_stall_fraction": 0.7, "def_timeslice": 40.0, "creation_rate": 80.0, "creation_cpu": 0}}]))
+    data = yaml.safe_load((ROOT / "config/experiments/corr05-fig9-control.yaml").read_text())
+    path = config / "experiments" / "corr05-fig9-control.yaml"
+    path.write_text(yaml.safe_dump({**data, "readings": {"calibration": entries}}, sort_keys=False))
+    if message:
+        with pytest.raises(InputError, match=message):
+            load_spec(path)
+        return
+    spec = load_spec(path)
+    assert spec.grid["calibration"] == ["corr05-control", "none"]
+    stalls = {c.values["calibration"]: spec.params(c.values)["memory_stall_fraction"] for c in spec.all_cells()}
+    assert stalls == {"corr05-control": 0.7, "none": 0.25}
 
 
 # -- the report's page ---------------------------------------------------------------------------

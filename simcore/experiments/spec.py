@@ -28,6 +28,8 @@ SCALES = ("smoke", "quick", "full")
 # the first replication runs (the largest committed grid has 96 cells, the largest count 9,000).
 MAX_CELLS = 10_000            # cells of one experiment's grid: split a larger sweep
 MAX_REPLICATIONS = 100_000    # replications of one cell at any scale, precision caps included
+CONTROL = "calibration"       # the reading of a judged experiment's control: its calibration's id, or...
+UNCALIBRATED = "none"         # ...the control as its spec states it, the recorded fit not applied
 
 
 class SpecError(InputError):
@@ -173,13 +175,16 @@ class Spec:
         """Model defaults, then fixed values, then assumptions, then (``calibrated``) the recorded
         calibration's values, then ``overrides`` (grid values,
         ``--set``), each in its domain; the relations between parameters (the model's
-        ``CONSTRAINTS``) must hold."""
+        ``CONSTRAINTS``) must hold. A grid value ``calibration: none`` (the control's reading)
+        leaves the recorded fit out."""
+        overrides = dict(overrides or {})
+        control = overrides.pop(CONTROL, None)
         params = {name: p.default for name, p in self.model.PARAMETERS.items()}
         params.update(self.data.get("fixed") or {})
         params.update({k: v["value"] for k, v in (self.data.get("assumptions") or {}).items()})
-        if calibrated:
+        if calibrated and control != UNCALIBRATED:
             params.update(self.calibrated())
-        for name, value in (overrides or {}).items():
+        for name, value in overrides.items():
             if name in self.model.PARAMETERS:  # an unknown name is refused when the model runs
                 self.model.PARAMETERS[name].check(value, f"{self.path}: parameter {name}")
             params[name] = value
@@ -729,10 +734,13 @@ def _check_readings(path: Path, data: dict, judged: Spec) -> None:
         if claim["metric"] not in metrics:
             raise SpecError(f"{path}: key 'metrics': '{claim['metric']}' is missing (claim '{claim['id']}' of "
                             f"'{judged.id}' judges it).")
-    own = judged.params(calibrated=False)   # the readings of the control as its spec states it
+    own = {**judged.params(calibrated=False), CONTROL: judged.data.get(CONTROL)}   # the control as its spec states it
     model = _model(path, data)
     for param, entries in data["readings"].items():
         key = f"{path}: key 'readings.{param}'"
+        if param == CONTROL:
+            _check_control_reading(key, entries, own[CONTROL], judged.id)
+            continue
         if param not in model.PARAMETERS or param in judged.grid:
             raise SpecError(f"{key}: not a parameter of model '{data['model']}' that '{judged.id}' holds fixed.")
         for i, entry in enumerate(entries):
@@ -740,6 +748,16 @@ def _check_readings(path: Path, data: dict, judged: Spec) -> None:
         values = [e["value"] for e in entries]
         if len(set(map(repr, values))) != len(values) or values[0] != own[param]:
             raise SpecError(f"{key}: list each value once, {judged.id}'s own ({own[param]!r}) first.")
+
+
+def _check_control_reading(key: str, entries: list, calibration: str | None, judged: str) -> None:
+    """The control's reading: the judged experiment's calibration (first), then 'none'."""
+    values = [e["value"] for e in entries]
+    if calibration is None:
+        raise SpecError(f"{key}: '{judged}' has no calibration to read its control without.")
+    if values != [calibration, UNCALIBRATED]:
+        raise SpecError(f"{key}: the values are [{calibration}, {UNCALIBRATED}]: {judged}'s calibrated control "
+                        f"first, then the control as its spec states it.")
 
 
 def load_spec(path: str | Path) -> Spec:
