@@ -34,15 +34,16 @@ def _experiment(results: Path, id: str, verdicts: dict[str, str], published: dic
     return _Spec(id, claims=verdicts)
 
 
-def _judging(results: Path, judged: str, readings: dict[str, dict[str, str]], unsupported=()) -> _Spec:
-    """``judged``-readings, judging its claims under each reading ('x = x0; ...' -> claim -> verdict,
+def _judging(results: Path, judged: str, readings: dict[str, dict[str, str]], unsupported=(),
+             suffix: str = "readings") -> _Spec:
+    """``judged``-``suffix``, judging its claims under each reading ('x = x0; ...' -> claim -> verdict,
     the judged experiment's own first); a reading holding a value of ``unsupported`` is not supported."""
     rows = [{"claim": f"{c} | {reading}", "judged": judged, "judged_claim": c, "reading": reading,
              "supported": not {p.split(" = ")[1] for p in reading.split("; ")} & set(unsupported),
              "verdict": v, "statistic": "ratio", "estimate": 1.0, "ci_low": 0.9, "ci_high": 1.1}
             for reading, verdicts in readings.items() for c, v in verdicts.items()]
-    _write(results, f"{judged}-readings", rows)
-    return _Spec(f"{judged}-readings", judges=judged)
+    _write(results, f"{judged}-{suffix}", rows)
+    return _Spec(f"{judged}-{suffix}", judges=judged)
 
 
 def _write(results: Path, id: str, rows: list[dict]) -> None:
@@ -117,8 +118,8 @@ def test_two_readings_each_reproducing_another_claim_explain_one_claim_not_both(
 
 
 def test_an_unsupported_set_never_counts(tmp_path):
-    """Claims A of p-fig1 and B of p-fig2, negligible by default. p-fig1-readings reads x (x0, x1);
-    p-fig2-readings reads x and y (y1 has no sentence of the paper). Sets, joined: (x0, y0),
+    """Claims A of p-fig1 and B of p-fig2, negligible by default. Both readings experiments read x
+    (x0, x1) and y (y1 has no sentence of the paper). Sets, joined: (x0, y0),
     (x0, y1), (x1, y0), (x1, y1); those with y1 are unsupported. Under x1 A reproduces; B reproduces
     under (x1, y1) only. Supported: (x0, y0) reproduces 0, (x1, y0) 1 (A): the best set is (x1, y0),
     A is explained, B not (its only reproducing reading is unsupported): explained 1. The unsupported
@@ -126,7 +127,9 @@ def test_an_unsupported_set_never_counts(tmp_path):
     set and explains nothing, and the first page says so."""
     a = _experiment(tmp_path, "p-fig1", {"A": "negligible"})
     b = _experiment(tmp_path, "p-fig2", {"B": "negligible"})
-    ra = _judging(tmp_path, "p-fig1", {"x = x0": {"A": "negligible"}, "x = x1": {"A": "reproduced"}})
+    ra = _judging(tmp_path, "p-fig1", {"x = x0; y = y0": {"A": "negligible"}, "x = x0; y = y1": {"A": "negligible"},
+                                        "x = x1; y = y0": {"A": "reproduced"}, "x = x1; y = y1": {"A": "reproduced"}},
+                  unsupported=("y1",))
     rb = _judging(tmp_path, "p-fig2", {"x = x0; y = y0": {"B": "negligible"}, "x = x0; y = y1": {"B": "negligible"},
                                         "x = x1; y = y0": {"B": "negligible"}, "x = x1; y = y1": {"B": "reproduced"}},
                   unsupported=("y1",))
@@ -144,6 +147,39 @@ def test_an_unsupported_set_never_counts(tmp_path):
     assert paper_sets([a, only], tmp_path)["p"] is None
     assert standing_counts([a, only], tmp_path)["p"]["explained"] == 0
     assert _set_lines({"p": None}, {"p": 1}) == [r"\textbf{p}: no reading set the text supports (its default verdicts).\par"]
+
+
+def test_a_claim_two_experiments_judge_on_different_readings_counts_only_under_sets_that_ran(tmp_path):
+    """Claim A of p-fig1 (negligible by default) is judged by p-fig1-readings over x (x0 own, x1) and
+    by p-fig1-control over c (c0 own, c1); each ran the other's parameter at its own value. Joined
+    sets: (x0, c0), (x0, c1), (x1, c0), (x1, c1). A row stands for a set when it agrees with it and the
+    set holds the parameter the row does not name at its own value: (x0, c0) both rows, the first
+    by id (p-fig1-control: inconclusive); (x1, c0) the readings' x1 row (reproduced); (x0, c1) the
+    control's c1 row (contradicted); (x1, c1) none (no run had x1 and c1 together), so that set is
+    left out. Switch the rule off and (x1, c1) appears, with a verdict from a run of other values."""
+    fig = _experiment(tmp_path, "p-fig1", {"A": "negligible"})
+    ra = _judging(tmp_path, "p-fig1", {"x = x0": {"A": "negligible"}, "x = x1": {"A": "reproduced"}})
+    rc = _judging(tmp_path, "p-fig1", {"c = c0": {"A": "inconclusive"}, "c = c1": {"A": "contradicted"}},
+                  suffix="control")
+    from simcore.report.judged import judged_rows
+
+    rows = [r for found in judged_rows([fig, ra, rc], tmp_path).values() for r in found]
+    found = {tuple(sorted(s.values.values())): s.verdict(("p-fig1", "A")) for s in reading_sets(rows)}
+    assert found == {("c0", "x0"): "inconclusive", ("c0", "x1"): "reproduced", ("c1", "x0"): "contradicted"}
+    assert best_set(rows).values == {"x": "x1", "c": "c0"}
+
+
+def test_the_set_of_own_values_takes_the_judged_experiments_own_verdicts(tmp_path):
+    """A is negligible in p-fig1 itself; p-fig1-readings, with fewer replications, finds it
+    reproduced under x0 (p-fig1's own value) and negligible under x1. The set {x: x0} is p-fig1's own
+    run, so it takes p-fig1's verdict: negligible; {x: x1} negligible too. Both reproduce 0 and
+    contradict 0, so the first listed, x0, is the best set, and A is not explained (0). With the
+    judging experiment's row standing for the own set, A would be 'explained' by its own values."""
+    fig = _experiment(tmp_path, "p-fig1", {"A": "negligible"})
+    judging = _judging(tmp_path, "p-fig1", {"x = x0": {"A": "reproduced"}, "x = x1": {"A": "negligible"}})
+    best = paper_sets([fig, judging], tmp_path)["p"]
+    assert best.values == {"x": "x0"} and best.verdict(("p-fig1", "A")) == "negligible"
+    assert standing_counts([fig, judging], tmp_path)["p"]["explained"] == 0
 
 
 def test_larger_than_published_is_not_counted_as_reproduced(tmp_path):

@@ -43,19 +43,46 @@ def scorecard(scored) -> str:
     return scorecard_tex(scored, REFERENCE)
 
 
-def best_readings(claims: pd.DataFrame) -> dict[str, str | None]:
-    """Per paper, the reading of its best supported set, from claims.csv alone: a paper's judging
-    experiments share their reading parameters here (checked), so a set is one reading; supported
-    when every row of it is; the most rows 'reproduced', then the fewest 'contradicted', then the
-    reading listed first (the rows list each experiment's readings in its specs' order)."""
+def _values(reading: str) -> dict[str, str]:
+    return dict(part.split(" = ", 1) for part in reading.split("; "))
+
+
+def best_rows(claims: pd.DataFrame) -> dict[str, dict[tuple[str, str], str]]:
+    """Per paper, each judged claim's verdict under its best supported set, from claims.csv alone.
+    A parameter's own value is the first the rows list; the sets a run stands for are one judging
+    experiment's reading with every other parameter at its own value; under a set, a claim has the
+    row of the first experiment (by id) whose reading agrees with it and which names every
+    parameter the set holds elsewhere than its own (the set of own values: the claim's own row). A
+    set is supported when every such row is; the
+    best: the most rows 'reproduced', then the fewest 'contradicted', then the values listed first."""
     judged = claims[claims.judged.notna()]
-    out: dict[str, str | None] = {}
+    own_rows = claims[claims.judged.isna()]
+    defaults = dict(zip(zip(own_rows.experiment, own_rows.claim), own_rows.verdict))
+    out: dict[str, dict[tuple[str, str], str]] = {}
     for paper, rows in judged.groupby(judged.experiment.str.split("-").str[0], sort=False):
-        assert rows.reading.map(lambda r: [p.split(" = ")[0] for p in r.split("; ")]).map(tuple).nunique() == 1
-        listed = list(dict.fromkeys(rows.reading))
-        ranked = [((-(g.verdict == "reproduced").sum(), (g.verdict == "contradicted").sum(), listed.index(r)), r)
-                  for r, g in rows.groupby("reading") if (g.supported.astype(str).str.lower() == "true").all()]
-        out[paper] = min(ranked)[1] if ranked else None
+        listing: dict[str, list[str]] = {}
+        for reading in rows.reading:
+            for name, value in _values(reading).items():
+                values = listing.setdefault(name, [])
+                if value not in values:
+                    values.append(value)
+        own = {name: values[0] for name, values in listing.items()}
+        keys = set(zip(rows.judged, rows.judged_claim))
+        ranked = []
+        for candidate in {tuple({**own, **_values(r)}.items()) for r in rows.reading}:
+            chosen, backed = {}, True
+            for row in rows.sort_values("experiment", kind="stable").itertuples():
+                mine = _values(row.reading)
+                if all(v == mine.get(k, own[k]) for k, v in candidate):
+                    chosen.setdefault((row.judged, row.judged_claim), row.verdict)
+                    backed = backed and str(row.supported).lower() == "true"
+            if backed and set(chosen) == keys:
+                rank = tuple(listing[k].index(v) for k, v in candidate)
+                if not any(rank):   # the judged experiments' own values: their own verdicts
+                    chosen = {key: defaults.get(key, v) for key, v in chosen.items()}
+                verdicts = list(chosen.values())
+                ranked.append(((-verdicts.count("reproduced"), verdicts.count("contradicted"), rank), chosen))
+        out[paper] = min(ranked, key=lambda r: r[0])[1] if ranked else {}
     return out
 
 
@@ -64,13 +91,11 @@ def expected_counts() -> dict[str, dict[str, int]]:
     is its own row (no ``judged``); reproduced is the verdict 'reproduced', split by whether the
     row has a published effect (the paper's number) or not (a direction claim); predicted: of
     these, those with a ``calibrated_input``; calibrated: the verdict 'calibrated'; explained: any
-    other verdict, reproduced under its paper's best supported set (:func:`best_readings`); other
+    other verdict, reproduced under its paper's best supported set (:func:`best_rows`); other
     size: the rest of 'smaller'/'larger than published'; not reproduced: the rest."""
     claims = pd.read_csv(REFERENCE / "claims.csv")
-    best = best_readings(claims)
-    judged = claims[claims.judged.notna()]
-    explains = {(r.judged, r.judged_claim) for r in judged.itertuples()
-                if r.reading == best.get(r.experiment.split("-")[0]) and r.verdict == "reproduced"}
+    explains = {key for chosen in best_rows(claims).values() for key, verdict in chosen.items()
+                if verdict == "reproduced"}
     out: dict[str, dict[str, int]] = {}
     for r in claims[claims.judged.isna()].itertuples():
         counts = out.setdefault(r.experiment.split("-")[0], dict.fromkeys(PARTS, 0))

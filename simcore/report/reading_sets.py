@@ -3,7 +3,11 @@ claims (``judges``), and the best set the paper's text supports, under which eve
 the paper is counted at once (docs/statistics.md, "Judged readings").
 
 A judged row (one claim under one reading, :func:`simcore.report.judged.judged_rows`) belongs to a
-set when its reading agrees with the set on that experiment's parameters. A set is supported when
+set when its reading agrees with the set on that experiment's parameters and the set holds every
+other parameter at the judged experiment's own value (the experiment ran with it there): a claim
+judged by two experiments with different parameters (corr05's readings of its simulator and of its
+control) takes, under a set, the row that ran the set's values, and a set under which some judged
+claim has no such row was never run and is left out. A set is supported when
 every value in it is, i.e. when every row that belongs to it is (a row is supported when every value
 of its own reading is, ``supported``). BEST_SET is the rule that picks one set per paper.
 """
@@ -61,10 +65,12 @@ def _agrees(values: dict[str, str], other: dict[str, str]) -> bool:
     return all(values[k] == v for k, v in other.items() if k in values)
 
 
-def reading_sets(rows: list[dict]) -> list[ReadingSet]:
+def reading_sets(rows: list[dict], defaults: dict[tuple[str, str], dict] | None = None) -> list[ReadingSet]:
     """Every set a paper's judged ``rows`` allow: each experiment's readings that occur, joined with
     the other experiments' readings they agree with (experiments that share their parameters give
-    as many sets as one of them has readings), each with the row every judged claim has under it."""
+    as many sets as one of them has readings), each with the row every judged claim has under it.
+    ``defaults``: each judged claim's own row in its experiment, which the set of every own value
+    takes (the judged experiment ran those values, with its own replications)."""
     per_experiment: dict[str, list[dict[str, str]]] = {}
     for row in rows:
         readings = per_experiment.setdefault(row["readings_experiment"], [])
@@ -77,13 +83,22 @@ def reading_sets(rows: list[dict]) -> list[ReadingSet]:
     listing = _listing(rows)
     sets = [ReadingSet(values, tuple(listing[k].index(v) for k, v in values.items()))
             for values in joined] if per_experiment else []
-    for row in rows:
+    for row in sorted(rows, key=lambda r: r["readings_experiment"]):   # two that ran a set's values: the first by id
         values, key = reading_values(row["reading"]), (row["judged"], row["judged_claim"])
         for s in sets:
-            if _agrees(s.values, values):
-                s.rows.setdefault(key, row)     # a claim two experiments judge: the first one's row
+            if _agrees(s.values, values) and _own_elsewhere(s, values):
+                s.rows.setdefault(key, row)
                 s.supported = s.supported and supported(row)
-    return sets
+    claims = {(row["judged"], row["judged_claim"]) for row in rows}
+    for s in sets:
+        if s.own and defaults:
+            s.rows = {key: defaults.get(key, row) for key, row in s.rows.items()}
+    return [s for s in sets if set(s.rows) == claims]
+
+
+def _own_elsewhere(s: ReadingSet, values: dict[str, str]) -> bool:
+    """Whether ``s`` holds every parameter a row's reading does not name at its own value."""
+    return all(rank == 0 for name, rank in zip(s.values, s.rank) if name not in values)
 
 
 def _unique(sets: list[dict]) -> list[dict]:
@@ -94,10 +109,10 @@ def _unique(sets: list[dict]) -> list[dict]:
     return out
 
 
-def best_set(rows: list[dict]) -> ReadingSet | None:
+def best_set(rows: list[dict], defaults: dict[tuple[str, str], dict] | None = None) -> ReadingSet | None:
     """The supported set BEST_SET picks among a paper's (``rows``: its judged rows, in the specs'
-    order), None when no set is supported."""
-    backed = [s for s in reading_sets(rows) if s.supported]
+    order; ``defaults``: as for :func:`reading_sets`), None when no set is supported."""
+    backed = [s for s in reading_sets(rows, defaults) if s.supported]
     return min(backed, key=lambda s: (-s.count("reproduced"), s.count("contradicted"), s.rank), default=None)
 
 
@@ -112,11 +127,13 @@ def _listing(rows: list[dict]) -> dict[str, list[str]]:
     return out
 
 
-def best_sets(specs, judged: dict[tuple[str, str], list[dict]]) -> dict[str, ReadingSet | None]:
-    """Per paper, its best supported set (``judged``: :func:`simcore.report.judged.judged_rows`);
-    None for a paper without judged rows or without a supported set."""
+def best_sets(specs, judged: dict[tuple[str, str], list[dict]],
+              defaults: dict[tuple[str, str], dict] | None = None) -> dict[str, ReadingSet | None]:
+    """Per paper, its best supported set (``judged``: :func:`simcore.report.judged.judged_rows`;
+    ``defaults``: every claim's own row, (experiment, claim id) -> row); None for a paper without
+    judged rows or without a supported set."""
     paper_of = {spec.id: spec["paper"] for spec in specs}
     rows: dict[str, list[dict]] = {}
     for (experiment, _), found in judged.items():
         rows.setdefault(paper_of.get(experiment), []).extend(found)
-    return {spec["paper"]: best_set(rows.get(spec["paper"], [])) for spec in specs}
+    return {spec["paper"]: best_set(rows.get(spec["paper"], []), defaults) for spec in specs}

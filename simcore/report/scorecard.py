@@ -20,11 +20,13 @@ STANDINGS = (*PARTITION, "predicted", "judged under readings")
 
 
 def paper_sets(specs, results_dir: Path) -> dict:
-    """Per paper, its best supported reading set (:func:`simcore.report.reading_sets.best_sets`)."""
+    """Per paper, its best supported reading set (:func:`simcore.report.reading_sets.best_sets`);
+    the set of the judged experiments' own values takes their own rows."""
     from simcore.report.judged import judged_rows
     from simcore.report.reading_sets import best_sets
 
-    return best_sets(specs, judged_rows(specs, results_dir))
+    defaults = {(spec.id, claim["id"]): row for spec in specs for claim, row in claim_rows(spec, results_dir) if row}
+    return best_sets(specs, judged_rows(specs, results_dir), defaults)
 
 
 def claim_standings(specs, results_dir: Path):
