@@ -14,7 +14,10 @@ script carries the reference over such a change, and only when it can show that 
    in it under the current fingerprint, and every replication it shares with the reference
    must be identical in every value (same seeds at every scale; on the reference's platform).
    When the SAN code changes, REV's code solves and simulates each SAN model at DIR's scale, and
-   its files must equal DIR's byte for byte.
+   its files must equal DIR's byte for byte. When a recorded calibration's key changes (its
+   model's code did), the current code replays the recorded values (``simcore calibrate
+   --recorded-only``), and its points and held-out points must equal the reference's
+   ``calibration/ID/points.csv`` and ``holdout.csv`` byte for byte.
 
 The experiments carried over are those whose fingerprint changes and those whose provenance names
 a commit a reader cannot check out from this branch (not an ancestor of HEAD, or ``-dirty``). Then
@@ -53,11 +56,19 @@ root = Path.cwd()
 seed = yaml.safe_load((root / "config/config.yaml").read_text())["seed"]
 specs = {s.id: s for s in (load_spec(p) for p in sorted((root / "config/experiments").glob("*.yaml")))}
 fits = yaml.safe_load((root / "config/san/fits.yaml").read_text()) or []
+from simcore.calibration.record import calibration_key
+from simcore.calibration.spec import load_calibration
+calibrations = {}
+for record in sorted((root / "config/calibration/fits").glob("*.yaml")):
+    for e in yaml.safe_load(record.read_text()) or []:
+        cal = load_calibration(root / f"config/calibration/{e['calibration']}.yaml")
+        calibrations[f"{e['calibration']}/{e['scale']}"] = calibration_key(cal, cal.replications[e["scale"]], seed)
 print(json.dumps({
     "experiments": {i: simulation_fingerprint(specs[s.source_id], seed) for i, s in specs.items()},
     "san": code_fingerprint("san"),
     "fits": [fit_key(root / f"config/san/{f['model']}.yaml", f["parameter"], f["low"], f["high"], f["scale"])
-             for f in fits]}))
+             for f in fits],
+    "calibrations": calibrations}))
 """
 
 
@@ -85,7 +96,14 @@ def recorded() -> dict:
     return {
         "experiments": {p.parent.name: json.loads(p.read_text()) for p in sorted(REFERENCE.glob("*/provenance.json"))},
         "san": {p.parent.name: json.loads(p.read_text())["code"] for p in sorted(REFERENCE.glob("san/*/fingerprint.json"))},
-        "fits": [f["key"] for f in fits]}
+        "fits": [f["key"] for f in fits],
+        "calibrations": {f"{e['calibration']}/{e['scale']}": e["key"] for e in calibration_entries()}}
+
+
+def calibration_entries() -> list[dict]:
+    """Every recorded calibration fit (config/calibration/fits/*.yaml)."""
+    return [e for record in sorted((ROOT / "config/calibration/fits").glob("*.yaml"))
+            for e in yaml.safe_load(record.read_text()) or []]
 
 
 def check_was_old(rec: dict, old: dict, rev: str) -> None:
@@ -99,6 +117,42 @@ def check_was_old(rec: dict, old: dict, rev: str) -> None:
             fail(f"san/{model}: the reference's SAN code fingerprint is not {rev}'s.")
     if rec["fits"] != old["fits"]:
         fail(f"config/san/fits.yaml: the recorded keys are not the ones {rev}'s code computes.")
+    if rec.get("calibrations", {}) != old.get("calibrations", {}):
+        fail(f"config/calibration/fits: the recorded keys are not the ones {rev}'s code computes.")
+
+
+def changed_calibrations(rec: dict, new: dict) -> list[str]:
+    """The recorded calibrations ('ID/scale') whose key the current code computes otherwise."""
+    return [name for name, key in rec.get("calibrations", {}).items() if new["calibrations"].get(name) != key]
+
+
+def check_calibrations(changed: list[str], new: dict, replay) -> int:
+    """Step 3 for calibrations: ``replay(name, key)`` (the current code replaying the recorded
+    values under the new key: {file name: bytes}) gives the reference's files byte for byte."""
+    for name in changed:
+        calibration = name.split("/")[0]
+        for file, made in replay(name, new["calibrations"][name]).items():
+            kept = REFERENCE / "calibration" / calibration / file
+            if not kept.exists() or kept.read_bytes() != made:
+                fail(f"{kept}: the current code's replay of {name} does not give it byte for byte; refit it "
+                     f"(make calibrate ID={calibration}).")
+    return len(changed)
+
+
+def replay(name: str, key: str) -> dict[str, bytes]:
+    """The current code's points.csv and holdout.csv of the recorded fit ``name`` ('ID/scale'),
+    replayed from a copy of its record under ``key``."""
+    calibration, scale = name.split("/")
+    entries = [{**e, "key": key} if f"{e['calibration']}/{e['scale']}" == name else e for e in calibration_entries()]
+    with tempfile.TemporaryDirectory() as tmp:
+        record, out = Path(tmp) / "record.yaml", Path(tmp) / "out"
+        record.write_text(yaml.safe_dump(entries, sort_keys=False))
+        cmd = [sys.executable, "-m", "simcore.cli", "calibrate", calibration, "--scale", scale, "--recorded-only",
+               "--cache", str(record), "--out", str(out), "--jobs", str(os.cpu_count() or 1), "--progress", "off"]
+        run = subprocess.run(cmd, cwd=ROOT, env=_env(ROOT), capture_output=True, text=True)
+        if run.returncode:
+            fail(f"replaying {name} failed: {run.stderr.strip()[-300:]}")
+        return {f: (out / f).read_bytes() for f in ("points.csv", "holdout.csv")}
 
 
 def changed_experiments(old: dict, new: dict) -> list[str]:
@@ -215,6 +269,13 @@ def write(rec: dict, new: dict, shared: dict[str, int], results: Path, commit: s
     for old_key, new_key in zip(rec["fits"], new["fits"]):
         text = text.replace(f"key: {old_key}", f"key: {new_key}")
     fits.write_text(text)
+    for name in changed_calibrations(rec, new):
+        calibration = name.split("/")[0]
+        for path in (ROOT / "config/calibration/fits" / f"{calibration}.yaml",
+                     REFERENCE / "calibration" / calibration / "fit.yaml"):
+            if path.exists():
+                path.write_text(path.read_text().replace(f"key: {rec['calibrations'][name]}",
+                                                         f"key: {new['calibrations'][name]}"))
     (REFERENCE / "README.md").write_text(reference_readme(REFERENCE))
 
 
@@ -237,11 +298,13 @@ def main() -> None:
             shared = check_replications(results, new, changed)
             san_changed = old["san"] != new["san"] or old["fits"] != new["fits"]
             files = check_san(results, tree) if san_changed else 0
+            fits = check_calibrations(changed_calibrations(rec, new), new, replay)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=True)
     print(f"restamp: {len(changed)} experiments change only in code or machines or name a commit this branch "
           f"lacks, {sum(shared.values())} shared replications "
-          f"identical; SAN code {'changed, ' + str(files) + ' SAN files identical under ' + args.rev if san_changed else 'unchanged'}.")
+          f"identical; SAN code {'changed, ' + str(files) + ' SAN files identical under ' + args.rev if san_changed else 'unchanged'}; "
+          f"{fits} recorded calibrations replayed byte for byte under their new keys.")
     if args.write:
         write(rec, new, shared, results, commit)
         print(f"restamp: new fingerprints and commit {commit} written; commit them and name this evidence.")

@@ -23,11 +23,12 @@ def fp(**changed) -> dict:
 
 
 def test_the_reference_must_be_the_named_commits(capsys):
-    old = {"experiments": {"x": fp()}, "san": "S", "fits": ["K"]}
+    old = {"experiments": {"x": fp()}, "san": "S", "fits": ["K"], "calibrations": {"c/full": "C"}}
     recorded = {"experiments": {"x": {"fingerprint": fp()["hash"], "fingerprint_parts": fp()["parts"]}},
-                "san": {"example": "S"}, "fits": ["K"]}
+                "san": {"example": "S"}, "fits": ["K"], "calibrations": {"c/full": "C"}}
     restamp.check_was_old(recorded, old, "REV")                              # the same: carried on
     for broken in ({**recorded, "san": {"example": "other"}}, {**recorded, "fits": ["other"]},
+                   {**recorded, "calibrations": {"c/full": "other"}},
                    {**recorded, "experiments": {"x": {"fingerprint": "h", "fingerprint_parts": fp(code="d")["parts"]}}}):
         with pytest.raises(SystemExit) as done:
             restamp.check_was_old(broken, old, "REV")
@@ -70,3 +71,25 @@ def test_experiments_naming_a_commit_outside_the_branch_are_carried_over():
                           check=True).stdout.strip()
     rec = {"experiments": {"a": {"commit": head}, "b": {"commit": "4840c8f34c31"}, "c": {"commit": f"{head}-dirty"}}}
     assert restamp.unreachable(rec) == ["b", "c"]
+
+
+def test_a_calibration_is_carried_over_only_when_its_replay_gives_the_references_files(capsys):
+    """The recorded corr05-control fit: its key changes with the model's code; the re-stamp takes
+    the new key only when the current code's replay of the recorded values gives the reference's
+    points.csv and holdout.csv byte for byte (here a stand-in replay: the reference's own bytes,
+    then one value changed in its last digit)."""
+    rec = {"calibrations": {"corr05-control/full": "OLD", "other/full": "SAME"}}
+    new = {"calibrations": {"corr05-control/full": "NEW", "other/full": "SAME"}}
+    changed = restamp.changed_calibrations(rec, new)
+    assert changed == ["corr05-control/full"]
+    kept = {f: (restamp.REFERENCE / "calibration/corr05-control" / f).read_bytes() for f in ("points.csv", "holdout.csv")}
+    asked = []
+    assert restamp.check_calibrations(changed, new, lambda name, key: asked.append((name, key)) or kept) == 1
+    assert asked == [("corr05-control/full", "NEW")]
+    text = kept["points.csv"].decode().splitlines()
+    row = text[1].split(",")
+    row[4] = row[4][:-1] + ("1" if row[4][-1] != "1" else "2")
+    off = {**kept, "points.csv": "\n".join([text[0], ",".join(row), *text[2:]]).encode() + b"\n"}
+    with pytest.raises(SystemExit) as done:
+        restamp.check_calibrations(changed, new, lambda name, key: off)
+    assert done.value.code == 2 and "points.csv" in capsys.readouterr().err
