@@ -201,3 +201,16 @@ def test_a_queue_monitor_must_name_a_cell_and_policies_of_its_spec(spec_tree, ed
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     with pytest.raises(SpecError, match=re.escape(message)):
         load_spec(path)
+
+
+def test_point_claims_carry_the_reason_their_spec_states_once():
+    """mehta's Tables 3-5: every published turnaround (Linux's and the conservative balancer's, 90)
+    is a 'value' claim, each with the reason `point_claims.if_not_reproduced` gives."""
+    from simcore.experiments.spec import load_spec
+
+    root = Path(__file__).resolve().parents[1] / "config/experiments"
+    points = [(spec, c) for spec in (load_spec(p) for p in sorted(root.glob("mehta-table[345]-w?.yaml")))
+              for c in spec.data["claims"] if c.get("point")]
+    assert len(points) == 90
+    assert all(c["kind"] == "value" and c["if_not_reproduced"] == spec.data["point_claims"]["if_not_reproduced"]
+               for spec, c in points)

@@ -677,6 +677,8 @@ def _point_claims(data: dict) -> dict:
                          f"{e['value']:g}{unit} at {at or 'every cell'}.",
                  "kind": "value", "metric": metric, "policy": e["policy"], "published_effect": "table",
                  "where": {k: [v] for k, v in where.items()}, "point": True}
+        if "if_not_reproduced" in data["point_claims"]:
+            claim["if_not_reproduced"] = data["point_claims"]["if_not_reproduced"]
         if "calibration" in data and e["policy"] == control:
             claim["calibrated"] = (f"The open quantities of calibration {data['calibration']} were fitted on this "
                                    "number among the control's points (config/calibration).")
