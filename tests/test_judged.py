@@ -190,13 +190,16 @@ def test_a_claim_stands_by_its_default_verdict_and_its_verdict_under_the_best_se
     'reproduced direction' (a direction claim), whatever the set says; a calibrated one stays
     calibrated; one not reproduced by default is 'explained' only when its paper's best set
     reproduces it (an 'absent', a 'larger than published' alike); otherwise smaller or larger than
-    published is 'other size' and anything else 'not reproduced', also when no set judges it (None)."""
+    published is 'other size' (not for a claim of a value, which has no direction) and anything else
+    'not reproduced', also when no set judges it (None)."""
     assert standing("reproduced", "contradicted") == "reproduced with magnitude"
     assert standing("reproduced", None, magnitude=False) == "reproduced direction"
     assert standing("calibrated", "reproduced") == "calibrated"
     assert standing("absent", "reproduced") == standing("larger than published", "reproduced") == "explained"
     assert standing("smaller than published", "inconclusive") == standing("larger than published", None) == "other size"
     assert standing("negligible", "smaller than published") == standing("contradicted", None) == "not reproduced"
+    # a claim of one value (a published point) has no direction: off the paper's number, not reproduced
+    assert standing("smaller than published", None, direction=False) == "not reproduced"
 
 
 def test_a_readings_rows_are_found_whatever_type_the_table_read_its_values_back_as():

@@ -58,19 +58,20 @@ def _equals(column: pd.Series, value) -> pd.Series:
 DIRECTION_ONLY = ("smaller than published", "larger than published")
 
 
-def standing(default_verdict, under_set: str | None, magnitude: bool = True) -> str:
+def standing(default_verdict, under_set: str | None, magnitude: bool = True, direction: bool = True) -> str:
     """Under the default reading 'reproduced with magnitude' (reproduced, with a published effect)
     or 'reproduced direction' (a direction claim reproduced); 'calibrated'; 'explained' (not by
     default, but under its paper's best supported reading set, ``under_set``: the claim's verdict
     there, None when no experiment judges it); 'other size' (the published direction with a decided
-    effect of practical size but another magnitude), or 'not reproduced'."""
+    effect of practical size but another magnitude; never for a claim of a value, ``direction``
+    False, whose sign says nothing), or 'not reproduced'."""
     if default_verdict == "calibrated":
         return default_verdict
     if default_verdict == "reproduced":
         return "reproduced with magnitude" if magnitude else "reproduced direction"
     if under_set == "reproduced":
         return "explained"
-    return "other size" if default_verdict in DIRECTION_ONLY else "not reproduced"
+    return "other size" if default_verdict in DIRECTION_ONLY and direction else "not reproduced"
 
 
 def reading_tex(row: dict) -> str:

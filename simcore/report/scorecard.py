@@ -40,7 +40,8 @@ def claim_standings(specs, results_dir: Path):
         best = sets.get(spec["paper"])
         for claim, row in claim_rows(spec, results_dir):
             under = best.verdict((spec.id, claim["id"])) if best else None
-            yield spec, claim, row, standing(verdict_of(row), under, published_number(row)), under
+            part = standing(verdict_of(row), under, published_number(row), claim.get("kind") != "value")
+            yield spec, claim, row, part, under
 
 
 def published_number(row) -> bool:
