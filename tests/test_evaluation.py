@@ -581,7 +581,7 @@ THIS_CPU = "AMD EPYC"      # the CPU model a run records (the committed referenc
 def smoke_pair(tmp_path_factory):
     """Two result folders made of the committed reference's files, no simulation, for every
     experiment it holds: ``ref`` as committed, but the CPU model left out of every provenance (as it
-    is for 67 of 75 experiments); ``run`` with the same claims, the summary rows and replications a
+    is for most experiments); ``run`` with the same claims, the summary rows and replications a
     smoke run holds (the smoke cells, their first smoke-count replications) and provenances that
     record this machine's CPU model, fingerprints intact. ``ref`` holds the same replications: the
     ones the comparison reads."""
@@ -636,7 +636,7 @@ def _verdict_of(run, ref, experiments=None):
 
 def test_a_twenty_percent_shift_of_one_experiment_fails_on_one_platform(smoke_pair, tmp_path):
     """Every turnaround of corr05-fig10's smoke replications times 1.2, fingerprints intact, among
-    all 75 experiments of a smoke evaluation. The reference records this machine's CPU model for
+    every experiment of a smoke evaluation. The reference records this machine's CPU model for
     corr05-fig10 (as a re-stamp does) and for no other: corr05-fig10 is shown on one platform, so
     its shared replications must be identical; they are not, and the verdict names it, alone."""
     run, ref = _smoke_pair(smoke_pair, tmp_path, cpu_in_reference=(TAMPERED,), factor=1.2)
@@ -661,7 +661,8 @@ def test_a_twenty_percent_shift_of_one_experiment_fails_across_platforms(smoke_p
     assert not ev.ok and ev.inconsistent_claims.empty and ev.inconsistent_means.empty and not ev.missing
     assert verdict == ("Verdict: **INCONSISTENT**: the shared replications of 1 experiments differ: corr05-fig10 "
                        "(shifted: mean_turnaround, mean_turnaround_s).")
-    assert "Mode: **paired** for 75 experiments (one of the runs records no CPU model" in page
+    held = len(list((Path(__file__).resolve().parents[1] / "results/reference").glob("*/replications.csv.gz")))
+    assert f"Mode: **paired** for {held} experiments (one of the runs records no CPU model" in page
     shifted = ev.inconsistent_replications
     assert shifted.metric.tolist() == list(TURNAROUNDS) and shifted.replications.tolist() == [6, 6]
     assert shifted.difference.tolist() == pytest.approx([0.4 / 2.2] * 2)
