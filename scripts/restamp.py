@@ -56,10 +56,10 @@ root = Path.cwd()
 seed = yaml.safe_load((root / "config/config.yaml").read_text())["seed"]
 specs = {s.id: s for s in (load_spec(p) for p in sorted((root / "config/experiments").glob("*.yaml")))}
 fits = yaml.safe_load((root / "config/san/fits.yaml").read_text()) or []
-from simcore.calibration.record import calibration_key
-from simcore.calibration.spec import load_calibration
 calibrations = {}
-for record in sorted((root / "config/calibration/fits").glob("*.yaml")):
+for record in sorted((root / "config/calibration/fits").glob("*.yaml")):   # none in a tree before them
+    from simcore.calibration.record import calibration_key
+    from simcore.calibration.spec import load_calibration
     for e in yaml.safe_load(record.read_text()) or []:
         cal = load_calibration(root / f"config/calibration/{e['calibration']}.yaml")
         calibrations[f"{e['calibration']}/{e['scale']}"] = calibration_key(cal, cal.replications[e["scale"]], seed)
@@ -97,7 +97,12 @@ def recorded() -> dict:
         "experiments": {p.parent.name: json.loads(p.read_text()) for p in sorted(REFERENCE.glob("*/provenance.json"))},
         "san": {p.parent.name: json.loads(p.read_text())["code"] for p in sorted(REFERENCE.glob("san/*/fingerprint.json"))},
         "fits": [f["key"] for f in fits],
-        "calibrations": {f"{e['calibration']}/{e['scale']}": e["key"] for e in calibration_entries()}}
+        "calibrations": {fit_name(e): e["key"] for e in calibration_entries()}}
+
+
+def fit_name(entry: dict) -> str:
+    """A recorded calibration fit's name, 'ID/scale' (as the fingerprints dump names it)."""
+    return f"{entry['calibration']}/{entry['scale']}"
 
 
 def calibration_entries() -> list[dict]:
@@ -143,7 +148,7 @@ def replay(name: str, key: str) -> dict[str, bytes]:
     """The current code's points.csv and holdout.csv of the recorded fit ``name`` ('ID/scale'),
     replayed from a copy of its record under ``key``."""
     calibration, scale = name.split("/")
-    entries = [{**e, "key": key} if f"{e['calibration']}/{e['scale']}" == name else e for e in calibration_entries()]
+    entries = [{**e, "key": key} if fit_name(e) == name else e for e in calibration_entries()]
     with tempfile.TemporaryDirectory() as tmp:
         record, out = Path(tmp) / "record.yaml", Path(tmp) / "out"
         record.write_text(yaml.safe_dump(entries, sort_keys=False))
