@@ -129,6 +129,17 @@ class Hand:
         """Attempts, failed ones and certain failures so far."""
         return self.system.lb_counts()
 
+    @property
+    def found(self) -> int:
+        """Attempts so far whose search found an imbalance (the model's ``lb_imbalanced``)."""
+        return int(self.system.SI[LK.Y_FOUND])
+
+    @property
+    def refused(self) -> tuple[int, int, int]:
+        """Moves the policy refused so far: as aged, for distance, for the zone."""
+        SI = self.system.SI
+        return int(SI[LK.Y_REFAGE]), int(SI[LK.Y_REFDIST]), int(SI[LK.Y_REFZONE])
+
 
 def empty_system(topology: str, policy: str, **params) -> NumaSystem:
     """A system of ``topology`` under ``policy``, built as ``simulate`` builds it, with no task (its

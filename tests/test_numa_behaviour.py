@@ -220,7 +220,8 @@ def test_newly_idle_balancing_climbs_past_certain_failures_other_kinds_and_refus
     not failed more than cache_nice_tries times: refused, a failed attempt.
     Level 3: {0,1,2,3} at 384 / 4 against {4} at 384: imbalance min(384 x 5 - 768, 768 x 4 - 384
     x 5) = 1152, one task (1152 // 640): task 4, the tail of CPU 4's queue, pulled.
-    Counts: 3 attempts, 2 failed, 1 certain."""
+    Counts: 3 attempts, 2 failed, 1 certain; 2 found an imbalance (levels 2 and 3: the refused
+    cache-hot pull is a failed attempt but, in mehta's terms, a successful one)."""
     from numa_script import Hand, set_task
 
     low = dom({0, 1}, [{0}, {1}], flags=(LB, NI))
@@ -236,6 +237,7 @@ def test_newly_idle_balancing_climbs_past_certain_failures_other_kinds_and_refus
     hand.newidle(0)
     assert hand.moves() == [(0.0, 4, 4, 0)]
     assert hand.counts == (3, 2, 1)
+    assert hand.found == 2          # levels 2 and 3 found an imbalance (mehta: successful attempts)
 
 
 # -- exec balancing (placement of new tasks) ------------------------------------------------------
@@ -1102,12 +1104,14 @@ def test_ageing_limit_keeps_a_migrated_task_in_place(scenario):
 
 
 @pytest.mark.parametrize("policy, scope, pulled", [("linux-2level", "all", True), ("conservative-soft", "all", False),
-                                                    ("conservative-soft", "periodic", True)])
+                                                    ("conservative-soft", "periodic", True),
+                                                    ("conservative-soft", "every-periodic", False)])
 def test_conservative_policy_never_moves_a_task_away_from_home(scenario, policy, scope, pulled):
     """Two nodes of one CPU at distance 20. Tasks 0 and 1 are created on CPU 1 (home node 1); CPU 0
     is idle and balances at t=50: 0 against 256, one task, task 1. Node 0 is farther from its home
     (20 > 10): the conservative policy refuses it (and keeps refusing). With rules_scope
-    'periodic' an idle CPU balances 'in the usual manner' and takes it, as Linux does."""
+    'periodic' an idle CPU balances 'in the usual manner' and takes it, as Linux does; with
+    'every-periodic' the rules govern an idle CPU's periodic balancing too: refused."""
     d = dom({0, 1}, [{0}, {1}], name="node")
     out = scenario(nodes(2), [[d], [d]], [T(0, 1, 1000)] * 2, policy, rules_scope=scope)
     assert out.pulls == ([(50.0, 1, 1, 0)] if pulled else [])
@@ -1133,7 +1137,7 @@ def test_distance_rule_home_refuses_a_move_farther_from_home_that_hop_allows(sce
     assert [p for p in out.pulls if p[0] <= 200] == [(50.0, 1, 0, 1)] + ([(200.0, 1, 1, 2)] if moved else [])
 
 
-@pytest.mark.parametrize("scope, pulled", [("periodic", True), ("all", False)])
+@pytest.mark.parametrize("scope, pulled", [("periodic", True), ("every-periodic", False), ("all", False)])
 def test_hard_zone_scope_periodic_leaves_idle_balancing_beyond_the_zone(scenario, scope, pulled):
     """conservative-hard with rules for busy periodic balancing only (rules_scope 'periodic').
     Five nodes of one CPU; CPU 0 has four levels {0}|{1}, {0,1}|{2}, {0,1,2}|{3}, {0..3}|{4}: its
@@ -1141,7 +1145,8 @@ def test_hard_zone_scope_periodic_leaves_idle_balancing_beyond_the_zone(scenario
     t=50: idle CPU 0 balances: the lower levels find nothing; at the fourth level {0..3} = 0
     against {4} = 256, average 51.2, imbalance min(204.8, 4 x 51.2) = 204.8 >= 128: one task.
     zone_scope 'periodic' (default) restricts only a busy CPU's periodic balancing, so the idle
-    CPU pulls task 1; 'all' keeps every kind inside the zone: nothing moves."""
+    CPU pulls task 1; 'every-periodic' keeps an idle CPU's periodic balancing inside the zone too,
+    and 'all' every kind: nothing moves."""
     machine = nodes(5)
     levels = [dom({0, 1}, [{0}, {1}]), dom({0, 1, 2}, [{0, 1}, {2}]), dom({0, 1, 2, 3}, [{0, 1, 2}, {3}]),
               dom(range(5), [{0, 1, 2, 3}, {4}], name="node")]
@@ -1171,8 +1176,9 @@ def test_conservative_rules_by_hand():
     between two nodes that are not home): CPU 0 has four levels {0}|{1}, {0,1}|{2}, {0,1,2}|{3}
     and {0..3}|{4}; its zone is the lowest 4 // 2 + 1 = 3, whose top spans CPUs 0-3, so a task of
     home 4 may not go to CPU 0 while one of home 3 may; CPU 1 has no domains: every node is in
-    its zone. With rules_scope 'periodic' only a busy CPU's periodic balancing is judged.
-    The soft policy's threshold outside the zone: 100 + 2 x (125 - 100) = 150; with factor 1.5,
+    its zone. With rules_scope 'periodic' only a busy CPU's periodic balancing is judged; with
+    'every-periodic' every CPU's periodic balancing, idle or busy, and not newly-idle balancing.
+    A refusal names its reason: an aged task first, then distance, then the zone. The soft policy's threshold outside the zone: 100 + 2 x (125 - 100) = 150; with factor 1.5,
     round(137.5) = 138; the hard policy keeps 125."""
     from simcore.models.numa import migrate_kernels as MK
     from numa_script import Hand, set_task
@@ -1187,8 +1193,12 @@ def test_conservative_rules_by_hand():
 
     def allows(hand, home, src, dst, m=0, kind="periodic"):
         set_task(hand.system, 0, T_HOME=home, T_MIGR=m)
-        idle = {"periodic": LK.NOT_IDLE, "idle": LK.IDLE}[kind]
+        idle = {"periodic": LK.NOT_IDLE, "idle": LK.IDLE, "newidle": LK.NEWLY_IDLE}[kind]
         return bool(MK.policy_allows(0, src, dst, idle, hand.system.SI, hand.system.SF))
+
+    def why(hand, home, src, dst, m=0):
+        set_task(hand.system, 0, T_HOME=home, T_MIGR=m)
+        return int(MK.refusal(0, src, dst, LK.NOT_IDLE, hand.system.SI, hand.system.SF))
 
     home, hop = policy("conservative-soft", line), policy("conservative-soft", line, distance_rule="hop")
     assert not allows(home, 1, 1, 0)                    # 20 > 10: away from home
@@ -1200,9 +1210,88 @@ def test_conservative_rules_by_hand():
     assert not allows(hard, 4, 1, 0) and allows(hard, 3, 1, 0) and allows(hard, 4, 2, 1)
     scoped = policy("conservative-hard", flat, rules_scope="periodic")
     assert allows(scoped, 4, 1, 0, m=1, kind="idle") and not allows(scoped, 4, 1, 0, kind="periodic")
+    ticks = policy("conservative-hard", flat, rules_scope="every-periodic")
+    assert not allows(ticks, 4, 1, 0, kind="idle") and not allows(ticks, 4, 1, 0, kind="periodic")
+    assert allows(ticks, 4, 1, 0, m=1, kind="newidle")
+    # the reason of a refusal: ageing comes first, then distance, then the zone
+    assert why(home, 0, 2, 1, m=1) == LK.REF_AGED and why(home, 1, 1, 0) == LK.REF_DISTANCE
+    assert why(hard, 4, 1, 0) == LK.REF_ZONE and why(hard, 4, 1, 0, m=1) == LK.REF_AGED and why(hard, 3, 1, 0) == 0
     assert [home.policy.imbalance_pct(0, k, 125) for k in range(4)] == [125, 125, 125, 150]
     assert policy("conservative-soft", line, soft_threshold_factor=1.5).policy.imbalance_pct(0, 3, 125) == 138
     assert [hard.policy.imbalance_pct(0, k, 125) for k in range(4)] == [125] * 4
+
+
+@pytest.mark.parametrize("kind, scope, moved", [
+    ("periodic", "all", False), ("periodic", "every-periodic", False), ("periodic", "periodic", True),
+    ("newidle", "all", False), ("newidle", "every-periodic", True), ("newidle", "periodic", True)])
+def test_an_idle_cpus_attempt_under_each_scope_of_the_conservative_rules(kind, scope, moved):
+    """Two nodes of one CPU at distance 20, conservative-soft. CPU 1 runs task 0 with task 1
+    queued, both of home node 1; CPU 0 is idle, its one domain {0}|{1} every 8 ms (and newly idle).
+    Either CPU 0's periodic attempt at t=8 (idle) or its newly-idle attempt at t=0: 0 against 256,
+    imbalance 128: one task, task 1 (the search finds an imbalance: mehta's successful attempt).
+    Node 0 is farther from task 1's home than node 1 (20 > 10): the rules refuse it, counted once
+    as a refusal for distance, and the attempt moves nothing, wherever they govern that balancing:
+    'all' every kind; 'every-periodic' an idle CPU's periodic attempt but not a newly-idle one;
+    'periodic' neither (a busy CPU's periodic balancing only). Else task 1 is pulled."""
+    from numa_script import Hand, set_task
+
+    from simcore.models.numa import balance_kernels as BK
+
+    flags = (LB, NI) if kind == "newidle" else (LB,)
+    d = dom({0, 1}, [{0}, {1}], flags=flags, interval=(8, 64), name="node")
+    hand = Hand(nodes(2), [[d], []], tasks=2, trace=True, policy="conservative-soft", rules_scope=scope)
+    hand.dispatch(1, 0, 1)
+    for t in (0, 1):
+        set_task(hand.system, t, T_HOME=1)
+    if kind == "newidle":
+        hand.newidle(0)
+    else:
+        hand.set_now(8.0)
+        BK.fire(0, 8.0, *hand.state)
+    assert hand.moves() == ([(hand.engine.now, 1, 1, 0)] if moved else [])
+    assert hand.counts == (1, 0 if moved else 1, 0)
+    assert hand.found == 1
+    assert hand.refused == (0, 0 if moved else 1, 0)
+
+
+@pytest.mark.parametrize("scope, pulled", [("periodic", True), ("every-periodic", True), ("all", False)])
+def test_hard_zone_scope_leaves_newly_idle_balancing_beyond_the_zone_unless_all(scope, pulled):
+    """conservative-hard, rules for busy periodic balancing only. Five nodes of one CPU (every
+    remote distance 20); CPU 0 has four newly-idle levels {0}|{1}, {0,1}|{2}, {0,1,2}|{3},
+    {0..3}|{4}; its zone is the lowest three. CPU 4 runs task 0 with task 1 queued; CPU 0 goes
+    newly idle. The first three levels hold no queued task: three certain failures. The fourth
+    lies beyond the zone: 'all' ('strictly no balancing ... out of the load balancing zone') takes
+    it out of newly-idle balancing, so nothing more happens: (3, 3, 3). Under 'periodic' and
+    'every-periodic' newly-idle balancing is 'done in the usual manner': {0..3} = 0 against {4} =
+    256, a newly idle CPU takes one task: task 1 pulled, (4, 3, 3)."""
+    from numa_script import Hand
+
+    levels = [dom({0, 1}, [{0}, {1}], flags=(LB, NI)), dom({0, 1, 2}, [{0, 1}, {2}], flags=(LB, NI)),
+              dom({0, 1, 2, 3}, [{0, 1, 2}, {3}], flags=(LB, NI)), dom(range(5), [{0, 1, 2, 3}, {4}], flags=(LB, NI), name="node")]
+    hand = Hand(nodes(5), [levels, [], [], [], []], tasks=2, trace=True, policy="conservative-hard",
+                rules_scope="periodic", zone_scope=scope)
+    hand.dispatch(4, 0, 1)
+    hand.newidle(0)
+    assert hand.moves() == ([(0.0, 1, 4, 0)] if pulled else [])
+    assert hand.counts == ((4, 3, 3) if pulled else (3, 3, 3))
+
+
+@pytest.mark.parametrize("memory, limit, home, level_0", [("moves", 1, 0, 1.0), ("stays", 1, 1, 0.5),
+                                                           ("moves", 2, 1, 0.5)])
+def test_an_aged_tasks_memory_follows_it_to_where_it_was_frozen(scenario, memory, limit, home, level_0):
+    """Two nodes of one CPU at distance 20, conservative-soft with rules for a busy CPU's periodic
+    balancing (an idle CPU balances in the usual manner). Tasks 0 and 1 (1000 ms each) start on
+    CPU 1, home node 1; task 0 runs. t=50: idle CPU 0 pulls task 1 (0 against 256), before it
+    ever ran, and it runs there to the end. Its first migration: with max_migrations 1 it is now
+    aged, and with aged_memory 'moves' its memory moves to node 0, its new home; all CPU time is
+    then at level 0 (task 0 at home, task 1 on its new home). With 'stays', or with max_migrations
+    2 (not aged), its home stays node 1 and its 1000 ms on node 0 are at level 1: half the time."""
+    d = dom({0, 1}, [{0}, {1}], name="node")
+    out = scenario(nodes(2), [[d], [d]], [T(0, 1, 1000)] * 2, "conservative-soft", rules_scope="periodic",
+                   max_migrations=limit, aged_memory=memory)
+    assert out.pulls == [(50.0, 1, 1, 0)]
+    assert [t.home for t in out.tasks] == [1, home]
+    assert out.metrics["share_level_0"] == pytest.approx(level_0)
 
 
 @pytest.mark.parametrize("args, gain", [
@@ -1317,6 +1406,7 @@ def test_one_firing_of_the_timer_balances_every_due_domain_bottom_up_as_the_cpu_
     BK.fire(0, 8.0, *hand.state)
     assert hand.moves() == [(8.0, 1, 1, 0), (8.0, 4, 2, 0), (8.0, 3, 2, 0)]
     assert hand.counts[:2] == (2, 0)
+    assert hand.found == 2
 
 
 def test_a_balanced_attempt_doubles_the_interval_a_failed_one_adds_a_tick(scenario):
@@ -1328,6 +1418,7 @@ def test_a_balanced_attempt_doubles_the_interval_a_failed_one_adds_a_tick(scenar
     d = dom({0, 1}, [{0}, {1}], interval=(10, 1000))
     out = scenario(one_node(2), [[d], []], [T(0, 1, 1000)])
     assert (out.metrics["lb_attempts"], out.metrics["lb_failed"]) == (6, 6)
+    assert (out.metrics["lb_imbalanced"], out.metrics["lb_no_imbalance"]) == (0, 6)
 
 
 def test_an_overdue_balance_waits_for_the_next_tick(scenario):

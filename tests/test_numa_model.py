@@ -741,7 +741,8 @@ def test_measure_bins_tasks_by_their_majority_level_and_clamps_far_levels():
     tasks_migrated 2/4, wasted 1/3, 3/4 per task. Turnarounds 100, 50, 30, 20 from 0, 10, 20, 30.
     The migrations crossed 4 distance levels in all (4/3 each); 2 moved a task off its home node,
     1 of them home (share 1/2). 7 attempts over the 100 ms to the last completion: 70 per second.
-    6 ms of work added by balancing costs: 1.5 per task."""
+    6 ms of work added by balancing costs: 1.5 per task. 3 of the 7 attempts found an imbalance: 4
+    found none, 2 of them certain failures, so 2 of the live ones. Refusals 2 + 5 + 1 = 8."""
     import math
     from types import SimpleNamespace
 
@@ -754,7 +755,7 @@ def test_measure_bins_tasks_by_their_majority_level_and_clamps_far_levels():
                              finished=fin) for i, (lt, mig, created, fin) in enumerate(rows)]
     system = SimpleNamespace(tasks=tasks, lb_attempts=7, lb_failed=4, lb_dead=2, migrations=3, active_pushes=1,
                              wasted_migrations=1, levels=[10, 13, 16, 19], migration_levels=4, away_moves=2,
-                             home_moves=1, overhead=6.0)
+                             home_moves=1, overhead=6.0, lb_found=3, refused={"aged": 2, "distance": 5, "zone": 1})
     m = measure(system, SimpleNamespace(events=11))
     assert [m[f"share_level_{k}"] for k in range(6)] == pytest.approx([0.35, 0.10, 0.20, 0.0, 0.0, 0.35], abs=1e-15)
     assert [math.copysign(1.0, m[f"share_level_{k}"]) for k in (3, 4)] == [1.0, 1.0]
@@ -766,6 +767,8 @@ def test_measure_bins_tasks_by_their_majority_level_and_clamps_far_levels():
     assert (m["mean_turnaround"], m["makespan"], m["events"]) == (50.0, 100.0, 11.0)
     assert (m["mean_migration_level"], m["home_return_share"], m["lb_attempts_per_s"]) == (4 / 3, 0.5, 70.0)
     assert m["overhead_per_task"] == 1.5
+    assert (m["lb_imbalanced"], m["lb_no_imbalance"], m["lb_no_imbalance_live"]) == (3.0, 4.0, 2.0)
+    assert (m["refused_moves"], m["refused_aged"], m["refused_distance"], m["refused_zone"]) == (8.0, 2.0, 5.0, 1.0)
 
 
 def test_simulate_loads_the_topology_parameter_when_given_no_machine():

@@ -21,7 +21,7 @@ from simcore.models.numa import scheduler_kernels as SC
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.layout_kernels import (
     DF_COLS, DF_MINI, D_COLS, D_NICE, D_PERIODIC, IDLE, NOT_IDLE, OF_DF, O_DI, O_RI, R_COLS, R_CURR, R_NDOMS,
-    R_NQ, R_VISIT, Y_ACTIVE, Y_PUSH, Y_STAMP, Z_ACOST)
+    R_NQ, R_VISIT, Y_ACTIVE, Y_FOUND, Y_PUSH, Y_STAMP, Z_ACOST)
 
 
 def push_one(src, dst, d, idle, now, SI, SF, F, I):
@@ -101,9 +101,11 @@ def after_search(this, d, busiest, imb, idle, now, SI, SF, F, I):
 def carry_on(cpu, j, idle, now, SI, SF, F, I):
     """``load_balance`` after the compiled search found its busiest queue, then the end of
     ``fire``'s step for the domain; returns the number of tasks moved. The attempt of the CPU's
-    ``j``-th periodic domain, whose search found a busiest queue, carried on."""
+    ``j``-th periodic domain, whose search found a busiest queue (counted: mehta's successful
+    attempt), carried on."""
     d = cpu * I[K.H_L] + I[I[K.O_PD] + cpu * I[K.H_P] + j]
     imb, busiest, was_quiet = I[K.H_IMB], I[K.H_BUSIEST], I[K.H_QUIET]
+    SI[Y_FOUND] += 1
     moved = after_search(cpu, d, busiest, imb, IDLE if idle else NOT_IDLE, now, SI, SF, F, I)
     F[I[K.OF_LAST] + d] = now
     if I[K.H_SLEEPS] and (was_quiet or K.quiet(cpu, d, F, I)):

@@ -31,7 +31,12 @@ NEW, QUEUED, RUNNING, BLOCKED, DONE = 0, 1, 2, 3, 4
 # the header of SI: run-wide values and counters ...
 (Y_EID, Y_FIRED, Y_STOP, Y_STOPE, Y_UNFIN, Y_TOFIN, Y_MIGR, Y_PUSH, Y_WASTE, Y_MLEVEL, Y_AWAY, Y_HOMEM, Y_N, Y_T, Y_LOOK, Y_INSTANT, Y_IOREST,
  Y_ACTIVE, Y_IGNHOT, Y_RULES, Y_MAXMIG, Y_HOME, Y_HARD, Y_SCOPE, Y_PARENT, Y_STAMP, Y_HN, Y_NODES, Y_LEVELS,
- Y_LIFE, Y_LOGCAP, Y_NLOG, Y_ROOM, Y_STEP, Y_MEMAT, Y_MORE) = range(36)
+ Y_LIFE, Y_LOGCAP, Y_NLOG, Y_ROOM, Y_STEP, Y_MEMAT, Y_AGEMEM, Y_REFAGE, Y_REFDIST, Y_REFZONE, Y_FOUND,
+ Y_MORE) = range(41)
+# Y_SCOPE: which balancing the conservative rules of moves govern (policies.SCOPES)
+SCOPE_ALL, SCOPE_BUSY, SCOPE_TICKS = range(3)
+# why the policy refused a move (migrate_kernels.refusal): 0 = allowed; REF_k counts in Y_REFAGE + k - 1
+REF_AGED, REF_DISTANCE, REF_ZONE = 1, 2, 3
 # ... and the offsets of the blocks of SI (O_*) and of SF (OF_*)
 O_TI, O_RI, O_Q, O_LORD, O_LV, O_DI, O_CI, O_H, O_ZN, O_LOG = range(Y_MORE + 1, Y_MORE + 11)
 OF_TF, OF_RF, OF_LT, OF_D, OF_FR, OF_DF, OF_CT, OF_ND, OF_LOG = range(O_LOG + 1, O_LOG + 10)

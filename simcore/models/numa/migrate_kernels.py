@@ -17,9 +17,9 @@ from simcore.models.numa import runqueue_kernels as RQ
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.layout_kernels import (
     DF_COLS, DF_HOT, D_COLS, D_NICE, F_BURST, F_COLS, F_DEBT, F_LAST, F_SEG, LOG_MOVE, LOG_WAIT, NEWLY_IDLE, NOT_IDLE, OF_DF,
-    OF_ND, OF_TF, O_DI, O_LV, O_RI, O_TI, O_ZN, R_ACT, R_BMA, R_COLS, R_NODE, R_PEND, T_COLS, T_EXP, T_HOME,
-    T_MIGR, T_MOVED, T_PREV, Y_AWAY, Y_HARD, Y_HOME, Y_HOMEM, Y_IGNHOT, Y_MAXMIG, Y_MIGR, Y_MLEVEL, Y_NODES,
-    Y_LOGCAP, Y_RULES, Y_SCOPE, Y_WASTE, Z_MCOST, Z_OVER)
+    OF_ND, OF_TF, O_DI, O_LV, O_RI, O_TI, O_ZN, REF_AGED, REF_DISTANCE, REF_ZONE, R_ACT, R_BMA, R_COLS, R_NODE, R_PEND,
+    SCOPE_BUSY, T_COLS, T_EXP, T_HOME, T_MIGR, T_MOVED, T_PREV, Y_AGEMEM, Y_AWAY, Y_FOUND, Y_HARD, Y_HOME, Y_HOMEM,
+    Y_IGNHOT, Y_MAXMIG, Y_MIGR, Y_MLEVEL, Y_NODES, Y_LOGCAP, Y_REFAGE, Y_RULES, Y_SCOPE, Y_WASTE, Z_MCOST, Z_OVER)
 
 
 def pull(t, src, dst, now, SI, SF, F, I):
@@ -54,41 +54,53 @@ def pull(t, src, dst, now, SI, SF, F, I):
     if SI[tb + T_MOVED]:
         SI[Y_WASTE] += 1
     SI[tb + T_MOVED] = 1
+    if SI[Y_AGEMEM] and SI[tb + T_MIGR] == SI[Y_MAXMIG]:   # aged here: its memory pages follow it
+        SI[tb + T_HOME] = dn
     HK.nr_changed(src, now, SI, SF, F, I)
     HK.nr_changed(dst, now, SI, SF, F, I)
 
 
-def policy_allows(t, src, dst, idle, SI, SF):
-    """The policy's rule of moves (``policies.LinuxPolicy.rules``): Linux allows every move; the
-    conservative policies refuse aged tasks (``max_migrations``), moves away from home
-    (``distance_rule``), and (hard) tasks whose home lies outside the zone of the pulling CPU, in
-    every kind of balancing or (``rules_scope`` 'periodic') a busy CPU's periodic balancing only."""
+def refusal(t, src, dst, idle, SI, SF):
+    """The policy's rule of moves (``policies.LinuxPolicy.rules``): 0 if it allows moving task ``t``
+    from ``src`` to ``dst`` in balancing of kind ``idle``, else why not (``REF_*``). Linux allows
+    every move; the conservative policies refuse aged tasks (``max_migrations``: REF_AGED), moves
+    away from home (``distance_rule``: REF_DISTANCE) and (hard) tasks whose home lies outside the
+    zone of the pulling CPU (REF_ZONE), in the balancing ``rules_scope`` names: every kind, a busy
+    CPU's periodic balancing, or every CPU's periodic balancing (not newly-idle)."""
     if not SI[Y_RULES]:
-        return True
-    if idle != NOT_IDLE and SI[Y_SCOPE]:
-        return True
+        return 0
+    scope = SI[Y_SCOPE]
+    if idle != NOT_IDLE and scope and (scope == SCOPE_BUSY or idle == NEWLY_IDLE):
+        return 0
     tb = SI[O_TI] + t * T_COLS
     if SI[tb + T_MIGR] >= SI[Y_MAXMIG]:
-        return False
+        return REF_AGED
     home, nodes = SI[tb + T_HOME], SI[Y_NODES]
     ns, nd = SI[SI[O_RI] + src * R_COLS + R_NODE], SI[SI[O_RI] + dst * R_COLS + R_NODE]
     ND = SI[OF_ND]
     if SI[Y_HOME]:
         if SF[ND + nd * nodes + home] > SF[ND + ns * nodes + home]:
-            return False
+            return REF_DISTANCE
     elif SF[ND + ns * nodes + nd] > SF[ND + ns * nodes + home]:
-        return False
+        return REF_DISTANCE
     if SI[Y_HARD] and not SI[SI[O_ZN] + dst * nodes + home]:
-        return False
-    return True
+        return REF_ZONE
+    return 0
+
+
+def policy_allows(t, src, dst, idle, SI, SF):
+    """Whether the policy's rule of moves allows the move (``refusal`` is 0)."""
+    return refusal(t, src, dst, idle, SI, SF) == 0
 
 
 def can_migrate(t, src, dst, d, idle, ignore_hot, now, SI, SF, I):
     """2.6.11 ``can_migrate_task`` for task ``t`` from ``src`` to ``dst`` in domain ``d``: the
-    policy's rule of moves first, then cache hotness (a task that ran less than the domain's
+    policy's rule of moves first (a refusal counted by its reason), then cache hotness (a task that ran less than the domain's
     ``cache_hot_time`` ago stays, unless the domain failed more than ``cache_nice_tries`` times,
     or an idle CPU pulls with ``idle_ignores_cache_hot``, or ``ignore_hot``: active balancing)."""
-    if not policy_allows(t, src, dst, idle, SI, SF):
+    why = refusal(t, src, dst, idle, SI, SF)
+    if why:
+        SI[Y_REFAGE + why - 1] += 1
         return False
     if ignore_hot or I[I[K.O_FAILED] + d] > SI[SI[O_DI] + d * D_COLS + D_NICE]:
         return True
@@ -128,6 +140,7 @@ def newidle(cpu, now, SI, SF, F, I):
     L = I[K.H_L]
     k = K.newidle(cpu, 0, now, F, I)
     while k:
+        SI[Y_FOUND] += 1
         busiest = I[K.H_BUSIEST]
         if RQ.nr_running(busiest, SI) > 1 and move_tasks(busiest, cpu, I[K.H_IMB], cpu * L + k - 1, NEWLY_IDLE, False, now,
                                                       SI, SF, F, I):

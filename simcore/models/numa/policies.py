@@ -28,6 +28,9 @@ from simcore.models.registry import register
 from simcore.topology.domains import BUILDERS
 
 
+SCOPES = ("all", "periodic", "every-periodic")   # layout_kernels.SCOPE_ALL, SCOPE_BUSY, SCOPE_TICKS
+
+
 def zone_size(levels: int) -> int:
     """Mehta's load-balancing zone: the nearest S = levels // 2 + 1 of four or more levels, else all."""
     return levels // 2 + 1 if levels >= 4 else levels
@@ -103,8 +106,10 @@ class Conservative(LinuxPolicy):
         "conservative_domains": Parameter("multilevel", "Domain builder under the conservative policies (mehta's levels I-VI are multilevel domains).",
                                           Choice(*BUILDERS)),
         "max_migrations": Parameter(3, "Ageing: a task migrated this many times is never migrated again (mehta gives no value; assumed).", NONNEGATIVE_INTEGER),
-        "rules_scope": Parameter("all", "Balancing the selection rules (distance, ageing, hard zone of the home node) apply to: 'all' (every balancer migration) or 'periodic' (a busy CPU's periodic balancing: mehta's Algorithm 1; idle balancing 'in the usual manner').",
-                                 Choice("all", "periodic")),
+        "rules_scope": Parameter("all", "Balancing the selection rules (distance, ageing, hard zone of the home node) apply to: 'all' (every balancer migration: mehta IV.B-C state the rules for any migration), 'periodic' (a busy CPU's periodic balancing) or 'every-periodic' (every CPU's periodic balancing, busy or idle, not newly-idle balancing: Algorithm 1 is 'for periodic load balancing' and its balancing processor 'is the idle processor or the first processor'; 'idle load balancing', on becoming idle, is 'done in the usual manner').",
+                                 Choice(*SCOPES)),
+        "aged_memory": Parameter("stays", "Where an aged task's memory is once it is frozen (mehta IV.C: 'its memory pages can be migrated to that node'): 'stays' on its home node, or 'moves' to the node of the migration that aged it, which becomes its home (memory speed, distance rule, zone).",
+                                 Choice("stays", "moves")),
         "distance_rule": Parameter("home", "Refused migrations: 'home' = destination farther from the task's home node than the source; 'hop' = hop distance greater than the source's distance from home (literal reading of mehta IV.B).",
                                    Choice("home", "hop")),
     }
@@ -132,11 +137,13 @@ class Conservative(LinuxPolicy):
         """``LinuxPolicy.rules`` with the conservative rules of moves (``migrate_kernels.policy_allows``:
         aged tasks, moves away from home by ``distance_rule``, the hard zone) and their tables."""
         return {"parent": self.placement == "parent", "conservative": True, "max_migrations": self.max_migrations,
-                "home": self.rule == "home", "hard": self.hard, "periodic_only": self.rules_scope == "periodic",
-                "dist": self.dist, "in_zone": self.in_zone}
+                "home": self.rule == "home", "hard": self.hard, "scope": SCOPES.index(self.rules_scope),
+                "aged_memory": self.hp["aged_memory"] == "moves", "dist": self.dist, "in_zone": self.in_zone}
 
     def balances(self, cpu, level, kind):
-        if not self.hard or (kind != "periodic" and self.scope == "periodic"):
+        """The hard zone: levels beyond it take no part in the kinds of balancing ``zone_scope``
+        names (a busy CPU's periodic balancing; every CPU's; or every kind)."""
+        if not self.hard or kind not in ZONE_KINDS[self.scope]:
             return True
         return level < self.zone[cpu]
 
@@ -146,13 +153,16 @@ class Conservative(LinuxPolicy):
         return int(round(100 + self.factor * (default - 100)))
 
 
+ZONE_KINDS = {"periodic": ("periodic",), "every-periodic": ("periodic", "idle"), "all": ("periodic", "idle", "newidle")}
+
+
 @register("numa", "conservative-hard")
 class ConservativeHard(Conservative):
     hard = True
     HYPERPARAMETERS = {
         **Conservative.HYPERPARAMETERS,
-        "zone_scope": Parameter("periodic", "Balancing the hard zone restricts: 'periodic' (a busy CPU's periodic balancing only; mehta: idle balancing, periodic on an idle CPU or newly idle, is done 'in the usual manner') or 'all' (also idle and newly-idle balancing).",
-                                Choice("periodic", "all")),
+        "zone_scope": Parameter("periodic", "Balancing the hard zone restricts: 'periodic' (a busy CPU's periodic balancing only), 'every-periodic' (every CPU's periodic balancing, busy or idle: Algorithm 1's balancing processor 'is the idle processor or the first processor') or 'all' (also newly-idle balancing: 'strictly no balancing is done out of the load balancing zone').",
+                                Choice(*ZONE_KINDS)),
     }
 
     def __init__(self, params, rng):

@@ -168,7 +168,8 @@ class NumaSystem(ProxyCalendar):
         SI[LK.Y_PARENT], SI[LK.Y_MEMAT] = int(rules["parent"]), int(params["home_node"] == "creation")
         if rules["conservative"]:
             SI[LK.Y_RULES], SI[LK.Y_MAXMIG] = 1, rules["max_migrations"]
-            SI[LK.Y_HOME], SI[LK.Y_HARD], SI[LK.Y_SCOPE] = int(rules["home"]), int(rules["hard"]), int(rules["periodic_only"])
+            SI[LK.Y_HOME], SI[LK.Y_HARD], SI[LK.Y_SCOPE] = int(rules["home"]), int(rules["hard"]), rules["scope"]
+            SI[LK.Y_AGEMEM] = int(rules["aged_memory"])
         SF[LK.Z_TICK], SF[LK.Z_MEANIO] = self.tick, float(params["mean_io"])
         SF[LK.Z_MCOST], SF[LK.Z_ACOST] = self.migration_cost, self.attempt_cost
 
@@ -280,6 +281,9 @@ class NumaSystem(ProxyCalendar):
             task.level_time = {lvl: float(LT[i, lvl]) for _, lvl in sorted(seen)}
         self.migrations, self.active_pushes, self.wasted_migrations = (int(SI[k]) for k in (LK.Y_MIGR, LK.Y_PUSH, LK.Y_WASTE))
         self.migration_levels, self.away_moves, self.home_moves = (int(SI[k]) for k in (LK.Y_MLEVEL, LK.Y_AWAY, LK.Y_HOMEM))
+        self.refused = {why: int(SI[k]) for why, k in (("aged", LK.Y_REFAGE), ("distance", LK.Y_REFDIST),
+                                                        ("zone", LK.Y_REFZONE))}
+        self.lb_found = int(SI[LK.Y_FOUND])
         self.unfinished, self.to_finish = int(SI[LK.Y_UNFIN]), int(SI[LK.Y_TOFIN])
         self.delivered, self.work, self.overhead = float(SF[LK.Z_DELIV]), float(SF[LK.Z_WORK]), float(SF[LK.Z_OVER])
 
