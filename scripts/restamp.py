@@ -8,7 +8,9 @@ script carries the reference over such a change, and only when it can show that 
    recorded fingerprint (each experiment's provenance, each SAN model's ``fingerprint.json``,
    each fit's key in ``config/san/fits.yaml``) must be what REV's code computes.
 2. Between REV and now only the ``code`` and ``topology`` parts may differ: a change of a spec,
-   a preset, a grid or the seed changes what is simulated, and needs a rerun.
+   a preset, a grid or the seed changes what is simulated, and needs a rerun. The ``params`` part
+   may differ only by parameters the current code adds (every earlier one keeps its value): a new
+   parameter at its default, which step 3 must show changes nothing.
 3. ``--results DIR`` is a workflow run of the current code (``make evaluate`` leaves one in
    ``build/evaluation/results``; any scale). Every experiment whose fingerprint changes must be
    in it under the current fingerprint, and every replication it shares with the reference
@@ -65,10 +67,11 @@ for record in sorted((root / "config/calibration/fits").glob("*.yaml")):   # non
         calibrations[f"{e['calibration']}/{e['scale']}"] = calibration_key(cal, cal.replications[e["scale"]], seed)
 print(json.dumps({
     "experiments": {i: simulation_fingerprint(specs[s.source_id], seed) for i, s in specs.items()},
+    "params": {i: specs[s.source_id].params() for i, s in specs.items()},
     "san": code_fingerprint("san"),
     "fits": [fit_key(root / f"config/san/{f['model']}.yaml", f["parameter"], f["low"], f["high"], f["scale"])
              for f in fits],
-    "calibrations": calibrations}))
+    "calibrations": calibrations}, default=str))
 """
 
 
@@ -168,11 +171,23 @@ def changed_experiments(old: dict, new: dict) -> list[str]:
         if before is None:
             fail(f"{exp}: not in {REFERENCE}; a new experiment needs a full run, not a re-stamp.")
         parts = {p for p in now["parts"] if now["parts"][p] != before["parts"].get(p)}
+        if "params" in parts and only_added(old.get("params", {}).get(exp), new.get("params", {}).get(exp)):
+            parts.discard("params")
+            parts.add("code")           # a new parameter comes with the code that reads it
         if parts - ALLOWED:
             fail(f"{exp}: its {', '.join(sorted(parts - ALLOWED))} changed: that changes what is simulated; rerun it.")
         if parts:
             changed.append(exp)
     return changed
+
+
+def only_added(before: dict | None, now: dict | None) -> bool:
+    """Whether the parameters ``now`` are ``before`` with new ones added (a parameter the code now
+    declares, at its default): every earlier parameter keeps its value. Whether the new ones change
+    nothing is for the identical replications to show (step 3)."""
+    if before is None or now is None:
+        return False
+    return all(k in now and now[k] == v for k, v in before.items()) and len(now) > len(before)
 
 
 def unreachable(rec: dict) -> list[str]:

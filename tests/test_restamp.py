@@ -47,6 +47,17 @@ def test_only_code_or_machines_may_change():
         restamp.changed_experiments(old, {"experiments": {"new": fp()}})
 
 
+def test_a_new_parameter_at_its_default_is_carried_over_but_a_changed_one_is_not():
+    """The params part may change only by parameters the code adds: {m: 1} -> {m: 1, new: 'x'} is
+    carried over (as a change of code); a value changed or a parameter dropped is not."""
+    old = {"experiments": {"a": fp()}, "params": {"a": {"m": 1}}}
+    added = {"experiments": {"a": fp(params="P2")}, "params": {"a": {"m": 1, "new": "x"}}}
+    assert restamp.changed_experiments(old, added) == ["a"]
+    for params in ({"m": 2, "new": "x"}, {}, {"m": 1}):
+        with pytest.raises(SystemExit):
+            restamp.changed_experiments(old, {"experiments": {"a": fp(params="P2")}, "params": {"a": params}})
+
+
 def test_a_carried_provenance_names_head_and_the_platform_shown_identical():
     """The re-stamp names HEAD and the identical replications; a reference without a CPU model or
     numba's version takes the run's when every key both record agrees (the values were shown
