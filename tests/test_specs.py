@@ -214,3 +214,23 @@ def test_point_claims_carry_the_reason_their_spec_states_once():
     assert len(points) == 90
     assert all(c["kind"] == "value" and c["if_not_reproduced"] == spec.data["point_claims"]["if_not_reproduced"]
                for spec, c in points)
+
+
+def test_point_claims_of_several_metrics_name_the_metric_in_id_and_text():
+    """mehta's Table 1 (rows 1-5) lists two metrics for its points: each row's published total and
+    count of attempts not succeeded (5 rows x 2) is a 'value' claim whose id and text name the
+    metric; the share (judged by its own claim) and the numbers set beside for reading
+    ('untested') are not points. Table 2's six level shares are six points, their text without
+    the unit of a share."""
+    from simcore.experiments.spec import load_spec
+
+    root = Path(__file__).resolve().parents[1] / "config/experiments"
+    points = [c for c in load_spec(root / "mehta-table1-s1-500ms.yaml").data["claims"] if c.get("point")]
+    assert sorted(c["id"] for c in points) == sorted(f"point-multilevel-{m}-n-tasks-{n}" for m in ("lb-attempts", "lb-no-imbalance")
+                                                     for n in (50, 100, 150, 200, 400))
+    last = next(c for c in points if c["id"] == "point-multilevel-lb-attempts-n-tasks-400")
+    assert (last["metric"], last["where"]) == ("lb_attempts", {"n_tasks": [400]})
+    assert last["text"] == "Table 1 (rows 1-5): Linux (one domain per level), load-balancing attempts, 804 at n_tasks = 400."
+    levels = [c for c in load_spec(root / "mehta-table2.yaml").data["claims"] if c.get("point")]
+    assert [c["metric"] for c in levels] == [f"task_share_level_{k}" for k in range(6)]
+    assert levels[0]["text"] == "Table 2: Linux (one domain per level), share of tasks at level I, 0.435 at every cell."

@@ -659,23 +659,27 @@ def _token(value) -> str:
 
 
 def _point_claims(data: dict) -> dict:
-    """``point_claims``: one ``value`` claim per published point of its metric, first in the
+    """``point_claims``: one ``value`` claim per published point of its metric (or of each of its
+    metrics, listed: the metric then named in the claim's id and text), first in the
     claims (marked ``point``; a judging experiment does not take them). With a calibration, the
     control's points are those its fit chose the values on: ``calibrated``."""
     if "point_claims" not in data:
         return data
-    metric, control = data["point_claims"]["metric"], data.get("baseline")
+    metrics, control = data["point_claims"]["metric"], data.get("baseline")
+    several = isinstance(metrics, list)     # one metric: ids without it (point-POLICY-KEY-VALUE...)
+    metrics = metrics if several else [metrics]
     points = []
     for e in data.get("published") or []:
-        if e.get("metric") != metric or "than" in e or "untested" in e:
+        if e.get("metric") not in metrics or "than" in e or "untested" in e:
             continue
         where = e.get("where") or {}
-        unit = f" {e['unit']}" if e.get("unit") else ""
+        unit = f" {e['unit']}" if e.get("unit") not in (None, "1") else ""
         at = ", ".join(f"{k} = {v}" for k, v in where.items())
-        claim = {"id": "-".join(["point", _token(e["policy"]), *(f"{_token(k)}-{_token(v)}" for k, v in where.items())]),
-                 "text": f"{e.get('source', data['source'])}: {data.get('labels', {}).get(e['policy'], e['policy'])} "
-                         f"{e['value']:g}{unit} at {at or 'every cell'}.",
-                 "kind": "value", "metric": metric, "policy": e["policy"], "published_effect": "table",
+        what = f"{data.get('labels', {}).get(e['policy'], e['policy'])}" + (f", {_label(data, e['metric'])}," if several else "")
+        claim = {"id": "-".join(["point", _token(e["policy"]), *([_token(e["metric"])] if several else []),
+                                 *(f"{_token(k)}-{_token(v)}" for k, v in where.items())]),
+                 "text": f"{e.get('source', data['source'])}: {what} {e['value']:g}{unit} at {at or 'every cell'}.",
+                 "kind": "value", "metric": e["metric"], "policy": e["policy"], "published_effect": "table",
                  "where": {k: [v] for k, v in where.items()}, "point": True}
         if "if_not_reproduced" in data["point_claims"]:
             claim["if_not_reproduced"] = data["point_claims"]["if_not_reproduced"]
@@ -685,6 +689,12 @@ def _point_claims(data: dict) -> dict:
             claim.pop("calibrated_input", None)
         points.append(claim)
     return {**data, "claims": points + [c for c in data.get("claims") or [] if not c.get("point")]}
+
+
+def _label(data: dict, metric: str) -> str:
+    """The spec's label of ``metric`` (its name if it has none)."""
+    return next((m.get("label", metric) for m in data.get("metrics") or [] if isinstance(m, dict) and m.get("name") == metric),
+                metric)
 
 
 def _calibrated_claims(data: dict) -> dict:
@@ -733,7 +743,7 @@ def _check_readings(path: Path, data: dict, judged: Spec) -> None:
     holds fixed, its values in the parameter's domain, listed once, the judged experiment's first."""
     metrics = {m["name"] for m in data["metrics"]}
     for claim in judged.data["claims"]:
-        if claim["metric"] not in metrics:
+        if claim["metric"] not in metrics and not claim.get("point"):     # a judging experiment takes no point
             raise SpecError(f"{path}: key 'metrics': '{claim['metric']}' is missing (claim '{claim['id']}' of "
                             f"'{judged.id}' judges it).")
     own = {**judged.params(calibrated=False), CONTROL: judged.data.get(CONTROL)}   # the control as its spec states it
