@@ -630,6 +630,17 @@ def test_a_claim_across_cells_pairs_the_policy_with_itself_in_the_other_cell():
     assert row["verdict"] == "reproduced"
 
 
+def test_a_claim_across_cells_pairs_only_the_replications_both_cells_ran():
+    """A precision round ran cell k = 2 to five replications, k = 1 stayed at three: base at k = 2
+    [2, 4, 6, 100, 100] against k = 1 [1, 2, 3] pairs replications 0-2 only, a ratio of exactly 2
+    on 3 replications (with the two extra ones it would not pair at all)."""
+    raw = _raw(([9, 9, 9], [1, 2, 3]), ([9, 9, 9, 9, 9], [2, 4, 6, 100, 100]))
+    claim = {"id": "c", "text": "t", "kind": "ratio-above", "metric": "t", "policy": "base", "than": "base",
+             "threshold": 1.0, "than_cell": {"k": 1}}
+    row = evaluate_claim(_shared_spec(), raw, claim)
+    assert (row["n"], row["estimate"]) == (3, pytest.approx(2.0))
+
+
 def test_a_claim_across_cells_skips_cells_whose_other_cell_was_not_run():
     """With only the cell k = 2 in the raw table (a thinned scale), nothing pairs: no cell."""
     raw = _raw(([9, 9, 9], [1, 2, 3]))

@@ -262,8 +262,9 @@ def _chosen(spec, raw, claim) -> list[tuple]:
     """(cell index, rows) of every cell the claim names. With ``than_cell``, each cell's rows
     also hold the other side: the rows of ``than`` in the cell whose grid values are this cell's
     with ``than_cell``'s substituted, renamed ``than_label`` (replication r of both cells shares
-    its seed: the spec shares seeds, so they pair). A cell whose other cell was not run, or is
-    the cell itself, is left out."""
+    its seed: the spec shares seeds, so they pair), on the replications both cells ran (a
+    precision round may have run one further). A cell whose other cell was not run, or is the
+    cell itself, is left out."""
     where = claim.get("where")
     cells = [(i, rows) for i, rows in raw.groupby("cell", sort=True) if where_matches(where, _grid_values(spec, rows))]
     other = claim.get("than_cell")
@@ -278,7 +279,9 @@ def _chosen(spec, raw, claim) -> list[tuple]:
         match = by_values.get(tuple(sorted(values.items())))
         if match is None or values == own:
             continue
-        out.append((i, pd.concat([rows, match[match.policy == than].assign(policy=than_label(claim, than))])))
+        common = set(rows.rep) & set(match.rep)      # a precision round may have run one cell further
+        out.append((i, pd.concat([rows[rows.rep.isin(common)],
+                                  match[(match.policy == than) & match.rep.isin(common)].assign(policy=than_label(claim, than))])))
     return out
 
 
