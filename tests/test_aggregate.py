@@ -97,11 +97,12 @@ def test_summary_of_a_share_of_attempts_stays_in_the_unit_interval():
     spec = load_spec(Path(__file__).resolve().parents[1] / "config/experiments/mehta-table1-8-2-3-cpu.yaml")
     attempts, failed, migrations = [3050.0, 2980.0, 3120.0], [3049.0, 2980.0, 3117.0], [1.0, 0.0, 3.0]
     rows = [{"cell": cell, "n_tasks": n, "policy": policy, "rep": r, "lb_attempts": attempts[r],
-             "lb_failed": failed[r], "lb_attempts_live": attempts[r] - 2000, "lb_failed_live": failed[r] - 2000,
+             "lb_failed": failed[r], "lb_no_imbalance": failed[r] - 1, "lb_attempts_live": attempts[r] - 2000,
+             "lb_no_imbalance_live": failed[r] - 2001, "refused_moves": 5.0 + r,
              "migrations": migrations[r], "mean_turnaround": 300.0 + r}
             for cell, n in enumerate(spec.grid["n_tasks"]) for policy in spec.policies for r in range(3)]
     s = summarize(spec, pd.DataFrame(rows)).set_index(["cell", "policy", "metric"])
-    for share in ("lb_failed_share", "lb_failed_live_share"):
+    for share in ("lb_failed_share", "lb_no_imbalance_share", "lb_no_imbalance_live_share"):
         row = s.loc[(0, "multilevel", share)]
         assert 0 < row.ci_low < row["mean"] < row.ci_high < 1
     assert (s.ci_low > 0).all()

@@ -264,7 +264,7 @@ def _copy_config(root: Path, tmp_path: Path) -> Path:
 
 
 def test_a_claim_about_the_baseline_alone_draws_its_value_and_its_own_home_share(root, tmp_path):
-    """mehta-table1-8-2-3-io's one claim is Linux's own share of failed attempts: the left panel
+    """mehta-table1-8-2-3-io's one claim is Linux's own share of unsuccessful attempts: the left panel
     draws that share (0.9 + k / 1000 under reading k) beside the paper's 0.359, the middle one
     Linux's share of CPU time at home (0.8 here), not a difference with itself."""
     import matplotlib
@@ -277,7 +277,7 @@ def test_a_claim_about_the_baseline_alone_draws_its_value_and_its_own_home_share
     rows = []
     for k, combo in enumerate(spec.reading_combinations()):
         values = {n: e["value"] for n, e in combo.items()}
-        for metric, mean in (("lb_failed_share", 0.9 + k / 1000), ("share_level_0", 0.8)):
+        for metric, mean in (("lb_no_imbalance_share", 0.9 + k / 1000), ("share_level_0", 0.8)):
             rows.append({"cell": k, **values, "policy": "multilevel", "metric": metric, "mean": mean,
                          "ci_low": mean - 0.01, "ci_high": mean + 0.01})
     (tmp_path / spec.id).mkdir()

@@ -89,6 +89,9 @@ def test_metrics_lie_in_their_declared_ranges(machine):
         assert 0 <= m["lb_failed_live"] <= m["lb_attempts_live"] <= m["lb_attempts"]
         assert m["lb_attempts"] - m["lb_attempts_live"] == m["lb_failed"] - m["lb_failed_live"]  # the certain failures
         assert m["lb_attempts_live"] - m["lb_failed_live"] > 0                                   # some attempts moved
+        assert m["lb_imbalanced"] + m["lb_no_imbalance"] == m["lb_attempts"]
+        assert m["lb_imbalanced"] >= m["lb_attempts_live"] - m["lb_failed_live"]   # every attempt that moved found one
+        assert m["refused_moves"] == m["refused_aged"] + m["refused_distance"] + m["refused_zone"]
         assert out[pol]["share_far"] == pytest.approx(out[pol]["share_level_3"])   # 4 levels: zone of 3
     assert run(FLAT, {"n_tasks": 30})["multilevel"]["share_far"] == 0.0           # 2 levels: all in zone
 
