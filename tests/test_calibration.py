@@ -87,12 +87,13 @@ def _synthetic(search=None) -> Calibration:
             "mean_io": 1000.0, "mean_demand": 500.0}
     where = {"corr05-4x2": {"home_node": "creation", "creation_cpu": 0},
              "corr05-4x4": {"home_node": "start", "creation_cpu": "random"}}
-    points = [Point("synthetic", {**base, **where[topo], "topology": topo, "n_tasks": n}, 1.0, "synthetic")
-              for topo in ("corr05-4x2", "corr05-4x4") for n in (12, 40)]
+    cells = [(topo, n) for topo in ("corr05-4x2", "corr05-4x4") for n in (12, 40)]
+    points = [Point("synthetic", {**base, **where[topo], "topology": topo, "n_tasks": n}, 1.0, "synthetic",
+                    "mean_turnaround_s", i) for i, (topo, n) in enumerate(cells)]
     quantities = [Quantity("memory_stall_fraction", "s", "w", 0.0, 1.0),
                   Quantity("def_timeslice", "s", "w", 20.0, 200.0, "log")]
     cal = Calibration(Path("synthetic.yaml"), "synthetic", "corr05", "t", "numa", "linux-2level",
-                      "mean_turnaround_s", [], quantities, {}, "squared-relative-error", "topology",
+                      ["mean_turnaround_s"], [], quantities, {}, "squared-relative-error", "topology",
                       search or {"design": 16, "polish": 60, "holdout_polish": 20, "seed": 3}, {"smoke": 2})
     cal.points = points
     with F.Evaluator(cal, REPS, 11) as ev:

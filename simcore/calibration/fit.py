@@ -1,10 +1,12 @@
 """Fit a calibration's open quantities on its published points, and hold parts out.
 
 The objective of a parameter vector over a set of points is the mean squared relative error
-of the simulated control against the published value, each point the mean of ``replications``
-runs whose seeds depend only on the calibration, the point and the replication (common random
-numbers: every vector sees the same task sets, so differences between vectors are not noise
-of the draws). The search, rerun identically from the file's ``search.seed``:
+of the simulated control against the published value (``squared-relative-error``), or the mean
+over the file's metric groups of each group's mean (``squared-relative-error-per-group``: each
+published quantity weighs alike, however many points it has). Each point is the mean of ``replications``
+runs of its cell (the points of one cell share them), whose seeds depend only on the
+calibration, the cell and the replication (common random numbers: every vector sees the same
+task sets, so differences between vectors are not noise of the draws). The search, rerun identically from the file's ``search.seed``:
 
 1. a scrambled Sobol design of ``search.design`` vectors over the unit cube (one coordinate per
    quantity: a range mapped linearly or on a log scale, a list of choices cut into equal parts);
@@ -61,18 +63,23 @@ def to_value(q: Quantity, u: float):
     """The quantity's value at coordinate ``u`` in [0, 1], a range's to six significant digits
     (what the record keeps, so that a recorded fit is replayed exactly)."""
     u = min(max(float(u), 0.0), 1.0)
+    if q.integer:
+        return int(round(_on_scale(q, u)))
     if q.choices:
         return q.choices[min(int(u * len(q.choices)), len(q.choices) - 1)]
+    return min(max(float(f"{_on_scale(q, u):.6g}"), q.low), q.high)
+
+
+def _on_scale(q: Quantity, u: float) -> float:
     if q.scale == "log":
-        value = math.exp(math.log(q.low) + u * (math.log(q.high) - math.log(q.low)))
-    else:
-        value = q.low + u * (q.high - q.low)
-    return min(max(float(f"{value:.6g}"), q.low), q.high)
+        return math.exp(math.log(q.low) + u * (math.log(q.high) - math.log(q.low)))
+    return q.low + u * (q.high - q.low)
 
 
 def values_at(cal: Calibration, u) -> dict:
-    """{parameter: value} at the coordinates ``u`` (one per quantity, in the file's order)."""
-    return {q.name: to_value(q, x) for q, x in zip(cal.quantities, u)}
+    """{parameter: value} at the coordinates ``u`` (one per quantity, in the file's order), and
+    the parameters tied to them."""
+    return cal.expand({q.name: to_value(q, x) for q, x in zip(cal.quantities, u)})
 
 
 def _key(values: dict) -> tuple:
@@ -80,17 +87,19 @@ def _key(values: dict) -> tuple:
 
 
 # -- evaluation ----------------------------------------------------------------------------------
-def _run_one(args) -> float:
-    """One replication of one point: (model, params, policy, metric, seed parts)."""
+def _run_one(args) -> list[float]:
+    """One replication of one cell: (model, params, policy, metrics, seed parts) -> the metrics."""
     from simcore.models import get_model
 
-    model, params, policy, metric, seed = args
+    model, params, policy, metrics, seed = args
     streams = Streams(replication_seed(*seed))
-    return float(get_model(model).run_replication(params, [policy], streams)[policy][metric])
+    out = get_model(model).run_replication(params, [policy], streams)[policy]
+    return [float(out[m]) for m in metrics]
 
 
 class Evaluator:
-    """Simulated point means per parameter vector, each computed once (``cache``)."""
+    """Simulated point means per parameter vector, each cell simulated once (``cache``: the
+    mean of each of its points' metrics)."""
 
     def __init__(self, cal: Calibration, replications: int, root_seed: int, jobs: int = 1, progress=None):
         self.cal, self.reps, self.root, self.jobs, self.progress = cal, replications, root_seed, jobs, progress
@@ -110,31 +119,41 @@ class Evaluator:
     def means(self, vectors: list[dict], indices: list[int]) -> list[np.ndarray]:
         """The simulated means of points ``indices`` at each of ``vectors`` (one array each)."""
         cal, todo, queued = self.cal, [], set()
+        metrics = {c: list(dict.fromkeys(p.metric for p in cal.points if p.cell == c)) for c in cal.cells}
+        first = {p.cell: p for p in reversed(cal.points)}
         for values in vectors:
-            for i in indices:
-                key = (_key(values), i)
+            for c in dict.fromkeys(cal.points[i].cell for i in indices):
+                key = (_key(values), c)
                 if key not in self.cache and key not in queued:
                     queued.add(key)
-                    params = {**cal.points[i].params, **values}
-                    todo += [(key, (cal.model, params, cal.policy, cal.metric, (self.root, cal.id, i, r)))
+                    params = {**first[c].params, **values}
+                    todo += [(key, (cal.model, params, cal.policy, metrics[c], (self.root, cal.id, c, r)))
                              for r in range(self.reps)]
         if todo:
             args = [t[1] for t in todo]
             out = list(self._pool.map(_run_one, args, chunksize=max(1, len(args) // (8 * self.jobs)))
                        if self._pool is not None else map(_run_one, args))
             for k in range(0, len(todo), self.reps):
-                self.cache[todo[k][0]] = float(np.mean(out[k:k + self.reps]))
+                key = todo[k][0]
+                means = np.mean(out[k:k + self.reps], axis=0)
+                self.cache[key] = {m: float(v) for m, v in zip(metrics[key[1]], means)}
         for values in vectors:
             self.vectors.add(_key(values))
         if self.progress:
-            self.progress(len(self.vectors), None, "evaluations", f"{len(self.cache)} point means")
-        return [np.array([self.cache[(_key(v), i)] for i in indices]) for v in vectors]
+            self.progress(len(self.vectors), None, "evaluations", f"{len(self.cache)} cell means")
+        return [np.array([self.cache[(_key(v), cal.points[i].cell)][cal.points[i].metric] for i in indices])
+                for v in vectors]
 
 
 def objective(cal: Calibration, means: np.ndarray, indices: list[int]) -> float:
-    """Mean squared relative error of ``means`` against the published values of ``indices``."""
+    """The calibration's objective (module docstring) of ``means`` against the published values
+    of ``indices``."""
     published = np.array([cal.points[i].value for i in indices])
-    return float(np.mean((means / published - 1.0) ** 2))
+    squared = (means / published - 1.0) ** 2
+    if cal.objective == "squared-relative-error":
+        return float(np.mean(squared))
+    groups = np.array([cal.metric_groups.get(cal.points[i].metric, cal.points[i].metric) for i in indices])
+    return float(np.mean([squared[groups == g].mean() for g in dict.fromkeys(groups)]))
 
 
 # -- search --------------------------------------------------------------------------------------
@@ -184,7 +203,8 @@ def _search(ev: Evaluator, cube: np.ndarray, indices: list[int], budget: int) ->
 
 def _point_rows(cal: Calibration, means: np.ndarray, indices: list[int]) -> list[dict]:
     return [{"experiment": cal.points[i].experiment, cal.holdout: cal.points[i].params[cal.holdout],
-             "n_tasks": cal.points[i].params.get("n_tasks"), "published": cal.points[i].value,
+             "n_tasks": cal.points[i].params.get("n_tasks"), "metric": cal.points[i].metric,
+             "published": cal.points[i].value,
              "simulated": float(m), "rel_error": float(m / cal.points[i].value - 1.0)}
             for i, m in zip(indices, means)]
 
@@ -199,9 +219,10 @@ def fit(cal: Calibration, replications: int, root_seed: int, jobs: int = 1, prog
         values = values_at(cal, u)
         rows = _point_rows(cal, ev.means([values], everything)[0], everything)
         held = [_held_out(ev, cube, group) for group in cal.groups()] if holdout else []
-        searched = [{**{k: v for k, v in key}, "point": i, "experiment": cal.points[i].experiment,
-                     cal.holdout: cal.points[i].params[cal.holdout], "n_tasks": cal.points[i].params.get("n_tasks"),
-                     "simulated": mean} for (key, i), mean in ev.cache.items()]
+        searched = [{**{k: v for k, v in key}, "point": i, "experiment": p.experiment,
+                     cal.holdout: p.params[cal.holdout], "n_tasks": p.params.get("n_tasks"), "metric": p.metric,
+                     "simulated": means[p.metric]}
+                    for (key, c), means in ev.cache.items() for i, p in enumerate(cal.points) if p.cell == c]
         return Result(values, best, rows, len(ev.vectors), replications, time.perf_counter() - start, jobs, held,
                       searched)
 

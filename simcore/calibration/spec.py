@@ -2,17 +2,22 @@
 published points (``config/calibration/ID.yaml``).
 
 A calibration names a paper's **control** (``policy``: the baseline of every target experiment)
-and the experiments whose published points of that policy and ``metric`` it is fitted on; the
-treatment's points never enter it. Each open quantity is declared before any fit: a model
-parameter, its range (``low``/``high``, searched on a ``linear`` or ``log`` scale) or its
-``choices``, the sentence of the paper behind the range (``support``) and why the text leaves it
-open (``why``). ``fixed`` holds what the text states and the experiments' spec may not (each with
-its ``why``). Every value is checked against the model parameter's domain here, before anything
-runs; a bad file is one sentence naming the file and key.
+and the experiments whose published points of that policy and ``metric`` (one name, a list, or
+a mapping of names to groups: a control fitted on several published quantities at once, each
+group weighing alike in the objective ``squared-relative-error-per-group``) it is fitted on; the treatment's
+points never enter it, nor points marked ``untested``. Each open quantity is declared before
+any fit: a model parameter, its range (``low``/``high``, searched on a ``linear`` or ``log``
+scale; an integer parameter's values are rounded) or its ``choices``, the sentence of the paper
+behind the range (``support``) and why the text leaves it open (``why``). ``fixed`` holds what
+the text states and the experiments' spec may not (each with its ``why``); ``tied`` sets a
+parameter to a quantity's value (``same_as``, with its ``why``: e.g. a domain's shortest and
+longest balancing interval made one period). Every value is checked against the model
+parameter's domain here, before anything runs; a bad file is one sentence naming the file and key.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +27,7 @@ from simcore.inputs import read_yaml
 from simcore.vocabulary.domains import show
 
 SCALES = ("linear", "log")
-OBJECTIVES = ("squared-relative-error",)
+OBJECTIVES = ("squared-relative-error", "squared-relative-error-per-group")
 RUN_SCALES = ("smoke", "quick", "full")
 
 
@@ -38,6 +43,7 @@ class Quantity:
     high: float | None = None
     scale: str = "linear"
     choices: tuple = ()
+    integer: bool = False
 
     @property
     def continuous(self) -> bool:
@@ -46,17 +52,21 @@ class Quantity:
 
 @dataclass(frozen=True)
 class Point:
-    """One published point of the control: its experiment, the parameters of its cell, the value."""
+    """One published point of the control: its experiment, the parameters of its cell, the
+    metric and the value; ``cell``: the cell it is measured in, named by the index of the cell's
+    first point among the file's points (its seeds)."""
 
     experiment: str
     params: dict
     value: float
     source: str
+    metric: str = ""
+    cell: int = 0
 
     @property
     def label(self) -> str:
         where = ", ".join(f"{k}={show(v)}" for k, v in self.params.items() if k in ("topology", "n_tasks"))
-        return f"{self.experiment} ({where})"
+        return f"{self.experiment} ({where}){': ' + self.metric if self.metric else ''}"
 
 
 @dataclass
@@ -69,7 +79,7 @@ class Calibration:
     title: str
     model: str
     policy: str
-    metric: str
+    metrics: list[str]
     targets: list[str]
     quantities: list[Quantity]
     fixed: dict
@@ -78,6 +88,18 @@ class Calibration:
     search: dict
     replications: dict
     points: list[Point] = field(default_factory=list)
+    tied: dict = field(default_factory=dict)      # {parameter: the quantity whose value it takes}
+    metric_groups: dict = field(default_factory=dict)  # {metric: its group in the objective}
+
+    @property
+    def cells(self) -> list[int]:
+        """The cells of the points: a cell is simulated once for all its points, with the seeds
+        of its name (a one-metric calibration: every point its own cell, named by its index)."""
+        return list(dict.fromkeys(p.cell for p in self.points))
+
+    def expand(self, values: dict) -> dict:
+        """``values`` and the tied parameters set from them."""
+        return {**values, **{name: values[source] for name, source in self.tied.items()}}
 
     @property
     def continuous(self) -> list[Quantity]:
@@ -115,28 +137,37 @@ def _quantity(path, name: str, entry, parameters: dict) -> Quantity:
     low, high = entry.get("low"), entry.get("high")
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (low, high)) or not low < high:
         raise InputError(f"{path}: keys '{where}.low' and '{where}.high' must be numbers with low < high.")
+    integer = not domain.domain.admits(float(low)) and domain.domain.admits(int(low))
     for key, value in (("low", low), ("high", high)):
-        domain.check(float(value), f"{path}: key '{where}.{key}'")
+        if integer and value != int(value):
+            raise InputError(f"{path}: key '{where}.{key}' must be an integer: {name} takes integers.")
+        domain.check(int(value) if integer else float(value), f"{path}: key '{where}.{key}'")
     scale = entry.get("scale", "linear")
     if scale not in SCALES or (scale == "log" and low <= 0):
         raise InputError(f"{path}: key '{where}.scale' must be one of {', '.join(SCALES)} (log needs low > 0).")
-    return Quantity(name, support, why, float(low), float(high), scale)
+    return Quantity(name, support, why, float(low), float(high), scale, integer=integer)
 
 
-def _points(path, policy: str, metric: str, targets: list[str], specs_dir, fixed: dict) -> list[Point]:
-    """The published points of ``policy`` and ``metric`` of every target, in file order."""
-    out = []
+def _points(path, policy: str, metrics: list[str], targets: list[str], specs_dir, fixed: dict) -> list[Point]:
+    """The published points of ``policy`` and ``metrics`` of every target, in file order (an
+    ``untested`` entry, set beside for reading only, is no point); points of one experiment and
+    parameters share a cell."""
+    out, cells = [], {}
     for target in targets:
         spec = load_spec(find_spec(target, specs_dir))
         if spec.baseline != policy:
             raise InputError(f"{path}: key 'policy' is {policy!r}, but target {target} has baseline "
                              f"{spec.baseline!r}: a calibration fits the control only.")
         for entry in spec.data.get("published") or []:
-            if entry.get("policy") == policy and entry.get("metric") == metric and "than" not in entry:
+            if (entry.get("policy") == policy and entry.get("metric") in metrics and "than" not in entry
+                    and "untested" not in entry):
                 params = spec.params({**(entry.get("where") or {}), **fixed}, calibrated=False)
-                out.append(Point(target, params, float(entry["value"]), str(entry.get("source", target))))
-    if not out:
-        raise InputError(f"{path}: key 'targets' gives no published point of {policy} and {metric}.")
+                cell = cells.setdefault(json.dumps([target, params], sort_keys=True, default=str), len(out))
+                out.append(Point(target, params, float(entry["value"]), str(entry.get("source", target)),
+                                 entry["metric"], cell))
+    missing = [m for m in metrics if not any(p.metric == m for p in out)]
+    if missing:
+        raise InputError(f"{path}: key 'targets' gives no published point of {policy} and {missing[0]}.")
     return out
 
 
@@ -164,17 +195,32 @@ def load_calibration(path: str | Path, specs_dir: str | Path = "config/experimen
     for key in ("design", "polish", "holdout_polish", "seed"):
         if not isinstance(search.get(key), int) or isinstance(search.get(key), bool) or search[key] < 0:
             raise InputError(f"{path}: key 'search.{key}' must be a non-negative integer.")
+    tied = {}
+    for name, entry in (data.get("tied") or {}).items():
+        source = entry.get("same_as") if isinstance(entry, dict) else None
+        if name not in parameters or source not in data["open"] or "why" not in entry or name in data["open"]:
+            raise InputError(f"{path}: key 'tied.{name}' must name a model parameter that is not open, and give "
+                             f"same_as (an open quantity) and why.")
+        tied[name] = source
+    metrics = data.get("metric")
+    metrics = [metrics] if isinstance(metrics, str) else metrics
+    groups = dict(metrics) if isinstance(metrics, dict) else {m: m for m in metrics or [] if isinstance(m, str)}
+    if not groups or not all(isinstance(m, str) and m and isinstance(g, str) and g for m, g in groups.items()) \
+            or len(groups) != len(metrics):
+        raise InputError(f"{path}: key 'metric' must be a metric's name, a list of them, or a mapping of them to "
+                         f"groups.")
+    metrics = list(groups)
     reps = _need(path, data, "replications", dict)
     for scale in RUN_SCALES:
         if not isinstance(reps.get(scale), int) or reps[scale] < 1:
             raise InputError(f"{path}: key 'replications.{scale}' must be a positive integer.")
     cal = Calibration(path, _need(path, data, "id", str), _need(path, data, "paper", str),
                       _need(path, data, "title", str), data["model"], _need(path, data, "policy", str),
-                      _need(path, data, "metric", str), _need(path, data, "targets", list), quantities, fixed,
-                      objective, holdout, search, reps)
+                      metrics, _need(path, data, "targets", list), quantities, fixed,
+                      objective, holdout, search, reps, tied=tied, metric_groups=groups)
     if cal.id != path.stem:
         raise InputError(f"{path}: key 'id' must be the file's name ({path.stem!r}), not {cal.id!r}.")
-    cal.points = _points(path, cal.policy, cal.metric, cal.targets, specs_dir, fixed)
+    cal.points = _points(path, cal.policy, cal.metrics, cal.targets, specs_dir, fixed)
     if holdout not in parameters or len(cal.groups()) < 2:
         raise InputError(f"{path}: key 'holdout' must name a parameter that takes two values or more among the points.")
     return cal
