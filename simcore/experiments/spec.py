@@ -748,6 +748,7 @@ def _check_readings(path: Path, data: dict, judged: Spec) -> None:
                             f"'{judged.id}' judges it).")
     own = {**judged.params(calibrated=False), CONTROL: judged.data.get(CONTROL)}   # the control as its spec states it
     model = _model(path, data)
+    fitted = _fitted(judged)
     for param, entries in data["readings"].items():
         key = f"{path}: key 'readings.{param}'"
         if param == CONTROL:
@@ -755,11 +756,22 @@ def _check_readings(path: Path, data: dict, judged: Spec) -> None:
             continue
         if param not in model.PARAMETERS or param in judged.grid:
             raise SpecError(f"{key}: not a parameter of model '{data['model']}' that '{judged.id}' holds fixed.")
+        if param in fitted:
+            raise SpecError(f"{key}: {param} is fitted by calibration '{own[CONTROL]}' of '{judged.id}': read the "
+                            f"control with the reading 'calibration' instead.")
         for i, entry in enumerate(entries):
             model.PARAMETERS[param].check(entry["value"], f"{path}: readings.{param}[{i}].value")
         values = [e["value"] for e in entries]
         if len(set(map(repr, values))) != len(values) or values[0] != own[param]:
             raise SpecError(f"{key}: list each value once, {judged.id}'s own ({own[param]!r}) first.")
+
+
+def _fitted(judged: "Spec") -> set:
+    """The parameters the judged experiment's calibration sets (its open and tied quantities)."""
+    if judged.calibration_path is None or not judged.calibration_path.exists():
+        return set()
+    data = _read_yaml(judged.calibration_path)
+    return set(data.get("open") or {}) | set(data.get("tied") or {}) if isinstance(data, dict) else set()
 
 
 def _check_control_reading(key: str, entries: list, calibration: str | None, judged: str) -> None:

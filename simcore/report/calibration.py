@@ -4,8 +4,11 @@ LaTeX section, from ``results/calibration/ID/``).
 
 Features compared, per machine, on the published points and the calibrated control alike: the
 curve's direction over the load (``falls``: the last point below the first); and, across
-machines, their order at the lightest load the figures share. A feature the fit does not give
-is said in so many words: the declared ranges hold no setting that makes it.
+machines, their order at the lightest load the figures share. A calibration on several metrics
+compares each experiment's curve of each metric (where it has two loads or more) and shows one
+panel per metric: every published point against the control simulated there, the held-out
+prediction beside it. A feature the fit does not give is said in so many words: the declared
+ranges hold no setting that makes it.
 """
 
 from __future__ import annotations
@@ -35,8 +38,18 @@ def _direction(values) -> str:
     return "falls" if values[-1] < values[0] else "rises"
 
 
+def _several(points: pd.DataFrame) -> bool:
+    return "metric" in points and points.metric.nunique() > 1
+
+
 def features(points: pd.DataFrame, by: str) -> list[tuple[str, str, str]]:
-    """(feature, published, calibrated) for each machine's direction and the light-load order."""
+    """(feature, published, calibrated) for each machine's direction and the light-load order
+    (several metrics: each experiment's direction over the load, metric by metric)."""
+    if _several(points):
+        return [(f"{experiment}, {metric}: over the load", _direction(part.published.to_numpy()),
+                 _direction(part.simulated.to_numpy()))
+                for (experiment, metric), part in points.sort_values("n_tasks", kind="stable")
+                .groupby(["experiment", "metric"], sort=False) if part.n_tasks.nunique() > 1]
     rows = []
     for machine, part in points.groupby(by, sort=False):
         part = part.sort_values("n_tasks")
@@ -48,13 +61,50 @@ def features(points: pd.DataFrame, by: str) -> list[tuple[str, str, str]]:
     return rows
 
 
+def _scatter(points: pd.DataFrame, holdout: pd.DataFrame, by: str):
+    """One panel per metric: simulated against published (log axes), a colour per group; the
+    held-out prediction hollow beside each point."""
+    import matplotlib.pyplot as plt
+
+    metrics = list(dict.fromkeys(points.metric))
+    cols = min(3, len(metrics))
+    rows = -(-len(metrics) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(7.2, 2.4 * rows), squeeze=False)
+    colours = {g: f"C{i}" for i, g in enumerate(dict.fromkeys(points[by]))}
+    for ax, metric in zip(axes.flat, metrics):
+        part = points[points.metric == metric]
+        for group, rows_ in part.groupby(by, sort=False):
+            ax.plot(rows_.published, rows_.simulated, "o", ms=3.5, color=colours[group], label=str(group))
+            if not holdout.empty:
+                held = holdout[(holdout.metric == metric) & (holdout.held_out_group == group)]
+                ax.plot(held.published, held.simulated, "o", ms=5, mfc="none", color=colours[group])
+        values = pd.concat([part.published, part.simulated]).clip(lower=1e-3)
+        low, high = values.min() / 1.5, values.max() * 1.5
+        ax.plot([low, high], [low, high], "k:", lw=0.8)
+        ax.set(xscale="log", yscale="log", xlim=(low, high), ylim=(low, high))
+        ax.set_title(metric, fontsize=8)
+        ax.set_xlabel("published", fontsize=7)
+        ax.set_ylabel("simulated", fontsize=7)
+        ax.tick_params(labelsize=6)
+    for ax in list(axes.flat)[len(metrics):]:
+        ax.set_visible(False)
+    axes.flat[0].legend(fontsize=6)
+    return fig
+
+
 def make_figure(points: pd.DataFrame, holdout: pd.DataFrame, by: str, out: Path) -> None:
-    """One panel per machine: the published points, the calibrated control, the held-out prediction."""
+    """One panel per machine: the published points, the calibrated control, the held-out
+    prediction (several metrics: one panel per metric, :func:`_scatter`)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    if _several(points):
+        fig = _scatter(points, holdout, by)
+        fig.tight_layout()
+        _save(fig, out)
+        return
     machines = list(dict.fromkeys(points[by]))
     cols = min(2, len(machines))
     fig, axes = plt.subplots(-(-len(machines) // cols), cols, figsize=(7.2, 2.6 * -(-len(machines) // cols)),
@@ -74,6 +124,12 @@ def make_figure(points: pd.DataFrame, holdout: pd.DataFrame, by: str, out: Path)
         ax.set_visible(False)
     axes.flat[0].legend(fontsize=7)
     fig.tight_layout()
+    _save(fig, out)
+
+
+def _save(fig, out: Path) -> None:
+    import matplotlib.pyplot as plt
+
     from simcore.core.output import atomic_path
     from simcore.report.figures import PDF_METADATA
 
@@ -96,19 +152,23 @@ def section(cal, fit: dict, points: pd.DataFrame, holdout: pd.DataFrame, figure:
         rows.append(rf"\texttt{{{name}}} & {tex_escape(span)} & {_value(fit['values'][q.name])} & "
                     rf"{tex_escape(q.support)} \\")
     held = [rf"{tex_escape(str(h['held_out']))} & "
-            + ", ".join(f"{tex_escape(k)} {_value(v)}" for k, v in h["values"].items())
+            + ", ".join(f"{tex_escape(k)} {_value(v)}" for k, v in h["values"].items() if k not in cal.tied)
             + rf" & {100 * h['median_abs_error']:.1f}\,\% \\" for h in fit.get("holdout") or []]
     not_given = r" \textbf{(not given)}"
     feats = [rf"{tex_escape(f)} & {tex_escape(a)} & {tex_escape(b)}{'' if a == b else not_given} \\"
              for f, a, b in features(points, cal.holdout)]
     verdict = ("within" if median <= TARGET else "above")
+    objective = (r"the mean over the metric groups (" + tex_escape(", ".join(dict.fromkeys(cal.metric_groups.values())))
+                 + r") of each group's mean squared relative error, so that each published quantity weighs alike"
+                 if cal.objective == "squared-relative-error-per-group"
+                 else "the mean squared relative error of the simulated control against the published points")
     return "\n".join([
         rf"\subsection*{{Calibrated control: {tex_escape(cal.title)}}}",
         rf"\label{{sec:calibration-{cal.id}}}",
         rf"The control ({tex_escape(cal.policy)}) is fitted on its own {len(points)} published points "
         rf"({tex_escape(', '.join(cal.targets))}); the treatment's points never enter the fit. "
-        rf"The objective is the mean squared relative error of the simulated control against the published "
-        rf"points ({fit['replications']} replications per point, common random numbers); the ranges below were "
+        rf"The objective is {objective} ({fit['replications']} replications per point, common random numbers); "
+        rf"the ranges below were "
         rf"declared before any fit (\texttt{{config/calibration/{cal.id}.yaml}}). "
         rf"The fit took {fit['evaluations']} evaluations ({fit['wall_seconds']} s on {fit['jobs']} cores; "
         rf"{tex_escape(fit.get('how', ''))}). Median absolute relative error over the points: "
@@ -116,6 +176,7 @@ def section(cal, fit: dict, points: pd.DataFrame, holdout: pd.DataFrame, figure:
         r"\par\smallskip\noindent{\small\begin{tabular}{@{}p{0.2\linewidth}p{0.17\linewidth}p{0.1\linewidth}"
         r"p{0.45\linewidth}@{}}",
         r"\hline quantity & range & fitted & the paper's text behind it \\ \hline", *rows, r"\hline\end{tabular}}",
+        *_by_metric(points, holdout),
         r"\par\smallskip\noindent Held out: each machine's points predicted by a fit on the other machines' points.",
         r"\par\smallskip\noindent{\small\begin{tabular}{@{}p{0.2\linewidth}p{0.58\linewidth}r@{}}",
         r"\hline held out & values fitted without it & median $|$error$|$ \\ \hline", *held, r"\hline\end{tabular}}",
@@ -129,6 +190,22 @@ def section(cal, fit: dict, points: pd.DataFrame, holdout: pd.DataFrame, figure:
         r"machine's prediction by the fit without it.}",
         r"\end{figure}",
     ]) + "\n"
+
+
+def _by_metric(points: pd.DataFrame, holdout: pd.DataFrame) -> list[str]:
+    """Several metrics: each one's points and median |relative error|, fitted and held out."""
+    if not _several(points):
+        return []
+    rows = []
+    for metric, part in points.groupby("metric", sort=False):
+        held = holdout[holdout.metric == metric] if not holdout.empty else holdout
+        out = f"{100 * held.rel_error.abs().median():.1f}" + r"\,\%" if len(held) else "--"
+        rows.append(rf"\texttt{{{tex_escape(metric)}}} & {len(part)} & {100 * part.rel_error.abs().median():.1f}\,\% & "
+                    rf"{out} \\")
+    return [r"\par\smallskip\noindent Median $|$relative error$|$ by metric, at the fit on every point and "
+            r"predicted by the fits without each point's machine:",
+            r"\par\smallskip\noindent{\small\begin{tabular}{@{}lrrr@{}}",
+            r"\hline metric & points & fitted & held out \\ \hline", *rows, r"\hline\end{tabular}}"]
 
 
 def write(cal, results: Path, tex: Path, figure: Path, figure_ref: str) -> None:
