@@ -75,15 +75,15 @@ def test_a_bad_judging_spec_is_one_sentence_naming_the_key(tree, edit, message):
 
 
 def test_readings_named_in_a_file_are_shared_by_the_experiments_that_name_them(root):
-    """mehta's Tables 3-5 are judged under one set of readings, config/readings/mehta-overheads.yaml:
-    each experiment crosses its judged grid with those readings (2 x 2 x 2 x 2 = 16), runs only the
-    policies its claims compare, and lists the file among its own (a change reruns it)."""
+    """mehta's Tables 3-5 are judged under one set of readings, config/readings/mehta-simulator.yaml:
+    each experiment crosses its judged grid with those readings (2 rule scopes x 2 controls = 4), runs
+    only the policies its claims compare, and lists the file among its own (a change reruns it)."""
     spec = load_spec(root / "config/experiments/mehta-table4-w2-readings.yaml")
     judged = load_spec(root / "config/experiments/mehta-table4-w2.yaml")
-    file = root / "config/readings/mehta-overheads.yaml"
+    file = root / "config/readings/mehta-simulator.yaml"
     assert spec.data["readings"] == yaml.safe_load(file.read_text())
-    assert len(spec.reading_combinations()) == 16
-    assert len(spec.all_cells()) == 16 * len(judged.grid["n_tasks"])
+    assert len(spec.reading_combinations()) == 4
+    assert len(spec.all_cells()) == 4 * len(judged.grid["n_tasks"])
     assert spec.policies == ["multilevel", "conservative-soft"] and len(judged.policies) == 3
     assert file in spec.files
 
@@ -110,11 +110,11 @@ def test_an_experiment_that_reads_anothers_data_is_judged_on_its_sources_model_v
 
 
 @pytest.mark.parametrize("content, message", [
-    (None, "key 'readings': no readings file 'mehta-overheads'"),
-    ({"rules_scope": [{"value": "all"}]}, "mehta-overheads.yaml: key 'rules_scope.0': 'support' is a required property"),
+    (None, "key 'readings': no readings file 'mehta-simulator'"),
+    ({"rules_scope": [{"value": "all"}]}, "mehta-simulator.yaml: key 'rules_scope.0': 'support' is a required property"),
 ])
 def test_a_bad_readings_file_is_one_sentence_naming_it(tree, content, message):
-    file = tree / "config/readings/mehta-overheads.yaml"
+    file = tree / "config/readings/mehta-simulator.yaml"
     if content is None:
         file.unlink()
     else:

@@ -6,7 +6,7 @@ from simcore.experiments import load_spec
 
 TABLE1 = ["s1-500ms", "s1-200ms", "8-4-6", "8-2-3-cpu", "8-2-3-io"]
 TURNAROUND = [f"mehta-table{t}-w{w}" for t in (3, 4, 5) for w in (1, 2, 3)]
-NEW = [f"mehta-table1-{s}" for s in TABLE1] + ["mehta-table2", "mehta-table2-onecpu"] + TURNAROUND[3:]
+NEW = [f"mehta-table1-{s}" for s in TABLE1] + ["mehta-table2"] + TURNAROUND[3:]
 
 
 def _spec(root, name):
@@ -41,7 +41,7 @@ def test_table1_has_its_ten_rows(root):
                 assert pub[("lb_failed_share", where)] == value     # set beside the kernel's own failures
 
 
-@pytest.mark.parametrize("name", ["mehta-table2", "mehta-table2-onecpu"])
+@pytest.mark.parametrize("name", ["mehta-table2"])
 def test_table2_shares_sum_to_one(root, name):
     spec = _spec(root, name)
     shares = [e["value"] for e in spec.data["published"] if e["metric"].startswith("task_share_level_")]
