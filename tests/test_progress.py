@@ -197,8 +197,8 @@ def test_fit_reports_every_solution(simcore_cli, tmp_path, exponential_fit_model
 
 def test_the_report_from_results_counts_its_inputs_and_names_each_as_it_starts(root, tmp_path):
     """amir-table2 is a table only (no figure, no monitor), the SAN folder holds no model, and the
-    reference has jobs-full.csv and corr05's calibration: five steps, the table, the SAN appendix,
-    the calibration's page, the macros (no file of their own in the list) and the run profile;
+    reference has jobs-full.csv and the calibrations of corr05 and mehta: six steps, the table, the
+    SAN appendix, each calibration's page, the macros (no file of their own in the list) and the run profile;
     the callback hears each as it starts and the
     end. `make report-from-reference` was silent for a minute while they were made."""
     from simcore.experiments.spec import load_spec
@@ -210,13 +210,14 @@ def test_the_report_from_results_counts_its_inputs_and_names_each_as_it_starts(r
     made = rebuild_report(root / "results/reference", tmp_path / "paper", [spec], tmp_path / "san", [],
                           lambda *call: calls.append(call))
     unit = "report inputs"
-    cal = "calibration-corr05-control"
-    assert calls == [(0, 5, unit, "now amir-table2.tex"), (1, 5, unit, "now san.tex"),
-                     (2, 5, unit, f"now {cal}.pdf, {cal}.tex"), (3, 5, unit, "now the macros"),
-                     (4, 5, unit, "now run-profile.pdf, run-profile.tex"), (5, 5, unit)]
+    cal, cal2 = "calibration-corr05-control", "calibration-mehta-control"
+    assert calls == [(0, 6, unit, "now amir-table2.tex"), (1, 6, unit, "now san.tex"),
+                     (2, 6, unit, f"now {cal}.pdf, {cal}.tex"), (3, 6, unit, f"now {cal2}.pdf, {cal2}.tex"),
+                     (4, 6, unit, "now the macros"),
+                     (5, 6, unit, "now run-profile.pdf, run-profile.tex"), (6, 6, unit)]
     assert [p.relative_to(tmp_path / "paper").as_posix() for p in made] == [
         "tables/amir-table2.tex", "generated/san.tex", f"figures/{cal}.pdf", f"generated/{cal}.tex",
-        "figures/run-profile.pdf", "generated/run-profile.tex"]
+        f"figures/{cal2}.pdf", f"generated/{cal2}.tex", "figures/run-profile.pdf", "generated/run-profile.tex"]
 
 
 def test_long_workflow_jobs_log_progress_lines(root):

@@ -177,7 +177,7 @@ def test_each_reason_is_written_once_and_the_claims_it_explains_cite_its_number(
             text = tex_escape(reason)
             assert scorecard.count(text) == 1, f"{spec.id} {claim['id']}"
             assert rf"\hyperref[note:{number[text]}]{{R{number[text]}}}" in _cells(scorecard, spec.id, claim["text"])[2]
-            if re.fullmatch(r"mehta-table[345]-w\d", spec.id):
+            if re.fullmatch(r"mehta-table[345]-w\d", spec.id) and claim["id"] != "fewer-migrations":
                 (points if claim.get("point") else turnaround).add(number[text])
     assert len(turnaround) == 1 and len(points) == 1
 
@@ -191,8 +191,8 @@ def test_each_reason_is_written_once_and_the_claims_it_explains_cite_its_number(
     ("amir-fig1", "epvm-below-diagonal", r"share (\% of replications) 95.14 [94.61, 95.64] \ensuremath{>} 90"),
     # a spread (the standard deviation of a ratio) in percent: 0.1060 against the paper's 0.139
     ("barak96-fig2", "pvm-slowdown-spread", r"spread (\%) 10.60 [9.71, 11.56] \ensuremath{>} 0 (paper 13.9)"),
-    # a count without a unit: named by its label (mehta's lb_attempts: 'load-balancing attempts')
-    ("mehta-table1-s1-500ms", "hard-fewer-attempts", r"difference (load-balancing attempts) \ensuremath{-}271.0 [\ensuremath{-}273.4"),
+    # a count without a unit: named by its label (mehta's migrations: 'migrations')
+    ("mehta-table5-w1", "fewer-migrations", r"difference (migrations) \ensuremath{-}0.6100 [\ensuremath{-}1.2545"),
     # zhou91's response time is in the model's time units
     ("zhou91-fig3", "response-levels", r"value (time units) 327.7 [308.4, 348.2] (paper 342)"),
     # a SAN figure's claim: a difference of two probabilities
