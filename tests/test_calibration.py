@@ -234,6 +234,17 @@ def test_an_experiment_runs_with_the_recorded_values_over_its_presets_and_under_
     assert "calibration" not in spec.params({"n_tasks": 50, "calibration": "none"})
 
 
+def _corr05_tree(tmp_path: Path) -> Path:
+    """A config folder with corr05-fig9, its preset and its calibration (no recorded fit)."""
+    config = tmp_path / "config"
+    for sub in ("experiments", "presets", "calibration/fits"):
+        (config / sub).mkdir(parents=True)
+    (config / "experiments" / "corr05-fig9.yaml").write_text((ROOT / "config/experiments/corr05-fig9.yaml").read_text())
+    (config / "presets" / "corr05.yaml").write_text((ROOT / "config/presets/corr05.yaml").read_text())
+    (config / "calibration" / "corr05-control.yaml").write_text(CORR05.read_text())
+    return config
+
+
 SUPPORTED = {"value": "corr05-control", "support": "the paper's Linux curves pin the open quantities (a test)"}
 UNSUPPORTED = {"value": "none", "support": None}
 
@@ -246,12 +257,7 @@ UNSUPPORTED = {"value": "none", "support": None}
 def test_the_control_is_read_calibrated_first_then_as_its_spec_states_it(tmp_path, entries, message):
     """A judging experiment's reading 'calibration' lists the judged experiment's calibration,
     then 'none'; its cells carry the value, and 'none' runs the preset's values."""
-    config = tmp_path / "config"
-    for sub in ("experiments", "presets", "calibration/fits"):
-        (config / sub).mkdir(parents=True)
-    (config / "experiments" / "corr05-fig9.yaml").write_text((ROOT / "config/experiments/corr05-fig9.yaml").read_text())
-    (config / "presets" / "corr05.yaml").write_text((ROOT / "config/presets/corr05.yaml").read_text())
-    (config / "calibration" / "corr05-control.yaml").write_text(CORR05.read_text())
+    config = _corr05_tree(tmp_path)
     (config / "calibration" / "fits" / "corr05-control.yaml").write_text(yaml.safe_dump([
         {"key": "k", "calibration": "corr05-control", "scale": "full",
          "values": {"memory_stall_fraction": 0.7, "def_timeslice": 40.0, "creation_rate": 80.0, "creation_cpu": 0}}]))
@@ -402,12 +408,7 @@ def test_the_features_of_several_metrics_are_each_experiments_curve_per_metric()
 def test_a_reading_may_not_set_a_quantity_the_calibration_fits(tmp_path):
     """corr05-control fits memory_stall_fraction: a reading of it would override the fitted value
     in the judged experiment's own cell; the control is read with 'calibration' instead."""
-    config = tmp_path / "config"
-    for sub in ("experiments", "presets", "calibration/fits"):
-        (config / sub).mkdir(parents=True)
-    (config / "experiments" / "corr05-fig9.yaml").write_text((ROOT / "config/experiments/corr05-fig9.yaml").read_text())
-    (config / "presets" / "corr05.yaml").write_text((ROOT / "config/presets/corr05.yaml").read_text())
-    (config / "calibration" / "corr05-control.yaml").write_text(CORR05.read_text())
+    config = _corr05_tree(tmp_path)
     data = yaml.safe_load((ROOT / "config/experiments/corr05-fig9-control.yaml").read_text())
     path = config / "experiments" / "corr05-fig9-control.yaml"
     said = "corr05 section 2.2: a task far from its memory runs slower (a test)"

@@ -86,10 +86,15 @@ def _scatter(points: pd.DataFrame, holdout: pd.DataFrame, by: str):
         ax.set_xlabel("published", fontsize=7)
         ax.set_ylabel("simulated", fontsize=7)
         ax.tick_params(labelsize=6)
-    for ax in list(axes.flat)[len(metrics):]:
-        ax.set_visible(False)
-    axes.flat[0].legend(fontsize=6)
+    _tidy(axes, len(metrics), 6)
     return fig
+
+
+def _tidy(axes, used: int, fontsize: int) -> None:
+    """Hide the panels beyond the ``used`` ones; the legend in the first."""
+    for ax in list(axes.flat)[used:]:
+        ax.set_visible(False)
+    axes.flat[0].legend(fontsize=fontsize)
 
 
 def make_figure(points: pd.DataFrame, holdout: pd.DataFrame, by: str, out: Path) -> None:
@@ -98,13 +103,15 @@ def make_figure(points: pd.DataFrame, holdout: pd.DataFrame, by: str, out: Path)
     import matplotlib
 
     matplotlib.use("Agg")
+    fig = (_scatter if _several(points) else _curves)(points, holdout, by)
+    fig.tight_layout()
+    _save(fig, out)
+
+
+def _curves(points: pd.DataFrame, holdout: pd.DataFrame, by: str):
+    """One panel per machine over the load (one metric)."""
     import matplotlib.pyplot as plt
 
-    if _several(points):
-        fig = _scatter(points, holdout, by)
-        fig.tight_layout()
-        _save(fig, out)
-        return
     machines = list(dict.fromkeys(points[by]))
     cols = min(2, len(machines))
     fig, axes = plt.subplots(-(-len(machines) // cols), cols, figsize=(7.2, 2.6 * -(-len(machines) // cols)),
@@ -120,11 +127,8 @@ def make_figure(points: pd.DataFrame, holdout: pd.DataFrame, by: str, out: Path)
         ax.set_xlabel("number of tasks", fontsize=8)
         ax.set_ylabel("execution time (s)", fontsize=8)
         ax.tick_params(labelsize=7)
-    for ax in list(axes.flat)[len(machines):]:
-        ax.set_visible(False)
-    axes.flat[0].legend(fontsize=7)
-    fig.tight_layout()
-    _save(fig, out)
+    _tidy(axes, len(machines), 7)
+    return fig
 
 
 def _save(fig, out: Path) -> None:
