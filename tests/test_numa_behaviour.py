@@ -1155,6 +1155,31 @@ def test_hard_zone_scope_periodic_leaves_idle_balancing_beyond_the_zone(scenario
     assert [p for p in out.pulls if p[0] <= 50] == ([(50.0, 1, 4, 0)] if pulled else [])
 
 
+@pytest.mark.parametrize("rule, first_pull", [("every-cpu", (50.0, 3, 0, 1)), ("node-first", None)])
+def test_a_busy_cpu_that_is_not_its_nodes_first_balances_only_under_every_cpu(scenario, rule, first_pull):
+    """``periodic_balancer``. One node of two CPUs, each balancing over {0}|{1} every 50 ms (busy
+    factor 1). Task 0 (1000 ms) runs on CPU 1; tasks 1-3 (1000 ms) are on CPU 0, task 1 running.
+    t=50: CPU 0 is the busiest and finds nothing. Busy CPU 1: this 128, busiest 384, average 256,
+    imbalance min(384 - 256, 256 - 128) = 128, one task: under 'every-cpu' it pulls task 3, the
+    tail of CPU 0's queue. Under 'node-first' (mehta's balancing processor is 'the idle processor
+    or the first processor') busy CPU 1 is neither and makes no attempt: nothing moves while it
+    runs task 0, i.e. before t=1000."""
+    d = dom({0, 1}, [{0}, {1}])
+    out = scenario(one_node(2), [[d], [d]], [T(0, 1, 1000)] + [T(0, 0, 1000)] * 3, periodic_balancer=rule)
+    early = [p for p in out.pulls if p[0] < 1000]
+    assert early == ([first_pull] if first_pull else [])
+
+
+@pytest.mark.parametrize("rule", ["every-cpu", "node-first"])
+def test_an_idle_cpu_balances_periodically_whether_or_not_it_is_its_nodes_first(scenario, rule):
+    """The other half of mehta's balancing processor, 'the idle processor': CPU 1 has no task, CPU 0
+    runs task 0 with task 1 queued; both balance over {0}|{1} every 50 ms. t=50: idle CPU 1
+    (this 0, busiest 256, average 128, imbalance 128) pulls task 1, under either rule."""
+    d = dom({0, 1}, [{0}, {1}])
+    out = scenario(one_node(2), [[d], [d]], [T(0, 0, 1000)] * 2, periodic_balancer=rule)
+    assert out.pulls[0] == (50.0, 1, 0, 1)
+
+
 @pytest.mark.parametrize("avg, cur, k, expected", [
     (384, 128, 1, 256), (384, 128, 2, 192), (0, 256, 1, 128), (0, 384, 2, 288),
     (5, 0, 1, 2), (0, 5, 1, 3), (7, 7, 3, 7), (1000, 0, 64, 0)])

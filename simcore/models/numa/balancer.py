@@ -72,15 +72,28 @@ def _has_flag(flags, name: str) -> bool:
     return bool(norm & aliases)
 
 
-def policy_answers(d, k: int, cpu: int, policy) -> tuple:
+def busy_balancers(cpu_node, rule: str) -> list[bool]:
+    """Per CPU, whether it balances periodically while busy (``periodic_balancer``): every CPU
+    ('every-cpu', 2.6.11), or only the first CPU of each node ('node-first': mehta's balancing
+    processor, 'the idle processor or the first processor'; an idle CPU is the other case)."""
+    if rule == "every-cpu":
+        return [True] * len(cpu_node)
+    first: dict = {}
+    for c, node in enumerate(cpu_node):
+        first.setdefault(node, c)
+    return [first[node] == c for c, node in enumerate(cpu_node)]
+
+
+def policy_answers(d, k: int, cpu: int, policy, busy_balancer: bool = True) -> tuple:
     """What a domain asks the policy, in this order: its imbalance threshold (from its default),
     then, if it balances at all (LOAD_BALANCE, more than one group), whether newly idle (only
     with BALANCE_NEWIDLE), periodically while busy and, if not, while idle. Returns
-    (imbalance_pct, balances, newidle, busy_ok, periodic)."""
+    (imbalance_pct, balances, newidle, busy_ok, periodic); ``busy_balancer`` False (the CPU does
+    not balance periodically while busy: :func:`busy_balancers`) clears busy_ok."""
     imbalance_pct = int(policy.imbalance_pct(cpu, k, int(getattr(d, "imbalance_pct"))))
     lb = has_flag(d, "LOAD_BALANCE") and len(d.groups) > 1
     newidle = lb and has_flag(d, "BALANCE_NEWIDLE") and policy.balances(cpu, k, "newidle")
-    busy_ok = lb and policy.balances(cpu, k, "periodic")
+    busy_ok = lb and policy.balances(cpu, k, "periodic") and busy_balancer
     periodic = busy_ok or (lb and policy.balances(cpu, k, "idle"))
     return imbalance_pct, lb, newidle, busy_ok, periodic
 
@@ -134,12 +147,12 @@ _STATICS: dict = {}
 _KEEP = 16                    # runs of other domains or policies kept (a batch job needs 1-2)
 
 
-def _static(domains, policy, n: int) -> Static:
+def _static(domains, policy, n: int, busy: list[bool]) -> Static:
     """The :class:`Static` of ``domains`` under ``policy``, built once per domain lists and policy
     answers (a batch's replications share the model's domain lists, see ``model.batch_domains``).
     The key holds what ``Dom`` asks the policy, so another policy or zone is another entry; the
     entry holds the lists themselves, so an id is never taken for another list's."""
-    answers = [[policy_answers(d, k, c, policy) for k, d in enumerate(domains[c])] for c in range(n)]
+    answers = [[policy_answers(d, k, c, policy, busy[c]) for k, d in enumerate(domains[c])] for c in range(n)]
     key = (id(domains), n, tuple(map(tuple, answers)))
     hit = _STATICS.get(key)
     if hit is not None and hit.domains is domains:
@@ -188,7 +201,7 @@ class Balancer:
         n = system.ncpus
         if len(domains) != n:
             raise ValueError(f"numa model: {len(domains)} domain lists for {n} CPUs")
-        self.static = _static(domains, policy, n)
+        self.static = _static(domains, policy, n, busy_balancers(system.cpu_node, params["periodic_balancer"]))
         self.doms = [list(doms) for doms in self.static.doms]
         self.L = max(1, max(len(doms) for doms in self.doms))       # (a machine may have no domains)
         P = max(1, max(sum(dom.periodic for dom in doms) for doms in self.doms))
