@@ -274,6 +274,24 @@ def test_the_control_is_read_calibrated_first_then_as_its_spec_states_it(tmp_pat
     assert stalls == {"corr05-control": 0.7, "none": 0.25}
 
 
+@pytest.mark.parametrize("key", ["fixed", "assumptions", "grid"])
+def test_a_calibrated_spec_may_not_set_a_quantity_its_calibration_fits(tmp_path, key):
+    """corr05-fig9 runs on corr05-control, which fits memory_stall_fraction. Setting it in the
+    spec's own fixed values, assumptions or grid would be silently replaced by the fitted value:
+    one sentence naming the file and key. Its preset's value (0.25) is what the fit replaces by
+    design, and is no error."""
+    config = _corr05_tree(tmp_path)
+    path = config / "experiments" / "corr05-fig9.yaml"
+    data = yaml.safe_load(path.read_text())
+    load_spec(path)
+    value = {"fixed": 0.5, "assumptions": {"value": 0.5, "why": "a test"}, "grid": [0.5, 0.6]}[key]
+    data[key] = {**(data.get(key) or {}), "memory_stall_fraction": value}
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(InputError, match=rf"corr05-fig9.yaml: key '{key}.memory_stall_fraction': memory_stall_fraction "
+                                         r"is fitted by calibration 'corr05-control'"):
+        load_spec(path)
+
+
 # -- the report's page ---------------------------------------------------------------------------
 def test_the_features_compare_each_curves_direction_and_the_light_load_order():
     """Machine a: published 30 -> 25 (falls), simulated 20 -> 24 (rises); machine b: 22 -> 28 and

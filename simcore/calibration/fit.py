@@ -106,6 +106,9 @@ class Evaluator:
         self.cache: dict = {}
         self.vectors: set = set()
         self._pool = None
+        # per cell: its points' metrics in order, and its first point (whose parameters and seeds it runs)
+        self._metrics = {c: list(dict.fromkeys(p.metric for p in cal.points if p.cell == c)) for c in cal.cells}
+        self._first = {p.cell: p for p in reversed(cal.points)}
 
     def __enter__(self):
         if self.jobs > 1:
@@ -119,8 +122,7 @@ class Evaluator:
     def means(self, vectors: list[dict], indices: list[int]) -> list[np.ndarray]:
         """The simulated means of points ``indices`` at each of ``vectors`` (one array each)."""
         cal, todo, queued = self.cal, [], set()
-        metrics = {c: list(dict.fromkeys(p.metric for p in cal.points if p.cell == c)) for c in cal.cells}
-        first = {p.cell: p for p in reversed(cal.points)}
+        metrics, first = self._metrics, self._first
         for values in vectors:
             for c in dict.fromkeys(cal.points[i].cell for i in indices):
                 key = (_key(values), c)

@@ -28,6 +28,15 @@ def calibrated_values(calibration: Path, scale: str = "full") -> dict:
     return dict(entry["values"])
 
 
+def fitted_parameters(calibration: Path) -> set[str]:
+    """The parameters a calibration file sets: its open quantities and those tied to them (read
+    without loading its points or simulating; empty when the file is missing or not a mapping)."""
+    if not calibration.exists():
+        return set()
+    data = read_yaml(calibration)
+    return set(data.get("open") or {}) | set(data.get("tied") or {}) if isinstance(data, dict) else set()
+
+
 def entries(path: Path) -> list[dict]:
     """The entries of a record file ([] without one)."""
     if not path.exists():

@@ -768,10 +768,20 @@ def _check_readings(path: Path, data: dict, judged: Spec) -> None:
 
 def _fitted(judged: "Spec") -> set:
     """The parameters the judged experiment's calibration sets (its open and tied quantities)."""
-    if judged.calibration_path is None or not judged.calibration_path.exists():
-        return set()
-    data = _read_yaml(judged.calibration_path)
-    return set(data.get("open") or {}) | set(data.get("tied") or {}) if isinstance(data, dict) else set()
+    from simcore.experiments.calibrated import fitted_parameters
+
+    return set() if judged.calibration_path is None else fitted_parameters(judged.calibration_path)
+
+
+def _check_not_fitted(path: Path, data: dict, spec: "Spec") -> None:
+    """A calibrated spec's own keys (fixed, assumptions, grid; not its preset's, which the fit
+    replaces by design) set no quantity its calibration fits: the fitted value would silently
+    replace the spec's."""
+    fitted = _fitted(spec)
+    for key in ("fixed", "assumptions", "grid"):
+        for name in sorted(fitted & set(data.get(key) or {})):
+            raise SpecError(f"{path}: key '{key}.{name}': {name} is fitted by calibration '{data['calibration']}'; "
+                            f"drop it here, or run the spec without the calibration.")
 
 
 def _check_control_reading(key: str, entries: list, calibration: str | None, judged: str) -> None:
@@ -796,12 +806,15 @@ def load_spec(path: str | Path) -> Spec:
                 if key in data:
                     raise SpecError(f"{path}: key '{key}' must not be given: it comes from '{link}'.")
     _check_params(path, data, _model(path, data))
+    own = data
     data = _link_judged(path, _link_source(path, _merge_preset(path, data)))
     data = _calibrated_claims(_point_claims({k: v for k, v in data.items() if v is not None}))
     _check_semantics(path, data)
     spec = Spec(path, data)
     if "calibration" in data and not spec.calibration_path.exists():
         raise SpecError(f"{path}: key 'calibration': no calibration file {spec.calibration_path}.")
+    if "calibration" in own:
+        _check_not_fitted(path, own, spec)
     for cell in spec.all_cells():
         spec.params(cell.values, calibrated=False)   # the recorded fit is read when cells run
     _check_monitor(spec)
