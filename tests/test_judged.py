@@ -76,14 +76,15 @@ def test_a_bad_judging_spec_is_one_sentence_naming_the_key(tree, edit, message):
 
 def test_readings_named_in_a_file_are_shared_by_the_experiments_that_name_them(root):
     """mehta's Tables 3-5 are judged under one set of readings, config/readings/mehta-simulator.yaml:
-    each experiment crosses its judged grid with those readings (2 rule scopes x 2 controls = 4), runs
+    each experiment crosses its judged grid with those readings (2 rule scopes x 2 balancing
+    processors x 2 controls = 8), runs
     only the policies its claims compare, and lists the file among its own (a change reruns it)."""
     spec = load_spec(root / "config/experiments/mehta-table4-w2-readings.yaml")
     judged = load_spec(root / "config/experiments/mehta-table4-w2.yaml")
     file = root / "config/readings/mehta-simulator.yaml"
     assert spec.data["readings"] == yaml.safe_load(file.read_text())
-    assert len(spec.reading_combinations()) == 4
-    assert len(spec.all_cells()) == 4 * len(judged.grid["n_tasks"])
+    assert len(spec.reading_combinations()) == 8
+    assert len(spec.all_cells()) == 8 * len(judged.grid["n_tasks"])
     assert spec.policies == ["multilevel", "conservative-soft"] and len(judged.policies) == 3
     assert file in spec.files
 
@@ -218,7 +219,7 @@ def test_a_readings_rows_are_found_whatever_type_the_table_read_its_values_back_
 
 
 def test_a_judged_experiment_without_a_grid_is_judged_reading_by_reading(root, tmp_path):
-    """mehta-table2 has no grid: its judging experiment has the 4 readings' cells only, no
+    """mehta-table2 has no grid: its judging experiment has the 8 readings' cells only, no
     output.x (naming one is refused), and draws one point per reading, its interval as an error
     bar: reading k's ratio hard/Linux of the share at level I is 0.5 + k / 100 here, and so is the
     k-th point; the diagnostics table has no load column."""
@@ -229,7 +230,7 @@ def test_a_judged_experiment_without_a_grid_is_judged_reading_by_reading(root, t
     from simcore.report.judged import draw, table
 
     spec = load_spec(root / "config/experiments/mehta-table2-readings.yaml")
-    assert len(spec.all_cells()) == 4 and "x" not in spec["output"]
+    assert len(spec.all_cells()) == 8 and "x" not in spec["output"]
     rows = []
     for k, combo in enumerate(spec.reading_combinations()):
         values = {n: e["value"] for n, e in combo.items()}
@@ -245,7 +246,7 @@ def test_a_judged_experiment_without_a_grid_is_judged_reading_by_reading(root, t
     draw(spec, tmp_path, axes)
     points = [line.get_ydata()[0] for line in axes[0].get_lines() if len(line.get_xdata()) == 1
               and line.get_marker() == "o" and line.get_label() != "paper"]
-    assert points == pytest.approx([0.5 + k / 100 for k in range(4)])
+    assert points == pytest.approx([0.5 + k / 100 for k in range(8)])
     assert axes[0].get_title().startswith("conservative, hard /")   # the first claim comparing two policies
     plt.close(fig)
     pd.DataFrame([{"judged_claim": "soft-fewer-farthest", "reading": "rules_scope = periodic", "supported": True,
@@ -288,6 +289,6 @@ def test_a_claim_about_the_baseline_alone_draws_its_value_and_its_own_home_share
     def points(ax):
         return [line.get_ydata()[0] for line in ax.get_lines() if len(line.get_xdata()) == 1 and line.get_marker() == "o"]
 
-    assert points(axes[0]) == pytest.approx([0.9 + k / 1000 for k in range(4)] + [0.359])   # the paper's last
-    assert points(axes[1]) == pytest.approx([0.8] * 4) and axes[1].get_ylabel() == "home-node CPU share"
+    assert points(axes[0]) == pytest.approx([0.9 + k / 1000 for k in range(8)] + [0.359])   # the paper's last
+    assert points(axes[1]) == pytest.approx([0.8] * 8) and axes[1].get_ylabel() == "home-node CPU share"
     plt.close(fig)
