@@ -43,7 +43,7 @@ def test_one_at_a_time_cells_change_one_reading_each():
                      (3, {"p": "a", "q": "z"})]
     assert [spec.varied(c) for c in spec.all_cells()] == [None, "p", "q", "q"]
     mehta = load_spec(SPECS / "mehta-readings.yaml")
-    assert len(mehta.all_cells()) == 1 + 1 + 3 + 1 + 2 + 1 + 2 + 2 + 1 + 2
+    assert len(mehta.all_cells()) == 1 + 1 + 1 + 3 + 1 + 2 + 1 + 2 + 2 + 1 + 2   # the default, then each axis's others
     assert [c.index for c in mehta.cells("smoke")] == [0, 1]   # smoke: the default and rules_scope = all
 
 
