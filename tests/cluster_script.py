@@ -75,12 +75,14 @@ def groups(machines) -> list[dict]:
     return [{"name": f"m{i}", "count": 1, "speed": s, "memory_mb": mem} for i, (s, mem) in enumerate(machines)]
 
 
-def run(machines, procs, policy="mosix", rng: ScriptedRng | None = None, background=(), **params):
+def run(machines, procs, policy="mosix", rng: ScriptedRng | None = None, background=(), jobs=None, **params):
     """Simulate ``policy`` on the listed machines and processes (and background processes given as
-    ``(machine, seed, max_period)``): the Result of the model's run."""
+    ``(machine, seed, max_period)``): the Result of the model's run. Process ``i`` is job
+    ``jobs[i]`` (default: a job of its own)."""
     full = full_params({"machines": groups(machines), **params})
-    workload = Workload(tuple(ProcSpec(i, i, float(a), float(d), float(m), h, True)
-                              for i, (a, d, m, h) in enumerate(procs)),
+    jobs = range(len(procs)) if jobs is None else jobs
+    workload = Workload(tuple(ProcSpec(i, j, float(a), float(d), float(m), h, True)
+                              for i, ((a, d, m, h), j) in enumerate(zip(procs, jobs))),
                         tuple(BackgroundSpec(*b) for b in background))
     return simulate(full, workload, policy, ScriptedStreams(rng or ScriptedRng()))
 

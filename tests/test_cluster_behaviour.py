@@ -619,12 +619,13 @@ def test_mosix_load_move_needs_the_process_to_fit_the_targets_free_memory():
 # Two speed-1 machines, base 2 (cost_base 'n'), processes without memory: a process's marginal
 # cost on a machine of load l is c(l) = 2**((l + 1) / L) - 2**(l / L). With L = 4:
 # c(0) = 2**0.25 - 1 = 0.18921, c(1) = 2**0.5 - 2**0.25 = 0.22503, c(2) = 2**0.75 - 2**0.5 = 0.26758.
-# Placement (ties to the lower index) at t=0 of processes 0-3: 0 -> m0 (L then 2), 1 -> m1,
+# Placement on the exact state (placement_knowledge 'exact', ties to the lower index) at t=0 of processes 0-3: 0 -> m0 (L then 2), 1 -> m1,
 # 2 -> m0 (tie; max load 2, L = 4), 3 -> m1 (c(1) < c(2)). Placed at loads 0, 0, 1, 1.
 # Processes 0 and 2 (demand 1) end at 2; at t=2 machine 1 still sees machine 0 at load 2 (round
 # 1.5): c(2) is dearer than anything on machine 1, no move. Process 4 (demand 10) arrives at 3 and
 # goes to the empty machine 0; machine 1 saw machine 0 empty at 2.5.
 OPPORTUNITY = [(0, 1, 0, 0), (0, 10, 0, 0), (0, 1, 0, 0), (0, 20, 0, 0), (3, 10, 0, 0)]
+EXACT = {"placement_knowledge": "exact"}
 
 
 def test_enhanced_mosix_stability_rule():
@@ -643,9 +644,9 @@ def test_enhanced_mosix_stability_rule():
     machine 0 at load 1 (c(1) is not above 1.15 c(1)); at 20, alone, process 3 sees machine 0 empty
     and moves: same completions as with 1.25 and one migration."""
     common = {0: 2, 2: 2}
-    assert_run(run(TWO, OPPORTUNITY, "enhanced-mosix", reassign_factor=1.15), {**common, 1: 11.5, 3: 31.5, 4: 23}, 2)
-    assert_run(run(TWO, OPPORTUNITY, "enhanced-mosix", reassign_factor=1.25), {**common, 1: 20, 3: 30, 4: 13}, 0)
-    assert_run(run(TWO, OPPORTUNITY, "enhanced-mosix", reassign_factor=1.15, min_residency=4.0),
+    assert_run(run(TWO, OPPORTUNITY, "enhanced-mosix", reassign_factor=1.15, **EXACT), {**common, 1: 11.5, 3: 31.5, 4: 23}, 2)
+    assert_run(run(TWO, OPPORTUNITY, "enhanced-mosix", reassign_factor=1.25, **EXACT), {**common, 1: 20, 3: 30, 4: 13}, 0)
+    assert_run(run(TWO, OPPORTUNITY, "enhanced-mosix", reassign_factor=1.15, min_residency=4.0, **EXACT),
                {**common, 1: 20, 3: 30, 4: 13}, 1)
 
 
@@ -655,7 +656,7 @@ def test_enhanced_mosix_greedy_rule():
     process 1 moves first; machine 1's view of machine 0 then counts it, and for process 3 c(1) is
     not above c(1). Machine 0: processes 4 and 1 (8.5 left) share: 1 ends at 3 + 17 = 20, 4 at 21.5;
     process 3 alone ends at 3 + 18.5 = 21.5. At 20 no process finds a cheaper machine."""
-    result = run(TWO, OPPORTUNITY, "enhanced-mosix", reassign_rule="greedy")
+    result = run(TWO, OPPORTUNITY, "enhanced-mosix", reassign_rule="greedy", **EXACT)
     assert_run(result, {0: 2, 2: 2, 1: 20, 3: 21.5, 4: 21.5}, 1)
 
 
@@ -671,18 +672,88 @@ def test_enhanced_mosix_residency_counts_from_placement():
     view (which then counts it: process 2 stays). Process 2 ends alone at 10.8; process 0 (9.2 left)
     shares machine 1 with process 1 and ends at 0.8 + 18.4 = 19.2, process 1 at 20."""
     procs = [(0, 10, 0, 0), (0.8, 10, 0, 0), (0.8, 10, 0, 0)]
-    greedy = {"reassign_rule": "greedy"}
+    greedy = {"reassign_rule": "greedy", **EXACT}
     assert_run(run(TWO, procs, "enhanced-mosix", **greedy), {0: 19.2, 1: 10.8, 2: 20}, 0)
     assert_run(run(TWO, procs, "enhanced-mosix", min_residency=0.8, **greedy), {0: 19.2, 1: 20, 2: 10.8}, 1)
 
 
 def test_enhanced_mosix_knowing_no_machine_never_reassigns():
-    """mosix_known_machines 0: no machine hears of another, so none reassigns (as enhanced-pvm).
-    Processes 0, 1 (demand 10) at t=0 go to machines 0 and 1; process 2 (demand 10) at 5 to machine 0
-    (loads 1 and 1: the first). Process 1 ends alone at 10; machine 0's pair (5 and 10 left at 5)
-    ends 0 at 15 and 2 at 20, though machine 1 is empty from 10 and 2 has stayed over 1 s."""
+    """mosix_known_machines 0: no machine hears of another, so none reassigns. Placed on the exact
+    state (as enhanced-pvm), processes 0, 1 (demand 10) at t=0 go to machines 0 and 1; process 2
+    (demand 10) at 5 to machine 0 (loads 1 and 1: the first). Process 1 ends alone at 10; machine
+    0's pair (5 and 10 left at 5) ends 0 at 15 and 2 at 20, though machine 1 is empty from 10 and 2
+    has stayed over 1 s.
+    Placed by what the home knows (the default, 'window'), machine 0 knows no other machine: all
+    three start at home, machine 0. Processes 0 and 1 do 2.5 each by 5; the three then share it,
+    0 and 1 (7.5 left) ending at 5 + 3 * 7.5 = 27.5 and 2 (2.5 left) at 30, machine 1 idle throughout."""
     procs = [(0, 10, 0, 0), (0, 10, 0, 0), (5, 10, 0, 0)]
-    assert_run(run(TWO, procs, "enhanced-mosix", mosix_known_machines=0), {0: 15, 1: 10, 2: 20}, 0)
+    assert_run(run(TWO, procs, "enhanced-mosix", mosix_known_machines=0, **EXACT), {0: 15, 1: 10, 2: 20}, 0)
+    assert_run(run(TWO, procs, "enhanced-mosix", mosix_known_machines=0), {0: 27.5, 1: 27.5, 2: 30}, 0)
+
+
+def known_placement(known: dict, **params) -> tuple[int, dict]:
+    """Three speed-1 machines (memory no object), base 2, one known machine: process 0 (no memory)
+    on machine 0, so L = 2; machine 0's window is ``known``. Where enhanced-mosix starts process 1
+    (home 0; ``run_kernels.assign``), and machine 0's view after it."""
+    hand = Hand([(1.0, BIG)] * 3, [(BIG, 0.0)] * 2, "enhanced-mosix", cost_base=2.0, mosix_known_machines=1, **params)
+    hand.place(0, 0)
+    hand.know(0, known)
+    return int(R.assign(1, hand.CI, hand.CF)), hand.view(0)
+
+
+def test_enhanced_mosix_places_only_on_its_home_or_a_machine_the_home_knows():
+    """Section 4: Enhanced Mosix knows what Mosix knows. With L = 2 a process adds c(l) =
+    2**((l + 1) / 2) - 2**(l / 2) at load l: c(0) = 0.41421, c(1) = 0.58579, c(2) = 0.82843.
+    The home, machine 0, is at load 1: c(1). It knows machine 1 at load 2: c(2). Machine 2 is empty
+    (c(0), the cheapest) but unknown: the process stays home. Knowing machine 2 empty instead, it
+    goes there and the home's entry for machine 2 counts it (load 1). On the exact state ('exact',
+    a reading) machines 1 and 2 are both empty, whatever the home knows: it goes to the first, 1."""
+    assert known_placement({1: (2.0, 0.0)}) == (0, {1: (2.0, 0.0)})
+    assert known_placement({2: (0.0, 0.0)}) == (2, {2: (1.0, 0.0)})
+    assert known_placement({1: (2.0, 0.0)}, placement_knowledge="exact")[0] == 1
+
+
+def test_a_job_larger_than_the_cluster_under_mosix_and_enhanced_mosix():
+    """Two machines (speed 1, 10 MB), thrashing factor 10; at t=1 a job of three processes (demand
+    10, 8 MB each: 24 MB, more than the cluster's 20) arrives at home machine 0, which knows (round
+    0.5) machine 1 empty.
+
+    Mosix starts all three at home (24 MB: thrashing, each at 1/30). At the wake-up of 2 (min
+    residency met) memory ushering sends process 0 to machine 1 (room 0.9 * 10 = 9 MB); machine 1's
+    entry then shows 8 MB (room 1): the other two stay, thrashing at 1/20 each. Process 0 (10 - 1/30
+    left) ends alone at 11.9667. The round of 12.5 shows machine 1 empty: at 13 process 1 goes
+    there; both (0.58333 done) end at 13 + 9.41667 = 22.4167. Two migrations.
+
+    Enhanced Mosix (greedy, base n = 2): a process of 8 MB adds 2**0.8 - 1 = 0.74110 of memory cost
+    to an empty machine and 2**1.6 - 2**0.8 = 1.29027 to one holding 8 MB; with L = 1 (then 2) its
+    CPU adds 2**1 - 1 = 1 to an empty machine, 2**(1/2) - 1 = 0.41421 at L = 2, and 2 - 2**(1/2) =
+    0.58579 to a machine at load 1. Process 0: home and machine 1 both cost 1.74110: home. Process 1:
+    home 1.87606, machine 1 1.15532: machine 1, which the home then counts at 8 MB and load 1.
+    Process 2: both 1.87606: home. The job is spread: machine 0 thrashes with two (1/20 each),
+    machine 1 runs one. Process 1 ends at 11; in the scan then, machine 0 knows machine 1 from the
+    round of 10.5 (8 MB, load 1): staying costs each of processes 0 and 2 1.87606, going the same:
+    no move. No later arrival or completion asks again until both end together at 1 + 10 * 20 = 201."""
+    machines, job = [(1.0, 10.0), (1.0, 10.0)], [(1, 10, 8, 0)] * 3
+    ending = 13 + 10 - 1 / 30 - 0.55
+    assert_run(run(machines, job, "mosix", jobs=[0] * 3), {0: 2 + 10 - 1 / 30, 1: ending, 2: ending}, 2)
+    assert_run(run(machines, job, "enhanced-mosix", jobs=[0] * 3, reassign_rule="greedy"), {0: 201, 1: 11, 2: 201}, 0)
+
+
+@pytest.mark.parametrize("jobs, over", [([0, 0, 0], True), ([0, 0, 1], False), ([0, 1, 2], False)])
+def test_a_run_is_split_by_whether_one_job_needs_more_memory_than_the_cluster(jobs, over):
+    """The scenario above (Mosix): three processes of 8 MB on two machines of 10 MB. As one job
+    they need 24 MB > 20: the run is 'oversized', its slowdowns counted there and 0 under
+    'fitting'; as jobs of 16 and 8 MB, or of 8 MB each, every job fits (the processes' sum, 24 MB,
+    does not matter). Slowdowns (demand 10, arrival 1): (11.9667 - 1) / 10 and twice
+    (22.4167 - 1) / 10."""
+    metrics = run([(1.0, 10.0), (1.0, 10.0)], [(1, 10, 8, 0)] * 3, "mosix", jobs=jobs).metrics
+    total = (2 + 10 - 1 / 30 - 1 + 2 * (13 + 10 - 1 / 30 - 0.55 - 1)) / 10
+    side, other = ("oversized", "fitting") if over else ("fitting", "oversized")
+    assert (metrics[side], metrics[other]) == (1.0, 0.0)
+    assert metrics[f"{side}_slowdown"] == metrics["mean_slowdown"] == pytest.approx(total / 3, rel=1e-12)
+    assert metrics[f"{side}_slowdown_sum"] == metrics["slowdown_sum"] == pytest.approx(total, rel=1e-12)
+    assert (metrics[f"{side}_jobs"], metrics[f"{other}_jobs"]) == (3.0, 0.0)
+    assert metrics[f"{other}_slowdown"] == metrics[f"{other}_slowdown_sum"] == 0.0
 
 
 def test_enhanced_pvm_breaks_ties_toward_the_first_machine():

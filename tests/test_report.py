@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from simcore.experiments import load_spec
+from simcore.models.cluster.model import split_by_oversized
 from simcore.report.data import fmt, fmt_ci, pair_ratio, tex_escape, tex_id
 from simcore.report.figures import make_figure
 from simcore.report.inputs import write_report_inputs
@@ -37,10 +38,11 @@ def _amir_raw(reps: int = 40) -> pd.DataFrame:
         for r in range(reps):
             jobs = 100 + r % 7
             slow = mean * hardness[r] * (1 + 0.02 * rng.standard_normal())
-            rows.append({"cell": 0, "policy": policy, "rep": r, "spawn_key": f"(1, 0, {r})",
-                         "mean_slowdown": slow, "slowdown_sum": slow * 1.07 * jobs, "jobs": jobs,
-                         "max_slowdown": 3 * slow, "makespan": 1000 + r, "migrations": 0, "thrashing_share": 0.01 * (1 + r % 3), "events": 500,
-                         "wall_time": 0.01})
+            row = {"cell": 0, "policy": policy, "rep": r, "spawn_key": f"(1, 0, {r})",
+                   "mean_slowdown": slow, "slowdown_sum": slow * 1.07 * jobs, "jobs": jobs,
+                   "max_slowdown": 3 * slow, "makespan": 1000 + r, "migrations": 0, "thrashing_share": 0.01 * (1 + r % 3), "events": 500,
+                   "wall_time": 0.01}
+            rows.append({**row, **split_by_oversized(row, r % 10 == 0)})  # executions 0, 10, 20, 30: oversized
     return pd.DataFrame(rows)
 
 
@@ -153,6 +155,34 @@ def test_table_pairs_has_published_ratios(tmp_path, specs, results):
         assert value in tex
     assert "PVM / Enh.\\ PVM" in tex or "PVM / Enh. PVM" in tex
     assert tex.count(r"\%") >= 6  # relative errors
+
+
+def test_table_pairs_gives_the_same_pairs_in_the_metrics_the_paper_has_no_ratio_of(tmp_path, specs, results):
+    """amir-table4's split by oversized executions (here 0, 10, 20 and 30 of 40): after the six
+    published ratios, PVM / Mosix, Enh. PVM / Mosix and PVM / Enh. PVM in each split metric, paper
+    and error '--', the ratio that of the means over those executions alone."""
+    out = tmp_path / "t.tex"
+    make_table(specs["amir-table4"], results, out)
+    rows = [line for line in out.read_text().splitlines() if "executions with a job larger" in line]
+    assert [r.split(" & ")[0] for r in rows] == ["PVM / Mosix", "Enh. PVM / Mosix", "PVM / Enh. PVM"]
+    reps = pd.read_csv(results / "amir-table4" / "replications.csv")
+    over = reps[reps.rep % 10 == 0].set_index(["policy", "rep"]).mean_slowdown
+    by_hand = over["pvm"].mean() / over["mosix"].mean()
+    iv = pair_ratio(specs["amir-table4"], reps, "pvm", "mosix", "mean_slowdown_oversized")
+    assert iv.mean == pytest.approx(by_hand, rel=1e-12)
+    assert rows[0].split(" & ")[2:] == ["--", fmt_ci(iv.mean, iv.low, iv.high), "-- \\\\"]
+
+
+def test_a_scatter_marks_the_executions_its_metric_flags(specs, results):
+    """amir-fig1 marks the oversized executions (0, 10, 20, 30 of the synthetic 40), read on its x
+    policy; with no mark, none."""
+    from simcore.report.figures import _marked
+
+    reps = pd.read_csv(results / "amir-fig1" / "replications.csv")
+    index = pd.MultiIndex.from_tuples([(0, r) for r in range(40)], names=["cell", "rep"])
+    marked = _marked(reps, "pvm", specs["amir-fig1"]["output"]["mark"], index)
+    assert list(np.flatnonzero(marked)) == [0, 10, 20, 30]
+    assert not _marked(reps, "pvm", None, index).any()
 
 
 def test_table_lines_rows_per_cell(tmp_path, specs, results):

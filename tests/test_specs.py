@@ -173,6 +173,16 @@ def test_grid_together_pairs_values_and_crosses_them_with_the_rest(root):
     assert cells[6].values["in_pool_factor"] == 0.005
 
 
+def _refused(spec_tree, name: str, edit, message: str) -> None:
+    """Spec ``name`` of the tree, changed by ``edit``, is refused with ``message``."""
+    path = spec_tree / f"config/experiments/{name}.yaml"
+    data = yaml.safe_load(path.read_text())
+    edit(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(SpecError, match=re.escape(message)):
+        load_spec(path)
+
+
 @pytest.mark.parametrize("edit,message", [
     (lambda d: d["grid"].update(spanning_factor=[0.01, 0.02]), "grid_together': 'spanning_factor' is not a grid parameter with as many values"),
     (lambda d: d.update(grid_together=["in_pool_factor", "load"]), "grid_together': 'load' is not a grid parameter"),
@@ -180,12 +190,15 @@ def test_grid_together_pairs_values_and_crosses_them_with_the_rest(root):
     (lambda d: d["output"].update(series="load"), "output.series': 'load' is not a grid parameter"),
 ])
 def test_paired_grids_and_series_are_checked(spec_tree, edit, message):
-    path = spec_tree / "config/experiments/zhou91-fig4.yaml"
-    data = yaml.safe_load(path.read_text())
-    edit(data)
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    with pytest.raises(SpecError, match=re.escape(message)):
-        load_spec(path)
+    _refused(spec_tree, "zhou91-fig4", edit, message)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda d: d["output"]["mark"].update(metric="oversize"), "output.mark.metric': 'oversize' is not a metric of model 'cluster'"),
+    (lambda d: d["output"]["mark"].pop("label"), "output.mark"),
+])
+def test_a_scatters_mark_must_be_a_metric_of_its_model_with_a_label(spec_tree, edit, message):
+    _refused(spec_tree, "amir-fig2", edit, message)
 
 
 @pytest.mark.parametrize("edit,message", [
@@ -195,12 +208,7 @@ def test_paired_grids_and_series_are_checked(spec_tree, edit, message):
     (lambda d: d["output"]["monitor"].update(period=0), "output.monitor.period"),
 ])
 def test_a_queue_monitor_must_name_a_cell_and_policies_of_its_spec(spec_tree, edit, message):
-    path = spec_tree / "config/experiments/solsona-fig6.yaml"
-    data = yaml.safe_load(path.read_text())
-    edit(data)
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    with pytest.raises(SpecError, match=re.escape(message)):
-        load_spec(path)
+    _refused(spec_tree, "solsona-fig6", edit, message)
 
 
 def test_point_claims_carry_the_reason_their_spec_states_once():

@@ -47,6 +47,17 @@ def test_ratio_estimator_equals_sum_ratio_and_covers():
     assert iv.low < 2.5 < iv.high
 
 
+def test_a_ratio_with_no_denominator_is_undefined_without_a_warning():
+    """A mean over executions of a kind none of the replications was (every denominator 0, e.g.
+    amir's executions with a job larger than the cluster in a short run): NaN, quietly; one
+    replication with a denominator makes it that replication's quotient."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        iv = ratio_estimator([0.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+    assert math.isnan(iv.mean) and math.isnan(iv.low) and math.isnan(iv.high)
+    assert ratio_estimator([0.0, 6.0, 0.0], [0.0, 1.0, 0.0]).mean == 6.0
+
+
 def test_ratio_of_means_for_paired_samples():
     rng = np.random.default_rng(4)
     b = rng.exponential(10, 500)

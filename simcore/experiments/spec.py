@@ -458,6 +458,9 @@ def _check_semantics(path: Path, data: dict) -> None:
         _check_map(path, data["output"], grid)
     if data["output"]["kind"] == "fit":
         _check_fit(path, data, grid, metric_names)
+    mark = data["output"].get("mark")
+    if mark is not None and mark["metric"] not in model.METRICS:
+        raise SpecError(f"{path}: key 'output.mark.metric': '{mark['metric']}' is not a metric of model '{data['model']}'.")
     series = data["output"].get("series")
     if series is not None and (series not in grid or series == data["output"].get("x")):
         raise SpecError(f"{path}: key 'output.series': '{series}' is not a grid parameter other than output.x.")

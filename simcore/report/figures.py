@@ -6,6 +6,7 @@ quantity fitted on one machine and the others' levels read off at it (``fit``)."
 
 from __future__ import annotations
 
+import math
 import textwrap
 from pathlib import Path
 
@@ -379,10 +380,14 @@ def _scatter(spec, results_dir: Path, ax) -> None:
     if table.empty:
         raise ValueError(f"{spec.id}: no replications with both '{px}' and '{py}'.")
     xs, ys = table[px].to_numpy(float), table[py].to_numpy(float)
+    marked = _marked(reps, px, out.get("mark"), table.index)
     size = 4 if len(xs) > 200 else 12  # many points: small and translucent; few: visible
-    ax.scatter(xs, ys, s=size, marker="o", color=COLOURS[0], alpha=0.5 if len(xs) > 200 else 0.8,
+    ax.scatter(xs[~marked], ys[~marked], s=size, marker="o", color=COLOURS[0], alpha=0.5 if len(xs) > 200 else 0.8,
                linewidths=0, rasterized=False,
                label="one execution")
+    if marked.any():
+        ax.scatter(xs[marked], ys[marked], s=3 * size, marker="x", color=COLOURS[1], linewidths=0.8,
+                   label=out["mark"]["label"])
     values = np.concatenate([xs, ys])
     lo, hi = float(values.min()), float(values.max())
     positive = lo > 0
@@ -400,14 +405,25 @@ def _scatter(spec, results_dir: Path, ax) -> None:
     ax.plot([lo, hi], [lo, hi], color="0.2", linewidth=0.8, linestyle="--", label="x = y")
     ax.set_xlim(lo, hi)
     ax.set_ylim(lo, hi)
-    share = float((ys < xs).mean())
-    ax.text(0.97, 0.04, f"below x = y: {share:.1%} of {len(xs)}", transform=ax.transAxes,
-            ha="right", va="bottom", fontsize=7)
+    note = f"below x = y: {float((ys < xs).mean()):.1%} of {len(xs)}"
+    if marked.any():
+        rest = ~marked
+        note += (f"\ndots: {float((ys[rest] < xs[rest]).mean()) if rest.any() else math.nan:.1%} of {int(rest.sum())}"
+                 f"; crosses: {float((ys[marked] < xs[marked]).mean()):.1%} of {int(marked.sum())}")
+    ax.text(0.97, 0.04, note, transform=ax.transAxes, ha="right", va="bottom", fontsize=7)
     ax.set_xlabel(spec.label(px))
     ax.set_ylabel(spec.label(py))
     ax.set_title(metric_label(spec, metric), pad=3)
     ax.grid(True, linewidth=0.3, alpha=0.5)
     ax.legend(loc="upper left", handlelength=1.6, markerscale=2)
+
+
+def _marked(reps, policy: str, mark: dict | None, index) -> np.ndarray:
+    """Which of the executions ``index`` (cell, rep) ``mark``'s 0/1 metric flags, read on ``policy``."""
+    if not mark:
+        return np.zeros(len(index), dtype=bool)
+    flags = reps[reps.policy == policy].set_index(["cell", "rep"])[mark["metric"]]
+    return flags.reindex(index).fillna(0).to_numpy(float) > 0.5
 
 
 def make_monitor_figure(spec, results_dir: Path, out: Path) -> None:

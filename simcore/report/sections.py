@@ -73,7 +73,9 @@ def _figure_tex(spec, summary) -> str:
     elif out["kind"] == "scatter":
         what = (f"One point per execution: {tex_escape(spec.label(out['x']))} on x, "
                 f"{tex_escape(spec.label(out['y']))} on y, with the line x = y"
-                + (f"; the first {out['first']} executions" if out.get("first") else "") + ".")
+                + (f"; the first {out['first']} executions" if out.get("first") else "")
+                + (f"; crosses: executions with {tex_escape(out['mark']['label'])} (the \\texttt{{{tex_escape(out['mark']['metric'])}}} "
+                   "executions), with their own share below x = y beside the others'" if out.get("mark") else "") + ".")
     else:
         from simcore.report.figures import shows_published
 

@@ -241,13 +241,18 @@ def fmt_percent_signed(share: float) -> str:
 
 
 def _pairs(spec, results_dir: Path) -> tuple[str, str]:
-    """One row per published ratio policy/than (and cell): published, reproduced with CI, error."""
+    """One row per published ratio policy/than (and cell): published, reproduced with CI, error;
+    then the same pairs in each metric the paper gives no ratio of (paper and error '--')."""
     reps = read_replications(spec, results_dir)
     if reps is None:
         return _missing(spec)
+    published = published_ratios(spec)
+    pairs = list(dict.fromkeys((e["policy"], e["than"]) for e in published))
+    extra = [{"policy": p, "than": t, "metric": m["name"], "value": None}
+             for m in spec.metrics if all(e["metric"] != m["name"] for e in published) for p, t in pairs]
     rows = []
     for values, cell_rows in split_cells(spec, reps):
-        for e in published_ratios(spec):
+        for e in published + extra:
             if not where_matches(e.get("where"), values):
                 continue
             iv = pair_ratio(spec, cell_rows, e["policy"], e["than"], e["metric"])

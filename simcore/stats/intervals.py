@@ -116,8 +116,11 @@ def mean_estimate(values, range_: str = "real") -> Estimate:
 
 def ratio_estimate(numerators, denominators, range_: str = "positive") -> Estimate:
     """sum(num)/sum(den), e.g. the mean slowdown over all jobs of all replications ('positive'),
-    or the share of failed attempts among all attempts ('share')."""
+    or the share of failed attempts among all attempts ('share'). Undefined (NaN) when no
+    replication has a denominator, e.g. a mean over executions of a kind none of them was."""
     y, x = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
+    if not x.any():
+        return Estimate(math.nan, np.full(x.shape, math.nan), range_)
     ratio = float(y.sum() / x.sum())
     return Estimate(ratio, (y - ratio * x) / x.mean(), range_)
 

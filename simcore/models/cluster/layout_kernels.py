@@ -30,11 +30,11 @@ NEED_ROUNDS, NEED_DRAWS, NEED_HOOK = 1, 2, 3   # why drain returned early (CI[Y_
 # the header of CI: run-wide values and counters ...
 (Y_EID, Y_FIRED, Y_STOP, Y_STOPE, Y_UNFIN, Y_N, Y_T, Y_POLICY, Y_RR_INIT, Y_RR, Y_TOKENS, Y_MIGR, Y_HN,
  Y_WINDOW, Y_RLEFT, Y_RNEXT, Y_NEED, Y_LAZY, Y_GREEDY, Y_RUNNING, Y_NDONE, Y_VSTRIDE, Y_NP, Y_BLOW,
- Y_HOOKM) = range(25)
+ Y_HOOKM, Y_KNOWN) = range(26)
 # ... and the offsets of the blocks of CI (O_*) and of CF (OF_*)
-O_MI, O_PI, O_HEAP, O_VS, O_R, O_CI, O_H, O_MV, O_DONE = range(25, 34)
-OF_MF, OF_PF, OF_VL, OF_VM, OF_CT, OF_PR, OF_BD = range(34, 41)
-Y_SIZE = 41
+O_MI, O_PI, O_HEAP, O_VS, O_R, O_CI, O_H, O_MV, O_DONE = range(26, 35)
+OF_MF, OF_PF, OF_VL, OF_VM, OF_CT, OF_PR, OF_BD = range(35, 42)
+Y_SIZE = 42
 # the header of CF
 (Z_STOPT, Z_TAU, Z_MAXLOAD, Z_INTERVAL, Z_PERIOD, Z_RESID, Z_THRESH, Z_MTHRESH, Z_COST, Z_LOGBASE, Z_BOUND,
  Z_CTAU, Z_FACTOR) = range(13)

@@ -76,6 +76,16 @@ METRICS: dict[str, Metric] = {
     "migrations": Metric("Number of process migrations.", "nonnegative"),
     "thrashing_share": Metric("Share of the machine-time from 0 to the last completion that machines spent thrashing (memory in use above their memory, with processes to run).", "share"),
     "events": Metric("Simulation events fired (engine callbacks) in this policy's run.", "nonnegative"),
+    # the split by whether one job alone needs more memory than the cluster has (Table 2 with and
+    # without those executions: a spec's ratio metric, e.g. [oversized_slowdown, oversized])
+    "oversized": Metric("1 if some job's processes together need more memory than all machines have, else 0 (the same for every policy of a replication).", "share"),
+    "fitting": Metric("1 - oversized: every job fits the cluster's memory.", "share"),
+    "oversized_slowdown": Metric("mean_slowdown in a run with an oversized job, else 0.", "nonnegative"),
+    "fitting_slowdown": Metric("mean_slowdown in a run where every job fits, else 0.", "nonnegative"),
+    "oversized_slowdown_sum": Metric("slowdown_sum in a run with an oversized job, else 0.", "nonnegative"),
+    "fitting_slowdown_sum": Metric("slowdown_sum in a run where every job fits, else 0.", "nonnegative"),
+    "oversized_jobs": Metric("jobs in a run with an oversized job, else 0.", "nonnegative"),
+    "fitting_jobs": Metric("jobs in a run where every job fits, else 0.", "nonnegative"),
 }
 
 
@@ -138,7 +148,7 @@ def measure(done: list[Proc], params: dict, cluster: ClusterSystem, engine: Engi
                          "(use 'process' or 'job').")
     n = len(slowdowns)
     total = math.fsum(slowdowns)
-    return {
+    metrics = {
         "mean_slowdown": total / n if n else math.nan,
         "slowdown_sum": total,
         "jobs": float(n),
@@ -148,6 +158,25 @@ def measure(done: list[Proc], params: dict, cluster: ClusterSystem, engine: Engi
         "thrashing_share": thrashing_share(cluster, max((p.completion for p in done), default=0.0)),
         "events": float(engine.events),
     }
+    return {**metrics, **split_by_oversized(metrics, oversized(done, cluster))}
+
+
+def oversized(done: list[Proc], cluster: ClusterSystem) -> bool:
+    """Whether some job's processes together need more memory than all the machines have."""
+    jobs: dict[int, float] = {}
+    for p in done:
+        jobs[p.job] = jobs.get(p.job, 0.0) + p.memory
+    return max(jobs.values(), default=0.0) > math.fsum(m.memory for m in cluster.machines)
+
+
+def split_by_oversized(metrics: dict[str, float], over: bool) -> dict[str, float]:
+    """The run's slowdowns and jobs under ``oversized_*`` or ``fitting_*`` (0 under the other),
+    and the two indicators."""
+    side, other = ("oversized", "fitting") if over else ("fitting", "oversized")
+    split = {side: 1.0, other: 0.0}
+    for name, key in (("slowdown", "mean_slowdown"), ("slowdown_sum", "slowdown_sum"), ("jobs", "jobs")):
+        split[f"{side}_{name}"], split[f"{other}_{name}"] = metrics[key], 0.0
+    return split
 
 
 def own_time(params: dict, cluster: ClusterSystem):

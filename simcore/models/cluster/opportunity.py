@@ -63,9 +63,13 @@ class EnhancedPVM(Policy):
 class EnhancedMosix(Policy):
     """Opportunity-cost placement and reassignment under Mosix's knowledge limits.
 
-    Initial assignment is that of ``enhanced-pvm`` (the arrival's marginal cost on every
-    machine, exact state): Mosix's knowledge limits concern its migration decisions. After
-    every arrival and completion, each machine checks each of its processes that has met
+    Section 4: Enhanced Mosix "has the same limits on its knowledge as unenhanced Mosix". With
+    ``placement_knowledge`` 'window' (the default) a job is placed where Mosix starts it, at its
+    home machine, by what that machine knows: each process goes to the machine of least marginal
+    cost among the home (its exact state) and the machines of the home's window (their load and
+    memory as last heard; the home wins a tie); the home's view then counts the process on the
+    machine it went to. 'exact' places as ``enhanced-pvm`` does, on every machine's exact state
+    (a reading: the text gives Enhanced Mosix no such knowledge). After every arrival and completion, each machine checks each of its processes that has met
     ``min_residency`` against the machines in its window. Rule ``stability`` (section 3.3): the
     marginal cost the process had when placed here must not exceed ``reassign_factor`` times
     its marginal cost on a known machine. Rule ``greedy`` (section 4, "minimise the sum of the
@@ -80,6 +84,8 @@ class EnhancedMosix(Policy):
         **MIGRATION,
         **COST,
         "reassign_factor": Parameter(2.0, "Factor of the stability condition for reassignment (Amir section 3.3).", Real(ge=1)),
+        "placement_knowledge": Parameter("window", "enhanced-mosix's first placement: 'window' (section 4: Mosix's knowledge limits: the home machine and the machines its window holds) or 'exact' (every machine's exact state, as enhanced-pvm).",
+                                         Choice("window", "exact")),
         "reassign_rule": Parameter("stability", "enhanced-mosix: 'stability' (section 3.3: cost when placed > factor x cost elsewhere) or 'greedy' (section 4: move when another known machine is cheaper now).",
                                    Choice("stability", "greedy")),
     }
@@ -88,6 +94,7 @@ class EnhancedMosix(Policy):
         super().__init__(params, rng)
         self.factor = float(self.hp["reassign_factor"])
         self.greedy = self.hp["reassign_rule"] == "greedy"
+        self.placement_window = self.hp["placement_knowledge"] == "window"
         self.residency = float(self.hp["min_residency"])
         self.migration_cost = float(self.hp["migration_cost"])
 

@@ -14,7 +14,7 @@ from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster import sharing_kernels as S
 from simcore.models.cluster.layout_kernels import (
     MF_MEM, MF_SPEED, MF_USED, M_COLS, M_FIRST, M_NPIN, M_NPROC, M_VN, OF_PF, OF_PR, OF_VL, OF_VM, O_MI, O_MV,
-    O_PI, O_VS, PF_CBOUND, PF_CCOST, PF_COLS, PF_HLOAD, PF_HMEM, PF_MEMORY, PF_PLACED, P_COLS, P_CTOKEN,
+    O_PI, O_VS, P_HOME, PF_CBOUND, PF_CCOST, PF_COLS, PF_HLOAD, PF_HMEM, PF_MEMORY, PF_PLACED, P_COLS, P_CTOKEN,
     P_NEXT, P_PINNED, P_TOKEN, Y_GREEDY, Y_N, Y_RUNNING, Y_VSTRIDE, Z_BOUND, Z_CTAU, Z_FACTOR, Z_LOGBASE,
     Z_MAXLOAD, Z_RESID)
 
@@ -90,6 +90,23 @@ def least_cost(p, CI, CF):
         cost = marginal(m, CF[L.fmachine(m, CI) + MF_USED], S.load(m, CI, CF), memory, CI, CF)
         if cost < best_cost:
             best, best_cost = m, cost
+    return best
+
+
+def least_known(p, CI, CF):
+    """The machine where ``p`` adds the least cost as its home machine knows the cluster: the home
+    on its exact state, each machine of its view at the load and memory in use last heard (oldest
+    first). The home wins a tie, then the older entry."""
+    home = CI[L.proc(p, CI) + P_HOME]
+    memory = CF[L.fproc(p, CI) + PF_MEMORY]
+    best = home
+    best_cost = marginal(home, CF[L.fmachine(home, CI) + MF_USED], S.load(home, CI, CF), memory, CI, CF)
+    V = CI[Y_VSTRIDE]
+    vs, vl, vm = CI[O_VS] + home * V, CI[OF_VL] + home * V, CI[OF_VM] + home * V
+    for k in range(CI[L.machine(home, CI) + M_VN]):
+        cost = marginal(CI[vs + k], CF[vm + k], CF[vl + k], memory, CI, CF)
+        if cost < best_cost:
+            best, best_cost = CI[vs + k], cost
     return best
 
 

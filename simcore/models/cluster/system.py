@@ -275,7 +275,7 @@ class ClusterSystem(ProxyCalendar):
             CI[L.Y_RUNNING] = int(costs.running)
             CF[L.Z_LOGBASE], CF[L.Z_BOUND], CF[L.Z_CTAU] = costs.log_base, costs.bound, costs.tau
         if isinstance(policy, EnhancedMosix):
-            CI[L.Y_GREEDY] = int(policy.greedy)
+            CI[L.Y_GREEDY], CI[L.Y_KNOWN] = int(policy.greedy), int(policy.placement_window)
             CF[L.Z_FACTOR], CF[L.Z_RESID] = policy.factor, policy.residency
 
     def _machines_into(self, MI: np.ndarray, MF: np.ndarray) -> None:
