@@ -691,6 +691,23 @@ def test_enhanced_mosix_knowing_no_machine_never_reassigns():
     assert_run(run(TWO, procs, "enhanced-mosix", mosix_known_machines=0), {0: 27.5, 1: 27.5, 2: 30}, 0)
 
 
+@pytest.mark.parametrize("until, jobs, slowdowns, makespan", [
+    ("last-completion", None, [2.0, 1.0, 1.25], 25.0), (12.0, None, [2.0, 1.0], 10.0), (9.0, None, [], math.nan),
+    (12.0, [0, 1, 0], [1.0], 10.0), (30.0, [0, 1, 0], [5.0, 1.0], 25.0)])
+def test_an_execution_measures_the_jobs_completed_when_its_measurement_ends(until, jobs, slowdowns, makespan):
+    """PVM on two speed-1 machines: processes of demand 5, 10 and 20 at t=0 go round robin to
+    machines 0, 1, 0. Processes 0 and 2 share machine 0: 0 ends at 10 (slowdown 2), then 2 (15
+    left) alone at 25 (1.25); process 1 ends alone at 10 (1). Measured to the last completion, all
+    three count; cut at 12 s, the first two (makespan 10); at 9 s, none. With processes 0 and 2 one
+    job ('job' slowdowns: its last completion over the demand of its first finished process, 25 / 5),
+    that job counts only once 25 s are measured."""
+    params = {"measure_until": until} | ({"parallel_job_slowdown": "job"} if jobs else {})
+    metrics = run(TWO, [(0, 5, 0, 0), (0, 10, 0, 0), (0, 20, 0, 0)], "pvm", jobs=jobs, **params).metrics
+    assert metrics["jobs"] == len(slowdowns)
+    mean = sum(slowdowns) / len(slowdowns) if slowdowns else math.nan
+    assert [metrics["mean_slowdown"], metrics["makespan"]] == pytest.approx([mean, makespan], rel=1e-12, nan_ok=True)
+
+
 def known_placement(known: dict, **params) -> tuple[int, dict]:
     """Three speed-1 machines (memory no object), base 2, one known machine: process 0 (no memory)
     on machine 0, so L = 2; machine 0's window is ``known``. Where enhanced-mosix starts process 1
@@ -1426,7 +1443,7 @@ def test_measure_of_no_measured_process_and_an_unknown_mode():
     """No measured process: mean, max and makespan are nan, sum and jobs 0. An unknown
     parallel_job_slowdown value is bad input, named in the message."""
     cluster = Hand([(1.0, BIG)]).system
-    ok = {"parallel_job_slowdown": "process", "slowdown_demand": "reference"}
+    ok = {"parallel_job_slowdown": "process", "slowdown_demand": "reference", "measure_until": "last-completion"}
     out = model_mod.measure([], ok, cluster, cluster.engine)
     assert all(math.isnan(out[k]) for k in ("mean_slowdown", "max_slowdown", "makespan"))
     assert (out["slowdown_sum"], out["jobs"]) == (0.0, 0.0)

@@ -16,8 +16,8 @@ from simcore.errors import InputError
 from simcore.models import Metric, Parameter, with_defaults
 from simcore.models.cluster import workload as wl
 from simcore.models.cluster.system import ClusterSystem, Proc, expand_machines
-from simcore.vocabulary.domains import (COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, Choice, Real,
-                                    Structured, records)
+from simcore.vocabulary.domains import (COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, AnyOf, Choice,
+                                    Real, Structured, records)
 from simcore.models.registry import get_policy, with_hyperparameters
 
 AMIR_MACHINES = [
@@ -49,6 +49,8 @@ PARAMETERS: dict[str, Parameter] = with_hyperparameters("cluster", {
                                 Choice("job", "process")),
     "slowdown_demand": Parameter("reference", "t(j) of the slowdown: 'reference', CPU s on a speed-1.0 machine; 'machine', CPU s on the machine the process completed on (demand / its speed).",
                                  Choice("reference", "machine")),
+    "measure_until": Parameter("last-completion", "When an execution's measurement ends: 'last-completion' (every job measured to its completion) or seconds (only jobs, for 'job' slowdowns their last process, completed by then are measured: an execution cut at that time). The run itself always goes on to its last completion.",
+                               AnyOf(Choice("last-completion"), POSITIVE)),
     "parallel_job_slowdown": Parameter("process", "'process': each process of a parallel job counts as one job; 'job': one slowdown per job from its last completion.",
                                        Choice("process", "job")),
     # batch workload
@@ -135,13 +137,16 @@ def measure(done: list[Proc], params: dict, cluster: ClusterSystem, engine: Engi
     """The METRICS of one run from its finished processes."""
     measured = [p for p in done if p.measured]
     own = own_time(params, cluster)
+    until = math.inf if params["measure_until"] == "last-completion" else float(params["measure_until"])
     if params["parallel_job_slowdown"] == "job":
         jobs: dict[int, tuple[float, float, float]] = {}
         for p in measured:
             a, d, c = jobs.get(p.job, (p.arrival, own(p), p.completion))
             jobs[p.job] = (a, d, max(c, p.completion))
-        slowdowns = [(c - a) / d for a, d, c in jobs.values()]
+        slowdowns = [(c - a) / d for a, d, c in jobs.values() if c <= until]
+        measured = [p for p in measured if jobs[p.job][2] <= until]
     elif params["parallel_job_slowdown"] == "process":
+        measured = [p for p in measured if p.completion <= until]
         slowdowns = [(p.completion - p.arrival) / own(p) for p in measured]
     else:
         raise InputError(f"parameter 'parallel_job_slowdown': unknown value {params['parallel_job_slowdown']!r} "
