@@ -31,7 +31,7 @@ from simcore.models.cluster import mosix_kernels as M
 from simcore.models.cluster import opportunity_kernels as O
 from simcore.models.cluster import run_kernels as R
 from simcore.models.cluster import workload as wl
-from simcore.models.cluster.base import Policy
+from simcore.models.cluster.base import Policy, host_list
 from simcore.models.cluster.knowledge import Knowledge
 from simcore.models.cluster.mosix import Mosix
 from simcore.models.cluster.system import ClusterSystem, expand_machines
@@ -368,6 +368,23 @@ def test_mosix_knows_the_latest_senders_of_its_window():
     only_memory = {"load_threshold": 5.0, "info_interval": 0.5}
     assert_run(run(machines, [(0, 10, 9.5, 0)], rng=rng, mosix_known_machines=2, **only_memory), {0: 19}, 1)
     assert_run(run(machines, [(0, 10, 9.5, 0)], mosix_known_machines=3, **only_memory), {0: 5.5}, 1)
+
+
+@pytest.mark.parametrize("policy", ["pvm", "pvm-on-mosix", "mosix"])
+def test_round_robin_follows_the_host_list(policy):
+    """Machines of speed 1 and 0.5; two processes of demand 3 at t=0. PVM's round robin over the
+    listed hosts puts process 0 on machine 0 (ends at 3) and process 1 on machine 1 (6); with the
+    slowest host first, the other way round. Under pvm-on-mosix (and mosix starting round robin)
+    the loads per unit of speed, 1 and 2, differ by no more than the threshold until the fast
+    machine empties at 3; the round of 3.5 tells the slow one, which at its wake-up of 4 sends the
+    process there (2 of 3 done): it ends at 5. The host list: by speed, the listed order among
+    equals."""
+    machines, procs = [(1.0, BIG), (0.5, BIG)], [(0, 3, 0, 0), (0, 3, 0, 0)]
+    extra = {"mosix_initial": "round-robin"} if policy == "mosix" else {}
+    slow, moved = (6, 0) if policy == "pvm" else (5, 1)
+    assert_run(run(machines, procs, policy, **extra), {0: 3, 1: slow}, moved)
+    assert_run(run(machines, procs, policy, host_order="slowest-first", **extra), {0: slow, 1: 3}, moved)
+    assert host_list("slowest-first", [1.0, 0.5, 0.5]) == [1, 2, 0] and host_list("listed", [1.0, 0.5]) == [0, 1]
 
 
 def test_mosix_initial_placement():

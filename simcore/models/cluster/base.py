@@ -34,13 +34,27 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.models import Parameter, select
-from simcore.vocabulary.domains import NONNEGATIVE
+from simcore.vocabulary.domains import NONNEGATIVE, Choice
 
 #: Hyperparameters of every policy that migrates under Mosix's rules.
 MIGRATION = {
     "min_residency": Parameter(1.0, "Seconds a process must stay on a machine before it may migrate (Barak 1996).", NONNEGATIVE),
     "migration_cost": Parameter(0.0, "Seconds a migrating process makes no progress (it joins the target this much later).", NONNEGATIVE),
 }
+
+
+#: The hyperparameter of every policy that places round robin as PVM spawns (pvm, pvm-on-mosix,
+#: mosix 'round-robin').
+HOSTS = {
+    "host_order": Parameter("listed", "The order of PVM's host list, which its round robin follows: 'listed' (the machines as configured) or 'slowest-first' (by speed, the slowest first; the listed order among equals). Barak 1996 leaves it open.",
+                            Choice("listed", "slowest-first")),
+}
+
+
+def host_list(order: str, speeds: list[float]) -> list[int]:
+    """The machines in the order round robin visits them (``HOSTS``)."""
+    machines = list(range(len(speeds)))
+    return machines if order == "listed" else sorted(machines, key=lambda m: speeds[m])
 
 
 class Policy:

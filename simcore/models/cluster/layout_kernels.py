@@ -31,10 +31,10 @@ NEED_ROUNDS, NEED_DRAWS, NEED_HOOK = 1, 2, 3   # why drain returned early (CI[Y_
 (Y_EID, Y_FIRED, Y_STOP, Y_STOPE, Y_UNFIN, Y_N, Y_T, Y_POLICY, Y_RR_INIT, Y_RR, Y_TOKENS, Y_MIGR, Y_HN,
  Y_WINDOW, Y_RLEFT, Y_RNEXT, Y_NEED, Y_LAZY, Y_GREEDY, Y_RUNNING, Y_NDONE, Y_VSTRIDE, Y_NP, Y_BLOW,
  Y_HOOKM, Y_KNOWN) = range(26)
-# ... and the offsets of the blocks of CI (O_*) and of CF (OF_*)
-O_MI, O_PI, O_HEAP, O_VS, O_R, O_CI, O_H, O_MV, O_DONE = range(26, 35)
-OF_MF, OF_PF, OF_VL, OF_VM, OF_CT, OF_PR, OF_BD = range(35, 42)
-Y_SIZE = 42
+# ... and the offsets of the blocks of CI (O_*; O_HOSTS: the machines in round robin's order) and of CF (OF_*)
+O_MI, O_PI, O_HEAP, O_VS, O_R, O_CI, O_H, O_MV, O_DONE, O_HOSTS = range(26, 36)
+OF_MF, OF_PF, OF_VL, OF_VM, OF_CT, OF_PR, OF_BD = range(36, 43)
+Y_SIZE = 43
 # the header of CF
 (Z_STOPT, Z_TAU, Z_MAXLOAD, Z_INTERVAL, Z_PERIOD, Z_RESID, Z_THRESH, Z_MTHRESH, Z_COST, Z_LOGBASE, Z_BOUND,
  Z_CTAU, Z_FACTOR) = range(13)
@@ -77,7 +77,7 @@ def layout(n, T, B, window, head):
     at = Y_SIZE
     for key, size in ((O_MI, n * M_COLS), (O_PI, P * P_COLS), (O_HEAP, n * max(P, 1)), (O_VS, n * (W + 1)),
                       (O_R, ROUNDS * n * W), (O_CI, slots * C_COLS), (O_H, slots), (O_MV, 2 * max(T, 1)),
-                      (O_DONE, max(P, 1))):
+                      (O_DONE, max(P, 1)), (O_HOSTS, n)):
         head[key] = at
         at += size
     fat = Z_SIZE

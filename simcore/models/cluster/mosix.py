@@ -40,7 +40,7 @@ holds the hyperparameters and makes the draws (each machine's phase, the first r
 from __future__ import annotations
 
 from simcore.models import Parameter
-from simcore.models.cluster.base import MIGRATION, Policy
+from simcore.models.cluster.base import HOSTS, MIGRATION, Policy
 from simcore.models.cluster.knowledge import KNOWLEDGE, Knowledge
 from simcore.vocabulary.domains import NONNEGATIVE, POSITIVE, Choice, Real
 from simcore.models.registry import register
@@ -60,6 +60,7 @@ class Mosix(Policy):
         "memory_threshold": Parameter(0.9, "Fraction of memory in use above which Mosix moves a process to a known machine with free memory.", Real(gt=0, le=1)),
         "mosix_initial": Parameter("home", "Where mosix starts a process: 'home' (its home machine), 'random' (policy's own draw) or 'round-robin'.",
                                    Choice("home", "random", "round-robin")),
+        **HOSTS,
     }
 
     def __init__(self, params, rng):

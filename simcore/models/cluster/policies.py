@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from simcore.models.cluster.base import Policy
+from simcore.models.cluster.base import HOSTS, Policy
 from simcore.models.registry import register
 
 
 @register("cluster", "pvm")
 class PVM(Policy):
-    """PVM's default transparent mode: round robin over the hosts, no migration
-    (``run_kernels.assign``)."""
+    """PVM's default transparent mode: round robin over the hosts in the order of its host list
+    (``host_order``), no migration (``run_kernels.assign``)."""
+
+    HYPERPARAMETERS = HOSTS
 
 
 @register("cluster", "optimal")

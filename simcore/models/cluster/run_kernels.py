@@ -17,7 +17,7 @@ from simcore.models.cluster import opportunity_kernels as O
 from simcore.models.cluster import sharing_kernels as S
 from simcore.models.cluster.layout_kernels import (
     DRAWS, ENHANCED_MOSIX, ENHANCED_PVM, MF_DUE, MOSIX, M_COLS, M_MARK, NEED_DRAWS, NEED_HOOK, NEED_ROUNDS,
-    OF_BD, OF_CT, O_DONE, O_MI, O_MV, PF_REMAIN, PVM, PYTHON, P_DONE, P_DRAW, P_HOME, P_MACHINE,
+    OF_BD, OF_CT, O_DONE, O_HOSTS, O_MI, O_MV, PF_REMAIN, PVM, PYTHON, P_DONE, P_DRAW, P_HOME, P_MACHINE,
     P_MIGR, P_PINNED, P_TARGET, Y_BLOW, Y_EID, Y_FIRED, Y_HOOKM, Y_KNOWN, Y_LAZY, Y_MIGR, Y_N, Y_NDONE, Y_NEED, Y_NP,
     Y_POLICY, Y_RLEFT, Y_RR, Y_RR_INIT, Y_STOP, Y_STOPE, Y_T, Y_UNFIN, Z_COST, Z_INTERVAL, Z_STOPT)
 
@@ -125,15 +125,15 @@ def on_change(m, now, CI, CF):
 
 
 def assign(p, CI, CF):
-    """Where process ``p`` starts: round robin over the machines in order (pvm, pvm-on-mosix,
-    mosix 'round-robin'), its home (mosix 'home'), least cost on the exact state (enhanced-pvm,
+    """Where process ``p`` starts: round robin over the host list (pvm, pvm-on-mosix, mosix
+    'round-robin'; ``base.host_list``), its home (mosix 'home'), least cost on the exact state (enhanced-pvm,
     enhanced-mosix 'exact') or as its home knows the cluster (enhanced-mosix 'window': the home's
     view then counts the process on the machine it goes to)."""
     policy = CI[Y_POLICY]
     if policy == PVM or (policy == MOSIX and CI[Y_RR_INIT]):
         index = CI[Y_RR] % CI[Y_N]
         CI[Y_RR] = index + 1
-        return index
+        return CI[CI[O_HOSTS] + index]
     if policy == MOSIX:
         return CI[L.proc(p, CI) + P_HOME]
     if policy == ENHANCED_MOSIX and CI[Y_KNOWN]:

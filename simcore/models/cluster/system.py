@@ -32,6 +32,7 @@ from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster import run_kernels as R
 from simcore.models.cluster import sharing_kernels as S
 from simcore.models.cluster.workload import ProcSpec
+from simcore.models.cluster.base import host_list
 from simcore.models.cluster.mosix import Mosix, PVMOnMosix
 from simcore.models.cluster.opportunity import EnhancedMosix, EnhancedPVM
 from simcore.models.cluster.policies import PVM
@@ -250,6 +251,8 @@ class ClusterSystem(ProxyCalendar):
         CI[L.Y_WINDOW], CI[L.Y_VSTRIDE] = window, max(window, 1) + 1
         CF[L.Z_TAU] = self.tau
         CF[L.Z_COST] = policy.migration_cost
+        hosts = host_list(getattr(policy, "hp", {}).get("host_order", "listed"), [m.speed for m in self.machines])
+        CI[CI[L.O_HOSTS]:CI[L.O_HOSTS] + n] = hosts
         if self.kind != L.PYTHON:
             self._policy_into(CI, CF, knowledge)
         self._machines_into(_view(CI, CI[L.O_MI], n, L.M_COLS), _view(CF, CI[L.OF_MF], n, L.MF_COLS))
