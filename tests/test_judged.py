@@ -292,3 +292,33 @@ def test_a_claim_about_the_baseline_alone_draws_its_value_and_its_own_home_share
     assert points(axes[0]) == pytest.approx([0.9 + k / 1000 for k in range(8)] + [0.359])   # the paper's last
     assert points(axes[1]) == pytest.approx([0.8] * 8) and axes[1].get_ylabel() == "home-node CPU share"
     plt.close(fig)
+
+
+def test_a_model_without_a_home_node_draws_the_policys_own_level_in_the_middle(root, tmp_path):
+    """barak96-hetero-readings (the cluster measures no home-node share): left, PVM over MOSIX per
+    reading along the number of processes (2 + k); middle, PVM's own execution time (300 (k + 1)),
+    not an empty panel."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from simcore.report.judged import draw
+
+    spec = load_spec(root / "config/experiments/barak96-hetero-readings.yaml")
+    rows = []
+    for k, combo in enumerate(spec.reading_combinations()):
+        for n in (16, 33):
+            values = {**{name: e["value"] for name, e in combo.items()}, "n_procs": n}
+            rows += [{"cell": 2 * k + (n == 33), **values, "policy": "pvm", "metric": "makespan", "mean": 300.0 * (k + 1),
+                      "ci_low": 290.0, "ci_high": 310.0, "ratio_mean": 2.0 + k, "ratio_low": 1.9 + k, "ratio_high": 2.1 + k}]
+    (tmp_path / spec.id).mkdir()
+    pd.DataFrame(rows).to_csv(tmp_path / spec.id / "summary.csv", index=False)
+    fig, axes = plt.subplots(1, 3)
+    draw(spec, tmp_path, axes)
+    def readings(ax):
+        return [list(line.get_ydata()) for line in ax.get_lines() if line.get_label() in ("listed", "slowest-first")]
+
+    assert readings(axes[0]) == [[2.0, 2.0], [3.0, 3.0]]
+    assert [list(line.get_ydata()) for line in axes[1].get_lines()] == [[300.0, 300.0], [600.0, 600.0]]
+    assert axes[1].get_ylabel() == "execution time" and axes[1].get_title() == "PVM"
+    plt.close(fig)

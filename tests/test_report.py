@@ -653,6 +653,18 @@ def test_a_one_at_a_time_grid_names_a_cell_by_what_it_changes():
     assert cell_key(crossed, crossed.all_cells()[0].values) == "mosix_known_machines=1/mean_interarrival=5/"
 
 
+def test_a_cell_read_back_from_a_csv_is_named_by_its_grid_values():
+    """measure_until mixes a word and a number ('last-completion', 10000.0), so a CSV gives the
+    number back as the text '10000.0': the row is still the grid's 10000.0, named
+    'measure_until=10000/' as the figure, the table and the macros name it."""
+    from simcore.report.data import cell_key, cell_values
+
+    spec = load_spec(SPECS / "amir-readings.yaml")
+    row = pd.Series({**spec.all_cells()[0].values, "measure_until": "10000.0"})
+    assert cell_values(spec, row)["measure_until"] == 10000.0
+    assert cell_key(spec, cell_values(spec, row)) == "measure_until=10000/"
+
+
 def test_a_figure_caption_promises_published_markers_only_where_the_figure_draws_them(root):
     """zhou91-fig1's spec gives no published values (its figure's points are lost), so its caption
     must not promise open markers; corr05-fig9's spec gives Linux's and the multilevel balancer's

@@ -386,7 +386,7 @@ def _scatter(spec, results_dir: Path, ax) -> None:
                linewidths=0, rasterized=False,
                label="one execution")
     if marked.any():
-        ax.scatter(xs[marked], ys[marked], s=3 * size, marker="x", color=COLOURS[1], linewidths=0.8,
+        ax.scatter(xs[marked], ys[marked], s=2 * size, marker="x", color=COLOURS[1], linewidths=0.7,
                    label=out["mark"]["label"])
     values = np.concatenate([xs, ys])
     lo, hi = float(values.min()), float(values.max())
@@ -415,7 +415,8 @@ def _scatter(spec, results_dir: Path, ax) -> None:
     ax.set_ylabel(spec.label(py))
     ax.set_title(metric_label(spec, metric), pad=3)
     ax.grid(True, linewidth=0.3, alpha=0.5)
-    ax.legend(loc="upper left", handlelength=1.6, markerscale=2)
+    ax.legend(loc="upper left", handlelength=1.6, markerscale=1.5 if marked.any() else 2, handletextpad=0.8,
+              frameon=True, framealpha=0.85, edgecolor="none")
 
 
 def _marked(reps, policy: str, mark: dict | None, index) -> np.ndarray:

@@ -89,7 +89,9 @@ def draw(spec, results_dir: Path, axes) -> None:
     else the first claim's own value) against output.x, one line per reading (solid: supported
     by the text; dotted: not), the published numbers as black circles; without output.x (a
     judged experiment with no grid), one point per reading. Middle: the same policy's paired
-    difference in home-node CPU share (its own share when it is the baseline). Right: the legend."""
+    difference in home-node CPU share (its own share when it is the baseline), or, for a model
+    that measures no home node (the cluster), the policy's own level of the claim's metric.
+    Right: the legend."""
     summary = read_summary(spec, results_dir)
     if summary is None:
         raise FileNotFoundError(f"{results_dir}/{spec.id}/summary.csv is missing: aggregate {spec.id} first.")
@@ -98,6 +100,8 @@ def draw(spec, results_dir: Path, axes) -> None:
     claim = next((c for c in claims if c.get("than")), claims[0])
     policy, metric, col = claim["policy"], claim["metric"], "ratio" if claim.get("than") else "mean"
     home = "diff" if policy != spec.baseline else "mean"      # the baseline's own share: no difference to draw
+    homed = "share_level_0" in spec.model.METRICS
+    second, second_col = ("share_level_0", home) if homed else (metric, "mean")
     names = list(spec.data["readings"])
     colours = [f"C{i}" for i in range(10)]
     for k, combo in enumerate(spec.reading_combinations()):
@@ -105,7 +109,7 @@ def draw(spec, results_dir: Path, axes) -> None:
         text_supports = all(e["support"] for e in combo.values())
         label = ", ".join(f"{entry['value']}" for entry in combo.values())
         style = {"color": colours[k % 10], "linestyle": "-" if text_supports else ":", "linewidth": 1.6 if k == 0 else 0.9}
-        for ax, m, c in ((axes[0], metric, col), (axes[1], "share_level_0", home)):
+        for ax, m, c in ((axes[0], metric, col), (axes[1], second, second_col)):
             part = rows[rows.metric == m].sort_values(x) if x else rows[rows.metric == m]
             if part.empty:
                 continue
@@ -125,15 +129,15 @@ def draw(spec, results_dir: Path, axes) -> None:
                      markeredgecolor="black", label="paper")
     if col == "ratio":
         axes[0].axhline(1.0, color="0.3", linewidth=0.6, linestyle="--")
-    if home == "diff":
-        axes[1].axhline(0.0, color="0.3", linewidth=0.6, linestyle="--")
     name = metric_label(spec, metric).split(" (")[0]
     axes[0].set_ylabel(f"{name}, ratio" if col == "ratio" else name)
     over = f" /\n{spec.label(spec.baseline)}" if col == "ratio" else ""
     axes[0].set_title(f"{spec.label(policy)}{over}", fontsize=8)   # two lines: panels side by side
-    axes[1].set_ylabel("home-node CPU share" + (", difference" if home == "diff" else ""))
-    axes[1].set_title(f"{spec.label(policy)} -\n{spec.label(spec.baseline)}" if home == "diff" else spec.label(policy),
-                      fontsize=8)
+    if homed and home == "diff":
+        axes[1].axhline(0.0, color="0.3", linewidth=0.6, linestyle="--")
+    axes[1].set_ylabel("home-node CPU share" + (", difference" if home == "diff" else "") if homed else name)
+    axes[1].set_title(f"{spec.label(policy)} -\n{spec.label(spec.baseline)}" if homed and home == "diff"
+                      else spec.label(policy), fontsize=8)
     for ax in axes[:2]:
         ax.set_xlabel(spec["output"].get("xlabel", x.replace("_", " ")) if x else "reading (see the legend)")
         if x is None:

@@ -67,9 +67,10 @@ def _figure_tex(spec, summary) -> str:
                    "(filled: every value supported by the paper's text; open: not)")
         what = (f"Left: the statistic of the first claim of \\texttt{{{tex_escape(spec.data['judges'])}}} that "
                 f"compares two policies (else its first claim's value) {against}; circles: the paper's numbers. "
-                "Middle: the same policy's paired difference in the share of CPU time on the home node (its own "
-                "share when the claim is about the baseline alone). Right: the readings, as values of the parameters "
-                "named above them.")
+                + ("Middle: the same policy's paired difference in the share of CPU time on the home node (its own "
+                   "share when the claim is about the baseline alone)." if "share_level_0" in spec.model.METRICS else
+                   "Middle: the same policy's own level of that metric.")
+                + " Right: the readings, as values of the parameters named above them.")
     elif out["kind"] == "scatter":
         what = (f"One point per execution: {tex_escape(spec.label(out['x']))} on x, "
                 f"{tex_escape(spec.label(out['y']))} on y, with the line x = y"

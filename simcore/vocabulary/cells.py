@@ -16,5 +16,14 @@ def where_matches(where: dict | None, values: dict) -> bool:
 
 
 def grid_values(spec, row) -> dict:
-    """The grid values of a row of raw, summary or replication data, as Python scalars."""
-    return {k: (row[k].item() if hasattr(row[k], "item") else row[k]) for k in spec.grid}
+    """The grid values of a row of raw, summary or replication data, as the spec's grid gives them
+    (a column that mixes words and numbers, e.g. 'last-completion' and 10000.0, is read back from
+    a CSV as text: '10000.0' is the grid's 10000.0)."""
+    return {k: _as_in_grid(row[k].item() if hasattr(row[k], "item") else row[k], spec.grid[k]) for k in spec.grid}
+
+
+def _as_in_grid(value, values: list):
+    """``value``, or the grid value it is the text of."""
+    if value in values:
+        return value
+    return next((v for v in values if str(v) == str(value)), value)
