@@ -345,7 +345,10 @@ def cmd_calibration_report(args) -> int:
     from simcore.report.calibration import write
 
     cal = load_calibration(find_calibration(args.calibration, args.calibrations), args.specs)
-    write(cal, Path(args.results) / cal.id, Path(args.tex), Path(args.figure), f"figures/{Path(args.figure).name}")
+    folder = Path(args.results) / cal.id
+    if not (folder / "fit.yaml").is_file():
+        raise InputError(f"--results: {folder} holds no fit of {cal.id} (fit.yaml); run `simcore calibrate {cal.id}` first.")
+    write(cal, folder, Path(args.tex), Path(args.figure), f"figures/{Path(args.figure).name}")
     print(f"calibration-report: {args.tex}, {args.figure}", file=sys.stderr)
     return 0
 

@@ -58,6 +58,8 @@ def _edited(tmp_path: Path, edit) -> Path:
     (lambda d: d.update(holdout="n_nice0"), "holdout"),
     (lambda d: d.update(fixed={"home_node": {"value": "elsewhere", "why": "w"}}), "fixed.home_node.value"),
     (lambda d: d["search"].update(design=-1), "search.design"),
+    (lambda d: d.update(policy=["linux-2level", "linux-2level"]), "policy"),
+    (lambda d: d.update(take_untested="yes"), "take_untested"),
 ])
 def test_a_bad_calibration_is_one_sentence_naming_the_file_and_key(tmp_path, capsys, edit, key):
     """Every range lies in its parameter's domain, every quantity cites its support, the control
@@ -378,8 +380,9 @@ def test_a_cell_is_simulated_once_for_all_the_metrics_measured_in_it(monkeypatch
     cal = _tiny("squared-relative-error")
     with F.Evaluator(cal, 2, 9) as ev:
         means = ev.means([{"memory_stall_fraction": 0.5}], [0, 1, 2])[0]
-    assert calls == [(["a", "b"], (9, "tiny", 0, 0)), (["a", "b"], (9, "tiny", 0, 1)),
-                     (["c"], (9, "tiny", 2, 0)), (["c"], (9, "tiny", 2, 1))]
+    a, b, c = (("linux-2level", m) for m in "abc")
+    assert calls == [([a, b], (9, "tiny", 0, 0)), ([a, b], (9, "tiny", 0, 1)),
+                     ([c], (9, "tiny", 2, 0)), ([c], (9, "tiny", 2, 1))]
     assert list(means) == [1.5, 1.5, 3.5]
 
 
@@ -435,3 +438,68 @@ def test_a_reading_may_not_set_a_quantity_the_calibration_fits(tmp_path):
     with pytest.raises(InputError, match=r"readings.memory_stall_fraction': memory_stall_fraction is fitted by "
                                          r"calibration 'corr05-control'"):
         load_spec(path)
+
+
+AMIR = ROOT / "config" / "calibration" / "amir-control.yaml"
+
+
+def _amir_file(tmp_path, edit) -> Path:
+    data = yaml.safe_load(AMIR.read_text())
+    edit(data)
+    (tmp_path / "calibration").mkdir(exist_ok=True)
+    path = tmp_path / "calibration" / "amir-control.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_two_controls_are_fitted_on_their_points_in_one_cell_the_untested_ones_only_when_said(tmp_path):
+    """amir-control: PVM's and Mosix's Table 2 levels, by execution and by job (the sums' quotient
+    of slowdown_sum over jobs), all in amir-table2's one cell, held out by metric. PVM's levels
+    are marked untested in amir-table2: without take_untested there is no PVM point, which is one
+    sentence; controls without the target's baseline, PVM, are refused."""
+    cal = load_calibration(AMIR, ROOT / "config" / "experiments")
+    assert [(p.policy, p.metric, p.value, p.ratio, p.cell) for p in cal.points] == [
+        ("pvm", "mean_slowdown", 14.3338, (), 0), ("mosix", "mean_slowdown", 8.55676, (), 0),
+        ("pvm", "slowdown_by_job", 15.4044, ("slowdown_sum", "jobs"), 0),
+        ("mosix", "slowdown_by_job", 9.4208, ("slowdown_sum", "jobs"), 0)]
+    assert cal.groups() == ["mean_slowdown", "slowdown_by_job"] and cal.policy == "pvm, mosix"
+    with pytest.raises(InputError, match="gives no published point of pvm and mean_slowdown"):
+        load_calibration(_amir_file(tmp_path, lambda d: d.pop("take_untested")), ROOT / "config" / "experiments")
+    with pytest.raises(InputError, match="key 'policy' is mosix, but target amir-table2 has baseline 'pvm'"):
+        load_calibration(_amir_file(tmp_path, lambda d: d.update(policy="mosix")), ROOT / "config" / "experiments")
+    with pytest.raises(InputError, match="key 'holdout'"):
+        load_calibration(_amir_file(tmp_path, lambda d: d.update(metric="mean_slowdown")), ROOT / "config" / "experiments")
+
+
+def test_the_controls_run_on_one_workload_and_a_ratio_point_is_the_quotient_of_sums(monkeypatch):
+    """Two replications of amir-control's cell ask for every control's metrics at once (one run,
+    one workload, its seeds the cell's). PVM's slowdowns 10 and 30 over 1 and 3 jobs with slowdown
+    sums 10 and 90: by execution the mean (10 + 30) / 2 = 20, by job (10 + 90) / (1 + 3) = 25, not
+    the mean of the quotients (10 + 30) / 2; Mosix likewise from 4 and 8 (sums 4 and 24 over 1 and 3
+    jobs): 6 and 7."""
+    calls = []
+    rows = {0: {"pvm": (10.0, 10.0, 1.0), "mosix": (4.0, 4.0, 1.0)}, 1: {"pvm": (30.0, 90.0, 3.0), "mosix": (8.0, 24.0, 3.0)}}
+    names = {"mean_slowdown": 0, "slowdown_sum": 1, "jobs": 2}
+
+    def run(args):
+        _, _, policies, wanted, seed = args
+        calls.append((policies, seed))
+        return [rows[seed[-1]][policy][names[m]] for policy, m in wanted]
+
+    monkeypatch.setattr(F, "_run_one", run)
+    cal = load_calibration(AMIR, ROOT / "config" / "experiments")
+    with F.Evaluator(cal, 2, 9) as ev:
+        means = ev.means([{"mean_interarrival": 10.0}], [0, 1, 2, 3])[0]
+    assert calls == [(["pvm", "mosix"], (9, "amir-control", 0, 0)), (["pvm", "mosix"], (9, "amir-control", 0, 1))]
+    assert list(means) == [20.0, 6.0, 25.0, 7.0]
+
+
+def test_a_calibration_page_without_its_fit_is_one_sentence(tmp_path, capsys):
+    """`simcore calibration-report` on a results folder that holds no fit of the calibration:
+    exit 2, one sentence naming the folder and the command that makes the fit, no page written."""
+    tex, figure = tmp_path / "c.tex", tmp_path / "c.pdf"
+    assert main(["calibration-report", "amir-control", "--results", str(tmp_path), "--tex", str(tex),
+                 "--figure", str(figure)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(tmp_path / "amir-control") in err and "simcore calibrate amir-control" in err
+    assert not tex.exists() and not figure.exists()

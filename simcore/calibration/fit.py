@@ -88,13 +88,19 @@ def _key(values: dict) -> tuple:
 
 # -- evaluation ----------------------------------------------------------------------------------
 def _run_one(args) -> list[float]:
-    """One replication of one cell: (model, params, policy, metrics, seed parts) -> the metrics."""
+    """One replication of one cell: (model, params, policies, [(policy, model metric)], seed
+    parts) -> those metrics, every policy on the replication's one workload."""
     from simcore.models import get_model
 
-    model, params, policy, metrics, seed = args
+    model, params, policies, wanted, seed = args
     streams = Streams(replication_seed(*seed))
-    out = get_model(model).run_replication(params, [policy], streams)[policy]
-    return [float(out[m]) for m in metrics]
+    out = get_model(model).run_replication(params, list(policies), streams)
+    return [float(out[policy][m]) for policy, m in wanted]
+
+
+def _columns(cal: Calibration, points) -> list[tuple[str, str]]:
+    """The model metrics a cell's points read, per policy: a metric, or a ratio's two parts."""
+    return list(dict.fromkeys((cal.policy_of(p), m) for p in points for m in (p.ratio or (p.metric,))))
 
 
 class Evaluator:
@@ -106,8 +112,11 @@ class Evaluator:
         self.cache: dict = {}
         self.vectors: set = set()
         self._pool = None
-        # per cell: its points' metrics in order, and its first point (whose parameters and seeds it runs)
-        self._metrics = {c: list(dict.fromkeys(p.metric for p in cal.points if p.cell == c)) for c in cal.cells}
+        # per cell: its points, the (policy, model metric) columns they read, its policies, and its
+        # first point (whose parameters and seeds it runs)
+        self._points = {c: [p for p in cal.points if p.cell == c] for c in cal.cells}
+        self._columns = {c: _columns(cal, points) for c, points in self._points.items()}
+        self._policies = {c: list(dict.fromkeys(cal.policy_of(p) for p in points)) for c, points in self._points.items()}
         self._first = {p.cell: p for p in reversed(cal.points)}
 
     def __enter__(self):
@@ -122,14 +131,14 @@ class Evaluator:
     def means(self, vectors: list[dict], indices: list[int]) -> list[np.ndarray]:
         """The simulated means of points ``indices`` at each of ``vectors`` (one array each)."""
         cal, todo, queued = self.cal, [], set()
-        metrics, first = self._metrics, self._first
+        columns, first = self._columns, self._first
         for values in vectors:
             for c in dict.fromkeys(cal.points[i].cell for i in indices):
                 key = (_key(values), c)
                 if key not in self.cache and key not in queued:
                     queued.add(key)
                     params = {**first[c].params, **values}
-                    todo += [(key, (cal.model, params, cal.policy, metrics[c], (self.root, cal.id, c, r)))
+                    todo += [(key, (cal.model, params, self._policies[c], columns[c], (self.root, cal.id, c, r)))
                              for r in range(self.reps)]
         if todo:
             args = [t[1] for t in todo]
@@ -137,14 +146,23 @@ class Evaluator:
                        if self._pool is not None else map(_run_one, args))
             for k in range(0, len(todo), self.reps):
                 key = todo[k][0]
-                means = np.mean(out[k:k + self.reps], axis=0)
-                self.cache[key] = {m: float(v) for m, v in zip(metrics[key[1]], means)}
+                self.cache[key] = self._cell_means(key[1], out[k:k + self.reps])
         for values in vectors:
             self.vectors.add(_key(values))
         if self.progress:
             self.progress(len(self.vectors), None, "evaluations", f"{len(self.cache)} cell means")
-        return [np.array([self.cache[(_key(v), cal.points[i].cell)][cal.points[i].metric] for i in indices])
-                for v in vectors]
+        return [np.array([self.cache[(_key(v), cal.points[i].cell)][(cal.policy_of(cal.points[i]), cal.points[i].metric)]
+                          for i in indices]) for v in vectors]
+
+    def _cell_means(self, c, rows: list[list[float]]) -> dict:
+        """{(policy, metric): its value over the replications ``rows``}: the mean, or for a ratio
+        its parts' sums' quotient."""
+        columns = self._columns[c]
+        means = dict(zip(columns, np.mean(rows, axis=0)))
+        sums = dict(zip(columns, np.sum(rows, axis=0)))
+        of = self.cal.policy_of
+        return {(of(p), p.metric): float(sums[(of(p), p.ratio[0])] / sums[(of(p), p.ratio[1])]) if p.ratio
+                else float(means[(of(p), p.metric)]) for p in self._points[c]}
 
 
 def objective(cal: Calibration, means: np.ndarray, indices: list[int]) -> float:
@@ -203,10 +221,16 @@ def _search(ev: Evaluator, cube: np.ndarray, indices: list[int], budget: int) ->
     return _polish(ev, cube[int(np.argmin(scores))], indices, budget)
 
 
+def _where(cal: Calibration, point) -> dict:
+    """A point's columns in the fit's tables: its experiment (its policy, with several controls),
+    its held-out group, its load and metric."""
+    policy = {"policy": cal.policy_of(point)} if len(cal.policies) > 1 else {}
+    return {"experiment": point.experiment, **policy, cal.holdout: cal.group(point),
+            "n_tasks": point.params.get("n_tasks"), "metric": point.metric}
+
+
 def _point_rows(cal: Calibration, means: np.ndarray, indices: list[int]) -> list[dict]:
-    return [{"experiment": cal.points[i].experiment, cal.holdout: cal.points[i].params[cal.holdout],
-             "n_tasks": cal.points[i].params.get("n_tasks"), "metric": cal.points[i].metric,
-             "published": cal.points[i].value,
+    return [{**_where(cal, cal.points[i]), "published": cal.points[i].value,
              "simulated": float(m), "rel_error": float(m / cal.points[i].value - 1.0)}
             for i, m in zip(indices, means)]
 
@@ -221,9 +245,7 @@ def fit(cal: Calibration, replications: int, root_seed: int, jobs: int = 1, prog
         values = values_at(cal, u)
         rows = _point_rows(cal, ev.means([values], everything)[0], everything)
         held = [_held_out(ev, cube, group) for group in cal.groups()] if holdout else []
-        searched = [{**{k: v for k, v in key}, "point": i, "experiment": p.experiment,
-                     cal.holdout: p.params[cal.holdout], "n_tasks": p.params.get("n_tasks"), "metric": p.metric,
-                     "simulated": means[p.metric]}
+        searched = [{**{k: v for k, v in key}, "point": i, **_where(cal, p), "simulated": means[(cal.policy_of(p), p.metric)]}
                     for (key, c), means in ev.cache.items() for i, p in enumerate(cal.points) if p.cell == c]
         return Result(values, best, rows, len(ev.vectors), replications, time.perf_counter() - start, jobs, held,
                       searched)
@@ -232,8 +254,8 @@ def fit(cal: Calibration, replications: int, root_seed: int, jobs: int = 1, prog
 def _held_out(ev: Evaluator, cube: np.ndarray, group: str) -> dict:
     """Fit without ``group``'s points, then predict them."""
     cal = ev.cal
-    train = [i for i, p in enumerate(cal.points) if str(p.params[cal.holdout]) != group]
-    test = [i for i, p in enumerate(cal.points) if str(p.params[cal.holdout]) == group]
+    train = [i for i, p in enumerate(cal.points) if cal.group(p) != group]
+    test = [i for i, p in enumerate(cal.points) if cal.group(p) == group]
     u, train_objective = _search(ev, cube, train, cal.search["holdout_polish"])
     values = values_at(cal, u)
     rows = _point_rows(cal, ev.means([values], test)[0], test)

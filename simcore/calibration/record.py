@@ -30,10 +30,11 @@ HEADER = ("# Recorded calibrations (simcore calibrate --record): the workflow ta
 def calibration_key(cal: Calibration, replications: int, root_seed: int) -> str:
     """The key a fit of ``cal`` is recorded under (module docstring): the model's code, the
     calibration file, every point's parameters and published value (and its metric, when the file
-    names several), the replications and seed."""
+    names several; its policy and ratio, with several controls or a ratio), the replications and seed."""
     from simcore.experiments.fingerprint import code_fingerprint
 
-    points = [[p.experiment, p.params, p.value, *([p.metric] if len(cal.metrics) > 1 else [])] for p in cal.points]
+    points = [[p.experiment, p.params, p.value, *([p.metric] if len(cal.metrics) > 1 else []),
+               *([p.policy, list(p.ratio)] if len(cal.policies) > 1 or p.ratio else [])] for p in cal.points]
     what = {"code": code_fingerprint(cal.model), "calibration": cal.path.read_text(), "points": points,
             "replications": replications, "seed": root_seed}
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]

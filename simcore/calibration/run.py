@@ -29,7 +29,7 @@ def _replay(cal: Calibration, entry: dict, reps: int, seed: int, jobs: int, prog
         rows = F._point_rows(cal, ev.means([entry["values"]], everything)[0], everything)
         held = []
         for h in entry.get("holdout") or []:
-            test = [i for i, p in enumerate(cal.points) if str(p.params[cal.holdout]) == h["held_out"]]
+            test = [i for i, p in enumerate(cal.points) if cal.group(p) == h["held_out"]]
             pts = F._point_rows(cal, ev.means([h["values"]], test)[0], test)
             held.append({**h, "points": pts, "median_abs_error": float(np.median([abs(r["rel_error"]) for r in pts]))})
     return F.Result(dict(entry["values"]), float(entry["objective"]), rows, int(entry["evaluations"]), reps,

@@ -1,11 +1,14 @@
 """A calibration: which open quantities of a model are fitted, within which ranges, on which
 published points (``config/calibration/ID.yaml``).
 
-A calibration names a paper's **control** (``policy``: the baseline of every target experiment)
-and the experiments whose published points of that policy and ``metric`` (one name, a list, or
+A calibration names a paper's **control** (``policy``: the baseline of every target experiment;
+or a list of controls, the baseline among them, run together on each replication's workload)
+and the experiments whose published points of those policies and ``metric`` (one name, a list, or
 a mapping of names to groups: a control fitted on several published quantities at once, each
-group weighing alike in the objective ``squared-relative-error-per-group``) it is fitted on; the treatment's
-points never enter it, nor points marked ``untested``. Each open quantity is declared before
+group weighing alike in the objective ``squared-relative-error-per-group``; a metric the target
+spec defines as a ``ratio`` of two model metrics is their sums' quotient over the replications)
+it is fitted on; the treatment's points never enter it, nor points marked ``untested`` unless
+``take_untested`` says why they are the control's level all the same. Each open quantity is declared before
 any fit: a model parameter, its range (``low``/``high``, searched on a ``linear`` or ``log``
 scale; an integer parameter's values are rounded) or its ``choices``, the sentence of the paper
 behind the range (``support``) and why the text leaves it open (``why``). ``fixed`` holds what
@@ -62,6 +65,8 @@ class Point:
     source: str
     metric: str = ""
     cell: int = 0
+    policy: str = ""
+    ratio: tuple = ()      # the target's [numerator, denominator] when the metric is their sums' quotient
 
     @property
     def label(self) -> str:
@@ -78,7 +83,7 @@ class Calibration:
     paper: str
     title: str
     model: str
-    policy: str
+    policies: list[str]
     metrics: list[str]
     targets: list[str]
     quantities: list[Quantity]
@@ -109,9 +114,26 @@ class Calibration:
     def choices(self) -> list[Quantity]:
         return [q for q in self.quantities if not q.continuous]
 
+    def __post_init__(self):
+        if isinstance(self.policies, str):
+            self.policies = [self.policies]
+
+    @property
+    def policy(self) -> str:
+        """The controls, as the text names them ('pvm, mosix')."""
+        return ", ".join(self.policies)
+
+    def policy_of(self, point: Point) -> str:
+        """The control a point is of (a point made without one: the first control's)."""
+        return point.policy or self.policies[0]
+
+    def group(self, point: Point) -> str:
+        """The held-out group of a point: its ``holdout`` parameter's value, or its metric."""
+        return point.metric if self.holdout == "metric" else str(point.params[self.holdout])
+
     def groups(self) -> list[str]:
-        """The values of the ``holdout`` parameter among the points, in their order."""
-        return list(dict.fromkeys(str(p.params[self.holdout]) for p in self.points))
+        """The held-out groups among the points, in their order."""
+        return list(dict.fromkeys(self.group(p) for p in self.points))
 
 
 def _need(path, data: dict, key: str, kind, where: str = ""):
@@ -148,26 +170,29 @@ def _quantity(path, name: str, entry, parameters: dict) -> Quantity:
     return Quantity(name, support, why, float(low), float(high), scale, integer=integer)
 
 
-def _points(path, policy: str, metrics: list[str], targets: list[str], specs_dir, fixed: dict) -> list[Point]:
-    """The published points of ``policy`` and ``metrics`` of every target, in file order (an
-    ``untested`` entry, set beside for reading only, is no point); points of one experiment and
-    parameters share a cell."""
+def _points(path, policies: list[str], metrics: list[str], targets: list[str], specs_dir, fixed: dict,
+            untested: bool = False) -> list[Point]:
+    """The published points of ``policies`` and ``metrics`` of every target, in file order (an
+    ``untested`` entry, set beside for reading only, is no point unless ``untested``); points of
+    one experiment and parameters share a cell, where every control runs on the same workload."""
     out, cells = [], {}
     for target in targets:
         spec = load_spec(find_spec(target, specs_dir))
-        if spec.baseline != policy:
-            raise InputError(f"{path}: key 'policy' is {policy!r}, but target {target} has baseline "
-                             f"{spec.baseline!r}: a calibration fits the control only.")
+        if spec.baseline not in policies or not set(policies) <= set(spec.policies):
+            raise InputError(f"{path}: key 'policy' is {', '.join(policies)}, but target {target} has baseline "
+                             f"{spec.baseline!r} and policies {', '.join(spec.policies)}: a calibration fits the "
+                             "controls only, the baseline among them.")
+        ratios = {m["name"]: tuple(m["ratio"]) for m in spec.metrics if "ratio" in m}
         for entry in spec.data.get("published") or []:
-            if (entry.get("policy") == policy and entry.get("metric") in metrics and "than" not in entry
-                    and "untested" not in entry):
+            if (entry.get("policy") in policies and entry.get("metric") in metrics and "than" not in entry
+                    and (untested or "untested" not in entry)):
                 params = spec.params({**(entry.get("where") or {}), **fixed}, calibrated=False)
                 cell = cells.setdefault(json.dumps([target, params], sort_keys=True, default=str), len(out))
                 out.append(Point(target, params, float(entry["value"]), str(entry.get("source", target)),
-                                 entry["metric"], cell))
-    missing = [m for m in metrics if not any(p.metric == m for p in out)]
+                                 entry["metric"], cell, entry["policy"], ratios.get(entry["metric"], ())))
+    missing = [(p, m) for p in policies for m in metrics if not any(q.policy == p and q.metric == m for q in out)]
     if missing:
-        raise InputError(f"{path}: key 'targets' gives no published point of {policy} and {missing[0]}.")
+        raise InputError(f"{path}: key 'targets' gives no published point of {missing[0][0]} and {missing[0][1]}.")
     return out
 
 
@@ -214,15 +239,25 @@ def load_calibration(path: str | Path, specs_dir: str | Path = "config/experimen
     for scale in RUN_SCALES:
         if not isinstance(reps.get(scale), int) or reps[scale] < 1:
             raise InputError(f"{path}: key 'replications.{scale}' must be a positive integer.")
+    policies = data.get("policy")
+    policies = [policies] if isinstance(policies, str) else policies
+    if not isinstance(policies, list) or not policies or not all(isinstance(p, str) and p for p in policies) \
+            or len(set(policies)) != len(policies):
+        raise InputError(f"{path}: key 'policy' must be a policy's name or a list of distinct names.")
+    untested = data.get("take_untested")
+    if untested is not None and not (isinstance(untested, str) and len(untested) >= 20):
+        raise InputError(f"{path}: key 'take_untested' must say, in a sentence, why the control's untested "
+                         "points are its level all the same.")
     cal = Calibration(path, _need(path, data, "id", str), _need(path, data, "paper", str),
-                      _need(path, data, "title", str), data["model"], _need(path, data, "policy", str),
+                      _need(path, data, "title", str), data["model"], policies,
                       metrics, _need(path, data, "targets", list), quantities, fixed,
                       objective, holdout, search, reps, tied=tied, metric_groups=groups)
     if cal.id != path.stem:
         raise InputError(f"{path}: key 'id' must be the file's name ({path.stem!r}), not {cal.id!r}.")
-    cal.points = _points(path, cal.policy, cal.metrics, cal.targets, specs_dir, fixed)
-    if holdout not in parameters or len(cal.groups()) < 2:
-        raise InputError(f"{path}: key 'holdout' must name a parameter that takes two values or more among the points.")
+    cal.points = _points(path, cal.policies, cal.metrics, cal.targets, specs_dir, fixed, untested is not None)
+    if (holdout != "metric" and holdout not in parameters) or len(cal.groups()) < 2:
+        raise InputError(f"{path}: key 'holdout' must name a parameter that takes two values or more among the "
+                         "points, or 'metric' when the points have two metrics or more.")
     return cal
 
 
