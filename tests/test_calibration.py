@@ -39,11 +39,12 @@ def test_the_control_of_corr05_is_fitted_on_the_36_published_linux_points_only()
     assert cal.groups() == ["corr05-4x2", "corr05-4x4", "altix-16x2", "superdome-16x4"]
 
 
-def _edited(tmp_path: Path, edit) -> Path:
-    data = yaml.safe_load(CORR05.read_text())
+def _edited(tmp_path: Path, edit, source: Path = CORR05) -> Path:
+    """The calibration file ``source``, changed by ``edit``, under ``tmp_path``/calibration."""
+    data = yaml.safe_load(source.read_text())
     edit(data)
     (tmp_path / "calibration").mkdir(exist_ok=True)
-    path = tmp_path / "calibration" / "corr05-control.yaml"
+    path = tmp_path / "calibration" / source.name
     path.write_text(yaml.safe_dump(data))
     return path
 
@@ -443,15 +444,6 @@ def test_a_reading_may_not_set_a_quantity_the_calibration_fits(tmp_path):
 AMIR = ROOT / "config" / "calibration" / "amir-control.yaml"
 
 
-def _amir_file(tmp_path, edit) -> Path:
-    data = yaml.safe_load(AMIR.read_text())
-    edit(data)
-    (tmp_path / "calibration").mkdir(exist_ok=True)
-    path = tmp_path / "calibration" / "amir-control.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return path
-
-
 def test_two_controls_are_fitted_on_their_points_in_one_cell_the_untested_ones_only_when_said(tmp_path):
     """amir-control: PVM's and Mosix's Table 2 levels, by execution and by job (the sums' quotient
     of slowdown_sum over jobs), all in amir-table2's one cell, held out by metric. PVM's levels
@@ -464,11 +456,11 @@ def test_two_controls_are_fitted_on_their_points_in_one_cell_the_untested_ones_o
         ("mosix", "slowdown_by_job", 9.4208, ("slowdown_sum", "jobs"), 0)]
     assert cal.groups() == ["mean_slowdown", "slowdown_by_job"] and cal.policy == "pvm, mosix"
     with pytest.raises(InputError, match="gives no published point of pvm and mean_slowdown"):
-        load_calibration(_amir_file(tmp_path, lambda d: d.pop("take_untested")), ROOT / "config" / "experiments")
+        load_calibration(_edited(tmp_path, lambda d: d.pop("take_untested"), AMIR), ROOT / "config" / "experiments")
     with pytest.raises(InputError, match="key 'policy' is mosix, but target amir-table2 has baseline 'pvm'"):
-        load_calibration(_amir_file(tmp_path, lambda d: d.update(policy="mosix")), ROOT / "config" / "experiments")
+        load_calibration(_edited(tmp_path, lambda d: d.update(policy="mosix"), AMIR), ROOT / "config" / "experiments")
     with pytest.raises(InputError, match="key 'holdout'"):
-        load_calibration(_amir_file(tmp_path, lambda d: d.update(metric="mean_slowdown")), ROOT / "config" / "experiments")
+        load_calibration(_edited(tmp_path, lambda d: d.update(metric="mean_slowdown"), AMIR), ROOT / "config" / "experiments")
 
 
 def test_the_controls_run_on_one_workload_and_a_ratio_point_is_the_quotient_of_sums(monkeypatch):
