@@ -93,10 +93,10 @@ def _synthetic(search=None) -> Calibration:
              "corr05-4x4": {"home_node": "start", "creation_cpu": "random"}}
     cells = [(topo, n) for topo in ("corr05-4x2", "corr05-4x4") for n in (12, 40)]
     points = [Point("synthetic", {**base, **where[topo], "topology": topo, "n_tasks": n}, 1.0, "synthetic",
-                    "mean_turnaround_s", i) for i, (topo, n) in enumerate(cells)]
+                    "mean_turnaround_s", i, "linux-2level") for i, (topo, n) in enumerate(cells)]
     quantities = [Quantity("memory_stall_fraction", "s", "w", 0.0, 1.0),
                   Quantity("def_timeslice", "s", "w", 20.0, 200.0, "log")]
-    cal = Calibration(Path("synthetic.yaml"), "synthetic", "corr05", "t", "numa", "linux-2level",
+    cal = Calibration(Path("synthetic.yaml"), "synthetic", "corr05", "t", "numa", ["linux-2level"],
                       ["mean_turnaround_s"], [], quantities, {}, "squared-relative-error", "topology",
                       search or {"design": 16, "polish": 60, "holdout_polish": 20, "seed": 3}, {"smoke": 2})
     cal.points = points
@@ -351,9 +351,9 @@ def test_the_control_of_mehta_is_fitted_on_its_71_published_linux_numbers_only()
 def _tiny(objective: str) -> Calibration:
     """Three points in two cells: a and b measured in cell 0 (group g), c in cell 2 (group h)."""
     params = {"topology": "corr05-4x2", "n_tasks": 4, "mean_demand": 50.0, "creation_rate": 200.0}
-    points = [Point("e", params, 2.0, "s", "a", 0), Point("e", params, 4.0, "s", "b", 0),
-              Point("e", {**params, "n_tasks": 8}, 10.0, "s", "c", 2)]
-    return Calibration(Path("tiny.yaml"), "tiny", "corr05", "t", "numa", "linux-2level", ["a", "b", "c"], [],
+    points = [Point("e", params, 2.0, "s", "a", 0, "linux-2level"), Point("e", params, 4.0, "s", "b", 0, "linux-2level"),
+              Point("e", {**params, "n_tasks": 8}, 10.0, "s", "c", 2, "linux-2level")]
+    return Calibration(Path("tiny.yaml"), "tiny", "corr05", "t", "numa", ["linux-2level"], ["a", "b", "c"], [],
                        [Quantity("memory_stall_fraction", "s", "w", 0.0, 1.0)], {}, objective, "n_tasks",
                        {"design": 1, "polish": 0, "holdout_polish": 0, "seed": 1}, {"smoke": 1}, points,
                        metric_groups={"a": "g", "b": "g", "c": "h"})

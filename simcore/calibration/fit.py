@@ -98,9 +98,9 @@ def _run_one(args) -> list[float]:
     return [float(out[policy][m]) for policy, m in wanted]
 
 
-def _columns(cal: Calibration, points) -> list[tuple[str, str]]:
+def _columns(points) -> list[tuple[str, str]]:
     """The model metrics a cell's points read, per policy: a metric, or a ratio's two parts."""
-    return list(dict.fromkeys((cal.policy_of(p), m) for p in points for m in (p.ratio or (p.metric,))))
+    return list(dict.fromkeys((p.policy, m) for p in points for m in (p.ratio or (p.metric,))))
 
 
 class Evaluator:
@@ -115,8 +115,8 @@ class Evaluator:
         # per cell: its points, the (policy, model metric) columns they read, its policies, and its
         # first point (whose parameters and seeds it runs)
         self._points = {c: [p for p in cal.points if p.cell == c] for c in cal.cells}
-        self._columns = {c: _columns(cal, points) for c, points in self._points.items()}
-        self._policies = {c: list(dict.fromkeys(cal.policy_of(p) for p in points)) for c, points in self._points.items()}
+        self._columns = {c: _columns(points) for c, points in self._points.items()}
+        self._policies = {c: list(dict.fromkeys(p.policy for p in points)) for c, points in self._points.items()}
         self._first = {p.cell: p for p in reversed(cal.points)}
 
     def __enter__(self):
@@ -151,7 +151,7 @@ class Evaluator:
             self.vectors.add(_key(values))
         if self.progress:
             self.progress(len(self.vectors), None, "evaluations", f"{len(self.cache)} cell means")
-        return [np.array([self.cache[(_key(v), cal.points[i].cell)][(cal.policy_of(cal.points[i]), cal.points[i].metric)]
+        return [np.array([self.cache[(_key(v), cal.points[i].cell)][(cal.points[i].policy, cal.points[i].metric)]
                           for i in indices]) for v in vectors]
 
     def _cell_means(self, c, rows: list[list[float]]) -> dict:
@@ -160,9 +160,8 @@ class Evaluator:
         columns = self._columns[c]
         means = dict(zip(columns, np.mean(rows, axis=0)))
         sums = dict(zip(columns, np.sum(rows, axis=0)))
-        of = self.cal.policy_of
-        return {(of(p), p.metric): float(sums[(of(p), p.ratio[0])] / sums[(of(p), p.ratio[1])]) if p.ratio
-                else float(means[(of(p), p.metric)]) for p in self._points[c]}
+        return {(p.policy, p.metric): float(sums[(p.policy, p.ratio[0])] / sums[(p.policy, p.ratio[1])]) if p.ratio
+                else float(means[(p.policy, p.metric)]) for p in self._points[c]}
 
 
 def objective(cal: Calibration, means: np.ndarray, indices: list[int]) -> float:
@@ -224,7 +223,7 @@ def _search(ev: Evaluator, cube: np.ndarray, indices: list[int], budget: int) ->
 def _where(cal: Calibration, point) -> dict:
     """A point's columns in the fit's tables: its experiment (its policy, with several controls),
     its held-out group, its load and metric."""
-    policy = {"policy": cal.policy_of(point)} if len(cal.policies) > 1 else {}
+    policy = {"policy": point.policy} if len(cal.policies) > 1 else {}
     return {"experiment": point.experiment, **policy, cal.holdout: cal.group(point),
             "n_tasks": point.params.get("n_tasks"), "metric": point.metric}
 
@@ -245,7 +244,7 @@ def fit(cal: Calibration, replications: int, root_seed: int, jobs: int = 1, prog
         values = values_at(cal, u)
         rows = _point_rows(cal, ev.means([values], everything)[0], everything)
         held = [_held_out(ev, cube, group) for group in cal.groups()] if holdout else []
-        searched = [{**{k: v for k, v in key}, "point": i, **_where(cal, p), "simulated": means[(cal.policy_of(p), p.metric)]}
+        searched = [{**{k: v for k, v in key}, "point": i, **_where(cal, p), "simulated": means[(p.policy, p.metric)]}
                     for (key, c), means in ev.cache.items() for i, p in enumerate(cal.points) if p.cell == c]
         return Result(values, best, rows, len(ev.vectors), replications, time.perf_counter() - start, jobs, held,
                       searched)

@@ -114,18 +114,10 @@ class Calibration:
     def choices(self) -> list[Quantity]:
         return [q for q in self.quantities if not q.continuous]
 
-    def __post_init__(self):
-        if isinstance(self.policies, str):
-            self.policies = [self.policies]
-
     @property
     def policy(self) -> str:
         """The controls, as the text names them ('pvm, mosix')."""
         return ", ".join(self.policies)
-
-    def policy_of(self, point: Point) -> str:
-        """The control a point is of (a point made without one: the first control's)."""
-        return point.policy or self.policies[0]
 
     def group(self, point: Point) -> str:
         """The held-out group of a point: its ``holdout`` parameter's value, or its metric."""

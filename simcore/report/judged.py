@@ -84,6 +84,12 @@ def reading_tex(row: dict) -> str:
 
 # --------------------------------------------------------------------------- figure
 
+def measures_home(spec) -> bool:
+    """Whether the middle panel is the home-node CPU share (a model that measures it), else the
+    policy's own level."""
+    return "share_level_0" in spec.model.METRICS
+
+
 def draw(spec, results_dir: Path, axes) -> None:
     """Left: the first judged claim that compares two policies (policy / baseline on its metric;
     else the first claim's own value) against output.x, one line per reading (solid: supported
@@ -100,7 +106,7 @@ def draw(spec, results_dir: Path, axes) -> None:
     claim = next((c for c in claims if c.get("than")), claims[0])
     policy, metric, col = claim["policy"], claim["metric"], "ratio" if claim.get("than") else "mean"
     home = "diff" if policy != spec.baseline else "mean"      # the baseline's own share: no difference to draw
-    homed = "share_level_0" in spec.model.METRICS
+    homed = measures_home(spec)
     second, second_col = ("share_level_0", home) if homed else (metric, "mean")
     names = list(spec.data["readings"])
     colours = [f"C{i}" for i in range(10)]

@@ -10,6 +10,7 @@ from simcore.report.data import (
     HEADER, claim_rows, claim_statistic, has_gain_panel, metric_label, read_summary, tex_escape, tex_id,
     verdict_tex,
 )
+from simcore.report.judged import measures_home
 
 
 def paper_tex(paper: str, specs, results_dir: Path) -> str:
@@ -68,7 +69,7 @@ def _figure_tex(spec, summary) -> str:
         what = (f"Left: the statistic of the first claim of \\texttt{{{tex_escape(spec.data['judges'])}}} that "
                 f"compares two policies (else its first claim's value) {against}; circles: the paper's numbers. "
                 + ("Middle: the same policy's paired difference in the share of CPU time on the home node (its own "
-                   "share when the claim is about the baseline alone)." if "share_level_0" in spec.model.METRICS else
+                   "share when the claim is about the baseline alone)." if measures_home(spec) else
                    "Middle: the same policy's own level of that metric.")
                 + " Right: the readings, as values of the parameters named above them.")
     elif out["kind"] == "scatter":
