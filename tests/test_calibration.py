@@ -463,6 +463,28 @@ def test_two_controls_are_fitted_on_their_points_in_one_cell_the_untested_ones_o
         load_calibration(_edited(tmp_path, lambda d: d.update(metric="mean_slowdown"), AMIR), ROOT / "config" / "experiments")
 
 
+BARAK96 = ROOT / "config" / "calibration" / "barak96-control.yaml"
+
+
+def test_a_calibration_restricted_to_some_cells_takes_only_their_points(tmp_path):
+    """barak96-control: MOSIX's and PVM's Table 1 times at 1, 2, 4, 8 and 16 processes only (the
+    points above 16 are left to the claims), one cell per size, held out by size. Without
+    ``where`` every MOSIX point (19) and the PVM points not marked untested enter; a ``where``
+    without its reason, or on a value outside the parameter's domain, is one sentence."""
+    cal = load_calibration(BARAK96, ROOT / "config" / "experiments")
+    assert [(p.policy, p.params["n_procs"]) for p in cal.points] == [
+        (policy, n) for n in (1, 2, 4, 8, 16) for policy in ("mosix", "pvm")]
+    assert cal.groups() == ["1", "2", "4", "8", "16"] and len(cal.cells) == 5
+    every = load_calibration(_edited(tmp_path, lambda d: d.pop("where"), BARAK96), ROOT / "config" / "experiments")
+    assert sum(p.policy == "mosix" for p in every.points) == 19
+    assert sorted({p.params["n_procs"] for p in every.points if p.policy == "pvm"}) == [
+        1, 2, 4, 8, 16, 17, 20, 24, 25, 27, 31, 32, 33, 36, 38, 40, 43, 47, 48]
+    with pytest.raises(InputError, match="key 'where' must map parameters to lists of values and say why"):
+        load_calibration(_edited(tmp_path, lambda d: d["where"].pop("why"), BARAK96), ROOT / "config" / "experiments")
+    with pytest.raises(InputError, match=r"key 'where\.n_procs'"):
+        load_calibration(_edited(tmp_path, lambda d: d["where"].update(n_procs=[0]), BARAK96), ROOT / "config" / "experiments")
+
+
 def test_the_controls_run_on_one_workload_and_a_ratio_point_is_the_quotient_of_sums(monkeypatch):
     """Two replications of amir-control's cell ask for every control's metrics at once (one run,
     one workload, its seeds the cell's). PVM's slowdowns 10 and 30 over 1 and 3 jobs with slowdown

@@ -387,6 +387,37 @@ def test_round_robin_follows_the_host_list(policy):
     assert host_list("slowest-first", [1.0, 0.5, 0.5]) == [1, 2, 0] and host_list("listed", [1.0, 0.5]) == [0, 1]
 
 
+@pytest.mark.parametrize("policy", ["pvm", "pvm-on-mosix"])
+def test_pvm_spawns_the_processes_of_a_set_one_after_another(policy):
+    """Two machines of speed 1; three processes of demand 10 arrive together at t=0; PVM's daemon
+    takes 1 s per task. Process 0 starts at 1 on machine 0, process 1 at 2 on machine 1, process 2
+    at 3 on machine 0. Machine 0 runs process 0 alone from 1 to 3 (8 left), then both at half
+    speed: process 0 ends at 3 + 16 = 19, process 2 has 2 left and ends at 21; process 1 ends at
+    12. Times count from the set's arrival: makespan 21, slowdowns 1.9, 1.2, 2.1. Without the
+    delay: 20, 10, 20. Under pvm-on-mosix, thresholds out of reach so that nothing moves, the
+    same. A process alone: 300 s of work spawned after 1.5 s ends at 301.5."""
+    machines, procs = [(1.0, BIG), (1.0, BIG)], [(0, 10, 0, 0)] * 3
+    calm = {"load_threshold": 100.0, "memory_threshold": 1.0} if policy == "pvm-on-mosix" else {}
+    spawned = run(machines, procs, policy, spawn_delay=1.0, **calm)
+    assert_run(spawned, {0: 19, 1: 12, 2: 21}, 0)
+    assert spawned.metrics["makespan"] == pytest.approx(21.0)
+    assert spawned.metrics["mean_slowdown"] == pytest.approx((1.9 + 1.2 + 2.1) / 3)
+    assert_run(run(machines, procs, policy, **calm), {0: 20, 1: 10, 2: 20}, 0)
+    assert run(machines, [(0, 300, 0, 0)], policy, spawn_delay=1.5).metrics["makespan"] == pytest.approx(301.5)
+
+
+def test_the_spawn_delay_staggers_each_arriving_set_in_time_order():
+    """Sets at 0 (two processes) and 1.5 (one), a delay of 1: the cluster receives them at 1, 2
+    and 2.5, each alone; a delay of 0 leaves the sets as they are. Mosix and Enhanced PVM start
+    a job's processes themselves and declare no delay."""
+    a, b, c = (ProcSpec(i, 0, t, 1.0, 0.0, 0, True) for i, t in enumerate((0.0, 0.0, 1.5)))
+    sets = [(0.0, (a, b)), (1.5, (c,))]
+    assert model_mod.spawned(sets, 1.0) == [(1.0, (a,)), (2.0, (b,)), (2.5, (c,))]
+    assert model_mod.spawned(sets, 0.0) == sets
+    assert "spawn_delay" not in registry.get_policy("cluster", "mosix").HYPERPARAMETERS
+    assert "spawn_delay" not in registry.get_policy("cluster", "enhanced-pvm").HYPERPARAMETERS
+
+
 def test_mosix_initial_placement():
     """Three processes of demand 1 (home machine 0) on machines of speed 1, 0.5, 0.25; load and
     memory thresholds out of reach, so nothing migrates.

@@ -8,7 +8,8 @@ a mapping of names to groups: a control fitted on several published quantities a
 group weighing alike in the objective ``squared-relative-error-per-group``; a metric the target
 spec defines as a ``ratio`` of two model metrics is their sums' quotient over the replications)
 it is fitted on; the treatment's points never enter it, nor points marked ``untested`` unless
-``take_untested`` says why they are the control's level all the same. Each open quantity is declared before
+``take_untested`` says why they are the control's level all the same; ``where`` (a parameter's
+listed values, with ``why``) keeps only the points of those cells, the others left to judge. Each open quantity is declared before
 any fit: a model parameter, its range (``low``/``high``, searched on a ``linear`` or ``log``
 scale; an integer parameter's values are rounded) or its ``choices``, the sentence of the paper
 behind the range (``support``) and why the text leaves it open (``why``). ``fixed`` holds what
@@ -163,10 +164,11 @@ def _quantity(path, name: str, entry, parameters: dict) -> Quantity:
 
 
 def _points(path, policies: list[str], metrics: list[str], targets: list[str], specs_dir, fixed: dict,
-            untested: bool = False) -> list[Point]:
+            untested: bool = False, where: dict | None = None) -> list[Point]:
     """The published points of ``policies`` and ``metrics`` of every target, in file order (an
-    ``untested`` entry, set beside for reading only, is no point unless ``untested``); points of
-    one experiment and parameters share a cell, where every control runs on the same workload."""
+    ``untested`` entry, set beside for reading only, is no point unless ``untested``; with
+    ``where``, only entries at its listed values); points of one experiment and parameters share
+    a cell, where every control runs on the same workload."""
     out, cells = [], {}
     for target in targets:
         spec = load_spec(find_spec(target, specs_dir))
@@ -176,8 +178,10 @@ def _points(path, policies: list[str], metrics: list[str], targets: list[str], s
                              "controls only, the baseline among them.")
         ratios = {m["name"]: tuple(m["ratio"]) for m in spec.metrics if "ratio" in m}
         for entry in spec.data.get("published") or []:
+            at = entry.get("where") or {}
             if (entry.get("policy") in policies and entry.get("metric") in metrics and "than" not in entry
-                    and (untested or "untested" not in entry)):
+                    and (untested or "untested" not in entry)
+                    and all(name in at and at[name] in values for name, values in (where or {}).items())):
                 params = spec.params({**(entry.get("where") or {}), **fixed}, calibrated=False)
                 cell = cells.setdefault(json.dumps([target, params], sort_keys=True, default=str), len(out))
                 out.append(Point(target, params, float(entry["value"]), str(entry.get("source", target)),
@@ -240,17 +244,36 @@ def load_calibration(path: str | Path, specs_dir: str | Path = "config/experimen
     if untested is not None and not (isinstance(untested, str) and len(untested) >= 20):
         raise InputError(f"{path}: key 'take_untested' must say, in a sentence, why the control's untested "
                          "points are its level all the same.")
+    where = _where(path, data.get("where"), parameters)
     cal = Calibration(path, _need(path, data, "id", str), _need(path, data, "paper", str),
                       _need(path, data, "title", str), data["model"], policies,
                       metrics, _need(path, data, "targets", list), quantities, fixed,
                       objective, holdout, search, reps, tied=tied, metric_groups=groups)
     if cal.id != path.stem:
         raise InputError(f"{path}: key 'id' must be the file's name ({path.stem!r}), not {cal.id!r}.")
-    cal.points = _points(path, cal.policies, cal.metrics, cal.targets, specs_dir, fixed, untested is not None)
+    cal.points = _points(path, cal.policies, cal.metrics, cal.targets, specs_dir, fixed, untested is not None, where)
     if (holdout != "metric" and holdout not in parameters) or len(cal.groups()) < 2:
         raise InputError(f"{path}: key 'holdout' must name a parameter that takes two values or more among the "
                          "points, or 'metric' when the points have two metrics or more.")
     return cal
+
+
+def _where(path, where, parameters: dict) -> dict:
+    """``where``: {parameter: [values], why: sentence} (module docstring), as {parameter: values}."""
+    if where is None:
+        return {}
+    if not isinstance(where, dict) or not isinstance(where.get("why"), str) or len(where) < 2:
+        raise InputError(f"{path}: key 'where' must map parameters to lists of values and say why (key 'why').")
+    out = {}
+    for name, values in where.items():
+        if name == "why":
+            continue
+        if name not in parameters or not isinstance(values, list) or not values:
+            raise InputError(f"{path}: key 'where.{name}' must name a model parameter and list its values.")
+        for value in values:
+            parameters[name].check(value, f"{path}: key 'where.{name}'")
+        out[name] = values
+    return out
 
 
 def find_calibration(name: str, directory: str | Path = "config/calibration") -> Path:

@@ -51,6 +51,13 @@ HOSTS = {
 }
 
 
+#: The hyperparameter of the policies whose processes PVM's daemon spawns (pvm, pvm-on-mosix).
+SPAWN = {
+    "spawn_delay": Parameter(0.0, "Seconds PVM's daemon takes to start one task: the processes of a set that arrives together are started one after another, the k-th (from 1) k * spawn_delay after the set's arrival, which their times are still measured from (Barak 1996, section 3.3.2: each task initiation request is served by the local daemon in turn).",
+                             NONNEGATIVE),
+}
+
+
 def host_list(order: str, speeds: list[float]) -> list[int]:
     """The machines in the order round robin visits them (``HOSTS``)."""
     machines = list(range(len(speeds)))
@@ -63,6 +70,7 @@ class Policy:
     name = "base"
     HYPERPARAMETERS: dict[str, Parameter] = {}
     migration_cost = 0.0  # seconds a migration takes; migrating policies declare it
+    spawn_delay = 0.0     # seconds to start each process of a set arriving together (SPAWN)
 
     def __init__(self, params: dict, rng: np.random.Generator):
         self.hp = select(f"cluster policy '{self.name}'", self.HYPERPARAMETERS, params)

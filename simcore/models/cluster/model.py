@@ -115,7 +115,7 @@ def simulate(params: dict, workload: wl.Workload, policy: str, streams: Streams,
     cluster.unfinished = len(workload.procs)
     impl.start(cluster)
     cluster.expect(workload.procs, workload.background)
-    groups = workload.arrival_groups()
+    groups = spawned(workload.arrival_groups(), impl.spawn_delay)
 
     def arrive(g: int) -> None:
         cluster.arrive(groups[g][1])
@@ -131,6 +131,16 @@ def simulate(params: dict, workload: wl.Workload, policy: str, streams: Streams,
     if cluster.unfinished:
         raise RuntimeError(f"cluster model: {cluster.unfinished} process(es) never completed under {policy}.")
     return Result(measure(done, params, cluster, engine), done, cluster)
+
+
+def spawned(groups: list[tuple[float, tuple]], delay: float) -> list[tuple[float, tuple]]:
+    """The arrival groups as the cluster receives them: each group at once, or, with a spawn
+    delay (a policy whose processes PVM's daemon starts in turn), one process at a time, the k-th
+    (from 1) k * delay after its group's arrival, in time order (ties: the workload's order)."""
+    if delay <= 0:
+        return groups
+    return sorted(((t + k * delay, (spec,)) for t, specs in groups for k, spec in enumerate(specs, start=1)),
+                  key=lambda g: g[0])
 
 
 def measure(done: list[Proc], params: dict, cluster: ClusterSystem, engine: Engine) -> dict[str, float]:

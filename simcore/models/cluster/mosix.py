@@ -40,7 +40,7 @@ holds the hyperparameters and makes the draws (each machine's phase, the first r
 from __future__ import annotations
 
 from simcore.models import Parameter
-from simcore.models.cluster.base import HOSTS, MIGRATION, Policy
+from simcore.models.cluster.base import HOSTS, MIGRATION, SPAWN, Policy
 from simcore.models.cluster.knowledge import KNOWLEDGE, Knowledge
 from simcore.vocabulary.domains import NONNEGATIVE, POSITIVE, Choice, Real
 from simcore.models.registry import register
@@ -95,7 +95,12 @@ class Mosix(Policy):
 
 @register("cluster", "pvm-on-mosix")
 class PVMOnMosix(Mosix):
-    """PVM's round-robin placement, then Mosix balancing (Barak et al. 1996, Table 1 column 6)."""
+    """PVM's round-robin placement, each task spawned as PVM spawns it (``spawn_delay``), then
+    Mosix balancing (Barak et al. 1996, Table 1 column 6)."""
 
-    HYPERPARAMETERS = {k: p for k, p in Mosix.HYPERPARAMETERS.items() if k != "mosix_initial"}
+    HYPERPARAMETERS = {**{k: p for k, p in Mosix.HYPERPARAMETERS.items() if k != "mosix_initial"}, **SPAWN}
     initial = "round-robin"  # PVM's placement, fixed
+
+    def __init__(self, params, rng):
+        super().__init__(params, rng)
+        self.spawn_delay = float(self.hp["spawn_delay"])

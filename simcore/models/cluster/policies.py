@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from simcore.models.cluster.base import HOSTS, Policy
+from simcore.models.cluster.base import HOSTS, SPAWN, Policy
 from simcore.models.registry import register
 
 
 @register("cluster", "pvm")
 class PVM(Policy):
     """PVM's default transparent mode: round robin over the hosts in the order of its host list
-    (``host_order``), no migration (``run_kernels.assign``)."""
+    (``host_order``), no migration (``run_kernels.assign``); each task started ``spawn_delay``
+    after the previous one (``model.spawned``)."""
 
-    HYPERPARAMETERS = HOSTS
+    HYPERPARAMETERS = {**HOSTS, **SPAWN}
+
+    def __init__(self, params, rng):
+        super().__init__(params, rng)
+        self.spawn_delay = float(self.hp["spawn_delay"])
 
 
 @register("cluster", "optimal")
