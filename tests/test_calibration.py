@@ -308,6 +308,20 @@ def test_the_features_compare_each_curves_direction_and_the_light_load_order():
                                             ("order at 50 tasks, slowest first", "a > b", "a > b")]
 
 
+def test_held_out_by_load_the_curves_are_each_controls():
+    """barak96's shape: two controls, held out by the number of processes, which is also the
+    load. MOSIX published 302 -> 311, simulated 300 -> 315 (both rise); PVM 302 -> 317 and
+    301 -> 318. At 1 process published MOSIX (302) > PVM (301.8), simulated PVM (301) > MOSIX
+    (300): the order is not given."""
+    from simcore.report.calibration import features
+
+    points = pd.DataFrame({"policy": ["mosix", "pvm", "mosix", "pvm"], "n_procs": [1, 1, 16, 16],
+                           "published": [302.0, 301.8, 311.0, 317.0], "simulated": [300.0, 301.0, 315.0, 318.0]})
+    assert features(points, "n_procs") == [("mosix: the curve over the load", "rises", "rises"),
+                                           ("pvm: the curve over the load", "rises", "rises"),
+                                           ("order at 1 processes, slowest first", "mosix > pvm", "pvm > mosix")]
+
+
 def test_every_recorded_fit_was_made_by_the_current_code_calibration_and_points():
     """The experiments run with the recorded values; a record whose key no longer matches (the
     model's code, the calibration file or a published point changed) must be fitted again

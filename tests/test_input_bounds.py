@@ -27,7 +27,7 @@ def _simcore(*args) -> tuple[int, str]:
 
 def _copy_config(tmp_path: Path) -> Path:
     config = tmp_path / "config"
-    for part in ("experiments", "presets", "readings"):
+    for part in ("experiments", "presets", "readings", "calibration"):
         shutil.copytree(ROOT / "config" / part, config / part)
     shutil.copy(ROOT / "config/config.yaml", config / "config.yaml")
     return config
@@ -82,7 +82,7 @@ def test_a_grid_beyond_the_limit_is_refused_before_a_cell_is_built(tmp_path):
     values = "[" + ", ".join(str(v) for v in range(1, 11)) + "]"
     grid = "grid:\n  n_procs: " + values + "\n" + "".join(
         f"  {name}: [{', '.join(str(0.1 * k + 0.05) for k in range(10))}]\n"
-        for name in ("min_residency", "info_interval", "balance_interval", "migration_cost", "load_threshold"))
+        for name in ("min_residency", "info_interval", "balance_interval", "memory_threshold", "load_threshold"))
     grid += f"  mosix_known_machines: {values}\n"
     spec.write_text(text[:start] + grid + text[end:])
     assert 10 ** 7 > MAX_CELLS

@@ -98,7 +98,7 @@ def test_an_experiment_that_reads_anothers_data_is_judged_on_its_sources_model_v
     spec = load_spec(root / "config/experiments/amir-table4-readings.yaml")
     source = load_spec(root / "config/experiments/amir-table2.yaml")
     runs = load_spec(root / "config/experiments/amir-table2-readings.yaml")
-    assert spec.data["fixed"] == source.data["fixed"] and len(spec.all_cells()) == 6
+    assert spec.data["fixed"] == source.data["fixed"] and len(spec.all_cells()) == 4
     assert spec.params(spec.cell(0).values) == source.params(source.cell(0).values)
     assert root / "config/experiments/amir-table2.yaml" in spec.files and spec.source_id == "amir-table2-readings"
     assert [c.values for c in spec.all_cells()] == [c.values for c in runs.all_cells()]

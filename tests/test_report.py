@@ -622,8 +622,8 @@ def test_the_full_scale_references_macros_fit_texs_string_pool(root):
 
 def test_a_judged_experiment_without_a_grid_gives_each_readings_levels(root):
     """amir-table2-readings (one cell per reading): each policy's level per reading, as the amir
-    section quotes them, is that reading's row of the summary (reading 3: round robin, effective
-    load); an experiment with a grid of its own gives none (corr05-fig9-readings)."""
+    section quotes them, is that reading's row of the summary (reading 1: the calibrated control,
+    effective load); an experiment with a grid of its own gives none (corr05-fig9-readings)."""
     from simcore.report.data import fmt, read_summary
     from simcore.report.judged import rows_of_reading
     from simcore.report.macros import numbers
@@ -631,11 +631,11 @@ def test_a_judged_experiment_without_a_grid_gives_each_readings_levels(root):
     specs = [load_spec(SPECS / f"{name}.yaml") for name in ("amir-table2-readings", "corr05-fig9-readings")]
     names = numbers(specs, root / "results/reference")
     spec = specs[0]
-    combo = spec.reading_combinations()[3]
-    assert [e["value"] for e in combo.values()] == ["round-robin", "effective"]
+    combo = spec.reading_combinations()[1]
+    assert [e["value"] for e in combo.values()] == ["amir-control", "effective"]
     row = rows_of_reading(read_summary(spec, root / "results/reference"), combo)
     mean = row[(row.policy == "mosix") & (row.metric == "mean_slowdown")]["mean"].iloc[0]
-    assert names["amir-table2-readings/reading3/mosix/mean_slowdown/mean"] == fmt(mean)
+    assert names["amir-table2-readings/reading1/mosix/mean_slowdown/mean"] == fmt(mean)
     assert not any(k.startswith("corr05-fig9-readings/reading1/multilevel/") for k in names)
 
 

@@ -2,9 +2,10 @@
 and the features of the published curves that the fit does or does not give (a figure and a
 LaTeX section, from ``results/calibration/ID/``).
 
-Features compared, per machine, on the published points and the calibrated control alike: the
-curve's direction over the load (``falls``: the last point below the first); and, across
-machines, their order at the lightest load the figures share. A calibration on several metrics
+Features compared, per machine (or per control, when the held-out groups are the loads
+themselves, as barak96's numbers of processes), on the published points and the calibrated
+control alike: the curve's direction over the load (``falls``: the last point below the first);
+and, across them, their order at the lightest load the figures share. A calibration on several metrics
 compares each experiment's curve of each metric (where it has two loads or more) and shows one
 panel per metric: every published point against the control simulated there, the held-out
 prediction beside it. A feature the fit does not give is said in so many words: the declared
@@ -42,6 +43,20 @@ def _several(points: pd.DataFrame) -> bool:
     return "metric" in points and points.metric.nunique() > 1
 
 
+#: the columns a curve's load may be in (the first that takes two values or more)
+LOADS = {"n_tasks": "tasks", "n_procs": "processes"}
+
+
+def _load(points: pd.DataFrame) -> str:
+    """The column of the points' load (``LOADS``)."""
+    return next((c for c in LOADS if c in points and points[c].nunique() > 1), "n_tasks")
+
+
+def _panel(points: pd.DataFrame, by: str) -> str:
+    """What a curve is drawn for: the held-out group, or the control when the groups are the loads."""
+    return "policy" if by == _load(points) else by
+
+
 def features(points: pd.DataFrame, by: str) -> list[tuple[str, str, str]]:
     """(feature, published, calibrated) for each machine's direction and the light-load order
     (several metrics: each experiment's direction over the load, metric by metric)."""
@@ -50,14 +65,15 @@ def features(points: pd.DataFrame, by: str) -> list[tuple[str, str, str]]:
                  _direction(part.simulated.to_numpy()))
                 for (experiment, metric), part in points.sort_values("n_tasks", kind="stable")
                 .groupby(["experiment", "metric"], sort=False) if part.n_tasks.nunique() > 1]
-    rows = []
-    for machine, part in points.groupby(by, sort=False):
-        part = part.sort_values("n_tasks")
+    rows, load, panel = [], _load(points), _panel(points, by)
+    for machine, part in points.groupby(panel, sort=False):
+        part = part.sort_values(load)
         rows.append((f"{machine}: the curve over the load", _direction(part.published.to_numpy()),
                      _direction(part.simulated.to_numpy())))
-    light = points[points.n_tasks == points.n_tasks.min()]
-    order = lambda col: " > ".join(light.sort_values(col, ascending=False)[by].astype(str))  # noqa: E731
-    rows.append((f"order at {int(points.n_tasks.min())} tasks, slowest first", order("published"), order("simulated")))
+    light = points[points[load] == points[load].min()]
+    order = lambda col: " > ".join(light.sort_values(col, ascending=False)[panel].astype(str))  # noqa: E731
+    rows.append((f"order at {int(points[load].min())} {LOADS[load]}, slowest first", order("published"),
+                 order("simulated")))
     return rows
 
 
@@ -109,22 +125,25 @@ def make_figure(points: pd.DataFrame, holdout: pd.DataFrame, by: str, out: Path)
 
 
 def _curves(points: pd.DataFrame, holdout: pd.DataFrame, by: str):
-    """One panel per machine over the load (one metric)."""
+    """One panel per machine (or control, ``_panel``) over the load (one metric); a point's
+    prediction is the fit's without the point's own held-out group."""
     import matplotlib.pyplot as plt
 
-    machines = list(dict.fromkeys(points[by]))
+    load, panel = _load(points), _panel(points, by)
+    machines = list(dict.fromkeys(points[panel]))
     cols = min(2, len(machines))
     fig, axes = plt.subplots(-(-len(machines) // cols), cols, figsize=(7.2, 2.6 * -(-len(machines) // cols)),
                              squeeze=False)
     for ax, machine in zip(axes.flat, machines):
-        part = points[points[by] == machine].sort_values("n_tasks")
-        ax.plot(part.n_tasks, part.published, "ko", ms=4, label="published")
-        ax.plot(part.n_tasks, part.simulated, "-", color="tab:blue", label="calibrated (all machines)")
+        part = points[points[panel] == machine].sort_values(load)
+        ax.plot(part[load], part.published, "ko", ms=4, label="published")
+        ax.plot(part[load], part.simulated, "-", color="tab:blue", label="calibrated (all points)")
         if not holdout.empty:
-            held = holdout[holdout.held_out_group == machine].sort_values("n_tasks")
-            ax.plot(held.n_tasks, held.simulated, "--", color="tab:orange", label="predicted (fitted without it)")
+            held = holdout[(holdout[panel] == machine) & (holdout[by].astype(str) == holdout.held_out_group.astype(str))]
+            held = held.sort_values(load)
+            ax.plot(held[load], held.simulated, "--", color="tab:orange", label="predicted (fitted without it)")
         ax.set_title(str(machine), fontsize=9)
-        ax.set_xlabel("number of tasks", fontsize=8)
+        ax.set_xlabel(f"number of {LOADS[load]}", fontsize=8)
         ax.set_ylabel("execution time (s)", fontsize=8)
         ax.tick_params(labelsize=7)
     _tidy(axes, len(machines), 7)
@@ -181,7 +200,8 @@ def section(cal, fit: dict, points: pd.DataFrame, holdout: pd.DataFrame, figure:
         r"p{0.45\linewidth}@{}}",
         r"\hline quantity & range & fitted & the paper's text behind it \\ \hline", *rows, r"\hline\end{tabular}}",
         *_by_metric(points, holdout),
-        r"\par\smallskip\noindent Held out: each machine's points predicted by a fit on the other machines' points.",
+        rf"\par\smallskip\noindent Held out: each group of points (by {tex_escape(cal.holdout)}) predicted by a fit "
+        r"on the other groups' points.",
         r"\par\smallskip\noindent{\small\begin{tabular}{@{}p{0.2\linewidth}p{0.58\linewidth}r@{}}",
         r"\hline held out & values fitted without it & median $|$error$|$ \\ \hline", *held, r"\hline\end{tabular}}",
         r"\par\smallskip\noindent Features of the published curves and of the calibrated control (a feature "
@@ -191,7 +211,7 @@ def section(cal, fit: dict, points: pd.DataFrame, holdout: pd.DataFrame, figure:
         r"\begin{figure}[htbp]\centering",
         rf"\includegraphics[width=\linewidth]{{{figure}}}",
         rf"\caption{{{tex_escape(cal.title)}: published points, the control calibrated on all of them, and each "
-        r"machine's prediction by the fit without it.}",
+        rf"point's prediction by the fit without its group (by {tex_escape(cal.holdout)}).}}",
         r"\end{figure}",
     ]) + "\n"
 
