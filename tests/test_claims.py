@@ -843,7 +843,8 @@ def test_a_claim_on_part_of_a_curve_needs_the_sign_the_paper_has_elsewhere(offse
     0.449. Each data set adds an offset to the baseline per cell (spread +-0.1, decided at the
     Bonferroni level 97.5% over the two opposite cells). At k = 3 the offset 5 reproduces the claim;
     it is 'not specific' when a light load shows the same decided slowdown of practical size (the
-    row then gives that cell), not when the light loads are faster or only slower by 0.1."""
+    row then gives that cell), not when the light loads are faster or only slower by 0.1, nor when
+    the light loads' published numbers are marked untested (then no cell has the other sign)."""
     raw = _raw(*[(BASE + off + PM, BASE) for off in offsets])
     claim = {"id": "worse-heavy", "text": "t", "kind": "greater", "metric": "t", "policy": "new", "where": {"k": 3}}
     spec = _toy(grid={"k": [1, 2, 3]}, published=CURVE)
@@ -851,3 +852,5 @@ def test_a_claim_on_part_of_a_curve_needs_the_sign_the_paper_has_elsewhere(offse
     assert (row["verdict"], row["deciding_cell"]) == (verdict, cell)
     assert row["estimate"] == pytest.approx(offsets[cell])
     assert evaluate_claim(_toy(grid={"k": [1, 2, 3]}), raw, claim)["verdict"] == "reproduced"   # no curve, no rule
+    untested = [{**e, "untested": "the text states nothing of it"} if e["where"]["k"] < 3 else e for e in CURVE]
+    assert evaluate_claim(_toy(grid={"k": [1, 2, 3]}, published=untested), raw, claim)["verdict"] == "reproduced"

@@ -42,7 +42,7 @@ judged as one cell.
 
 A claim about part of a curve (``where``) whose figure the paper gives elsewhere with the other
 sign (the published pair policy/than lies on the far side of the threshold in cells outside
-``where``: gains at light loads, losses at heavy ones) says that the sign changes there. Its
+``where``: gains at light loads, losses at heavy ones) says that the sign changes there (a number marked ``untested`` gives no sign). Its
 direction, reproduced or of another magnitude, is ``not specific`` when the reproduction shows
 the same direction, of practical size and decided at the Bonferroni level over those cells, in a
 cell where the paper's curve has the other sign: an offset everywhere is not the paper's change
@@ -327,11 +327,12 @@ def _cells(spec, raw, claim, metric, than, threshold) -> list[tuple]:
 def _opposite_cells(spec, raw, claim, than, threshold) -> list[tuple]:
     """(cell, rows) outside the claim's ``where`` where the paper's curve has the other sign:
     its published policy/than there lies on the far side of ``threshold`` (none for a claim on
-    one statistic per cell, ``across``, ``than_cell`` or no ``where``)."""
+    one statistic per cell, ``across``, ``than_cell`` or no ``where``). A published number marked
+    ``untested`` (shown beside ours, the text stating nothing of it) gives no sign."""
     where = claim.get("where")
     if not where or claim.get("across") or claim.get("than_cell") or STATISTIC[claim["kind"]] not in ("ratio", "difference"):
         return []
-    published = spec.data.get("published") or []
+    published = [e for e in spec.data.get("published") or [] if "untested" not in e]
     out = []
     for i, rows in raw.groupby("cell", sort=True):
         values = _grid_values(spec, rows)
