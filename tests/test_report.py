@@ -271,7 +271,7 @@ def test_scorecard_lists_every_claim(specs, results, generated):
             assert c.verdict in line and exp in line
             claim = next(k for k in specs[exp].data["claims"] if k["id"] == c.claim)
             assert ("partly calibrated" in line) == bool(claim.get("calibrated_input")), line
-    assert "Partly calibrated (the verdict stands)" in tex and "chosen on claim mosix-near-optimal" in tex
+    assert "Partly calibrated (the verdict stands)" in tex and "by calibration barak96-control" in tex
 
 
 def test_provenance_assumptions_and_papers(generated):

@@ -192,7 +192,7 @@ def section(cal, fit: dict, points: pd.DataFrame, holdout: pd.DataFrame, figure:
         rf"({tex_escape(', '.join(cal.targets))}); the treatment's points never enter the fit. "
         rf"The objective is {objective} ({fit['replications']} replications per point, common random numbers); "
         rf"the ranges below were "
-        rf"declared before any fit (\texttt{{config/calibration/{cal.id}.yaml}}). "
+        rf"declared before any fit (\texttt{{config/\allowbreak{{}}calibration/\allowbreak{{}}{cal.id}.yaml}}). "
         rf"The fit took {fit['evaluations']} evaluations ({fit['wall_seconds']} s on {fit['jobs']} cores; "
         rf"{tex_escape(fit.get('how', ''))}). Median absolute relative error over the points: "
         rf"{100 * median:.1f}\,\%, {verdict} the {100 * TARGET:.0f}\,\% a calibrated control should reach.",
