@@ -532,8 +532,26 @@ def test_cells_are_matched_on_grid_values_of_any_type():
     assert (row["cells"], row["deciding_cell"], row["verdict"]) == (1, 1, "contradicted")
 
 
+def test_the_gain_slopes_error_is_robust_to_a_spread_that_changes_with_b():
+    """b = 1, 2, 3, 4 and relative gains 0, 0, 0, 1: slope 1.5 / 5 = 0.3 (x - mean: -1.5, -0.5,
+    0.5, 1.5; Sxx = 5), intercept -0.5, residuals 0.2, -0.1, -0.4, 0.3, leverages 0.7, 0.3, 0.3,
+    0.7. HC3: (2.25 * 0.04 / 0.09 + 0.25 * 0.01 / 0.49 + 0.25 * 0.16 / 0.49 + 2.25 * 0.09 / 0.09)
+    / 25 = 3.3367347 / 25, against the plain least-squares 0.3 / (2 * 5) = 0.03 (its residual
+    variance 0.3 / 2 over Sxx)."""
+    from simcore.stats.claims import _gain_slope
+
+    b = np.array([1.0, 2.0, 3.0, 4.0])
+    a = b * (1 - np.array([0.0, 0.0, 0.0, 1.0]))
+    iv = _gain_slope(a, b, 0.95)
+    hc3 = math.sqrt((2.25 * 0.04 / 0.09 + 0.25 * 0.01 / 0.49 + 0.25 * 0.16 / 0.49 + 2.25 * 0.09 / 0.09) / 25)
+    assert (iv.mean, iv.sd) == pytest.approx((0.3, hc3))
+    assert stats.linregress(b, (b - a) / b).stderr == pytest.approx(math.sqrt(0.03))
+    half = stats.t.ppf(0.975, 2) * hc3
+    assert (iv.low, iv.high) == pytest.approx((0.3 - half, 0.3 + half))
+
+
 def test_gain_grows_interval_by_hand():
-    """The slope of (b - a) / b on b by least squares with its t interval on n - 2 degrees of
+    """The slope of (b - a) / b on b by least squares with its HC3 t interval on n - 2 degrees of
     freedom, at the spec's level."""
     from simcore.stats.claims import evaluate_claims
 
@@ -545,8 +563,10 @@ def test_gain_grows_interval_by_hand():
     table = evaluate_claims(spec, _raw((a, b), (a, b)))
     assert list(table.columns) == COLUMNS
     row = table.iloc[0]
+    from simcore.stats.claims import hc3_slope_se
+
     fit = stats.linregress(b, (b - a) / b)
-    half = stats.t.ppf(0.95, 4) * fit.stderr
+    half = stats.t.ppf(0.95, 4) * hc3_slope_se(b, (b - a) / b - (fit.intercept + fit.slope * b))
     assert (row["estimate"], row["ci_low"], row["ci_high"], row["level"]) == \
         pytest.approx((fit.slope, fit.slope - half, fit.slope + half, 0.9))
 

@@ -452,7 +452,8 @@ def test_the_page_says_what_consistent_establishes_and_gives_the_references_scor
 
 
 def test_a_preset_sabotaged_by_ten_percent_fails_the_evaluation(root, simcore_cli, tmp_path):
-    """In a scratch copy of the configuration, barak96's migration cost 0.3 -> 0.33 s: barak96-fig2
+    """In a scratch copy of the configuration, barak96's information period 1.0 -> 1.1 s (not a
+    quantity its calibration fits, which would replace it): barak96-fig2
     simulated at smoke scale from it has another fingerprint and other replications, and `simcore
     evaluate` against the committed reference exits 1 naming it, and its verdict names it again for
     its shared replications, which are not identical (on one platform or not). The same run
@@ -461,17 +462,18 @@ def test_a_preset_sabotaged_by_ten_percent_fails_the_evaluation(root, simcore_cl
     import shutil
 
     pages = {}
-    for name, cost in (("control", "0.3"), ("sabotaged", "0.33")):
+    for name, period in (("control", "1.0"), ("sabotaged", "1.1")):
         config = tmp_path / name / "config"
         shutil.copytree(root / "config", config)
         preset = config / "presets/barak96.yaml"
         text = preset.read_text()
-        assert "    value: 0.3\n" in text
-        preset.write_text(text.replace("    value: 0.3\n", f"    value: {cost}\n"))
+        assert "  info_interval:\n    value: 1.0\n" in text
+        preset.write_text(text.replace("  info_interval:\n    value: 1.0\n", f"  info_interval:\n    value: {period}\n"))
         only = tmp_path / name / "specs"
         only.mkdir()
         shutil.copy(config / "experiments/barak96-fig2.yaml", only)
         shutil.copytree(config / "presets", tmp_path / name / "presets")
+        shutil.copytree(config / "calibration", tmp_path / name / "calibration")
         results = tmp_path / name / "results"
         raw = tmp_path / name / "raw.parquet"
         common = ["--specs", only, "--config", root / "config/config.yaml"]

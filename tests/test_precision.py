@@ -130,10 +130,12 @@ def test_claim_level_is_bonferroni_over_the_looks():
 
 
 def test_a_cell_extended_by_a_round_equals_one_batch_of_the_same_replications(tmp_path):
-    """amir-table2 at smoke: 8 replications in batches 0-4 and 4-8; round 1 adds 8-12 (the cap).
-    Aggregated, the three batches give the same bytes as replications 0-12 run in one batch, and
-    the claims are judged at 97.5% over 12 replications."""
+    """amir-table2 at smoke: 8 replications in batches 0-4 and 4-8; its own claims are decided
+    there, the claim of amir-fig1, which reads its executions, is not, so round 1 adds 8-12 (the
+    cap). Aggregated, the three batches give the same bytes as replications 0-12 run in one batch,
+    and the claims are judged at 97.5% over 12 replications."""
     spec = load_spec(SPECS / "amir-table2.yaml")
+    reader = load_spec(SPECS / "amir-fig1.yaml")
     seed = load_config("config/config.yaml")["seed"]
 
     def batch(a, b, name):
@@ -142,7 +144,9 @@ def test_a_cell_extended_by_a_round_equals_one_batch_of_the_same_replications(tm
         return path
 
     split = [batch(0, 4, "split"), batch(4, 8, "split")]
-    plan = plan_round([spec], pd.concat([pd.read_parquet(p) for p in split]), "smoke", 1)
+    raw = pd.concat([pd.read_parquet(p) for p in split])
+    assert plan_round([spec], raw, "smoke", 1)["batches"] == []
+    plan = plan_round([spec, reader], raw, "smoke", 1)
     assert plan["batches"] == ["c000/r00008-00012"]
     split.append(batch(8, 12, "split"))
     one = [batch(0, 12, "one")]

@@ -197,10 +197,11 @@ def test_fit_reports_every_solution(simcore_cli, tmp_path, exponential_fit_model
 
 def test_the_report_from_results_counts_its_inputs_and_names_each_as_it_starts(root, tmp_path):
     """amir-table2 is a table only (no figure, no monitor), the SAN folder holds no model, and the
-    reference has jobs-full.csv and the calibrations of corr05 and mehta: six steps, the table, the
-    SAN appendix, each calibration's page, the macros (no file of their own in the list) and the run profile;
-    the callback hears each as it starts and the
-    end. `make report-from-reference` was silent for a minute while they were made."""
+    reference has jobs-full.csv and the calibrations of amir, barak96, corr05 and mehta: eight
+    steps, the table, the SAN appendix, each calibration's page (in the order of their folders),
+    the macros (no file of their own in the list) and the run profile; the callback hears each as
+    it starts and the end. `make report-from-reference` was silent for a minute while they were
+    made."""
     from simcore.experiments.spec import load_spec
     from simcore.report.reference import rebuild_report
 
@@ -210,14 +211,14 @@ def test_the_report_from_results_counts_its_inputs_and_names_each_as_it_starts(r
     made = rebuild_report(root / "results/reference", tmp_path / "paper", [spec], tmp_path / "san", [],
                           lambda *call: calls.append(call))
     unit = "report inputs"
-    cal, cal2 = "calibration-corr05-control", "calibration-mehta-control"
-    assert calls == [(0, 6, unit, "now amir-table2.tex"), (1, 6, unit, "now san.tex"),
-                     (2, 6, unit, f"now {cal}.pdf, {cal}.tex"), (3, 6, unit, f"now {cal2}.pdf, {cal2}.tex"),
-                     (4, 6, unit, "now the macros"),
-                     (5, 6, unit, "now run-profile.pdf, run-profile.tex"), (6, 6, unit)]
+    cals = [f"calibration-{c}-control" for c in ("amir", "barak96", "corr05", "mehta")]
+    assert calls == [(0, 8, unit, "now amir-table2.tex"), (1, 8, unit, "now san.tex"),
+                     *((2 + i, 8, unit, f"now {c}.pdf, {c}.tex") for i, c in enumerate(cals)),
+                     (6, 8, unit, "now the macros"),
+                     (7, 8, unit, "now run-profile.pdf, run-profile.tex"), (8, 8, unit)]
     assert [p.relative_to(tmp_path / "paper").as_posix() for p in made] == [
-        "tables/amir-table2.tex", "generated/san.tex", f"figures/{cal}.pdf", f"generated/{cal}.tex",
-        f"figures/{cal2}.pdf", f"generated/{cal2}.tex", "figures/run-profile.pdf", "generated/run-profile.tex"]
+        "tables/amir-table2.tex", "generated/san.tex", *(f for c in cals for f in (f"figures/{c}.pdf", f"generated/{c}.tex")),
+        "figures/run-profile.pdf", "generated/run-profile.tex"]
 
 
 def test_long_workflow_jobs_log_progress_lines(root):

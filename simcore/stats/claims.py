@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 from scipy import stats
 
@@ -191,10 +192,24 @@ def _share_less(a, b, level: float) -> Interval:
 
 
 def _gain_slope(a, b, level: float) -> Interval:
-    """Slope of the relative gain (b - a) / b on b: 0 for a constant proportional gain."""
-    fit = stats.linregress(b, (b - a) / b)
-    half = stats.t.ppf(0.5 + level / 2, len(a) - 2) * fit.stderr
-    return Interval(len(a), fit.slope, fit.stderr, level, fit.slope - half, fit.slope + half)
+    """Slope of the relative gain (b - a) / b on b (0 for a constant proportional gain), least
+    squares, with the heteroscedasticity-consistent standard error HC3 (the gain's spread changes
+    with b, which the plain least-squares error assumes it does not) and a t interval on n - 2
+    degrees of freedom."""
+    x, y = np.asarray(b, float), (np.asarray(b, float) - np.asarray(a, float)) / np.asarray(b, float)
+    fit = stats.linregress(x, y)
+    se = hc3_slope_se(x, y - (fit.intercept + fit.slope * x))
+    half = stats.t.ppf(0.5 + level / 2, len(x) - 2) * se
+    return Interval(len(x), fit.slope, se, level, fit.slope - half, fit.slope + half)
+
+
+def hc3_slope_se(x: np.ndarray, residuals: np.ndarray) -> float:
+    """HC3 standard error of a simple regression's slope (MacKinnon and White 1985; Long and Ervin
+    2000): sqrt(sum (x - mean)^2 e^2 / (1 - h)^2) / Sxx, h the leverages 1/n + (x - mean)^2 / Sxx."""
+    xc = x - x.mean()
+    sxx = float(xc @ xc)
+    h = 1.0 / len(x) + xc ** 2 / sxx
+    return float(np.sqrt(np.sum(xc ** 2 * residuals ** 2 / (1.0 - h) ** 2)) / sxx)
 
 
 def _cell_estimate(spec, rows, claim, metric, than):
