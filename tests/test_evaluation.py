@@ -100,6 +100,20 @@ def test_ratios_are_compared_on_the_log_scale():
     assert linear.difference == pytest.approx(math.exp(0.1) - 1.0)
 
 
+def test_a_slopes_errors_are_not_pooled():
+    """A slope of -0.06 in [-0.2, 0.09] from 12 replications against 0.001 in [0.0004, 0.0016]
+    from 3000, both at 97.5%: the halves facing each other are 0.15 and 0.0006, over the normal
+    quantile 2.2414; added in quadrature, z = 0.061 / (hypot(0.15, 0.0006) / 2.2414) = 0.911.
+    Pooled, as a mean's would be, the 3000 replications' small spread would set the error
+    ((11 * 12 * 0.0669^2 + 2999 * 3000 * 0.000268^2) / 3010 * (1/12 + 1/3000)): z near 10."""
+    q = stats.norm.ppf(0.9875)
+    small, ref = (-0.06, -0.2, 0.09, 0.975), (0.001, 0.0004, 0.0016, 0.975)
+    slope = interval_z(small, ref, "slope", (12, 3000))
+    assert slope.se == pytest.approx(math.hypot(0.15, 0.0006) / q)
+    assert slope.statistic == pytest.approx(-0.061 * q / math.hypot(0.15, 0.0006))
+    assert abs(interval_z(small, ref, "difference", (12, 3000)).statistic) > 9
+
+
 def test_holm_steps_down_and_keeps_the_adjusted_values_monotone():
     """p = 0.01, 0.04, 0.03, 0.005: sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1 = 0.02, 0.03,
     0.06, 0.04, running maximum 0.02, 0.03, 0.06, 0.06. At 0.035 Holm names the first and last

@@ -102,13 +102,21 @@ def analysis_scale(statistic: str, *values: float) -> tuple[float, ...]:
     return values
 
 
+#: statistics whose two runs' errors are added in quadrature, not pooled: a slope's variance is
+#: sigma^2 / Sxx, and the spread of its regressor over n replications (Sxx / n) is not one quantity
+#: across runs when the regressor is heavy-tailed (amir's slowdowns), so n se^2 is no common variance
+UNPOOLED = ("slope",)
+
+
 def interval_z(small: tuple[float, float, float, float], reference: tuple[float, float, float, float],
                statistic: str, n: tuple[float, float] = (math.nan, math.nan)) -> Comparison:
     """z test of equal values from two (estimate, low, high, level) intervals of one statistic,
-    made from ``n`` replications (pooled, see :func:`pooled_se`)."""
+    made from ``n`` replications (pooled, see :func:`pooled_se`; a statistic of ``UNPOOLED``: the
+    two errors in quadrature)."""
     (e1, lo1, hi1, lv1), (e2, lo2, hi2, lv2) = small, reference
     e1, lo1, hi1, e2, lo2, hi2 = analysis_scale(statistic, e1, lo1, hi1, e2, lo2, hi2)
-    se = pooled_se(interval_se(e1, lo1, hi1, lv1, e2), n[0], interval_se(e2, lo2, hi2, lv2, e1), n[1])
+    se1, se2 = interval_se(e1, lo1, hi1, lv1, e2), interval_se(e2, lo2, hi2, lv2, e1)
+    se = math.hypot(se1, se2) if statistic in UNPOOLED else pooled_se(se1, n[0], se2, n[1])
     if se == 0:
         return _exact(e1, e2)
     from scipy import stats
