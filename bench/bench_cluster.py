@@ -1,8 +1,9 @@
 """Events per second of the cluster model (amir-table2's spec, four policies) against bare SimPy.
 
 Run: ``python bench/bench_cluster.py [replications]``. Prints the model's event count and rate
-(the compiled rules it runs), the rate of a bare SimPy loop firing the same number of timeouts,
-and their ratio. Mosix wakes lazily (only where a move is possible), so its runs fire fewer
+(the compiled rules and event loop it runs), the rate of a bare SimPy loop firing the same number
+of timeouts, their ratio, and the rate of the same runs driven by SimPy (``model.COMPILED_LOOP =
+False``, as a monitored run is). Mosix wakes lazily (only where a move is possible), so its runs fire fewer
 events than a Mosix that wakes at every grid point while a threshold is exceeded; the same
 runs are also counted under that reference (not timed), and the rate is given again on that
 count: the CPU time per replication against the work a polling model would count as events.
@@ -18,6 +19,7 @@ from baseline import bare_rate, print_rates
 
 from simcore.core.rng import Streams, replication_seed
 from simcore.experiments import load_spec
+from simcore.models.cluster import model as cluster_model
 from simcore.models.cluster import run_replication
 from simcore.models.cluster.mosix import Mosix
 
@@ -50,6 +52,11 @@ def main(replications: int = 20) -> None:
     events, wall = model_rate(replications)
     print_rates("cluster model", f"{replications} replications x {len(POLICIES)} policies "
                 f"({wall / replications:.3f} s per replication)", events, wall)
+    cluster_model.COMPILED_LOOP = False
+    _, driven = model_rate(replications)
+    cluster_model.COMPILED_LOOP = True
+    print(f"the same runs driven by SimPy: {events / driven:,.0f} events/s ({driven / replications:.3f} s per "
+          f"replication)")
     polled = polling_events(replications)
     bare = polled / bare_rate(polled)
     print(f"on the polling reference's count ({polled} events, same runs): {polled / wall:,.0f} events/s, "

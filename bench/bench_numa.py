@@ -2,7 +2,8 @@
 against a bare SimPy loop firing the same number of timeouts in the same run.
 
 Run: ``python bench/bench_numa.py [replications] [topology]``. Prints the model's events and rate
-(its compiled kernels), the bare rate, their ratio, the same ratio on the events the model would
+(its compiled kernels and event loop), the bare rate, their ratio, the rate of the same runs
+driven by SimPy (``model.COMPILED_LOOP = False``, as a monitored or traced run is), the same ratio on the events the model would
 fire with an event at every end of burst or slice (``NumaSystem.look_ahead = False``: the count
 the look-ahead shrinks), and the mean wall time of a corr05-fig13-like replication (400 tasks,
 linux-2level and multilevel; five seeds); then what the compiled code costs a batch job:
@@ -21,6 +22,7 @@ import time
 from baseline import bare_rate
 
 from simcore.core.rng import Streams, replication_seed
+from simcore.models.numa import model as numa_model
 from simcore.models.numa import run_replication
 from simcore.models.numa.system import NumaSystem
 
@@ -42,6 +44,9 @@ def main(replications: int = 3, topology: str = "superdome-16x4") -> None:
     events, wall = model_rate(replications, topology)
     bare = bare_rate(events)
     model_eps, bare_eps = events / wall, events / bare
+    numa_model.COMPILED_LOOP = False
+    _, driven = model_rate(replications, topology)
+    numa_model.COMPILED_LOOP = True
     NumaSystem.look_ahead = False
     every_end, _ = model_rate(replications, topology)
     NumaSystem.look_ahead = True
@@ -51,6 +56,7 @@ def main(replications: int = 3, topology: str = "superdome-16x4") -> None:
           f"in {wall:.2f} s: {model_eps:,.0f} events/s")
     print(f"bare SimPy: {events} timeouts in {bare:.2f} s: {bare_eps:,.0f} events/s")
     print(f"ratio (model / bare): {model_eps / bare_eps:.3f}")
+    print(f"the same runs driven by SimPy: {events / driven:,.0f} events/s, ratio {events / driven / bare_eps:.3f}")
     print(f"with an event at every end of burst or slice: {every_end} events; ratio on that count "
           f"{every_end / wall / bare_eps:.3f}")
     print(f"a corr05-fig13-like replication (400 tasks, linux-2level + multilevel; mean of {FIG13_REPS}): {fig13:.3f} s")

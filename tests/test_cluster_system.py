@@ -1,6 +1,7 @@
 """The cluster's run around its compiled rules (simcore/models/cluster/system.py): what Python
 hands the kernels (the rounds' recipients, the background processes' draws batch after batch),
-and the lazy Mosix wake-ups, which change the events and nothing else."""
+the lazy Mosix wake-ups, which change the events and nothing else, and the kernels' own event
+loop, which gives the SimPy-driven run's bytes."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cluster_script import Hand
+from cluster_script import BIG, Hand, run
 
 from simcore.core.rng import Streams, replication_seed
 from simcore.experiments import load_spec
-from simcore.models.cluster import full_params, simulate
+from simcore.models.cluster import full_params, run_replication, simulate
+from simcore.models.cluster import model as cluster_model
 from simcore.models.cluster.knowledge import Knowledge
 from simcore.models.cluster.model import make_workload
 from simcore.models.cluster.mosix import Mosix
@@ -40,6 +42,65 @@ def test_lazy_wake_ups_change_only_the_events(monkeypatch):
                {k: v for k, v in eager.metrics.items() if k != "events"}
     assert runs[True]["mosix"].metrics["events"] < runs[False]["mosix"].metrics["events"]
     assert runs[True]["mosix"].metrics["migrations"] > 0
+
+
+CLUSTER_SPECS = sorted(p.stem for p in (ROOT / "config/experiments").glob("*.yaml")
+                       if load_spec(p).data["model"] == "cluster")
+
+
+def _both_loops(monkeypatch, params: dict, policies: list, seed) -> tuple[dict, dict]:
+    """One replication's metrics by the kernels' loop and driven by SimPy, as repr (the bytes)."""
+    out = []
+    for compiled in (True, False):
+        monkeypatch.setattr(cluster_model, "COMPILED_LOOP", compiled)
+        metrics = run_replication(params, policies, Streams(seed))
+        out.append({p: {k: repr(v) for k, v in m.items()} for p, m in metrics.items()})
+    return out[0], out[1]
+
+
+@pytest.mark.parametrize("experiment", CLUSTER_SPECS)
+def test_the_compiled_loop_gives_the_simpy_driven_runs_bytes(monkeypatch, experiment):
+    """The first and last cells of every cluster experiment, two replications each, every policy:
+    the kernels' own loop and the SimPy-driven run give the same metrics to the last bit, the
+    events counted included (a skipped or extra event, or a tie broken otherwise, shows)."""
+    spec = load_spec(ROOT / f"config/experiments/{experiment}.yaml")
+    cells = spec.all_cells()
+    for cell in {cells[0].index: cells[0], cells[-1].index: cells[-1]}.values():
+        params = spec.params(cell.values)
+        for rep in range(2):
+            compiled, simpy = _both_loops(monkeypatch, params, spec.policies,
+                                          replication_seed(11, experiment, cell.index, rep))
+            assert compiled == simpy
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_an_arrival_at_a_completions_instant_comes_after_it(monkeypatch, compiled):
+    """Two machines of speed 1 under Enhanced PVM; process 0 (demand 1) arrives at 0 and goes to
+    machine 0 (the first of two equal costs), so it completes at 1, keyed when it was placed;
+    process 1 arrives at 1, keyed after process 0's arrival had run. At that instant the
+    completion fires first (SimPy's insertion order), machine 0 is empty again, and process 1
+    goes there too (ends at 2 on machine 0). Fired the other way round, it would find machine 0
+    busy and go to machine 1. Both loops keep SimPy's order; 4 events (2 arrivals, 2 completions)."""
+    monkeypatch.setattr(cluster_model, "COMPILED_LOOP", compiled)
+    result = run([(1.0, BIG), (1.0, BIG)], [(0, 1, 0, 0), (1, 1, 0, 0)], "enhanced-pvm")
+    assert [(p.pid, p.completion, p.ended_on) for p in result.procs] == [(0, 1.0, 0), (1, 2.0, 0)]
+    assert result.metrics["events"] == 4
+
+
+def test_a_run_with_a_python_observer_is_driven_by_simpy():
+    """Mosix placing at random (the policy's own draw) and a policy deciding in Python are
+    observed; the compiled policies are not."""
+    params = full_params({})
+    from simcore.models.registry import get_policy
+    from simcore.models.cluster.system import ClusterSystem, expand_machines
+    from simcore.core.engine import Engine
+
+    def observed(policy, **extra):
+        impl = get_policy("cluster", policy)({**params, **extra}, np.random.default_rng(0))
+        return ClusterSystem(Engine(), expand_machines(params["machines"]), 10.0, impl, print).observed
+
+    assert observed("optimal") and observed("mosix", mosix_initial="random")
+    assert not any(observed(p) for p in ("pvm", "enhanced-pvm", "mosix", "pvm-on-mosix", "enhanced-mosix"))
 
 
 def test_a_background_process_draws_batch_after_batch():

@@ -1,7 +1,7 @@
 """The system the model runs (simcore/models/numa/system.py and the *_kernels.py files), run whole:
 the look-ahead of lone tasks against an event at every end, under every option that changes a
-decision; the calendar's order; the run's stop; the draws a task takes; and the policies it can
-run."""
+decision; the kernels' own event loop against the SimPy-driven run; the calendar's order; the
+run's stop; the draws a task takes; and the policies it can run."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from simcore.core.rng import Streams, replication_seed
 from simcore.experiments import load_spec
 from simcore.models.numa import full_params, make_workload, simulate
 from simcore.models.numa import layout_kernels as LK
+from simcore.models.numa import model as numa_model
 from simcore.models.numa.model import load_machine
 from simcore.models.numa.policies import Linux2Level
 from simcore.models.numa.system import NumaSystem, _count_draws
@@ -91,6 +92,60 @@ def test_the_look_ahead_holds_under_every_option(monkeypatch, overrides):
     the I/O waits, CPU-bound tasks, the placement, ties at one instant, the tick, the costs and the
     conservative rules."""
     _compare("corr05-fig10", 4, monkeypatch, n_tasks=120, **overrides)
+
+
+NUMA_SPECS = sorted(p.stem for p in (ROOT / "config/experiments").glob("*.yaml")
+                    if load_spec(p).data["model"] == "numa")
+
+
+def _loops(spec_id: str, cell: int, monkeypatch, n_tasks: int = 120, **overrides) -> list:
+    """Every policy of the spec on one workload, by the kernels' loop, then driven by SimPy:
+    each task's end, migrations and CPU time, and every metric as repr (the bytes)."""
+    spec, params, streams, workload = _workload(spec_id, cell, n_tasks, **overrides)
+    out = []
+    for compiled in (True, False):
+        monkeypatch.setattr(numa_model, "COMPILED_LOOP", compiled)
+        runs = [simulate(params, workload, p, streams, draws={}) for p in spec.policies]
+        out.append([([(t.tid, t.finished, t.migrations, t.cpu_time) for t in r.tasks],
+                     {k: repr(v) for k, v in r.metrics.items()}) for r in runs])
+    return out
+
+
+@pytest.mark.parametrize("spec_id", NUMA_SPECS)
+def test_the_compiled_loop_gives_the_simpy_driven_runs_bytes(monkeypatch, spec_id):
+    """The first and last cells the smoke scale runs of every NUMA experiment (at most 120 tasks),
+    every policy: the kernels' own loop and the SimPy-driven run give the same tasks in the same
+    order of creation and the same metrics to the last bit, the events counted included (a
+    skipped or extra event, or a tie broken otherwise, shows)."""
+    cells = load_spec(ROOT / f"config/experiments/{spec_id}.yaml").cells("smoke")
+    for cell in {cells[0].index, cells[-1].index}:
+        compiled, simpy = _loops(spec_id, cell, monkeypatch)
+        assert compiled == simpy
+
+
+@pytest.mark.parametrize("overrides", [
+    {"tick": 0.1, "arrival": "uniform", "creation_window": 300.0},
+    {"arrival": "batch", "io_task_fraction": 0.0, "demand_dist": "constant", "mean_demand": 200.0},
+], ids=["ticks", "batch"])
+def test_the_compiled_loop_keeps_simpys_order_of_ties(monkeypatch, overrides):
+    """Creations and timers at one instant (times on a 0.1 ms tick; every task created at 0):
+    both loops fire them in SimPy's order and give the same bytes."""
+    compiled, simpy = _loops("corr05-fig10", 4, monkeypatch, **overrides)
+    assert compiled == simpy
+
+
+def test_a_run_python_observes_is_driven_by_simpy(monkeypatch):
+    """A trace (the kernels' log) or the invariant checks need Python after every event: such a
+    run is observed; the experiments' runs are not."""
+    spec, params, streams, workload = _workload("corr05-fig10", 4, 40)
+    calls = []
+    monkeypatch.setattr(NumaSystem, "run_compiled", lambda self, order: calls.append(order))
+    simulate(params, workload, "linux-2level", streams, trace=True)
+    simulate({**params, "check_invariants": True}, workload, "linux-2level", streams)
+    assert calls == []
+    with pytest.raises(Exception):
+        simulate(params, workload, "linux-2level", streams)      # the stub ran no task: nothing finished
+    assert len(calls) == 1
 
 
 def test_the_event_count_shows_the_look_ahead(monkeypatch):

@@ -91,6 +91,12 @@ METRICS: dict[str, Metric] = {
 }
 
 
+#: Run a replication that nothing in Python observes (no monitor, no policy deciding in Python)
+#: in the kernels' own event loop (``ClusterSystem.run_compiled``); False: every run driven by
+#: SimPy. Both give the same bytes (tests/test_cluster_system.py).
+COMPILED_LOOP = True
+
+
 class Result(NamedTuple):
     """One policy's run: its metrics and its finished foreground processes."""
 
@@ -116,7 +122,19 @@ def simulate(params: dict, workload: wl.Workload, policy: str, streams: Streams,
     impl.start(cluster)
     cluster.expect(workload.procs, workload.background)
     groups = spawned(workload.arrival_groups(), impl.spawn_delay)
+    if attach is None and COMPILED_LOOP and not cluster.observed:
+        cluster.run_compiled(groups)
+    else:
+        _run_on_simpy(engine, cluster, groups, attach)
+    cluster.close()
+    if cluster.unfinished:
+        raise RuntimeError(f"cluster model: {cluster.unfinished} process(es) never completed under {policy}.")
+    return Result(measure(done, params, cluster, engine), done, cluster)
 
+
+def _run_on_simpy(engine: Engine, cluster: ClusterSystem, groups: list, attach) -> None:
+    """The run driven by SimPy: each arrival group a SimPy event that schedules the next, the
+    kernels' timers fired between them (``ClusterSystem``'s proxies), ``attach`` called first."""
     def arrive(g: int) -> None:
         cluster.arrive(groups[g][1])
         if g + 1 < len(groups):
@@ -127,10 +145,6 @@ def simulate(params: dict, workload: wl.Workload, policy: str, streams: Streams,
     if attach is not None:
         attach(engine, cluster)
     engine.run()
-    cluster.close()
-    if cluster.unfinished:
-        raise RuntimeError(f"cluster model: {cluster.unfinished} process(es) never completed under {policy}.")
-    return Result(measure(done, params, cluster, engine), done, cluster)
 
 
 def spawned(groups: list[tuple[float, tuple]], delay: float) -> list[tuple[float, tuple]]:

@@ -1,5 +1,6 @@
 """A cluster run in compiled code: the policy's hooks around the sharing rules, the arrivals and
-the calendar's timers (``drain``), which is how ``system.ClusterSystem`` runs.
+the calendar's timers (``drain``), which is how ``system.ClusterSystem`` runs; and the whole
+run's event loop (``run``) when nothing in Python observes it.
 """
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 import math
 
 from numba import jit_module
+from simpy.events import NORMAL
 
 from simcore.core import calendar_kernels as C
 from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
@@ -218,6 +220,40 @@ def drain(stop_t, stop_p, stop_e, CI, CF):
             else:
                 place(p, CI[L.proc(p, CI) + P_TARGET], t, CI, CF)
     CI[Y_FIRED] = fired
+
+
+# -- the compiled event loop ----------------------------------------------------------------------
+# The arrivals as SimPy would order them (model.simulate): group g at AT[0], keyed (time, NORMAL,
+# A[1]); the next group's time is this one's plus the gap between the two (what Engine.schedule
+# adds to the clock) and its insertion number the next one after the arrival's kernels.
+A_NEXT, A_EID, A_EVENTS = range(3)     # the loop's state: the next group, its insertion number, events fired
+
+
+def run(times, firsts, ends, A, AT, CI, CF):
+    """Fire every timer and arrival in SimPy's key order until the run's stop (the last
+    completion), as the SimPy-driven run does with ``drain`` between the arrivals: the same
+    kernels, in the same order. Returns early with ``CI[Y_NEED]`` set for what Python must draw
+    (``drain``); call again after. ``A[A_EVENTS]`` counts the timers and arrivals fired."""
+    groups = times.shape[0]
+    while True:
+        g = A[A_NEXT]
+        if g < groups:
+            ta, pa, ea = AT[0], NORMAL, A[A_EID]
+        else:
+            ta, pa, ea = math.inf, 0, 0            # SimPy's queue empty (engine.END)
+        drain(ta, pa, ea, CI, CF)
+        A[A_EVENTS] += CI[Y_FIRED]
+        if CI[Y_NEED] or g >= groups:
+            return
+        if CI[Y_STOP] and C.key_before(CF[Z_STOPT], NORMAL, CI[Y_STOPE], ta, pa, ea):
+            return
+        A[A_EVENTS] += 1
+        arrive(firsts[g], ends[g], ta, CI, CF)
+        if g + 1 < groups:
+            AT[0] = ta + (times[g + 1] - times[g])
+            A[A_EID] = CI[Y_EID]
+            CI[Y_EID] += 1
+        A[A_NEXT] = g + 1
 
 
 jit_module(nopython=True, cache=True)

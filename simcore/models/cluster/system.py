@@ -323,6 +323,37 @@ class ClusterSystem(ProxyCalendar):
         if self.kind == L.PYTHON:
             self.apply(self.policy.on_arrival(procs, self), self.policy.migration_cost)
 
+    @property
+    def observed(self) -> bool:
+        """Whether Python takes part in the run between its arrivals: a policy that decides in
+        Python (its hooks, its own placement draws); such a run is driven by SimPy (``arrive``)."""
+        return self.kind == L.PYTHON or bool(getattr(self.policy, "assigns_in_python", False))
+
+    def run_compiled(self, groups) -> None:
+        """The whole run in the kernels' event loop (``run_kernels.run``), for a run nothing in
+        Python observes: the arrival ``groups`` ((time, processes), as ``model.simulate`` would
+        schedule them) keyed as SimPy would key them, every timer and arrival fired in that
+        order, Python called only for the draws the kernels ask for. The engine's clock and
+        event count end as the SimPy-driven run leaves them."""
+        engine, CI = self.engine, self.CI
+        times = np.array([t for t, _ in groups], dtype=np.float64)
+        firsts = np.array([self._first[id(specs[0])] for _, specs in groups], dtype=np.int64)
+        ends = firsts + np.array([len(specs) for _, specs in groups], dtype=np.int64)
+        state = np.zeros(3, dtype=np.int64)
+        at = np.zeros(1)
+        if groups:
+            state[R.A_EID], at[0] = engine.next_number(), engine.env._now + times[0]
+        while True:
+            self.handing(CI, L.Y_EID, R.run, times, firsts, ends, state, at, CI, self.CF)
+            need = int(CI[L.Y_NEED])
+            if not need:
+                break
+            CI[L.Y_NEED] = 0
+            self._draw_rounds() if need == L.NEED_ROUNDS else self._refill_used()
+        engine.events += int(state[R.A_EVENTS])
+        if CI[L.Y_STOP]:
+            self._jump(float(self.CF[L.Z_STOPT]))
+
     def _call(self, kernel, *args) -> None:
         """A kernel call with SimPy's insertion numbers handed over and back, then a proxy at the
         calendar's first timer."""

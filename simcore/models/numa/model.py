@@ -343,7 +343,21 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
     tasks = [Task(spec, params, trace, draws) for spec in workload]
     system.expect(tasks)
     order = sorted(range(len(tasks)), key=lambda i: (tasks[i].spec.created, i))
+    if attach is None and COMPILED_LOOP and not system.observed:
+        system.run_compiled(order)
+    else:
+        _run_on_simpy(engine, system, tasks, order, attach)
+    system.close()
+    if params["check_invariants"]:
+        invariants.check_final(system)
+    elif system.unfinished:
+        raise RuntimeError(f"numa model: {system.unfinished} task(s) never finished under {policy}")
+    return Result(measure(system, engine), tasks, system)
 
+
+def _run_on_simpy(engine: Engine, system: NumaSystem, tasks: list, order: list[int], attach) -> None:
+    """The run driven by SimPy: each task's creation a SimPy event that schedules the next, the
+    kernels' timers fired between them (``NumaSystem``'s proxies), ``attach`` called first."""
     def arrive(j: int) -> None:
         system.create(tasks[order[j]])
         if j + 1 < len(order):
@@ -353,12 +367,12 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
     if attach is not None:
         attach(engine, system)
     engine.run()
-    system.close()
-    if params["check_invariants"]:
-        invariants.check_final(system)
-    elif system.unfinished:
-        raise RuntimeError(f"numa model: {system.unfinished} task(s) never finished under {policy}")
-    return Result(measure(system, engine), tasks, system)
+
+
+#: Run a replication that nothing in Python observes (no monitor, trace or invariant checks) in
+#: the kernels' own event loop (``NumaSystem.run_compiled``); False: every run driven by SimPy.
+#: Both give the same bytes (tests/test_numa_system.py).
+COMPILED_LOOP = True
 
 
 def measure(system: NumaSystem, engine: Engine) -> dict[str, float]:

@@ -201,6 +201,33 @@ class NumaSystem(ProxyCalendar):
         self._after_kernels()
         self._push_head()
 
+    @property
+    def observed(self) -> bool:
+        """Whether Python must see the run event by event: the invariant checks, a trace's log.
+        Such a run is driven by SimPy (``create``)."""
+        return self.check is not None or bool(self.SI[LK.Y_LOGCAP])
+
+    def run_compiled(self, order: list[int]) -> None:
+        """The whole run in the kernels' event loop (``system_kernels.run``), for a run nothing
+        in Python observes: the tasks created in ``order`` at their creation times, keyed as
+        SimPy would key the arrivals ``model.simulate`` schedules. The engine's clock and event
+        count, and the tasks created, end as the SimPy-driven run leaves them."""
+        engine, SI, tasks = self.engine, self.SI, self._tasks
+        created = np.array([t.spec.created for t in tasks], dtype=np.float64)
+        parents = np.array([t.spec.parent_cpu for t in tasks], dtype=np.int64)
+        order_ = np.array(order, dtype=np.int64)
+        state, at = np.zeros(3, dtype=np.int64), np.zeros(1)
+        if len(order_):
+            state[SK.A_EID], at[0] = engine.next_number(), engine.env._now + created[order_[0]]
+        self.handing(SI, LK.Y_EID, SK.run, created, order_, parents, state, at, SI, self.SF, self.F, self.I)
+        if SI[LK.Y_MORE]:
+            raise RuntimeError("numa model: the compiled loop stopped for Python in a run nothing observes")
+        self.tasks.extend(tasks[k] for k in order[:int(state[SK.A_NEXT])])
+        engine.events += int(state[SK.A_EVENTS])
+        self.unfinished = int(SI[LK.Y_UNFIN])
+        if SI[LK.Y_STOP]:
+            self._jump(float(self.SF[LK.Z_STOPT]))
+
     def _on_proxy(self, _event) -> None:
         """Fire every compiled timer keyed before SimPy's next event (and before the run's stop),
         then keep a proxy at or before the first timer left."""

@@ -1,7 +1,8 @@
 """The NUMA scheduler and balancer, compiled with numba and split by concern into the ``*_kernels``
 modules of this folder (``layout``, ``task``, ``runqueue``, ``run``, ``hook``, ``migrate``,
 ``scheduler``, ``balance``, ``timing``, ``search``); here, ``drain``, which fires the calendar's
-timers up to a key (SimPy's next event): how :class:`simcore.models.numa.system.NumaSystem` runs.
+timers up to a key (SimPy's next event): how :class:`simcore.models.numa.system.NumaSystem` runs;
+and ``run``, the whole run's event loop when nothing in Python observes it.
 
 The functions are plain Python in numba's subset, compiled by ``jit_module`` at the end of the
 file: with NUMBA_DISABLE_JIT=1 they run as Python.
@@ -9,7 +10,10 @@ file: with NUMBA_DISABLE_JIT=1 they run as Python.
 
 from __future__ import annotations
 
+import math
+
 from numba import jit_module
+from simpy.events import NORMAL
 
 from simcore.core import calendar_kernels as C
 from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
@@ -17,7 +21,7 @@ from simcore.models.numa import balance_kernels as BK
 from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import scheduler_kernels as SC
 from simcore.models.numa.layout_kernels import (
-    OF_CT, Y_FIRED, Y_LOGCAP, Y_MORE, Y_N, Y_NLOG, Y_ROOM, Y_STEP, Y_STOP, Y_STOPE, Z_STEPT, Z_STOPT)
+    OF_CT, Y_EID, Y_FIRED, Y_LOGCAP, Y_MORE, Y_N, Y_NLOG, Y_ROOM, Y_STEP, Y_STOP, Y_STOPE, Z_STEPT, Z_STOPT)
 
 
 def drain(stop_t, stop_p, stop_e, SI, SF, F, I):
@@ -52,6 +56,42 @@ def drain(stop_t, stop_p, stop_e, SI, SF, F, I):
         else:
             SC.wake(s - 2 * n, t, SI, SF, F, I)
     SI[Y_FIRED] = fired
+
+
+# -- the compiled event loop ----------------------------------------------------------------------
+# The arrivals as SimPy would order them (model.simulate): task order[j] created at AT[0], keyed
+# (time, NORMAL, A[A_EID]); the next one at this time plus (its creation time - this time), what
+# Engine.schedule adds to the clock, numbered after this creation's kernels.
+A_NEXT, A_EID, A_EVENTS = range(3)     # the loop's state: the next arrival, its insertion number, events fired
+
+
+def run(created, order, parents, A, AT, SI, SF, F, I):
+    """Fire every timer and task creation in SimPy's key order until the run's stop (the last
+    task's end), as the SimPy-driven run does with ``drain`` between the creations: the same
+    kernels, in the same order. Returns early with ``SI[Y_MORE]`` set only where Python must see
+    every event (a trace's log, the invariant checks), which such a run is not: the caller
+    refuses it. ``A[A_EVENTS]`` counts the timers and creations fired."""
+    m = order.shape[0]
+    while True:
+        j = A[A_NEXT]
+        if j < m:
+            ta, pa, ea = AT[0], NORMAL, A[A_EID]
+        else:
+            ta, pa, ea = math.inf, 0, 0            # SimPy's queue empty (engine.END)
+        drain(ta, pa, ea, SI, SF, F, I)
+        A[A_EVENTS] += SI[Y_FIRED]
+        if SI[Y_MORE] or j >= m:
+            return
+        if SI[Y_STOP] and C.key_before(SF[Z_STOPT], NORMAL, SI[Y_STOPE], ta, pa, ea):
+            return
+        A[A_EVENTS] += 1
+        k = order[j]
+        SC.create(k, parents[k], ta, SI, SF, F, I)
+        if j + 1 < m:
+            AT[0] = ta + (created[order[j + 1]] - ta)
+            A[A_EID] = SI[Y_EID]
+            SI[Y_EID] += 1
+        A[A_NEXT] = j + 1
 
 
 jit_module(nopython=True, cache=True)
