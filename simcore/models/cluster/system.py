@@ -342,7 +342,7 @@ class ClusterSystem(ProxyCalendar):
         state = np.zeros(3, dtype=np.int64)
         at = np.zeros(1)
         if groups:
-            state[R.A_EID], at[0] = engine.next_number(), engine.env._now + times[0]
+            at[0], state[R.A_EID] = engine.now + times[0], engine.next_number()   # engine.schedule's key at the start
         while True:
             self.handing(CI, L.Y_EID, R.run, times, firsts, ends, state, at, CI, self.CF)
             need = int(CI[L.Y_NEED])

@@ -218,7 +218,7 @@ class NumaSystem(ProxyCalendar):
         order_ = np.array(order, dtype=np.int64)
         state, at = np.zeros(3, dtype=np.int64), np.zeros(1)
         if len(order_):
-            state[SK.A_EID], at[0] = engine.next_number(), engine.env._now + created[order_[0]]
+            at[0], state[SK.A_EID] = engine.now + created[order_[0]], engine.next_number()   # engine.schedule's key at the start
         self.handing(SI, LK.Y_EID, SK.run, created, order_, parents, state, at, SI, self.SF, self.F, self.I)
         if SI[LK.Y_MORE]:
             raise RuntimeError("numa model: the compiled loop stopped for Python in a run nothing observes")
