@@ -41,6 +41,35 @@ def test_the_quiet_test_is_its_definition():
     assert seen == {True, False}
 
 
+@pytest.mark.parametrize("policy", ["linux-2level", "multilevel"])
+def test_a_quiet_domains_search_finds_no_group(policy):
+    """``periodic`` fails a quiet domain's attempt without searching: on 300 random states of the
+    Superdome (run-queue lengths as above, each CPU's cpu_load anywhere from 0 to 4 x 128 and
+    settled 0-7 ticks ago), wherever ``quiet`` holds, the busy and the idle search
+    (``find_busiest_group``) find no group, for every CPU and domain. The states are not trivial:
+    the newly-idle search, which ``quiet`` does not cover, finds a group in some of them."""
+    system = empty_system("superdome-16x4", policy)
+    bal = system.balancer
+    F, I, n = bal.F, bal.I, system.ncpus
+    rng = np.random.default_rng(9)
+    cur, avg, tck = (F[I[o]:I[o] + n] for o in (K.OF_CUR, K.OF_AVG, K.OF_TCK))
+    quiet_states, newly_found = 0, 0
+    for _ in range(300):
+        counts = rng.choice([0, 1, 2, 3], size=n, p=[0.45, 0.45, 0.07, 0.03])
+        cur[:] = counts * 128.0
+        avg[:] = rng.integers(0, 4 * 128 + 1, size=n)
+        tck[:] = 10 - rng.integers(0, 8, size=n)
+        for cpu in range(n):
+            for dom in bal.pdoms[cpu]:
+                if not K.quiet(cpu, dom._d, F, I):
+                    continue
+                quiet_states += 1
+                for kind in (K.NOT_IDLE, K.IDLE):
+                    assert not K._search(cpu, dom._d, 10.0, kind, F, I)
+                newly_found += K._search(cpu, dom._d, 10.0, K.NEWLY_IDLE, F, I)
+    assert quiet_states > 1000 and newly_found > 0
+
+
 def _settled_by_definition(last: float, interval: float, busy_factor: float, max_interval: float, idle: bool,
                            until: float, tick: float) -> tuple[int, float]:
     """The attempts a sleeping domain makes after one at ``last`` (a tick boundary) up to ``until``,

@@ -104,11 +104,11 @@ def carry_on(cpu, j, idle, now, SI, SF, F, I):
     ``j``-th periodic domain, whose search found a busiest queue (counted: mehta's successful
     attempt), carried on."""
     d = cpu * I[K.H_L] + I[I[K.O_PD] + cpu * I[K.H_P] + j]
-    imb, busiest, was_quiet = I[K.H_IMB], I[K.H_BUSIEST], I[K.H_QUIET]
+    imb, busiest = I[K.H_IMB], I[K.H_BUSIEST]
     SI[Y_FOUND] += 1
     moved = after_search(cpu, d, busiest, imb, IDLE if idle else NOT_IDLE, now, SI, SF, F, I)
     F[I[K.OF_LAST] + d] = now
-    if I[K.H_SLEEPS] and (was_quiet or K.quiet(cpu, d, F, I)):
+    if I[K.H_SLEEPS] and K.quiet(cpu, d, F, I):
         I[I[K.O_DORMANT] + d] = 1
         if I[I[K.O_HASWIDE] + d]:
             I[K.H_WIDE_SLEEPERS] += 1

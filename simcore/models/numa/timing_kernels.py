@@ -33,13 +33,13 @@ NOT_IDLE, IDLE, NEWLY_IDLE = 0, 1, 2
 # header slots of I
 H_N, H_L, H_G, H_P, H_INSTANT, H_SLEEPS, H_WIDE_SLEEPERS = 0, 1, 2, 3, 4, 5, 6
 H_ATTEMPTS, H_FAILED, H_DEAD = 7, 8, 9          # attempts, failed ones, certain failures
-H_GROUP, H_IMB, H_QUIET, H_BUSIEST, H_NOUT = 10, 11, 12, 13, 14   # an attempt that found a group; CPUs armed
+H_GROUP, H_IMB, H_BUSIEST, H_NOUT = 10, 11, 12, 13   # an attempt that found a group; CPUs armed
 # offsets of the int blocks (per CPU, per domain, per domain x CPU, per domain x group)
-O_BUSY, O_FAILED, O_DORMANT, O_BUSYOK, O_LOCAL, O_TOTALN, O_IMB, O_HASWIDE = 15, 16, 17, 18, 19, 20, 21, 22
-O_PD, O_NPD, O_GOF, O_SIZES, O_NGROUPS, O_SPAN, O_WIDE, O_OUTCPU, O_NEWIDLE = 23, 24, 25, 26, 27, 28, 29, 30, 31
+O_BUSY, O_FAILED, O_DORMANT, O_BUSYOK, O_LOCAL, O_TOTALN, O_IMB, O_HASWIDE = 14, 15, 16, 17, 18, 19, 20, 21
+O_PD, O_NPD, O_GOF, O_SIZES, O_NGROUPS, O_SPAN, O_WIDE, O_OUTCPU, O_NEWIDLE = 22, 23, 24, 25, 26, 27, 28, 29, 30
 # offsets of the float blocks
-OF_CUR, OF_AVG, OF_TCK, OF_TAT, OF_LAST, OF_IVL, OF_BF, OF_MAXI, OF_OUTAT = 32, 33, 34, 35, 36, 37, 38, 39, 40
-HEADER = 41
+OF_CUR, OF_AVG, OF_TCK, OF_TAT, OF_LAST, OF_IVL, OF_BF, OF_MAXI, OF_OUTAT = 31, 32, 33, 34, 35, 36, 37, 38, 39
+HEADER = 40
 F_TICK, F_HEADER = 0, 1                 # slots of F before its blocks
 
 
@@ -223,9 +223,10 @@ def newidle(cpu, k, now, F, I):
 def periodic(cpu, j, now, idle, moved_any, F, I):
     """``rebalance_tick``'s loop from ``cpu``'s ``j``-th periodic domain (``j`` = 0: the timer has
     just fired, and is marked unset): each due domain makes its attempt (``load_balance``) as far
-    as the search for the busiest group and queue. Returns ``-(j + 1)`` for the first domain
-    ``j`` whose search found a group (its group, imbalance, busiest CPU and quiet test in the
-    header; ``balance_kernels.fire`` carries that attempt on); else every due domain failed and,
+    as the search for the busiest group and queue; a quiet domain's attempt fails without it
+    (``quiet`` proves the search finds no group). Returns ``-(j + 1)`` for the first domain
+    ``j`` whose search found a group (its group, imbalance and busiest CPU in the header;
+    ``balance_kernels.fire`` carries that attempt on); else every due domain failed and,
     unless ``moved_any``, the CPU is armed: the due time to set its timer at, or infinity (leave
     it, or ``moved_any``). Times are never negative, so the sign tells the two apart."""
     tick = F[0]
@@ -244,8 +245,7 @@ def periodic(cpu, j, now, idle, moved_any, F, I):
         if q:
             I[H_DEAD] += 1
         I[H_ATTEMPTS] += 1
-        if _search(cpu, d, t_now, IDLE if idle else NOT_IDLE, F, I):
-            I[H_QUIET] = q
+        if not q and _search(cpu, d, t_now, IDLE if idle else NOT_IDLE, F, I):     # quiet: it fails
             return -(j + 1.0)
         if F[ivl + d] < F[I[OF_MAXI] + d]:
             F[ivl + d] *= 2
