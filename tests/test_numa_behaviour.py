@@ -24,6 +24,7 @@ import dataclasses
 import math
 from typing import NamedTuple
 
+import numpy as np
 import pytest
 
 from simcore.core.rng import Streams, replication_seed
@@ -780,7 +781,7 @@ def test_a_task_in_the_local_or_a_one_cpu_group_does_not_wake_a_sleeping_domain(
     every attempt made for real."""
     monkeypatch.setattr(Balancer, "sleeps", sleeps)
     draws = {0: Draws(0)}
-    draws[0].batches = [[0.1, 20.0, 0.15] + [1.0] * 29]
+    draws[0].values = np.array([0.1, 20.0, 0.15] + [1.0] * 29)
     d = dom({0, 1, 2, 3}, [{0}, {1}, {2, 3}], interval=(100, 100))
     out = scenario(one_node(6), [[d], [], [], [], [], []],
                    [T(10, 1, 1000, io=True), T(150, 5, 1000), T(200, 1, 1000)], draws=draws)
@@ -1768,7 +1769,7 @@ def test_io_wait_wakes_the_task_on_its_cpu_with_the_rest_of_its_slice(scenario):
     a waking task) and runs 80-150, when the 70 ms left of its slice are used up; it expires,
     runs again with a new slice 150-170 and ends."""
     draws = {0: Draws(0)}
-    draws[0].batches = [[0.3, 0.9, 0.05] + [1.0] * 29]
+    draws[0].values = np.array([0.3, 0.9, 0.05] + [1.0] * 29)
     d = dom({0, 1}, [{0}, {1}], interval=(10000, 10000))
     out = scenario(one_node(2), [[d], [d]], [T(0, 1, 120, io=True)], draws=draws)
     task = out.tasks[0]
@@ -1784,7 +1785,7 @@ def test_io_wait_as_the_rest_of_the_slice(scenario):
     100 ms slice and runs its last 90 ms at once, 100-190. (Without the refill it would expire at
     170 and end after a second stretch 170-190.)"""
     draws = {0: Draws(0)}
-    draws[0].batches = [[0.3, 0.9, 0.05] + [1.0] * 29]
+    draws[0].values = np.array([0.3, 0.9, 0.05] + [1.0] * 29)
     d = dom({0, 1}, [{0}, {1}], interval=(10000, 10000))
     out = scenario(one_node(2), [[d], [d]], [T(0, 1, 120, io=True)], draws=draws, io_wait="rest-of-slice")
     task = out.tasks[0]
@@ -1972,7 +1973,7 @@ def test_a_burst_far_from_home_is_work_or_wall_time_by_locality_scope(scenario, 
     slice, and the 13.33 ms of work left, 150-170. Two I/O waits; the same 120 ms of CPU time."""
     d = dom({0, 1}, [{0}, {1}], flags=(LB, NI), interval=(200, 200), name="node")
     draws = {2: Draws(2)}
-    draws[2].batches = [[0.2, 0.6, 0.01, 0.9, 0.01] + [1.0] * 27]
+    draws[2].values = np.array([0.2, 0.6, 0.01, 0.9, 0.01] + [1.0] * 27)
     out = scenario(nodes(2), [[d], [d]], [T(0, 1, 30), T(0, 0, 1000), T(0, 0, 80, io=True)], draws=draws,
                    memory_stall_fraction=0.5, locality_scope=scope)
     assert out.pulls == [(30.0, 2, 0, 1)]
@@ -2000,7 +2001,7 @@ def test_a_tasks_memory_is_where_it_starts_or_where_it_was_created(scenario, hom
     new slice, 110-130. (Drawn at home speed, burst 0 would run 0-45.)"""
     machine, domains = exec_machine()
     draws = {1: Draws(1)}
-    draws[1].batches = [[0.3, 0.9, 0.01] + [1.0] * 29]
+    draws[1].values = np.array([0.3, 0.9, 0.01] + [1.0] * 29)
     out = scenario(machine, domains, [T(0, 0, 1000), T(0, 0, 80, io=True)], draws=draws, placement="exec",
                    memory_stall_fraction=0.5, locality_scope="lifetime", home_node=home_node)
     task = out.tasks[1]
@@ -2185,7 +2186,7 @@ def test_the_mean_burst_grows_by_burst_nice_ms_per_nice_level(scenario):
     30 ms with the 30 ms left of its slice, 70-100. (A mean burst of 50 + 10 / 3 would give a
     first burst of 13.3 ms.)"""
     draws = {0: Draws(0)}
-    draws[0].batches = [[0.25, 0.5, 0.05] + [1.0] * 29]
+    draws[0].values = np.array([0.25, 0.5, 0.05] + [1.0] * 29)
     out = scenario(one_node(1), [[]], [T(0, 0, 50, nice=10, io=True)], draws=draws, burst_nice_ms=3.0)
     task = out.tasks[0]
     assert runs(task) == [(0, 0, 20), (0, 70, 100)]
@@ -2194,22 +2195,21 @@ def test_the_mean_burst_grows_by_burst_nice_ms_per_nice_level(scenario):
     assert task.mean_burst == 80.0
 
 
-def test_io_waits_read_the_tasks_draws_in_order_across_batches(scenario):
+def test_io_waits_read_the_tasks_draws_in_order(scenario):
     """One CPU, an I/O-bound nice-0 task (slice 100 ms, mean burst 100 ms, mean I/O 1000 ms) with
     330 ms of work. Its draws, in the order it makes them (a burst at creation, then on each
     blocking the next burst and the I/O wait), are draw 0 = burst 0, draw 2k - 1 = burst k, draw
-    2k = I/O wait k, read from batches of 32: burst k is always 0.1 (10 ms, ends in I/O), I/O wait
-    k is 0.01 (10 ms) except wait 16 (draw 32, the first of batch 1: 0.03, 30 ms) and wait 32
-    (draw 64, the first of batch 2: 0.05, 50 ms). Bursts 0-32 serve 33 x 10 = 330 ms: burst 32
-    is the last (no I/O after it), so there are 32 waits: 15 of 10 ms, 30, 15 of 10 ms, 50. The
-    task is alone, so it runs each burst at once (a slice used up after ten bursts is refilled as
-    it blocks) and ends at 330 + 15 x 10 + 30 + 15 x 10 + 50 = 710. Waits 16 and 32 are the two
-    whose draw starts a new batch (read by the I/O draw itself, not by the burst draw)."""
+    2k = I/O wait k: burst k is always 0.1 (10 ms, ends in I/O), I/O wait k is 0.01 (10 ms)
+    except wait 16 (draw 32: 0.03, 30 ms) and wait 32 (draw 64: 0.05, 50 ms). Bursts 0-32 serve
+    33 x 10 = 330 ms: burst 32 is the last (no I/O after it), so there are 32 waits: 15 of 10 ms,
+    30, 15 of 10 ms, 50. The task is alone, so it runs each burst at once (a slice used up after
+    ten bursts is refilled as it blocks) and ends at 330 + 15 x 10 + 30 + 15 x 10 + 50 = 710. (A
+    wait read by the burst's draw, or a draw skipped, moves the 30 and the 50.)"""
     burst, io = 0.1, 0.01
     draws = {0: Draws(0)}
-    draws[0].batches = [[burst] + [burst, io] * 15 + [burst],
-                        [0.03] + [burst, io] * 15 + [burst],
-                        [0.05] + [1.0] * 31]
+    draws[0].values = np.array([burst] + [burst, io] * 15 + [burst]
+                               + [0.03] + [burst, io] * 15 + [burst]
+                               + [0.05] + [1.0] * 31)
     out = scenario(one_node(1), [[]], [T(0, 0, 330, io=True)], draws=draws)
     task = out.tasks[0]
     waits = [b - a for kind, _, a, b in segments(task) if kind == "io"]
@@ -2225,7 +2225,7 @@ def test_a_rest_of_slice_wait_can_be_shorter_than_a_millisecond(scenario):
     wait is what is left of the slice, 100 - 99.5 = 0.5 ms (no floor but 0): it runs 0-99.5,
     waits 99.5-100, wakes with a new slice and runs 100-150."""
     draws = {0: Draws(0)}
-    draws[0].batches = [[0.995, 0.5] + [1.0] * 30]
+    draws[0].values = np.array([0.995, 0.5] + [1.0] * 30)
     out = scenario(one_node(1), [[]], [T(0, 0, 149.5, io=True)], draws=draws, io_wait="rest-of-slice")
     task = out.tasks[0]
     assert [s for s in segments(task) if s[0] == "io"] == [("io", -1, 99.5, 100.0)]
@@ -2316,7 +2316,7 @@ def test_a_burst_that_leaves_under_a_millisecond_of_demand_is_not_the_last(scena
     50 ms. It runs 0-30, waits for I/O 30-80 and runs its last 0.5 ms 80-80.5: the task is done
     only once all its demand is served, not when less than a millisecond is left."""
     draws = {0: Draws(0)}
-    draws[0].batches = [[0.3, 0.9, 0.05] + [1.0] * 29]
+    draws[0].values = np.array([0.3, 0.9, 0.05] + [1.0] * 29)
     out = scenario(one_node(1), [[]], [T(0, 0, 30.5, io=True)], draws=draws)
     task = out.tasks[0]
     assert runs(task) == [(0, 0, 30), (0, 80, 80.5)]
@@ -2498,7 +2498,7 @@ def test_a_slice_that_ends_in_the_middle_of_a_pending_burst_is_replayed_as_a_sli
     150 pass while the task is alone: its timer is set for 157.5 and they are replayed there, the
     one at 100 as the end of a slice (a burst's end would draw burst 2 too early)."""
     draws = {0: Draws(0)}
-    draws[0].batches = [[1.0, 1.0, 0.1, 1.0, 0.02] + [1.0] * 27]
+    draws[0].values = np.array([1.0, 1.0, 0.1, 1.0, 0.02] + [1.0] * 27)
     machine = near_5()
     out = scenario(machine, [[]], [T(0, 0, 300, io=True)], draws=draws, memory_stall_fraction=0.5)
     task = out.tasks[0]

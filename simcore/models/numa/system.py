@@ -46,9 +46,11 @@ from simcore.models.numa import layout_kernels as LK
 from simcore.models.numa import scheduler_kernels as SC
 from simcore.models.numa import system_kernels as SK
 from simcore.models.numa.balancer import Balancer
-from simcore.models.numa.task import _BATCH, BLOCKED, DONE, NEW, QUEUED, RUNNING
+from simcore.models.numa import task_kernels as TKK
+from simcore.models.numa.task import BLOCKED, DONE, NEW, QUEUED, RUNNING
 
 _STATES = (NEW, QUEUED, RUNNING, BLOCKED, DONE)
+_FIRST_DRAWS = 128        # draws a task is first counted against (twice as many each time they run out)
 _SEGMENTS = ("wait", "run", "io")       # the log's kinds LOG_WAIT, LOG_RUN, LOG_IO as a trace names them
 _COLUMNS = {"O_TI": LK.T_COLS, "OF_TF": LK.F_COLS, "O_RI": LK.R_COLS, "OF_RF": LK.RF_COLS, "O_Q": LK.Q_COLS}
 
@@ -341,35 +343,23 @@ def _task_draws(task, io_rest: bool, slowest: float = 1.0, first: float = 1.0) -
     if getattr(src, "flat", None) is not None and src.flat[0] == key:
         return src.flat[1]
     need = _count_draws(task, io_rest, slowest, first)
-    batches = [src.batch(j) for j in range(-(-need // _BATCH))]
-    flat = np.array([x for b in batches for x in b][:need], dtype=np.float64)
+    flat = src.take(need).copy()
     src.flat = (key, flat)
     return flat
 
 
 def _count_draws(task, io_rest: bool, slowest: float = 1.0, first: float = 1.0) -> int:
     """How many draws ``task`` takes in its run (``task_kernels.next_burst`` and ``draw_io``
-    replayed from its creation: each burst that ends with demand left is followed by the next
-    burst, and if it ends in I/O, by the wait's draw). With bursts drawn as wall time
-    (locality_scope 'lifetime', bursts.py) each serves its length over the slowdown where it is
-    drawn: the first at ``first`` (1 when it starts at home), the others at the ``slowest``, where every burst serves
-    least, so the count bounds any run's (whether a burst ends in I/O does not depend on the
-    slowdown)."""
+    replayed from its creation by ``task_kernels.count_draws``: each burst that ends with demand
+    left is followed by the next burst, and if it ends in I/O, by the wait's draw). With bursts
+    drawn as wall time (locality_scope 'lifetime', bursts.py) each serves its length over the
+    slowdown where it is drawn: the first at ``first`` (1 when it starts at home), the others at
+    the ``slowest``, where every burst serves least, so the count bounds any run's (whether a
+    burst ends in I/O does not depend on the slowdown)."""
     if not task.spec.io_bound:
         return 0
-    src, i, scale = task._src, 0, first
-    demand, io = task.spec.demand, False
-    while demand > 0.0:
-        b = task.mean_burst * src.batch(i // _BATCH)[i % _BATCH]
-        i += 1
-        nxt_io = b < task.slice
-        if not nxt_io:
-            b = task.slice
-        b = b / scale
-        if b >= demand:
-            b, nxt_io = demand, False
-        if io and not io_rest:
-            i += 1
-        demand -= b
-        io, scale = nxt_io, slowest
-    return i
+    have = _FIRST_DRAWS
+    while (need := TKK.count_draws(task._src.take(have), task.mean_burst, task.slice, task.spec.demand, io_rest,
+                                   slowest, first)) < 0:
+        have *= 2
+    return need

@@ -15,7 +15,7 @@ import numpy as np
 #: task states
 NEW, QUEUED, RUNNING, BLOCKED, DONE = "new", "queued", "running", "blocked", "done"
 
-_BATCH = 32
+_CHUNK = 64           # the fewest draws a task's generator is asked for at once
 
 
 class TaskSpec(NamedTuple):
@@ -37,26 +37,28 @@ def timeslice(nice: int, def_timeslice: float, min_timeslice: float) -> float:
 
 
 class Draws:
-    """The draws of one task's own generator (seeded from its spec), in batches of ``_BATCH``
-    standard exponentials, each drawn on first use and kept: the runs of several policies on one
-    workload read the same batches instead of re-creating the generator and re-drawing them."""
+    """The draws of one task's own generator (seeded from its spec): its standard exponentials in
+    the order drawn, drawn on first use and kept: the runs of several policies on one workload read
+    the same draws instead of re-creating the generator and re-drawing them. (Numpy's generator
+    draws them one after another, so how many are asked for at a time changes none.)"""
 
-    __slots__ = ("seed", "rng", "batches", "flat")
+    __slots__ = ("seed", "rng", "values", "flat")
 
     def __init__(self, seed: int):
         self.seed = seed
         self.flat = None       # (key, array): the draws a run takes, kept by system._task_draws
         self.rng: np.random.Generator | None = None
-        self.batches: list[list[float]] = []
+        self.values = np.zeros(0)
 
-    def batch(self, j: int) -> list[float]:
-        """Batch ``j`` (0, 1, ...): the generator's (j+1)-th ``standard_exponential(_BATCH)``."""
-        b = self.batches
-        while len(b) <= j:
+    def take(self, k: int) -> np.ndarray:
+        """The first ``k`` draws (a view: not to be written)."""
+        have = len(self.values)
+        if have < k:
             if self.rng is None:
                 self.rng = np.random.Generator(np.random.PCG64(self.seed))
-            b.append(self.rng.standard_exponential(_BATCH).tolist())
-        return b[j]
+            more = self.rng.standard_exponential(max(k - have, have, _CHUNK))
+            self.values = np.concatenate([self.values, more])
+        return self.values[:k]
 
 
 class Task:

@@ -57,4 +57,28 @@ def draw_io(t, SI, SF):
     return SF[Z_MEANIO] * _draw(t, SI, SF)
 
 
+def count_draws(D, mean_burst, tslice, demand, io_rest, slowest, first):
+    """How many of the draws ``D`` a task of ``demand`` ms takes in its run (``system._count_draws``:
+    ``next_burst`` and ``draw_io`` replayed from its creation, its first burst drawn at the
+    slowdown ``first``, the others at ``slowest``); -1 if it would take more than ``D`` holds."""
+    i, scale, io = 0, first, False
+    n = D.shape[0]
+    while demand > 0.0:
+        if i >= n:
+            return -1
+        b = mean_burst * D[i]
+        i += 1
+        nxt_io = b < tslice
+        if not nxt_io:
+            b = tslice
+        b = b / scale
+        if b >= demand:
+            b, nxt_io = demand, False
+        if io and not io_rest:
+            i += 1
+        demand -= b
+        io, scale = nxt_io, slowest
+    return i
+
+
 jit_module(nopython=True, cache=True)
