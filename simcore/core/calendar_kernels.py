@@ -12,6 +12,8 @@ so every model's calendar is the code of this file.
 
 from __future__ import annotations
 
+import math
+
 from simpy.events import NORMAL
 
 from simcore.core.jit import njit
@@ -142,7 +144,7 @@ def first_due(t, prio, order, h, I, F):
 def first_due_by(t, prio, order, stopping, stop_t, stop_order, h, I, F):
     """``first_due`` with the run's stop as a second bound when ``stopping``: the stop is keyed
     (``stop_t``, NORMAL, ``stop_order``), as ``Engine.stop`` puts it on SimPy's queue."""
-    if stopping and key_before(stop_t, NORMAL, stop_order, t, prio, order):
+    if stops_before(stopping, stop_t, stop_order, t, prio, order):
         return first_due(stop_t, NORMAL, stop_order, h, I, F)
     return first_due(t, prio, order, h, I, F)
 
@@ -155,3 +157,40 @@ def top(h, I, F):
         return -1, 0.0, 0, 0
     s = I[h[HEAP_ITEMS]]
     return s, F[h[HEAP_TIME] + s * h[HEAP_TIME_STRIDE]], I[h[HEAP_PRIO] + s * h[HEAP_ROW]], I[h[HEAP_ORDER] + s * h[HEAP_ROW]]
+
+
+# -- the arrivals of a compiled event loop ----------------------------------------------------------
+# A model's whole-run loop fires its timers and its arrivals (a list the model fixes before the run)
+# in SimPy's key order. The arrivals' cursor: the next one (A_NEXT), its insertion number (A_EID)
+# and the events fired so far (A_EVENTS) in an int array A, the next one's time in AT[0]; each
+# arrival is keyed (time, NORMAL, number) as Engine.schedule keys it, the next one's number drawn
+# from the model's counter right after the arrival's kernels ran (ProxyCalendar.arrival_cursor
+# keys the first).
+A_NEXT, A_EID, A_EVENTS = range(3)
+
+
+@njit(cache=True)
+def arrival_key(A, AT, count):
+    """The key of the next of ``count`` arrivals, or the key past every event once all came
+    (SimPy's queue empty: engine.END)."""
+    if A[A_NEXT] < count:
+        return AT[0], NORMAL, A[A_EID]
+    return math.inf, 0, 0
+
+
+@njit(cache=True)
+def stops_before(stopping, stop_t, stop_order, t, prio, order):
+    """Whether the run's stop, once set (``stopping``), comes before the key (``t``, ``prio``,
+    ``order``): keyed (``stop_t``, NORMAL, ``stop_order``), as Engine.stop puts it."""
+    return stopping and key_before(stop_t, NORMAL, stop_order, t, prio, order)
+
+
+@njit(cache=True)
+def arrived(A, AT, count, next_t, I, counter):
+    """An arrival's kernels ran: the cursor moves on, the next arrival (if any) at ``next_t`` and
+    numbered from the model's counter ``I[counter]``."""
+    if A[A_NEXT] + 1 < count:
+        AT[0] = next_t
+        A[A_EID] = I[counter]
+        I[counter] += 1
+    A[A_NEXT] += 1

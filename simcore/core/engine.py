@@ -198,6 +198,19 @@ class ProxyCalendar:
         engine.next_number = env._eid.__next__
         return out
 
+    def arrival_cursor(self, first: float | None) -> tuple:
+        """The arrival cursor of a compiled whole-run loop (``calendar_kernels.A_*``, the next
+        arrival's time in a one-slot array): its first arrival ``first`` from now, numbered as
+        Engine.schedule numbers it; None: no arrival."""
+        import numpy as np
+
+        from simcore.core.calendar_kernels import A_EID   # here: the SimPy-only models never import numba
+
+        cursor, at = np.zeros(3, dtype=np.int64), np.zeros(1)
+        if first is not None:
+            at[0], cursor[A_EID] = self.engine.now + first, self.engine.next_number()
+        return cursor, at
+
     def _jump(self, now: float) -> None:
         """SimPy's clock and the engine's moved to ``now`` inside a proxy's drain, to carry on in
         Python at a compiled timer's time (before SimPy's next event)."""

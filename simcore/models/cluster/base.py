@@ -70,11 +70,12 @@ class Policy:
     name = "base"
     HYPERPARAMETERS: dict[str, Parameter] = {}
     migration_cost = 0.0  # seconds a migration takes; migrating policies declare it
-    spawn_delay = 0.0     # seconds to start each process of a set arriving together (SPAWN)
 
     def __init__(self, params: dict, rng: np.random.Generator):
         self.hp = select(f"cluster policy '{self.name}'", self.HYPERPARAMETERS, params)
         self.rng = rng
+        # seconds to start each process of a set arriving together: 0 unless the policy declares SPAWN
+        self.spawn_delay = float(self.hp.get("spawn_delay", 0.0))
 
     def start(self, cluster) -> None:
         pass

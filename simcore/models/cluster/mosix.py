@@ -100,7 +100,3 @@ class PVMOnMosix(Mosix):
 
     HYPERPARAMETERS = {**{k: p for k, p in Mosix.HYPERPARAMETERS.items() if k != "mosix_initial"}, **SPAWN}
     initial = "round-robin"  # PVM's placement, fixed
-
-    def __init__(self, params, rng):
-        super().__init__(params, rng)
-        self.spawn_delay = float(self.hp["spawn_delay"])

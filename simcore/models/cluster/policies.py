@@ -14,10 +14,6 @@ class PVM(Policy):
 
     HYPERPARAMETERS = {**HOSTS, **SPAWN}
 
-    def __init__(self, params, rng):
-        super().__init__(params, rng)
-        self.spawn_delay = float(self.hp["spawn_delay"])
-
 
 @register("cluster", "optimal")
 class Optimal(Policy):

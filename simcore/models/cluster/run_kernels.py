@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 
 from numba import jit_module
-from simpy.events import NORMAL
 
 from simcore.core import calendar_kernels as C
 from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
@@ -223,37 +222,28 @@ def drain(stop_t, stop_p, stop_e, CI, CF):
 
 
 # -- the compiled event loop ----------------------------------------------------------------------
-# The arrivals as SimPy would order them (model.simulate): group g at AT[0], keyed (time, NORMAL,
-# A[1]); the next group's time is this one's plus the gap between the two (what Engine.schedule
-# adds to the clock) and its insertion number the next one after the arrival's kernels.
-A_NEXT, A_EID, A_EVENTS = range(3)     # the loop's state: the next group, its insertion number, events fired
+# The arrivals as SimPy would order them (model.simulate): group g at its time, keyed as
+# calendar_kernels' arrival cursor says; the next group's time is this one's plus the gap between
+# the two (what Engine.schedule adds to the clock).
 
 
 def run(times, firsts, ends, A, AT, CI, CF):
     """Fire every timer and arrival in SimPy's key order until the run's stop (the last
     completion), as the SimPy-driven run does with ``drain`` between the arrivals: the same
     kernels, in the same order. Returns early with ``CI[Y_NEED]`` set for what Python must draw
-    (``drain``); call again after. ``A[A_EVENTS]`` counts the timers and arrivals fired."""
+    (``drain``); call again after. ``A[C.A_EVENTS]`` counts the timers and arrivals fired."""
     groups = times.shape[0]
     while True:
-        g = A[A_NEXT]
-        if g < groups:
-            ta, pa, ea = AT[0], NORMAL, A[A_EID]
-        else:
-            ta, pa, ea = math.inf, 0, 0            # SimPy's queue empty (engine.END)
+        g = A[C.A_NEXT]
+        ta, pa, ea = C.arrival_key(A, AT, groups)
         drain(ta, pa, ea, CI, CF)
-        A[A_EVENTS] += CI[Y_FIRED]
-        if CI[Y_NEED] or g >= groups:
+        A[C.A_EVENTS] += CI[Y_FIRED]
+        if CI[Y_NEED] or g >= groups or C.stops_before(CI[Y_STOP], CF[Z_STOPT], CI[Y_STOPE], ta, pa, ea):
             return
-        if CI[Y_STOP] and C.key_before(CF[Z_STOPT], NORMAL, CI[Y_STOPE], ta, pa, ea):
-            return
-        A[A_EVENTS] += 1
+        A[C.A_EVENTS] += 1
         arrive(firsts[g], ends[g], ta, CI, CF)
-        if g + 1 < groups:
-            AT[0] = ta + (times[g + 1] - times[g])
-            A[A_EID] = CI[Y_EID]
-            CI[Y_EID] += 1
-        A[A_NEXT] = g + 1
+        nxt = min(g + 1, groups - 1)
+        C.arrived(A, AT, groups, ta + (times[nxt] - times[g]), CI, Y_EID)
 
 
 jit_module(nopython=True, cache=True)

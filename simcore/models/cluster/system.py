@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from simcore.core import calendar_kernels as C
 from simcore.core.engine import END, ProxyCalendar
 from simcore.errors import InputError
 from simcore.models.cluster import layout_kernels as L
@@ -339,10 +340,7 @@ class ClusterSystem(ProxyCalendar):
         times = np.array([t for t, _ in groups], dtype=np.float64)
         firsts = np.array([self._first[id(specs[0])] for _, specs in groups], dtype=np.int64)
         ends = firsts + np.array([len(specs) for _, specs in groups], dtype=np.int64)
-        state = np.zeros(3, dtype=np.int64)
-        at = np.zeros(1)
-        if groups:
-            at[0], state[R.A_EID] = engine.now + times[0], engine.next_number()   # engine.schedule's key at the start
+        state, at = self.arrival_cursor(times[0] if groups else None)
         while True:
             self.handing(CI, L.Y_EID, R.run, times, firsts, ends, state, at, CI, self.CF)
             need = int(CI[L.Y_NEED])
@@ -350,7 +348,7 @@ class ClusterSystem(ProxyCalendar):
                 break
             CI[L.Y_NEED] = 0
             self._draw_rounds() if need == L.NEED_ROUNDS else self._refill_used()
-        engine.events += int(state[R.A_EVENTS])
+        engine.events += int(state[C.A_EVENTS])
         if CI[L.Y_STOP]:
             self._jump(float(self.CF[L.Z_STOPT]))
 

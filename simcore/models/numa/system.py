@@ -41,12 +41,13 @@ from heapq import heappop
 import numpy as np
 from simpy.events import NORMAL
 
+from simcore.core import calendar_kernels as C
 from simcore.core.engine import END, Engine, ProxyCalendar
 from simcore.models.numa import layout_kernels as LK
 from simcore.models.numa import scheduler_kernels as SC
 from simcore.models.numa import system_kernels as SK
-from simcore.models.numa.balancer import Balancer
 from simcore.models.numa import task_kernels as TKK
+from simcore.models.numa.balancer import Balancer
 from simcore.models.numa.task import BLOCKED, DONE, NEW, QUEUED, RUNNING
 
 _STATES = (NEW, QUEUED, RUNNING, BLOCKED, DONE)
@@ -218,14 +219,12 @@ class NumaSystem(ProxyCalendar):
         created = np.array([t.spec.created for t in tasks], dtype=np.float64)
         parents = np.array([t.spec.parent_cpu for t in tasks], dtype=np.int64)
         order_ = np.array(order, dtype=np.int64)
-        state, at = np.zeros(3, dtype=np.int64), np.zeros(1)
-        if len(order_):
-            at[0], state[SK.A_EID] = engine.now + created[order_[0]], engine.next_number()   # engine.schedule's key at the start
+        state, at = self.arrival_cursor(created[order_[0]] if len(order_) else None)
         self.handing(SI, LK.Y_EID, SK.run, created, order_, parents, state, at, SI, self.SF, self.F, self.I)
         if SI[LK.Y_MORE]:
             raise RuntimeError("numa model: the compiled loop stopped for Python in a run nothing observes")
-        self.tasks.extend(tasks[k] for k in order[:int(state[SK.A_NEXT])])
-        engine.events += int(state[SK.A_EVENTS])
+        self.tasks.extend(tasks[k] for k in order[:int(state[C.A_NEXT])])
+        engine.events += int(state[C.A_EVENTS])
         self.unfinished = int(SI[LK.Y_UNFIN])
         if SI[LK.Y_STOP]:
             self._jump(float(self.SF[LK.Z_STOPT]))

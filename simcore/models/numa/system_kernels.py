@@ -10,10 +10,7 @@ file: with NUMBA_DISABLE_JIT=1 they run as Python.
 
 from __future__ import annotations
 
-import math
-
 from numba import jit_module
-from simpy.events import NORMAL
 
 from simcore.core import calendar_kernels as C
 from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
@@ -59,10 +56,9 @@ def drain(stop_t, stop_p, stop_e, SI, SF, F, I):
 
 
 # -- the compiled event loop ----------------------------------------------------------------------
-# The arrivals as SimPy would order them (model.simulate): task order[j] created at AT[0], keyed
-# (time, NORMAL, A[A_EID]); the next one at this time plus (its creation time - this time), what
-# Engine.schedule adds to the clock, numbered after this creation's kernels.
-A_NEXT, A_EID, A_EVENTS = range(3)     # the loop's state: the next arrival, its insertion number, events fired
+# The arrivals as SimPy would order them (model.simulate): task order[j] created at its creation
+# time, keyed as calendar_kernels' arrival cursor says; the next one at this time plus (its
+# creation time - this time), what Engine.schedule adds to the clock.
 
 
 def run(created, order, parents, A, AT, SI, SF, F, I):
@@ -70,28 +66,19 @@ def run(created, order, parents, A, AT, SI, SF, F, I):
     task's end), as the SimPy-driven run does with ``drain`` between the creations: the same
     kernels, in the same order. Returns early with ``SI[Y_MORE]`` set only where Python must see
     every event (a trace's log, the invariant checks), which such a run is not: the caller
-    refuses it. ``A[A_EVENTS]`` counts the timers and creations fired."""
+    refuses it. ``A[C.A_EVENTS]`` counts the timers and creations fired."""
     m = order.shape[0]
     while True:
-        j = A[A_NEXT]
-        if j < m:
-            ta, pa, ea = AT[0], NORMAL, A[A_EID]
-        else:
-            ta, pa, ea = math.inf, 0, 0            # SimPy's queue empty (engine.END)
+        j = A[C.A_NEXT]
+        ta, pa, ea = C.arrival_key(A, AT, m)
         drain(ta, pa, ea, SI, SF, F, I)
-        A[A_EVENTS] += SI[Y_FIRED]
-        if SI[Y_MORE] or j >= m:
+        A[C.A_EVENTS] += SI[Y_FIRED]
+        if SI[Y_MORE] or j >= m or C.stops_before(SI[Y_STOP], SF[Z_STOPT], SI[Y_STOPE], ta, pa, ea):
             return
-        if SI[Y_STOP] and C.key_before(SF[Z_STOPT], NORMAL, SI[Y_STOPE], ta, pa, ea):
-            return
-        A[A_EVENTS] += 1
+        A[C.A_EVENTS] += 1
         k = order[j]
         SC.create(k, parents[k], ta, SI, SF, F, I)
-        if j + 1 < m:
-            AT[0] = ta + (created[order[j + 1]] - ta)
-            A[A_EID] = SI[Y_EID]
-            SI[Y_EID] += 1
-        A[A_NEXT] = j + 1
+        C.arrived(A, AT, m, ta + (created[order[min(j + 1, m - 1)]] - ta), SI, Y_EID)
 
 
 jit_module(nopython=True, cache=True)
