@@ -195,13 +195,13 @@ def test_san_results_and_fits_depend_on_the_code_they_run():
 
     results = {p.as_posix() for p in san_files()}
     fits = {p.as_posix() for p in fit_files()}
-    for part in ("simcore/san/solve.py", "simcore/san/corr05.py", "simcore/models/numa/task.py",
+    for part in ("simcore/san/solve.py", "simcore/san/corr05.py", "simcore/models/numa/timeslice.py",
                  "simcore/vocabulary/domains.py"):
         assert any(n.endswith(part) for n in results) and any(n.endswith(part) for n in fits), part
     for part in ("simcore/san/simulate.py", "simcore/san/compiled_walk.py", "simcore/san/walk_kernel.py",
                  "simcore/san/run.py"):
         assert any(n.endswith(part) for n in results) and not any(n.endswith(part) for n in fits), part
-    assert not any("models/numa/balancer" in n for n in results)
+    assert not any("models/numa/balancer" in n or "models/numa/task.py" in n for n in results)
 
 
 def test_san_results_and_fits_depend_on_the_catalog_machines(monkeypatch):

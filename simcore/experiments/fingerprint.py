@@ -106,7 +106,7 @@ def topology_digest(spec, overrides: dict | None = None, params: dict | None = N
 # What the SAN package reads from outside it: corr05's generator takes the time slice from the
 # NUMA model, the SAN and corr05 parameters their declarations and domains from the vocabulary,
 # and the compiled walker its compiler from core/jit.py.
-SAN_IMPORTS = ("vocabulary/parameters.py", "vocabulary/domains.py", "models/numa/task.py", "core/jit.py")
+SAN_IMPORTS = ("vocabulary/parameters.py", "vocabulary/domains.py", "models/numa/timeslice.py", "core/jit.py")
 # The SAN files a fit does not run: the SimPy cross-check (the reference walker and its compiled
 # one, with its compiler) and the solve/simulate commands.
 NOT_IN_A_FIT = ("san/simulate.py", "san/compiled_walk.py", "san/walk_kernel.py", "san/run.py", "core/jit.py")

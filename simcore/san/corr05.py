@@ -68,7 +68,7 @@ BUILDERS = {"2": "linux-2level", "n": "multilevel"}
 
 def other_run(nice_min: int = 1, nice_max: int = 19, def_ms: float = 100.0, min_ms: float = 5.0) -> float:
     """Mean run of a non-P task in s: E[min(Exp(slice + nice), slice)] over nice_min..nice_max."""
-    from simcore.models.numa.task import timeslice
+    from simcore.models.numa.timeslice import timeslice
 
     runs = []
     for nice in range(nice_min, nice_max + 1):

@@ -28,6 +28,7 @@ from operator import attrgetter
 import numpy as np
 
 from simcore.errors import InputError
+from simcore.models.numa import layout_kernels as LK
 from simcore.models.numa import timing_kernels as K
 
 # idle kinds of load_balance
@@ -202,21 +203,21 @@ class Balancer:
         if len(domains) != n:
             raise ValueError(f"numa model: {len(domains)} domain lists for {n} CPUs")
         self.static = _static(domains, policy, n, busy_balancers(system.cpu_node, params["periodic_balancer"]))
-        self.doms = [list(doms) for doms in self.static.doms]
-        self.L = max(1, max(len(doms) for doms in self.doms))       # (a machine may have no domains)
-        P = max(1, max(sum(dom.periodic for dom in doms) for doms in self.doms))
-        G = max((len(dom.groups) for doms in self.doms for dom in doms), default=1)
+        static = self.static.doms
+        self.L = max(1, max(len(doms) for doms in static))       # (a machine may have no domains)
+        P = max(1, max(sum(dom.periodic for dom in doms) for doms in static))
+        G = max((len(dom.groups) for doms in static for dom in doms), default=1)
         key = ("buffers", self.L, P, G, self.instant, self.sleeps, self.tick)
         made = self.static.extra.get(key)
         if made is None:                  # the domains' constants, once per batch
             made = self.static.extra[key] = self._constants(n, self.L, P, G)
         self.I, self.F = made[0].copy(), made[1].copy()
-        self._views()
+        self._doms = None
         hz_stagger = 1000.0 / self.tick
+        last = int(self.I[K.OF_LAST])
         for c in range(n):
             offset = math.floor(hz_stagger * c / n) * self.tick   # rebalance_tick's per-CPU stagger
-            for dom in self.doms[c]:
-                dom.last = -offset
+            self.F[last + c * self.L:last + c * self.L + len(static[c])] = -offset
         self.first = [K.arm(c, 0.0, self.F, self.I) for c in range(n)]   # each CPU's first attempt (t = 0)
 
     def _constants(self, n: int, L: int, P: int, G: int) -> tuple[np.ndarray, np.ndarray]:
@@ -250,7 +251,7 @@ class Balancer:
                                                           "O_GOF", "O_SIZES", "O_NGROUPS", "O_SPAN", "O_WIDE",
                                                           "O_PD", "O_NPD", "O_NEWIDLE")}
         fb = {name: int(I[getattr(K, name)]) for name in ("OF_BF", "OF_MAXI", "OF_IVL")}
-        for c, doms in enumerate(self.doms):
+        for c, doms in enumerate(self.static.doms):
             for k, dom in enumerate(doms):
                 d = c * L + k
                 I[ib["O_BUSYOK"] + d] = int(dom.busy_ok)
@@ -276,14 +277,37 @@ class Balancer:
             for j, dom in enumerate(periodic):
                 I[ib["O_PD"] + c * P + j] = dom.level
 
-    def _views(self) -> None:
-        """Every domain as a :class:`DomState` of this run's buffers; ``pdoms``: the periodic ones."""
-        F, I, L = self.F, self.I, self.L
-        at = (int(I[K.OF_LAST]), int(I[K.OF_IVL]), int(I[K.O_FAILED]), int(I[K.O_DORMANT]))
-        for c, doms in enumerate(self.doms):
-            for k, dom in enumerate(doms):
-                doms[k] = DomState(dom, F, I, c * L + k, at)
-        self.pdoms = [[dom for dom in doms if dom.periodic] for doms in self.doms]
+    def domain_table(self) -> tuple:
+        """What the scheduler's kernels read of the domains (``layout_kernels``' blocks O_DI and
+        OF_DF, D_* and DF_* columns, per domain c * L + k) and each CPU's number of domains; made
+        once per batch (``Static.extra``)."""
+        key = ("table", self.L)
+        made = self.static.extra.get(key)
+        if made is None:
+            L, doms = self.L, self.static.doms
+            dint, dfloat = np.zeros((len(doms) * L, LK.D_COLS), dtype=np.int64), np.zeros((len(doms) * L, LK.DF_COLS))
+            for c, row in enumerate(doms):
+                for k, dom in enumerate(row):
+                    dint[c * L + k] = (dom.periodic, dom.exec, dom.cache_nice_tries, dom.level)
+                    dfloat[c * L + k] = (dom.cache_hot_time, dom.min_interval)
+            made = self.static.extra[key] = ([len(row) for row in doms], dint, dfloat)
+        return made
+
+    @property
+    def doms(self) -> list[list[DomState]]:
+        """Every domain as a :class:`DomState` of this run's buffers (built when first asked: the
+        kernels need none)."""
+        if self._doms is None:
+            F, I, L = self.F, self.I, self.L
+            at = (int(I[K.OF_LAST]), int(I[K.OF_IVL]), int(I[K.O_FAILED]), int(I[K.O_DORMANT]))
+            self._doms = [[DomState(dom, F, I, c * L + k, at) for k, dom in enumerate(doms)]
+                          for c, doms in enumerate(self.static.doms)]
+        return self._doms
+
+    @property
+    def pdoms(self) -> list[list[DomState]]:
+        """The periodic domains of each CPU, in order."""
+        return [[dom for dom in doms if dom.periodic] for doms in self.doms]
 
     @property
     def dormant_cpus(self) -> set[int]:

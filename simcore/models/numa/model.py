@@ -26,7 +26,8 @@ from simcore.models.numa import invariants
 from simcore.models.numa.bursts import check_machine
 from simcore.models.numa.policies import zone_size  # importing registers the policies
 from simcore.models.numa.system import NumaSystem
-from simcore.models.numa.task import Task, TaskSpec, timeslice
+from simcore.models.numa.task import Task, TaskSpec
+from simcore.models.numa.timeslice import timeslice
 from simcore.models.numa.trace import format_trace
 from simcore.models.registry import get_policy, with_hyperparameters
 from simcore.topology.domains import DEFAULT_NODE_GROUPS, NODE_GROUPS, NODE_INITS, SD_CPU_INIT

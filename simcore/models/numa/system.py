@@ -129,18 +129,16 @@ class NumaSystem(ProxyCalendar):
         RI[:, LK.R_CURR] = -1
         RI[:, LK.R_ORDER] = np.arange(n) - n
         RI[:, LK.R_NODE] = self.cpu_node
-        RI[:, LK.R_NDOMS] = [len(doms) for doms in bal.doms]
+        ndoms, dint, dfloat = bal.domain_table()
+        RI[:, LK.R_NDOMS] = ndoms
         _view(SF, SI[LK.OF_RF], n, LK.RF_COLS)[:, LK.RF_FACTOR] = 1.0
         _view(SI, SI[LK.O_Q], n, LK.Q_COLS)[:] = -1
         _view(SI, SI[LK.O_LORD], T, levels)[:] = -1
         _view(SI, SI[LK.O_LV], nodes, nodes)[:] = self.level_of
         _view(SF, SI[LK.OF_FR], nodes, nodes)[:] = self.factor
         SF[SI[LK.OF_D]:SI[LK.OF_D] + len(draws)] = draws
-        DI, DF = _view(SI, SI[LK.O_DI], n * L, LK.D_COLS), _view(SF, SI[LK.OF_DF], n * L, LK.DF_COLS)
-        for c, doms in enumerate(bal.doms):
-            for k, dom in enumerate(doms):
-                DI[c * L + k] = (dom.periodic, dom.exec, dom.cache_nice_tries, dom.level)
-                DF[c * L + k] = (dom.cache_hot_time, dom.min_interval)
+        _view(SI, SI[LK.O_DI], n * L, LK.D_COLS)[:] = dint
+        _view(SF, SI[LK.OF_DF], n * L, LK.DF_COLS)[:] = dfloat
         slots = 2 * n + T
         _view(SI, SI[LK.O_CI], slots, LK.C_COLS)[:, LK.C_POS] = -1
         SF[SI[LK.OF_CT]:SI[LK.OF_CT] + slots] = math.inf
@@ -299,14 +297,13 @@ class NumaSystem(ProxyCalendar):
         SI, SF, T, levels = self.SI, self.SF, len(self._tasks), int(self.SI[LK.Y_LEVELS])
         TI, TF = self.block("O_TI", T), self.block("OF_TF", T)
         LT, LORD = _view(SF, SI[LK.OF_LT], T, levels), _view(SI, SI[LK.O_LORD], T, levels)
-        for i, task in enumerate(self._tasks):
-            task.finished = float(TF[i, LK.F_FIN])
-            task.migrations = int(TI[i, LK.T_MIGR])
-            task.cpu_time = float(TF[i, LK.F_CPUT])
-            task.home, task.cpu = int(TI[i, LK.T_HOME]), int(TI[i, LK.T_CPU])
-            task.state = _STATES[int(TI[i, LK.T_STATE])]
-            seen = [(int(LORD[i, lvl]), lvl) for lvl in range(LT.shape[1]) if LORD[i, lvl] >= 0]
-            task.level_time = {lvl: float(LT[i, lvl]) for _, lvl in sorted(seen)}
+        finished, cpu_time = TF[:, LK.F_FIN].tolist(), TF[:, LK.F_CPUT].tolist()
+        migrations, home, cpu, state = (TI[:, col].tolist() for col in (LK.T_MIGR, LK.T_HOME, LK.T_CPU, LK.T_STATE))
+        for i, (task, times, reached) in enumerate(zip(self._tasks, LT.tolist(), LORD.tolist())):
+            task.finished, task.migrations, task.cpu_time = finished[i], migrations[i], cpu_time[i]
+            task.home, task.cpu, task.state = home[i], cpu[i], _STATES[state[i]]
+            # the levels in the order the task first reached them
+            task.level_time = {lvl: times[lvl] for _, lvl in sorted((o, lvl) for lvl, o in enumerate(reached) if o >= 0)}
         self.migrations, self.active_pushes, self.wasted_migrations = (int(SI[k]) for k in (LK.Y_MIGR, LK.Y_PUSH, LK.Y_WASTE))
         self.migration_levels, self.away_moves, self.home_moves = (int(SI[k]) for k in (LK.Y_MLEVEL, LK.Y_AWAY, LK.Y_HOMEM))
         self.refused = {why: int(SI[k]) for why, k in (("aged", LK.Y_REFAGE), ("distance", LK.Y_REFDIST),

@@ -12,6 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from simcore.models.numa.timeslice import timeslice
+
 #: task states
 NEW, QUEUED, RUNNING, BLOCKED, DONE = "new", "queued", "running", "blocked", "done"
 
@@ -28,12 +30,6 @@ class TaskSpec(NamedTuple):
     parent_cpu: int     # CPU of the creating (parent) process
     io_bound: bool      # bursts end in I/O waits (corr05) or the task is CPU-bound
     seed: int           # seed of the task's own burst/I-O generator
-
-
-def timeslice(nice: int, def_timeslice: float, min_timeslice: float) -> float:
-    """O(1) scheduler timeslice in ms: max(base * (140 - static_prio) / 20, MIN_TIMESLICE)."""
-    base = 4 * def_timeslice if nice < 0 else def_timeslice
-    return max(base * (20 - nice) / 20, min_timeslice)
 
 
 class Draws:
