@@ -298,16 +298,22 @@ class Balancer:
         """Every domain as a :class:`DomState` of this run's buffers (built when first asked: the
         kernels need none)."""
         if self._doms is None:
-            F, I, L = self.F, self.I, self.L
-            at = (int(I[K.OF_LAST]), int(I[K.OF_IVL]), int(I[K.O_FAILED]), int(I[K.O_DORMANT]))
-            self._doms = [[DomState(dom, F, I, c * L + k, at) for k, dom in enumerate(doms)]
-                          for c, doms in enumerate(self.static.doms)]
+            self._views()
         return self._doms
 
     @property
     def pdoms(self) -> list[list[DomState]]:
         """The periodic domains of each CPU, in order."""
-        return [[dom for dom in doms if dom.periodic] for doms in self.doms]
+        if self._doms is None:
+            self._views()
+        return self._pdoms
+
+    def _views(self) -> None:
+        F, I, L = self.F, self.I, self.L
+        at = (int(I[K.OF_LAST]), int(I[K.OF_IVL]), int(I[K.O_FAILED]), int(I[K.O_DORMANT]))
+        self._doms = [[DomState(dom, F, I, c * L + k, at) for k, dom in enumerate(doms)]
+                      for c, doms in enumerate(self.static.doms)]
+        self._pdoms = [[dom for dom in doms if dom.periodic] for doms in self._doms]
 
     @property
     def dormant_cpus(self) -> set[int]:

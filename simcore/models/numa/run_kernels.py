@@ -67,8 +67,8 @@ def look_ahead(cpu, t, SI, SF):
     """Set the run timer of task ``t``, alone on ``cpu``, at the first end of burst or slice that
     decides something (at most ``LOOKAHEAD`` ends ahead), counting the ends before it as pending
     (``R_PEND``). The ends are followed on copies of the task's state with the arithmetic of
-    ``account``, ``scheduler_kernels.run_end`` and ``segment``, and its coming bursts read from
-    its own draws without taking them."""
+    ``account``, ``scheduler_kernels.run_end`` and ``segment``, and its coming bursts
+    (``task_kernels.burst``) read from its own draws without taking them."""
     tb, fb, rf = SI[O_TI] + t * T_COLS, SI[OF_TF] + t * F_COLS, SI[OF_RF] + cpu * RF_COLS
     D = SI[OF_D]
     f = SF[rf + RF_FACTOR]
@@ -88,14 +88,8 @@ def look_ahead(cpu, t, SI, SF):
                 break
             if di >= SI[tb + T_DEND]:
                 raise IndexError("numa compiled system: a look-ahead went past a task's counted draws")
-            b = meanb * SF[D + di]
+            b, io = TK.burst(SF[D + di], meanb, tslice, scale, ddemand)
             di += 1
-            io = b < tslice
-            if not io:
-                b = tslice
-            b = b / scale
-            if ddemand < b:
-                b = ddemand
             ddemand -= b
             burst_left, demand = b, ddemand
             if slice_left <= EPS:

@@ -26,19 +26,28 @@ def _draw(t, SI, SF):
     return SF[SI[OF_D] + i]
 
 
+def burst(x, mean_burst, tslice, scale, demand):
+    """The burst an I/O-bound task draws from its standard exponential ``x`` with ``demand`` ms
+    of work left: (work in ms, whether it ends in I/O). Exp(mean_burst) capped at the timeslice,
+    ending in I/O iff shorter; served at the slowdown ``scale`` (bursts.py: 1.0 under
+    locality_scope 'cpu', exact); the last one is what is left, and ends the task."""
+    b = mean_burst * x
+    io = b < tslice
+    if not io:
+        b = tslice
+    b = b / scale
+    if b >= demand:
+        return demand, False
+    return b, io
+
+
 def next_burst(t, SI, SF):
     """Draw the next CPU burst (work, ms); it ends in I/O iff it is shorter than the timeslice."""
     tb, fb = SI[O_TI] + t * T_COLS, SI[OF_TF] + t * F_COLS
     demand = SF[fb + F_DEMAND]
     if SI[tb + T_IOBOUND]:
-        b = SF[fb + F_MEANB] * _draw(t, SI, SF)
-        io = b < SF[fb + F_SLICE]
-        if not io:
-            b = SF[fb + F_SLICE]
-        b = b / SF[fb + F_SCALE]           # bursts.py (1.0 under locality_scope 'cpu': exact)
+        b, io = burst(_draw(t, SI, SF), SF[fb + F_MEANB], SF[fb + F_SLICE], SF[fb + F_SCALE], demand)
     else:
-        b, io = demand, False
-    if b >= demand:
         b, io = demand, False
     SF[fb + F_BURST] = b
     SI[tb + T_IO] = io
@@ -66,14 +75,8 @@ def count_draws(D, mean_burst, tslice, demand, io_rest, slowest, first):
     while demand > 0.0:
         if i >= n:
             return -1
-        b = mean_burst * D[i]
+        b, nxt_io = burst(D[i], mean_burst, tslice, scale, demand)
         i += 1
-        nxt_io = b < tslice
-        if not nxt_io:
-            b = tslice
-        b = b / scale
-        if b >= demand:
-            b, nxt_io = demand, False
         if io and not io_rest:
             i += 1
         demand -= b
