@@ -1349,8 +1349,9 @@ def _busiest(group_of, cur, local, idle=LK.NOT_IDLE, avg=None):
     cur = np.array(cur, dtype=float)
     instant = avg is None
     avg = cur if instant else np.array(avg, dtype=float)
-    return busiest_group(group_of, sizes, local, len(group_of), cur, avg, np.full(len(cur), 10.0), 10.0, instant,
-                         125, idle)
+    span = np.flatnonzero(group_of >= 0)
+    return busiest_group(span, group_of, sizes, local, len(group_of), cur, avg, np.full(len(cur), 10.0), 10.0,
+                         instant, 125, idle)
 
 
 def test_group_loads_sum_each_cpus_least_and_most_of_cpu_load_and_the_instant_load():

@@ -90,3 +90,21 @@ def test_the_tuning_keys_the_domain_lists():
     slow = M.batch_domains(machine, "multilevel", {**params, "node_min_interval": 999})
     assert slow[0][-1].min_interval == 999 != first[0][-1].min_interval
     assert M.batch_domains(machine, "linux-2level", params) is not first
+
+
+def test_each_domains_span_and_wide_set_are_listed_in_cpu_order():
+    """The kernels scan a domain's span (and wide set) from its list, not every CPU of the
+    machine: each list holds exactly the domain's CPUs, in CPU order (the busiest queue is the
+    first in CPU order at a tie), and the membership marks agree with it."""
+    _forget()
+    run = _sequence(fresh=False)[0]
+    bal = run.system.balancer
+    I, n, L = bal.I, int(bal.I[K.H_N]), bal.L
+    for c, row in enumerate(bal.static.doms):
+        for k, dom in enumerate(row):
+            d = c * L + k
+            for cpus, block, listed, count in ((dom.span, K.O_SPAN, K.O_SPANL, K.O_SPANN),
+                                               (dom.wide or (), K.O_WIDE, K.O_WIDEL, K.O_WIDEN)):
+                members = I[I[listed] + d * n:I[listed] + d * n + I[I[count] + d]].tolist()
+                assert members == sorted(cpus) and len(set(members)) == len(members)
+                assert [cpu for cpu in range(n) if I[I[block] + d * n + cpu]] == members

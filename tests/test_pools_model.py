@@ -311,7 +311,7 @@ def test_invariants_hold_and_jobs_finish_after_all_their_threads(monkeypatch):
     def attach(engine, system):
         system.check = lambda s: checks.append(check_invariants(s))
 
-    monkeypatch.setattr(model, "PoolSystem", functools.partial(PoolSystem, log=100_000))
+    monkeypatch.setattr(pool_system, "PoolSystem", functools.partial(PoolSystem, log=100_000))
     params = full_params({"processors": 20, "pool_size": 5, "mean_parallelism": 6.0, "load": 0.8, "jobs": 150,
                           "time_slice": 5.0})
     run = model.simulate(params, "limited-spanning", Streams(replication_seed(2, "inv", 0, 0)), attach=attach)

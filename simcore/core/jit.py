@@ -14,13 +14,14 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import inspect
 import os
 from pathlib import Path
 
-from numba import njit
+from numba import jit, njit
 from numba.core import caching, config
 
-__all__ = ["njit", "KernelCacheLocator", "kernel_sources", "sources_digest", "PACKAGE"]
+__all__ = ["njit", "jit_module", "KernelCacheLocator", "kernel_sources", "sources_digest", "PACKAGE"]
 
 #: the simcore package folder: the files whose kernels this locator keys
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -36,8 +37,14 @@ def _module_file(name: str, root: Path) -> Path:
 def simcore_imports(path: Path, root: Path = PACKAGE) -> list[Path]:
     """The simcore modules ``path`` imports (other than this one), as files under ``root``;
     ``from pkg import mod`` names the module ``pkg.mod`` when that is a file."""
+    return list(_imports(path.read_text(), str(path), root))
+
+
+@functools.lru_cache(maxsize=None)
+def _imports(text: str, name: str, root: Path) -> tuple[Path, ...]:
+    """:func:`simcore_imports` of a file's text (parsed once per process and text)."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(ast.parse(text, name)):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -46,7 +53,7 @@ def simcore_imports(path: Path, root: Path = PACKAGE) -> list[Path]:
         else:
             continue
         found += [_module_file(n, root) for n in names if n.split(".")[0] == "simcore" and n != _JIT]
-    return found
+    return tuple(found)
 
 
 @functools.lru_cache(maxsize=None)
@@ -69,6 +76,23 @@ def sources_digest(path: Path, root: Path = PACKAGE) -> str:
     return digest.hexdigest()
 
 
+@functools.lru_cache(maxsize=None)
+def _kernel_digest(path: Path) -> str:
+    """:func:`sources_digest` of a kernel file, once per process (the locator asks per function)."""
+    return sources_digest(path)
+
+
+def jit_module(namespace: dict, **options) -> None:
+    """numba's ``jit_module`` for the module whose globals are ``namespace``: every function
+    defined there is replaced by its ``jit(**options)`` dispatcher (called at the end of a kernel
+    file with ``globals()``). numba's own finds the module with ``inspect.stack()``, which reads
+    the source of every calling frame: about 50 ms a kernel file, paid by every process."""
+    name = namespace["__name__"]
+    for key, obj in list(namespace.items()):
+        if inspect.isfunction(obj) and obj.__module__ == name:
+            namespace[key] = jit(obj, **options)
+
+
 class KernelCacheLocator(caching.UserProvidedCacheLocator):
     """numba's user-folder locator (NUMBA_CACHE_DIR), for kernels of simcore only: the folder is
     ``<model folder>_<file>-<digest>`` and the freshness stamp the digest of the file's sources."""
@@ -76,7 +100,7 @@ class KernelCacheLocator(caching.UserProvidedCacheLocator):
     def __init__(self, py_func, py_file):
         super().__init__(py_func, py_file)
         path = Path(py_file).resolve()
-        self._digest = sources_digest(path)
+        self._digest = _kernel_digest(path)
         self._cache_path = os.path.join(config.CACHE_DIR, f"{path.parent.name}_{path.stem}-{self._digest[:16]}")
 
     def get_source_stamp(self):

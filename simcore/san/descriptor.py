@@ -298,18 +298,19 @@ class Descriptor:
         """``x @ Q`` for a vector ``x`` over the whole product space."""
         return self._plan(True).apply(np.asarray(x, dtype=float).reshape(-1))
 
-    def matvec(self, x: np.ndarray) -> np.ndarray:
+    def matvec(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """``x @ Q`` for a vector ``x`` over the reachable states (scatter into the layout's boxes,
-        product, gather), with the storage vectors kept between products."""
+        product, gather), with the storage vectors kept between products; into ``out`` if given
+        (not ``x``)."""
         index = self.layout.index
         if self._xy is None:  # the entries outside the reachable states stay zero
             plan = self._plan(False)
             self._xy = (plan, None, None) if index is None else (plan, np.zeros(plan.size), np.empty(plan.size))
         plan, xs, ys = self._xy
         if index is None:
-            return plan.apply(np.asarray(x, dtype=float))
+            return plan.apply(np.asarray(x, dtype=float), out=out)
         xs[index] = x
-        return plan.apply(xs, out=ys)[index]
+        return np.take(plan.apply(xs, out=ys), index, out=out)
 
     @property
     def rate_bound(self) -> float:

@@ -188,9 +188,11 @@ def transient_krylov(desc: Descriptor, times, tol: float = 1e-8, measures: dict[
     now, step, err_sum, k = 0.0, None, 0.0, 0
     while k < len(times) and times[k] == 0:
         k = _record(result, k, pi, 0.0, measures, keep)
+    work = _Workspace(m, desc.space.size)
     while k < len(times):
         beta = float(np.linalg.norm(pi))
-        basis, hess, mx, happy, result.products = _arnoldi(desc, pi / beta, m, norm, result.products)
+        np.divide(pi, beta, out=work.basis[0])
+        basis, hess, mx, happy, result.products = _arnoldi(desc, work, m, norm, result.products)
         if step is None:
             step = _first_step(m, norm, tol, beta)
         remaining = times[-1] - now
@@ -250,23 +252,31 @@ def _record(result: Transient, k: int, pi: np.ndarray, err: float, measures, kee
     return k + 1
 
 
-def _arnoldi(desc: Descriptor, v0: np.ndarray, m: int, norm: float, products: int):
-    """Basis (m+1 rows), the (m+2)-square augmented Hessenberg matrix, its used size, happy breakdown."""
-    basis = np.empty((m + 1, len(v0)))
+class _Workspace:
+    """The Krylov basis (``m`` + 1 rows) and two vectors, allocated once for a solution: a fresh
+    basis per step costs its page faults every time (a few hundred MB at full scale)."""
+
+    def __init__(self, m: int, n: int):
+        self.basis, self.w, self.tmp = np.empty((m + 1, n)), np.empty(n), np.empty(n)
+
+
+def _arnoldi(desc: Descriptor, work: _Workspace, m: int, norm: float, products: int):
+    """Basis (m+1 rows, the first given in ``work.basis[0]``), the (m+2)-square augmented
+    Hessenberg matrix, its used size, happy breakdown."""
+    basis, w = work.basis, work.w
     hess = np.zeros((m + 2, m + 2))
-    basis[0] = v0
     for j in range(m):
-        w = desc.matvec(basis[j])
+        desc.matvec(basis[j], out=w)
         products += 1
-        hess[:j + 1, j] = orthogonalize(w, basis[:j + 1])
+        hess[:j + 1, j] = orthogonalize(w, basis[:j + 1], work.tmp)
         h_next = float(np.linalg.norm(w))
         if h_next <= 1e-12 * norm:                       # the basis spans an invariant subspace
             return basis, hess, j + 1, True, products
         hess[j + 1, j] = h_next
-        basis[j + 1] = w / h_next
+        np.divide(w, h_next, out=basis[j + 1])
     # Expokit puts 1 here and scales the estimate's second term by ||Q^T v_{m+1}||; that entry
     # enters the first column of exp(τH) linearly, so the norm is put in directly
-    hess[m + 1, m] = float(np.linalg.norm(desc.matvec(basis[m])))
+    hess[m + 1, m] = float(np.linalg.norm(desc.matvec(basis[m], out=w)))
     products += 1
     return basis, hess, m, False, products
 
@@ -393,13 +403,15 @@ def _gmres(desc: Descriptor, tol: float, maxiter: int, restart: int = 40, progre
         target *= tol / res / 4
 
 
-def orthogonalize(w: np.ndarray, basis: np.ndarray) -> np.ndarray:
+def orthogonalize(w: np.ndarray, basis: np.ndarray, tmp: np.ndarray | None = None) -> np.ndarray:
     """Make ``w`` orthogonal to the orthonormal rows of ``basis`` in place (classical Gram-Schmidt,
-    twice: two BLAS products per pass); returns the projection coefficients."""
+    twice: two BLAS products per pass; ``tmp``: a work vector like ``w``); returns the projection
+    coefficients."""
     coef = np.zeros(len(basis))
+    tmp = np.empty_like(w) if tmp is None else tmp
     for _ in range(2):
         h = basis @ w
-        w -= h @ basis
+        w -= np.matmul(h, basis, out=tmp)
         coef += h
     return coef
 

@@ -56,7 +56,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from simcore.vocabulary.cells import grid_values, where_matches
 from simcore.stats.intervals import Interval, mean_of_independent, mean_of_paired, sd_estimate
@@ -186,6 +185,8 @@ def _paired_values(rows: pd.DataFrame, policy: str, than: str, metric: str):
 
 
 def _share_less(a, b, level: float) -> Interval:
+    from scipy import stats
+
     wins, n = int((a < b).sum()), len(a)
     ci = stats.binomtest(wins, n).proportion_ci(confidence_level=level, method="exact")
     return Interval(n, wins / n, float("nan"), level, ci.low, ci.high)
@@ -196,6 +197,8 @@ def _gain_slope(a, b, level: float) -> Interval:
     squares, with the heteroscedasticity-consistent standard error HC3 (the gain's spread changes
     with b, which the plain least-squares error assumes it does not) and a t interval on n - 2
     degrees of freedom."""
+    from scipy import stats
+
     x, y = np.asarray(b, float), (np.asarray(b, float) - np.asarray(a, float)) / np.asarray(b, float)
     fit = stats.linregress(x, y)
     se = hc3_slope_se(x, y - (fit.intercept + fit.slope * x))

@@ -17,10 +17,9 @@ file: with NUMBA_DISABLE_JIT=1 they run as Python.
 
 from __future__ import annotations
 
-from numba import jit_module
 
 from simcore.core import calendar_kernels as C
-from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 
 TIE = 1e-9                     # relative tolerance under which finish tags count as simultaneous
 NORMAL = C.NORMAL            # SimPy's priority of a timer
@@ -139,4 +138,4 @@ def tags(m, CI):
             pi + P_TOKEN, pi + P_TOKEN, P_COLS)
 
 
-jit_module(nopython=True, cache=True)
+jit_module(globals(), nopython=True, cache=True)

@@ -8,17 +8,19 @@ process alone on a speed-1.0 machine has slowdown 1 and one alone on a half-spee
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from simcore.core.engine import Engine
 from simcore.core.rng import Streams
 from simcore.errors import InputError
 from simcore.models import Metric, Parameter, with_defaults
 from simcore.models.cluster import workload as wl
-from simcore.models.cluster.system import ClusterSystem, Proc, expand_machines
 from simcore.vocabulary.domains import (COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, AnyOf, Choice,
                                     Real, Structured, records)
 from simcore.models.registry import get_policy, with_hyperparameters
+
+if TYPE_CHECKING:     # the kernels load when the first run starts, not when a spec is read
+    from simcore.models.cluster.system import ClusterSystem, Proc
 
 AMIR_MACHINES = [
     {"name": "pentium-pro", "count": 3, "speed": 1.0, "memory_mb": 64},
@@ -113,6 +115,8 @@ def full_params(params: dict) -> dict:
 def simulate(params: dict, workload: wl.Workload, policy: str, streams: Streams, attach=None) -> Result:
     """Run ``policy`` on ``workload`` until every foreground process has completed.
     ``attach(engine, cluster)``, if given, is called before the run starts (e.g. a monitor)."""
+    from simcore.models.cluster.system import ClusterSystem, expand_machines
+
     engine = Engine()
     machines = expand_machines(params["machines"])
     impl = get_policy("cluster", policy)(params, streams.fresh(f"policy:{policy}"))
@@ -228,6 +232,8 @@ def thrashing_share(cluster: ClusterSystem, end: float) -> float:
 
 def make_workload(params: dict, streams: Streams) -> wl.Workload:
     """The replication's workload (drawn once, shared by all policies)."""
+    from simcore.models.cluster.system import expand_machines
+
     return wl.generate(params, streams, len(expand_machines(params["machines"])))
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import math
 
-from numba import jit_module
 
-from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster import sharing_kernels as S
 from simcore.models.cluster.layout_kernels import (
@@ -203,4 +202,4 @@ def _blocked(m, CI, CF):
     return False, math.inf
 
 
-jit_module(nopython=True, cache=True)
+jit_module(globals(), nopython=True, cache=True)

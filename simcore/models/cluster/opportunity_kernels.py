@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import math
 
-from numba import jit_module
 
-from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.cluster import knowledge_kernels as K
 from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster import sharing_kernels as S
@@ -162,4 +161,4 @@ def reassign(now, CI, CF):
     return nmoves
 
 
-jit_module(nopython=True, cache=True)
+jit_module(globals(), nopython=True, cache=True)

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import math
 
-from numba import jit_module
 
 from simcore.core import calendar_kernels as C
-from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.cluster import knowledge_kernels as K
 from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster import mosix_kernels as M
@@ -246,4 +245,4 @@ def run(times, firsts, ends, A, AT, CI, CF):
         C.arrived(A, AT, groups, ta + (times[nxt] - times[g]), CI, Y_EID)
 
 
-jit_module(nopython=True, cache=True)
+jit_module(globals(), nopython=True, cache=True)

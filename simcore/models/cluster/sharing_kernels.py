@@ -14,10 +14,9 @@ A machine's processes are a list in the order they joined it (what the policies 
 
 from __future__ import annotations
 
-from numba import jit_module
 
 from simcore.core import calendar_kernels as C
-from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster.layout_kernels import (
     MF_MEM, MF_RATE, MF_SPEED, MF_STAMP, MF_THRASH, MF_USED, MF_VCLOCK, MF_WORK, M_FIRST, M_HN, M_LAST, M_NPIN,
@@ -168,4 +167,4 @@ def retire(m, now, CI, CF):
     return done
 
 
-jit_module(nopython=True, cache=True)
+jit_module(globals(), nopython=True, cache=True)

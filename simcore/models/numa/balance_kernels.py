@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import math
 
-from numba import jit_module
 
-from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa import hook_kernels as HK
 from simcore.models.numa import migrate_kernels as MK
 from simcore.models.numa import run_kernels as RK
@@ -153,4 +152,4 @@ def charge_attempts(cpu, was_busy, made, now, SI, SF):
         RK.charge(cpu, made * SF[Z_ACOST], now, SI, SF)
 
 
-jit_module(nopython=True, cache=True)
+jit_module(globals(), nopython=True, cache=True)

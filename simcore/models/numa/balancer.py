@@ -225,7 +225,8 @@ class Balancer:
         D = n * L
         ints = [("O_BUSY", n), ("O_FAILED", D), ("O_DORMANT", D), ("O_BUSYOK", D), ("O_LOCAL", D), ("O_TOTALN", D),
                 ("O_IMB", D), ("O_HASWIDE", D), ("O_PD", n * P), ("O_NPD", n), ("O_GOF", D * n), ("O_SIZES", D * G),
-                ("O_NGROUPS", D), ("O_SPAN", D * n), ("O_WIDE", D * n), ("O_OUTCPU", n), ("O_NEWIDLE", D)]
+                ("O_NGROUPS", D), ("O_SPAN", D * n), ("O_WIDE", D * n), ("O_OUTCPU", n), ("O_NEWIDLE", D),
+                ("O_SPANL", D * n), ("O_SPANN", D), ("O_WIDEL", D * n), ("O_WIDEN", D)]
         floats = [("OF_CUR", n), ("OF_AVG", n), ("OF_TCK", n), ("OF_TAT", n), ("OF_LAST", D), ("OF_IVL", D),
                   ("OF_BF", D), ("OF_MAXI", D), ("OF_OUTAT", n)]
         I = np.zeros(K.HEADER + sum(size for _, size in ints), dtype=np.int64)
@@ -249,7 +250,8 @@ class Balancer:
         """Write every domain's constants and first state into the buffers."""
         ib = {name: int(I[getattr(K, name)]) for name in ("O_BUSYOK", "O_LOCAL", "O_TOTALN", "O_IMB", "O_HASWIDE",
                                                           "O_GOF", "O_SIZES", "O_NGROUPS", "O_SPAN", "O_WIDE",
-                                                          "O_PD", "O_NPD", "O_NEWIDLE")}
+                                                          "O_PD", "O_NPD", "O_NEWIDLE", "O_SPANL", "O_SPANN",
+                                                          "O_WIDEL", "O_WIDEN")}
         fb = {name: int(I[getattr(K, name)]) for name in ("OF_BF", "OF_MAXI", "OF_IVL")}
         for c, doms in enumerate(self.static.doms):
             for k, dom in enumerate(doms):
@@ -266,9 +268,12 @@ class Balancer:
                     gof[list(cpus)] = g
                 I[ib["O_GOF"] + d * n:ib["O_GOF"] + (d + 1) * n] = gof
                 I[ib["O_SIZES"] + d * G:ib["O_SIZES"] + d * G + len(dom.sizes)] = dom.sizes
-                I[ib["O_SPAN"] + d * n + np.fromiter(dom.span, np.int64, len(dom.span))] = 1
-                if dom.wide:
-                    I[ib["O_WIDE"] + d * n + np.fromiter(dom.wide, np.int64, len(dom.wide))] = 1
+                for block, listed, count, cpus in (("O_SPAN", "O_SPANL", "O_SPANN", dom.span),
+                                                   ("O_WIDE", "O_WIDEL", "O_WIDEN", dom.wide or ())):
+                    members = np.array(sorted(cpus), dtype=np.int64)
+                    I[ib[block] + d * n + members] = 1
+                    I[ib[listed] + d * n:ib[listed] + d * n + len(members)] = members
+                    I[ib[count] + d] = len(members)
                 F[fb["OF_BF"] + d] = dom.busy_factor
                 F[fb["OF_MAXI"] + d] = dom.max_interval
                 F[fb["OF_IVL"] + d] = dom.interval

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import math
 
-from numba import jit_module
 
-from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import runqueue_kernels as RQ
 from simcore.models.numa import timing_kernels as K
@@ -71,4 +70,4 @@ def nr_changed(cpu, now, SI, SF, F, I):
     SI[rb + R_OVER] = 0
 
 
-jit_module(nopython=True, cache=True)
+jit_module(globals(), nopython=True, cache=True)

@@ -12,11 +12,11 @@ file: with NUMBA_DISABLE_JIT=1 they run as Python.
 
 from __future__ import annotations
 
-from numba import config, jit_module
+from numba import config
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from simcore.core import calendar_kernels as C
-from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 
 EPS = 1e-9
 LOOKAHEAD = 64
@@ -156,4 +156,4 @@ def lowbit(bm):
     return trailing_zeros(bm)
 
 
-jit_module(nopython=True, cache=True)
+jit_module(globals(), nopython=True, cache=True)

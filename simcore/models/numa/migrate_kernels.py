@@ -7,9 +7,8 @@ file: with NUMBA_DISABLE_JIT=1 they run as Python.
 
 from __future__ import annotations
 
-from numba import jit_module
 
-from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa import hook_kernels as HK
 from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import run_kernels as RK
@@ -149,4 +148,4 @@ def newidle(cpu, now, SI, SF, F, I):
         k = K.newidle(cpu, k, now, F, I)
 
 
-jit_module(nopython=True, cache=True)
+jit_module(globals(), nopython=True, cache=True)

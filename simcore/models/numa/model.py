@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -22,15 +22,16 @@ from simcore.errors import InputError
 from simcore.models import Constraint, Metric, Parameter, with_defaults
 from simcore.vocabulary.domains import (BOOLEAN, COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, AnyOf,
                                     Choice, Integer, Real, Structured)
-from simcore.models.numa import invariants
 from simcore.models.numa.bursts import check_machine
 from simcore.models.numa.policies import zone_size  # importing registers the policies
-from simcore.models.numa.system import NumaSystem
 from simcore.models.numa.task import Task, TaskSpec
 from simcore.models.numa.timeslice import timeslice
 from simcore.models.numa.trace import format_trace
 from simcore.models.registry import get_policy, with_hyperparameters
 from simcore.topology.domains import DEFAULT_NODE_GROUPS, NODE_GROUPS, NODE_INITS, SD_CPU_INIT
+
+if TYPE_CHECKING:     # the kernels load when the first run starts, not when a spec is read
+    from simcore.models.numa.system import NumaSystem
 
 MAX_LEVELS = 6
 NICE = Integer(ge=-20, le=19)
@@ -326,6 +327,9 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
     """Run ``policy`` on ``workload`` until every task has finished. ``draws``: a dict shared by
     the runs of one workload, where the tasks keep their burst/I-O draws (see ``task.Draws``).
     ``attach(engine, system)``, if given, is called before the run starts (e.g. a monitor)."""
+    from simcore.models.numa import invariants
+    from simcore.models.numa.system import NumaSystem
+
     machine = load_machine(params["topology"] if machine is None else machine)
     impl = make_policy(policy, params, streams)
     try:

@@ -7,9 +7,8 @@ file: with NUMBA_DISABLE_JIT=1 they run as Python.
 
 from __future__ import annotations
 
-from numba import jit_module
 
-from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import task_kernels as TK
 from simcore.models.numa.layout_kernels import (
@@ -187,4 +186,4 @@ def charge(cpu, wall, now, SI, SF):
     arm_run(cpu, t, SI, SF)
 
 
-jit_module(nopython=True, cache=True)
+jit_module(globals(), nopython=True, cache=True)

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import math
 
-from numba import jit_module
 
-from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.search_kernels import decayed
@@ -150,4 +149,4 @@ def pick_next(cpu, SI):
     return t
 
 
-jit_module(nopython=True, cache=True)
+jit_module(globals(), nopython=True, cache=True)

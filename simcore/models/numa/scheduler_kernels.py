@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import math
 
-from numba import jit_module
 
-from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa import hook_kernels as HK
 from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import migrate_kernels as MK
@@ -182,10 +181,9 @@ def exec_balance(parent, now, SI, SF, F, I):
     if d < 0:
         return parent
     min_load, min_cpu = math.inf, parent
-    span = I[K.O_SPAN] + d * n
-    for c in range(n):
-        if not I[span + c]:
-            continue
+    span = I[K.O_SPANL] + d * n
+    for i in range(I[I[K.O_SPANN] + d]):
+        c = I[span + i]
         load = RQ.loads(c, now, SI, SF, F, I)[1]
         if load < min_load:
             min_load, min_cpu = load, c
@@ -216,4 +214,4 @@ def create(t, parent, now, SI, SF, F, I):
     return cpu
 
 
-jit_module(nopython=True, cache=True)
+jit_module(globals(), nopython=True, cache=True)

@@ -11,9 +11,8 @@ file: with NUMBA_DISABLE_JIT=1 they run as Python.
 from __future__ import annotations
 
 import numpy as np
-from numba import jit_module
 
-from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 
 SLS = 128.0          # SCHED_LOAD_SCALE
 NEWLY_IDLE, IDLE = 2, 1
@@ -42,15 +41,16 @@ def _power_gain(max_sum, this_sum, nb, nt):
     return move > now
 
 
-def busiest_group(group_of, sizes, local, total_n, cur, avg, tick, t, instant, imbalance_pct, idle):
-    """(index of the busiest group or -1, imbalance in tasks) of a domain whose groups are given by
-    ``group_of`` (per CPU: its group's index, -1 outside the span) and ``sizes``; ``cur``,
-    ``avg``, ``tick``: the system's per-CPU mirrors of nr_running x 128, cpu_load and the tick
-    it was last settled at; ``t``: the current tick."""
+def busiest_group(span, group_of, sizes, local, total_n, cur, avg, tick, t, instant, imbalance_pct, idle):
+    """(index of the busiest group or -1, imbalance in tasks) of a domain whose CPUs are ``span``
+    and whose groups are given by ``group_of`` (per CPU: its group's index, -1 outside the span)
+    and ``sizes``; ``cur``, ``avg``, ``tick``: the system's per-CPU mirrors of nr_running x 128,
+    cpu_load and the tick it was last settled at; ``t``: the current tick."""
     n_groups = sizes.shape[0]
     sums = np.zeros(2 * n_groups)        # per group: the source loads' sum, then the target loads'
     ss, ts = sums[:n_groups], sums[n_groups:]
-    for c in range(group_of.shape[0]):
+    for i in range(span.shape[0]):
+        c = span[i]
         g = group_of[c]
         if g < 0:
             continue
@@ -97,4 +97,4 @@ def busiest_group(group_of, sizes, local, total_n, cur, avg, tick, t, instant, i
     return -1, 0
 
 
-jit_module(nopython=True, cache=True)
+jit_module(globals(), nopython=True, cache=True)

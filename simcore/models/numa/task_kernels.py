@@ -7,9 +7,8 @@ file: with NUMBA_DISABLE_JIT=1 they run as Python.
 
 from __future__ import annotations
 
-from numba import jit_module
 
-from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa.layout_kernels import (
     F_BURST, F_COLS, F_DEMAND, F_MEANB, F_SCALE, F_SLEFT, F_SLICE, OF_D, OF_TF, O_TI, T_COLS, T_DEND, T_DI,
     T_IO, T_IOBOUND, Y_IOREST, Z_MEANIO)
@@ -84,4 +83,4 @@ def count_draws(D, mean_burst, tslice, demand, io_rest, slowest, first):
     return i
 
 
-jit_module(nopython=True, cache=True)
+jit_module(globals(), nopython=True, cache=True)

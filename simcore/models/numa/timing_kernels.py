@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import math
 
-from numba import jit_module
 
-from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa.search_kernels import busiest_group, decayed
 
 SLS = 128.0
@@ -39,7 +38,10 @@ O_BUSY, O_FAILED, O_DORMANT, O_BUSYOK, O_LOCAL, O_TOTALN, O_IMB, O_HASWIDE = 14,
 O_PD, O_NPD, O_GOF, O_SIZES, O_NGROUPS, O_SPAN, O_WIDE, O_OUTCPU, O_NEWIDLE = 22, 23, 24, 25, 26, 27, 28, 29, 30
 # offsets of the float blocks
 OF_CUR, OF_AVG, OF_TCK, OF_TAT, OF_LAST, OF_IVL, OF_BF, OF_MAXI, OF_OUTAT = 31, 32, 33, 34, 35, 36, 37, 38, 39
-HEADER = 40
+# per domain its span's and its wide set's CPUs as lists (in CPU order; D x n each) and their lengths:
+# the scans of a span read its CPUs only, not every CPU of the machine
+O_SPANL, O_SPANN, O_WIDEL, O_WIDEN = 40, 41, 42, 43
+HEADER = 44
 F_TICK, F_HEADER = 0, 1                 # slots of F before its blocks
 
 
@@ -70,14 +72,14 @@ def quiet(cpu, d, F, I):
     a group of several CPUs running one task each may be the busiest with a real imbalance, and
     nothing but active balancing can then move a task."""
     n = I[H_N]
-    cur, span, wide = I[OF_CUR], I[O_SPAN] + d * n, I[O_WIDE] + d * n
-    for c in range(n):
-        if c != cpu and I[span + c] and F[cur + c] >= 2 * SLS:
+    cur, span, wide = I[OF_CUR], I[O_SPANL] + d * n, I[O_WIDEL] + d * n
+    for i in range(I[I[O_SPANN] + d]):
+        c = I[span + i]
+        if c != cpu and F[cur + c] >= 2 * SLS:
             return False
-    if I[I[O_HASWIDE] + d]:
-        for c in range(n):
-            if I[wide + c] and F[cur + c] >= SLS:
-                return False
+    for i in range(I[I[O_WIDEN] + d]):
+        if F[cur + I[wide + i]] >= SLS:
+            return False
     return True
 
 
@@ -156,9 +158,11 @@ def busiest_queue(d, g, t_now, F, I):
     skipping it changes no later reading."""
     n = I[H_N]
     gof, cur, avg, tck = I[O_GOF] + d * n, I[OF_CUR], I[OF_AVG], I[OF_TCK]
+    span = I[O_SPANL] + d * n
     instant = I[H_INSTANT] != 0
     best, best_load = -1, -1.0
-    for c in range(n):
+    for i in range(I[I[O_SPANN] + d]):
+        c = I[span + i]
         if I[gof + c] != g:
             continue
         x = F[cur + c]
@@ -177,9 +181,10 @@ def _search(cpu, d, t_now, kind, F, I):
     the header; returns whether a group was found."""
     n, G = I[H_N], I[H_G]
     gof = I[I[O_GOF] + d * n:I[O_GOF] + (d + 1) * n]
+    span = I[I[O_SPANL] + d * n:I[O_SPANL] + d * n + I[I[O_SPANN] + d]]
     sizes = I[I[O_SIZES] + d * G:I[O_SIZES] + d * G + I[I[O_NGROUPS] + d]]
     cur, avg, tck = F[I[OF_CUR]:I[OF_CUR] + n], F[I[OF_AVG]:I[OF_AVG] + n], F[I[OF_TCK]:I[OF_TCK] + n]
-    g, imb = busiest_group(gof, sizes, I[I[O_LOCAL] + d], I[I[O_TOTALN] + d], cur, avg, tck, t_now,
+    g, imb = busiest_group(span, gof, sizes, I[I[O_LOCAL] + d], I[I[O_TOTALN] + d], cur, avg, tck, t_now,
                            I[H_INSTANT] != 0, I[I[O_IMB] + d], kind)
     if g < 0:
         return False
@@ -204,10 +209,11 @@ def newidle(cpu, k, now, F, I):
         if not I[I[O_NEWIDLE] + d]:
             continue
         I[H_ATTEMPTS] += 1
-        span = I[O_SPAN] + d * n
+        span = I[O_SPANL] + d * n
         movable = False
-        for c in range(n):
-            if c != cpu and I[span + c] and F[cur + c] >= 2 * SLS:
+        for i in range(I[I[O_SPANN] + d]):
+            c = I[span + i]
+            if c != cpu and F[cur + c] >= 2 * SLS:
                 movable = True
                 break
         if not movable:
@@ -343,4 +349,4 @@ def close(until, F, I):
             settle(d, until, idle, F, I)
 
 
-jit_module(nopython=True, cache=True)
+jit_module(globals(), nopython=True, cache=True)

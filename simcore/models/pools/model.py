@@ -10,16 +10,18 @@ utilisation over the time from the first kept arrival to the last sampled one.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from simcore.core.engine import Engine
 from simcore.errors import InputError
 from simcore.models import Constraint, Metric, Parameter, with_defaults
 from simcore.vocabulary.domains import COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, AnyOf, Choice, Integer, Real
-from simcore.models.pools.system import JobState, PoolSystem
 from simcore.models.pools.workload import JobStream, largest_mean
 from simcore.models.registry import get_policy, with_hyperparameters
 from simcore.stats.warmup import fixed_truncation, mser_truncation
+
+if TYPE_CHECKING:     # the kernels load when the first run starts, not when a spec is read
+    from simcore.models.pools.system import JobState, PoolSystem
 
 PARAMETERS: dict[str, Parameter] = with_hyperparameters("pools", {
     "processors": Parameter(60, "P, processors of the machine (Table 2).", COUNT),
@@ -95,6 +97,8 @@ def simulate(params: dict, policy: str, streams, attach=None) -> Run:
             left[0] -= 1
             if left[0] == 0:
                 engine.stop()
+
+    from simcore.models.pools.system import PoolSystem
 
     system = PoolSystem(engine, params, impl, done)
     stream = JobStream(params, streams)

@@ -42,10 +42,9 @@ from __future__ import annotations
 
 import math
 
-from numba import jit_module
 
 from simcore.core import calendar_kernels as C
-from simcore.core import jit  # noqa: F401  (numba's cache keyed per kernel file)
+from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 
 EPS = 1e-9
 NORMAL = C.NORMAL            # SimPy's priority of a timer
@@ -353,4 +352,4 @@ def drain(stop_t, stop_p, stop_e, S, SF, TI, TF, JI, JF):
             stop_t, stop_p, stop_e = SF[F_STOPT], NORMAL, S[H_STOPE]
 
 
-jit_module(nopython=True, cache=True)
+jit_module(globals(), nopython=True, cache=True)
