@@ -119,6 +119,62 @@ def function_of(key: str) -> tuple[str, int]:
     return prefix.rsplit(".", 1)[1], int(number)
 
 
+def functions_in(path: str) -> set[str] | None:
+    """The functions of a source file as mutmut mangles their names (``x_f``, ``xǁCǁm``), or None
+    when the file does not exist."""
+    import ast
+
+    file = ROOT / path
+    if not file.is_file():
+        return None
+    names = set()
+    for node in ast.parse(file.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(f"x_{node.name}")
+        elif isinstance(node, ast.ClassDef):
+            names.update(f"xǁ{node.name}ǁ{item.name}" for item in node.body
+                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return names
+
+
+def missing_records() -> list[str]:
+    """Records that name a file or function the tree no longer has: files and functions of the
+    kept exit codes (STATE), mutants judged equivalent (EQUIVALENTS), files with a score (RECORDS)."""
+    missing, known = [], {}
+
+    def exists(path: str, function: str | None = None) -> bool:
+        if path not in known:
+            known[path] = functions_in(path)
+        return known[path] is not None and (function is None or function in known[path])
+
+    for path, functions in load_state().items():
+        missing += [f"{STATE.name}: {path}"] if not exists(path) else [
+            f"{STATE.name}: {path} {name}" for name in functions if not exists(path, name)]
+    for mutant in equivalents():
+        if not exists(module_of(mutant), function_of(mutant)[0]):
+            missing.append(f"{EQUIVALENTS.name}: {mutant}")
+    missing += [f"{RECORDS.name}: {path}" for path in load_records() if not exists(path)]
+    return missing
+
+
+def prune_records() -> list[str]:
+    """Drop every record :func:`missing_records` names from its file; returns what was dropped."""
+    missing = missing_records()
+    gone = set(missing)
+    state = {path: {name: entry for name, entry in functions.items() if f"{STATE.name}: {path} {name}" not in gone}
+             for path, functions in load_state().items() if f"{STATE.name}: {path}" not in gone}
+    STATE.write_text(json.dumps(dict(sorted(state.items())), indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = EQUIVALENTS.read_text(encoding="utf-8")
+    head, *blocks = text.split("\n- mutant: ")
+    kept = [b for b in blocks if f"{EQUIVALENTS.name}: {b.split(chr(10), 1)[0].strip()}" not in gone]
+    EQUIVALENTS.write_text("\n- mutant: ".join([head, *kept]), encoding="utf-8")
+    records = {path: entry for path, entry in load_records().items() if f"{RECORDS.name}: {path}" not in gone}
+    if len(records) < len(load_records()):
+        header = "".join(line + "\n" for line in RECORDS.read_text(encoding="utf-8").splitlines() if line.startswith("#"))
+        RECORDS.write_text(header + yaml.safe_dump(records, sort_keys=True), encoding="utf-8")
+    return missing
+
+
 def load_state() -> dict:
     return json.loads(STATE.read_text(encoding="utf-8")) if STATE.exists() else {}
 
@@ -307,9 +363,15 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"write the files whose mutants were all tested to {RECORDS.relative_to(ROOT)}")
     parser.add_argument("--save-state", action="store_true",
                         help=f"only copy mutants/'s exit codes into {STATE.relative_to(ROOT)} (e.g. after a killed run)")
+    parser.add_argument("--prune", action="store_true",
+                        help="only drop the records that name a file or function the tree no longer has")
     parser.add_argument("mutants", nargs="*", help="run only these mutants (names as mutmut prints them)")
     args = parser.parse_args(argv)
     names = args.mutants + (part_globs(args.part) if args.part else [])
+    if args.prune:
+        dropped = prune_records()
+        print(f"dropped {len(dropped)} records" + "".join(f"\n  {line}" for line in dropped))
+        return 0
     if args.save_state:
         print(f"kept in {STATE.relative_to(ROOT)}: {', '.join(save_state()) or 'nothing (no mutants/ here)'}")
         return 0

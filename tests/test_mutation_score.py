@@ -131,3 +131,34 @@ def test_a_partial_run_keeps_the_codes_of_the_mutants_it_did_not_run(tmp_path, m
     mutation.save_state()
     assert mutation.load_state() == {"simcore/m/a.py": {"x_f": {"sha": "h1", "exit": [1, 1, 1]},
                                                         "x_g": {"sha": "new", "exit": [1, None]}}}
+
+
+def test_the_records_name_only_files_and_functions_the_tree_has():
+    """The kept exit codes, the equivalent mutants and the per-file scores name existing files and
+    functions (`scripts/mutation.py --prune` drops those that do not)."""
+    assert mutation.missing_records() == []
+
+
+def test_a_record_of_a_deleted_function_or_file_is_found_and_pruned(tmp_path, monkeypatch):
+    """a.py holds f and C.g; the state keeps f, C.g, a deleted h and a deleted file; one
+    equivalent names C.g, one the deleted h: the three stale records are found, and pruning
+    keeps the others untouched."""
+    import json
+
+    (tmp_path / "simcore").mkdir()
+    (tmp_path / "simcore/a.py").write_text("def f():\n    pass\n\n\nclass C:\n    def g(self):\n        pass\n")
+    monkeypatch.setattr(mutation, "ROOT", tmp_path)
+    for name, file in (("STATE", "state.json"), ("EQUIVALENTS", "eq.yaml"), ("RECORDS", "scores.yaml")):
+        monkeypatch.setattr(mutation, name, tmp_path / file)
+    entry = {"sha": "0", "exit": [1]}
+    mutation.STATE.write_text(json.dumps({"simcore/a.py": {"x_f": entry, "xǁCǁg": entry, "x_h": entry},
+                                          "simcore/gone.py": {"x_f": entry}}))
+    mutation.EQUIVALENTS.write_text("# header\n- mutant: simcore.a.xǁCǁg__mutmut_1\n  reason: the same value here\n"
+                                    "- mutant: simcore.a.x_h__mutmut_2\n  reason: the same value there\n")
+    assert mutation.missing_records() == ["state.json: simcore/a.py x_h", "state.json: simcore/gone.py",
+                                          "eq.yaml: simcore.a.x_h__mutmut_2"]
+    mutation.prune_records()
+    assert mutation.missing_records() == []
+    assert mutation.load_state() == {"simcore/a.py": {"x_f": entry, "xǁCǁg": entry}}
+    assert mutation.equivalents() == {"simcore.a.xǁCǁg__mutmut_1": "the same value here"}
+    assert mutation.EQUIVALENTS.read_text().startswith("# header\n- mutant: simcore.a.xǁCǁg__mutmut_1\n")
