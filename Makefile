@@ -132,7 +132,8 @@ figure: env  ## rebuild one figure or table at SCALE, full unless given: make fi
 dag: env  ## dry-run the full DAG
 	$(SNAKEMAKE) -n --quiet rules
 
-lint: env  ## snakemake --lint
+lint: env  ## ruff over the Python and the notebooks (pyproject.toml's [tool.ruff]), then snakemake --lint
+	$(BIN)/ruff check .
 	$(BIN)/snakemake --lint
 
 bench: env  ## performance benchmarks (events/s against bare SimPy, the full scale's CPU time projected)

@@ -92,9 +92,13 @@ def main(argv: list[str] | None = None) -> None:
             start_costs[spec["model"]] = job_start_cost(spec, spec.cells("full")[0].index)
         rows.append(measure(spec, args.cells, args.reps, start_costs[spec["model"]]))
         r = rows[-1]
-        print(f"{r['experiment']:<26} {r['cells']:>4} cells x {r['replications']:>5} reps: {r['cpu_s_per_rep']:8.3f} CPU s/rep"
-              f", {r['jobs']:>4} jobs x {r['job_start_s']:.2f} s start -> {r['projected_cpu_min']:7.1f} CPU min"
-              f" (precision at most {r['upper_cpu_min']:7.1f})", flush=True)
+        print(
+            f"{r['experiment']:<26} {r['cells']:>4} cells x {r['replications']:>5} reps: {r['cpu_s_per_rep']:8.3f} CPU "
+            "s/rep"
+            f", {r['jobs']:>4} jobs x {r['job_start_s']:.2f} s start -> {r['projected_cpu_min']:7.1f} CPU min"
+            f" (precision at most {r['upper_cpu_min']:7.1f})",
+            flush=True,
+        )
     total = sum(r["projected_cpu_min"] for r in rows)
     upper = sum(r["upper_cpu_min"] for r in rows)
     print(f"total: {total:.1f} CPU min ({total / 2:.1f} min on 2 cores if nothing idles); "

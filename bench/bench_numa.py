@@ -3,8 +3,8 @@ against a bare SimPy loop firing the same number of timeouts in the same run.
 
 Run: ``python bench/bench_numa.py [replications] [topology]``. Prints the model's events and rate
 (its compiled kernels and event loop), the bare rate, their ratio, the rate of the same runs
-driven by SimPy (``model.COMPILED_LOOP = False``, as a monitored or traced run is), the same ratio on the events the model would
-fire with an event at every end of burst or slice (``NumaSystem.look_ahead = False``: the count
+driven by SimPy (``model.COMPILED_LOOP = False``, as a monitored or traced run is), the same ratio on the events the
+model would fire with an event at every end of burst or slice (``NumaSystem.look_ahead = False``: the count
 the look-ahead shrinks), and the mean wall time of a corr05-fig13-like replication (400 tasks,
 linux-2level and multilevel; five seeds); then what the compiled code costs a batch job:
 importing it and running a 20-task replication with numba's cache on disk, and compiling it
@@ -59,7 +59,9 @@ def main(replications: int = 3, topology: str = "superdome-16x4") -> None:
     print(f"the same runs driven by SimPy: {events / driven:,.0f} events/s, ratio {events / driven / bare_eps:.3f}")
     print(f"with an event at every end of burst or slice: {every_end} events; ratio on that count "
           f"{every_end / wall / bare_eps:.3f}")
-    print(f"a corr05-fig13-like replication (400 tasks, linux-2level + multilevel; mean of {FIG13_REPS}): {fig13:.3f} s")
+    print(
+        f"a corr05-fig13-like replication (400 tasks, linux-2level + multilevel; mean of {FIG13_REPS}): {fig13:.3f} s"
+    )
     warm, cold = kernel_start(None), kernel_start(tempfile.mkdtemp())
     print(f"compiled system per job: {warm:.2f} s to import the model and run a 20-task replication with "
           f"numba's cache, {cold:.2f} s compiling it")

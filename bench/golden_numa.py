@@ -93,7 +93,9 @@ def main(argv: list[str]) -> int:
     if "--record" in argv:
         Path(argv[argv.index("--record") + 1]).write_text("".join(f"{k} {v}\n" for k, v in digests.items()))
     if "--check" in argv:
-        want = dict(line.split() for line in Path(argv[argv.index("--check") + 1]).read_text().splitlines() if line.strip())
+        want = dict(
+            line.split() for line in Path(argv[argv.index("--check") + 1]).read_text().splitlines() if line.strip()
+        )
         changed = [k for k, v in want.items() if digests.get(k) != v]
         if changed:
             print(f"MISMATCH in {', '.join(changed)}: expected {want['digest']}")

@@ -82,7 +82,9 @@ def part_globs(part: str) -> list[str]:
     """mutmut name globs for the files under ``part`` (a file or a folder)."""
     files = [f for f in scope() if f == part or f.startswith(part.rstrip("/") + "/")]
     if not files:
-        raise SystemExit(f"mutation.py: --part {part!r} holds no file that mutmut mutates (see pyproject's only_mutate).")
+        raise SystemExit(
+            f"mutation.py: --part {part!r} holds no file that mutmut mutates (see pyproject's only_mutate)."
+        )
     modules = (f[:-len("/__init__.py")] if f.endswith("/__init__.py") else f[:-3] for f in files)
     return [m.replace("/", ".") + ".x*" for m in modules]
 
@@ -170,7 +172,9 @@ def prune_records() -> list[str]:
     EQUIVALENTS.write_text("\n- mutant: ".join([head, *kept]), encoding="utf-8")
     records = {path: entry for path, entry in load_records().items() if f"{RECORDS.name}: {path}" not in gone}
     if len(records) < len(load_records()):
-        header = "".join(line + "\n" for line in RECORDS.read_text(encoding="utf-8").splitlines() if line.startswith("#"))
+        header = "".join(
+            line + "\n" for line in RECORDS.read_text(encoding="utf-8").splitlines() if line.startswith("#")
+        )
         RECORDS.write_text(header + yaml.safe_dump(records, sort_keys=True), encoding="utf-8")
     return missing
 
@@ -196,7 +200,7 @@ def save_state() -> list[str]:
                 codes.extend([None] * (number - len(codes)))
                 codes[number - 1] = code
         kept = state.get(path, {})
-        for name, entry in functions.items():   # mutants not run here (a named or interrupted run): keep their old codes
+        for name, entry in functions.items():  # mutants not run here (a named or interrupted run): keep their old codes
             old = kept.get(name)
             if old and old["sha"] == entry["sha"]:
                 codes = entry["exit"]
@@ -326,7 +330,10 @@ def report_records(records: dict) -> float:
         entry = records.get(path)
         if entry is not None and path not in stale:
             share = f"{100 * entry['killed'] / entry['counted']:6.1f}%" if entry["counted"] else "     --"
-            print(f"{path:<40}  {entry['killed']:5d}/{entry['counted']:<5d} {share}  ({entry['measured']}, {entry['commit']})")
+            print(
+                f"{path:<40}  {entry['killed']:5d}/{entry['counted']:<5d} {share}  ({entry['measured']}, "
+                f"{entry['commit']})"
+            )
     total = 100 * killed / max(counted, 1)
     print(f"{'recorded total':<40}  {killed:5d}/{counted:<5d} {total:6.1f}%")
     if stale:
@@ -361,8 +368,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", help="run only the mutants of the files under this path (e.g. simcore/models/numa)")
     parser.add_argument("--record", action="store_true",
                         help=f"write the files whose mutants were all tested to {RECORDS.relative_to(ROOT)}")
-    parser.add_argument("--save-state", action="store_true",
-                        help=f"only copy mutants/'s exit codes into {STATE.relative_to(ROOT)} (e.g. after a killed run)")
+    parser.add_argument(
+        "--save-state",
+        action="store_true",
+        help=f"only copy mutants/'s exit codes into {STATE.relative_to(ROOT)} (e.g. after a killed run)",
+    )
     parser.add_argument("--prune", action="store_true",
                         help="only drop the records that name a file or function the tree no longer has")
     parser.add_argument("mutants", nargs="*", help="run only these mutants (names as mutmut prints them)")

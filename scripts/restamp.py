@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -98,9 +99,12 @@ def recorded() -> dict:
     fits = yaml.safe_load((ROOT / "config/san/fits.yaml").read_text()) or []
     return {
         "experiments": {p.parent.name: json.loads(p.read_text()) for p in sorted(REFERENCE.glob("*/provenance.json"))},
-        "san": {p.parent.name: json.loads(p.read_text())["code"] for p in sorted(REFERENCE.glob("san/*/fingerprint.json"))},
+        "san": {
+            p.parent.name: json.loads(p.read_text())["code"] for p in sorted(REFERENCE.glob("san/*/fingerprint.json"))
+        },
         "fits": [f["key"] for f in fits],
-        "calibrations": {fit_name(e): e["key"] for e in calibration_entries()}}
+        "calibrations": {fit_name(e): e["key"] for e in calibration_entries()},
+    }
 
 
 def fit_name(entry: dict) -> str:
@@ -119,7 +123,10 @@ def check_was_old(rec: dict, old: dict, rev: str) -> None:
     for exp, prov in rec["experiments"].items():
         if (prov["fingerprint"], prov["fingerprint_parts"]) != (old["experiments"][exp]["hash"],
                                                                  old["experiments"][exp]["parts"]):
-            fail(f"{exp}: the reference's fingerprint is not the one {rev}'s code computes; name the commit that made it.")
+            fail(
+                f"{exp}: the reference's fingerprint is not the one {rev}'s code computes; name the commit that made "
+                "it."
+            )
     for model, code in rec["san"].items():
         if code != old["san"]:
             fail(f"san/{model}: the reference's SAN code fingerprint is not {rev}'s.")
@@ -287,22 +294,30 @@ def write(rec: dict, new: dict, shared: dict[str, int], results: Path, commit: s
     fits = ROOT / "config/san/fits.yaml"
     text = fits.read_text()
     for old_key, new_key in zip(rec["fits"], new["fits"]):
-        text = text.replace(f"key: {old_key}", f"key: {new_key}")
+        text = requote(text, old_key, new_key)
     fits.write_text(text)
     for name in changed_calibrations(rec, new):
         calibration = name.split("/")[0]
         for path in (ROOT / "config/calibration/fits" / f"{calibration}.yaml",
                      REFERENCE / "calibration" / calibration / "fit.yaml"):
             if path.exists():
-                path.write_text(path.read_text().replace(f"key: {rec['calibrations'][name]}",
-                                                         f"key: {new['calibrations'][name]}"))
+                path.write_text(requote(path.read_text(), rec["calibrations"][name], new["calibrations"][name]))
     (REFERENCE / "README.md").write_text(reference_readme(REFERENCE))
+
+
+def requote(text: str, old_key: str, new_key: str) -> str:
+    """``text`` with the record key ``old_key`` (quoted or not) replaced by ``new_key`` as the records'
+    writers (``yaml.safe_dump``) write it: quoted when YAML would read it as a number (digits alone)."""
+    line = yaml.safe_dump({"key": new_key}).strip()
+    return re.sub(rf"key: (['\"]?){re.escape(old_key)}\1(?=\s)", lambda _: line, text)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--from", dest="rev", required=True, help="the commit whose code made the reference")
-    parser.add_argument("--results", required=True, help="a workflow run of the current code (e.g. build/evaluation/results)")
+    parser.add_argument(
+        "--results", required=True, help="a workflow run of the current code (e.g. build/evaluation/results)"
+    )
     parser.add_argument("--write", action="store_true", help="write the new fingerprints (default: report only)")
     args = parser.parse_args()
     results = Path(args.results)
@@ -321,10 +336,13 @@ def main() -> None:
             fits = check_calibrations(changed_calibrations(rec, new), new, replay)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=True)
-    print(f"restamp: {len(changed)} experiments change only in code or machines or name a commit this branch "
-          f"lacks, {sum(shared.values())} shared replications "
-          f"identical; SAN code {'changed, ' + str(files) + ' SAN files identical under ' + args.rev if san_changed else 'unchanged'}; "
-          f"{fits} recorded calibrations replayed byte for byte under their new keys.")
+    print(
+        f"restamp: {len(changed)} experiments change only in code or machines or name a commit this branch "
+        f"lacks, {sum(shared.values())} shared replications "
+        "identical; SAN code "
+        f"{'changed, ' + str(files) + ' SAN files identical under ' + args.rev if san_changed else 'unchanged'}; "
+        f"{fits} recorded calibrations replayed byte for byte under their new keys."
+    )
     if args.write:
         write(rec, new, shared, results, commit)
         print(f"restamp: new fingerprints and commit {commit} written; commit them and name this evidence.")

@@ -1,7 +1,10 @@
-"""The simcore command: list, validate, run, aggregate, precision, figure, table, report-macros, topology, trace, targets, params, san, san-fit, calibrate, calibration-report, san-compare, run-profile, evaluate, save-reference, report-from-results, check-layout.
+"""The simcore command: list, validate, run, aggregate, precision, figure, table, report-macros, topology, trace,
+targets, params, san, san-fit, calibrate, calibration-report, san-compare, run-profile, evaluate, save-reference,
+report-from-results, check-layout.
 
 Errors are one sentence on stderr naming the file and key at fault; exit code 2 for bad input,
-1 for an internal failure (and for `evaluate`, a run inconsistent with the reference). Heavy libraries are imported only by the subcommands that use them.
+1 for an internal failure (and for `evaluate`, a run inconsistent with the reference). Heavy libraries are imported only
+by the subcommands that use them.
 """
 
 from __future__ import annotations
@@ -347,7 +350,9 @@ def cmd_calibration_report(args) -> int:
     cal = load_calibration(find_calibration(args.calibration, args.calibrations), args.specs)
     folder = Path(args.results) / cal.id
     if not (folder / "fit.yaml").is_file():
-        raise InputError(f"--results: {folder} holds no fit of {cal.id} (fit.yaml); run `simcore calibrate {cal.id}` first.")
+        raise InputError(
+            f"--results: {folder} holds no fit of {cal.id} (fit.yaml); run `simcore calibrate {cal.id}` first."
+        )
     write(cal, folder, Path(args.tex), Path(args.figure), f"figures/{Path(args.figure).name}")
     print(f"calibration-report: {args.tex}, {args.figure}", file=sys.stderr)
     return 0
@@ -539,6 +544,13 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
+    for commands in (_experiment_commands, _output_commands, _san_commands, _calibration_commands, _reference_commands):
+        commands(add)
+    return parser
+
+
+def _experiment_commands(add) -> None:
+    """The experiments' commands: list, validate, run, aggregate, precision."""
     p = add("list", cmd_list, "list the experiments with their cells and replications")
     p.add_argument("--scale", choices=SCALES, default="full", help=SCALE_HELP)
     p = add("validate", cmd_validate, "check experiment specs against the schema and the models")
@@ -561,7 +573,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--outdir", required=True, metavar="DIR", help="where summary, claims, replications and "
                                                                    "provenance go (results/ID)")
     p.add_argument("--scale", choices=SCALES, default="full", help=SCALE_HELP)
-    p.add_argument("--plans", nargs="*", metavar="FILE", help="the precision rounds' plan files, kept in the provenance")
+    p.add_argument(
+        "--plans", nargs="*", metavar="FILE", help="the precision rounds' plan files, kept in the provenance"
+    )
     p = add("precision", cmd_precision, "plan a precision round: the replication batches that would decide the "
                                         "experiment's inconclusive claims (docs/statistics.md)")
     p.add_argument("experiment", metavar="ID", help=ID_HELP)
@@ -570,6 +584,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="raw batch files so far: the scale's own and those of rounds before K")
     p.add_argument("--out", required=True, metavar="FILE", help="the plan (JSON), written atomically")
     p.add_argument("--scale", choices=SCALES, default="full", help=SCALE_HELP)
+
+
+def _output_commands(add) -> None:
+    """The outputs' commands: figure, table, report-macros, topology, trace, targets, params."""
     for name, func, what in (("figure", cmd_figure, "draw the figure of one experiment (PDF)"),
                              ("table", cmd_table, "write the LaTeX table of one experiment")):
         p = add(name, func, what)
@@ -594,7 +612,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--node-groups", choices=("per-node", "child-spans"),
                    help="groups of the node levels (default: the numa model's node_groups default)")
     p.add_argument("--catalog", default="config/topologies", metavar="DIR", help="folder of catalog machines")
-    p = add("trace", cmd_trace, "one replication's per-task event trace (mehta style), or its queues over time (--monitor)")
+    p = add(
+        "trace", cmd_trace, "one replication's per-task event trace (mehta style), or its queues over time (--monitor)"
+    )
     p.add_argument("experiment", metavar="ID", help=ID_HELP)
     p.add_argument("--cell", type=INDEX, metavar="K", help="grid cell (default: the spec's output.traces, else 0)")
     p.add_argument("--rep", type=INDEX, metavar="R", help="replication index (same seeds as `run`; default 0)")
@@ -615,6 +635,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("params", cmd_params, "a model's parameters (default, type and domain, meaning), or its metrics")
     p.add_argument("model", metavar="MODEL", help="numa, cluster, pools, cosched or pvm")
     p.add_argument("--metrics", action="store_true", help="list the metrics instead")
+
+
+def _san_commands(add) -> None:
+    """The SAN's commands: san, san-fit."""
     p = add("san", cmd_san, "solve a SAN model (transient by uniformization or Krylov, steady state) into a CSV")
     p.add_argument("model", metavar="MODEL.yaml", help=SAN_MODEL_HELP)
     p.add_argument("--times", metavar="A:B:STEP",
@@ -651,14 +675,22 @@ def build_parser() -> argparse.ArgumentParser:
                         "parameter, bounds and scale (e.g. config/san/fits.yaml)")
     p.add_argument("--record", metavar="RECORD.yaml", help="store a fit made now in this record")
     _add_progress(p)
+
+
+def _calibration_commands(add) -> None:
+    """Calibrate, calibration-report and the SAN's report commands."""
     p = add("calibrate", cmd_calibrate, "fit a paper's control on its published baseline points, holding "
                                         "each machine out in turn (config/calibration/ID.yaml)")
     p.add_argument("calibration", metavar="ID", help="calibration id (config/calibration/ID.yaml) or file")
     p.add_argument("--calibrations", default="config/calibration", metavar="DIR", help="folder of calibrations")
     p.add_argument("--scale", choices=("smoke", "quick", "full"), default="full", help="replications per point")
-    p.add_argument("--out", required=True, metavar="DIR", help="fit.yaml, points.csv and holdout.csv, written atomically")
+    p.add_argument(
+        "--out", required=True, metavar="DIR", help="fit.yaml, points.csv and holdout.csv, written atomically"
+    )
     p.add_argument("--jobs", type=COUNT, default=1, metavar="N", help="worker processes (default: 1)")
-    p.add_argument("--cache", metavar="RECORD.yaml", help="take the fit recorded under the same key (config/calibration/fits.yaml)")
+    p.add_argument(
+        "--cache", metavar="RECORD.yaml", help="take the fit recorded under the same key (config/calibration/fits.yaml)"
+    )
     p.add_argument("--record", metavar="RECORD.yaml", help="store a fit made now in this record")
     p.add_argument("--no-holdout", action="store_true", help="fit on all points only")
     p.add_argument("--recorded-only", action="store_true", help="take the fit from --cache or stop (never fit)")
@@ -678,7 +710,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", default="results/san", metavar="DIR", help=SAN_RESULTS_HELP)
     p.add_argument("--figure", required=True, metavar="FILE.pdf", help="the figure (PDF), written atomically")
     p.add_argument("--tex", required=True, metavar="FILE.tex", help="table and macros (LaTeX), written atomically")
-    p.add_argument("--claims", metavar="FILE.csv", help="the figure's claims for the scorecard (results/FIGURE/claims.csv)")
+    p.add_argument(
+        "--claims", metavar="FILE.csv", help="the figure's claims for the scorecard (results/FIGURE/claims.csv)"
+    )
     p = add("san-figure", cmd_san_figure, "a SAN model's solution beside its simulation (PDF)")
     p.add_argument("model", metavar="NAME", help="results/san/NAME/{solution,simulation}.csv")
     p.add_argument("--results", default="results/san", metavar="DIR", help=SAN_RESULTS_HELP)
@@ -686,6 +720,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("san-report", cmd_san_report, "the report's SAN appendix (LaTeX) from results/san/")
     p.add_argument("--results", default="results/san", metavar="DIR", help=SAN_RESULTS_HELP)
     p.add_argument("--out", required=True, metavar="FILE", help="output file, written atomically")
+
+
+def _reference_commands(add) -> None:
+    """The reference's and the report's commands: evaluate, run-profile, save-reference,
+    report-from-results, check-layout."""
     p = add("evaluate", cmd_evaluate, "check a run's outputs, claims and means against the full-scale reference "
                                       "(exit 1 when inconsistent)")
     p.add_argument("--results", default="results", metavar="DIR",
@@ -746,7 +785,6 @@ def build_parser() -> argparse.ArgumentParser:
             "the report's layout from pdflatex's log: each float too large for its page and each box past the "
             "margin (exit 1 when there is one)")
     p.add_argument("log", metavar="LOG", help="the log pdflatex wrote beside the PDF, e.g. paper/build/report.log")
-    return parser
 
 
 #: the options that name files or folders simcore writes

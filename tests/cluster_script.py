@@ -108,7 +108,9 @@ class Hand:
     def __init__(self, machines, procs=(), policy="pvm", rng: ScriptedRng | None = None, background=(),
                  unfinished: int | None = None, lazy: bool | None = None, **params):
         full = full_params({"machines": groups(machines), **params})
-        self.policy = policy if not isinstance(policy, str) else get_policy("cluster", policy)(full, rng or ScriptedRng())
+        self.policy = (
+            policy if not isinstance(policy, str) else get_policy("cluster", policy)(full, rng or ScriptedRng())
+        )
         if lazy is not None:
             self.policy.lazy = lazy
         self.done: list = []

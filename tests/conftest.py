@@ -76,7 +76,10 @@ def apt_install(packages: list[str]) -> str:
     if os.geteuid() != 0 or not shutil.which("apt-get"):
         return f"{', '.join(packages)}: not installed, and installing needs root and apt-get"
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages]):
+    for command in (
+        ["apt-get", "update", "-qq"],
+        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages],
+    ):
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
         if done.returncode:
             return f"`{' '.join(command)}` failed: {done.stderr.strip()[-300:]}"

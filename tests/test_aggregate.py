@@ -144,7 +144,13 @@ def test_the_topology_part_is_the_machines_as_a_simulation_sees_them(tmp_path, m
     import yaml
 
     from simcore.experiments import load_spec
-    from simcore.experiments.fingerprint import TOPOLOGY_MODELS, _digest, _machines_named, machine_digest, topology_digest
+    from simcore.experiments.fingerprint import (
+        TOPOLOGY_MODELS,
+        _digest,
+        _machines_named,
+        machine_digest,
+        topology_digest,
+    )
     from simcore.topology import domains
 
     root = Path(__file__).resolve().parents[1]
@@ -165,7 +171,9 @@ def test_the_topology_part_is_the_machines_as_a_simulation_sees_them(tmp_path, m
 
     level = load_spec(root / "config/experiments/corr05-level.yaml")
     assert _machines_named(level, level.params(None)) == ["altix-16x2", "corr05-4x2", "corr05-4x4", "superdome-16x4"]
-    assert _machines_named(level, level.params({"topology": "mehta-s1"})) == sorted(_machines_named(level, level.params(None)) + ["mehta-s1"])
+    assert _machines_named(level, level.params({"topology": "mehta-s1"})) == sorted(
+        _machines_named(level, level.params(None)) + ["mehta-s1"]
+    )
     assert topology_digest(level) != topology_digest(load_spec(root / "config/experiments/corr05-fig9.yaml"))
     amir = load_spec(root / "config/experiments/amir-table2.yaml")
     assert amir["model"] not in TOPOLOGY_MODELS and topology_digest(amir) == _digest(None)

@@ -166,7 +166,7 @@ def test_a_recorded_fit_is_taken_while_its_key_holds(tmp_path, monkeypatch):
     record = tmp_path / "fits.yaml"
     made = calibrate(cal, "smoke", tmp_path / "a", 7, record_to=record)
     assert "fitted now" in made
-    from simcore.report.calibration import write                       # the report's page of it
+    from simcore.report.calibration import write  # the report's page of it
 
     write(cal, tmp_path / "a", tmp_path / "cal.tex", tmp_path / "cal.pdf", "figures/cal.pdf")
     tex = (tmp_path / "cal.tex").read_text()
@@ -358,15 +358,18 @@ def test_the_control_of_mehta_is_fitted_on_its_71_published_linux_numbers_only()
     assert cal.groups() == ["mehta-s1", "mehta-8-4-6", "mehta-8-2-3", "mehta-s2", "mehta-s3"]
     assert set(cal.metric_groups.values()) == {"turnaround", "attempts", "levels"}
     values = F.values_at(cal, [0.5] * len(cal.quantities))
-    assert values["cpu_max_interval"] == values["cpu_min_interval"] == 707.107      # tied: one period (geometric middle)
+    assert values["cpu_max_interval"] == values["cpu_min_interval"] == 707.107  # tied: one period (geometric middle)
     assert values["node_busy_factor"] == values["cpu_busy_factor"] == 8 and isinstance(values["cpu_busy_factor"], int)
 
 
 def _tiny(objective: str) -> Calibration:
     """Three points in two cells: a and b measured in cell 0 (group g), c in cell 2 (group h)."""
     params = {"topology": "corr05-4x2", "n_tasks": 4, "mean_demand": 50.0, "creation_rate": 200.0}
-    points = [Point("e", params, 2.0, "s", "a", 0, "linux-2level"), Point("e", params, 4.0, "s", "b", 0, "linux-2level"),
-              Point("e", {**params, "n_tasks": 8}, 10.0, "s", "c", 2, "linux-2level")]
+    points = [
+        Point("e", params, 2.0, "s", "a", 0, "linux-2level"),
+        Point("e", params, 4.0, "s", "b", 0, "linux-2level"),
+        Point("e", {**params, "n_tasks": 8}, 10.0, "s", "c", 2, "linux-2level"),
+    ]
     return Calibration(Path("tiny.yaml"), "tiny", "corr05", "t", "numa", ["linux-2level"], ["a", "b", "c"], [],
                        [Quantity("memory_stall_fraction", "s", "w", 0.0, 1.0)], {}, objective, "n_tasks",
                        {"design": 1, "polish": 0, "holdout_polish": 0, "seed": 1}, {"smoke": 1}, points,
@@ -474,7 +477,9 @@ def test_two_controls_are_fitted_on_their_points_in_one_cell_the_untested_ones_o
     with pytest.raises(InputError, match="key 'policy' is mosix, but target amir-table2 has baseline 'pvm'"):
         load_calibration(_edited(tmp_path, lambda d: d.update(policy="mosix"), AMIR), ROOT / "config" / "experiments")
     with pytest.raises(InputError, match="key 'holdout'"):
-        load_calibration(_edited(tmp_path, lambda d: d.update(metric="mean_slowdown"), AMIR), ROOT / "config" / "experiments")
+        load_calibration(
+            _edited(tmp_path, lambda d: d.update(metric="mean_slowdown"), AMIR), ROOT / "config" / "experiments"
+        )
 
 
 BARAK96 = ROOT / "config" / "calibration" / "barak96-control.yaml"
@@ -496,7 +501,9 @@ def test_a_calibration_restricted_to_some_cells_takes_only_their_points(tmp_path
     with pytest.raises(InputError, match="key 'where' must map parameters to lists of values and say why"):
         load_calibration(_edited(tmp_path, lambda d: d["where"].pop("why"), BARAK96), ROOT / "config" / "experiments")
     with pytest.raises(InputError, match=r"key 'where\.n_procs'"):
-        load_calibration(_edited(tmp_path, lambda d: d["where"].update(n_procs=[0]), BARAK96), ROOT / "config" / "experiments")
+        load_calibration(
+            _edited(tmp_path, lambda d: d["where"].update(n_procs=[0]), BARAK96), ROOT / "config" / "experiments"
+        )
 
 
 def test_the_controls_run_on_one_workload_and_a_ratio_point_is_the_quotient_of_sums(monkeypatch):
@@ -506,7 +513,10 @@ def test_the_controls_run_on_one_workload_and_a_ratio_point_is_the_quotient_of_s
     the mean of the quotients (10 + 30) / 2; Mosix likewise from 4 and 8 (sums 4 and 24 over 1 and 3
     jobs): 6 and 7."""
     calls = []
-    rows = {0: {"pvm": (10.0, 10.0, 1.0), "mosix": (4.0, 4.0, 1.0)}, 1: {"pvm": (30.0, 90.0, 3.0), "mosix": (8.0, 24.0, 3.0)}}
+    rows = {
+        0: {"pvm": (10.0, 10.0, 1.0), "mosix": (4.0, 4.0, 1.0)},
+        1: {"pvm": (30.0, 90.0, 3.0), "mosix": (8.0, 24.0, 3.0)},
+    }
     names = {"mean_slowdown": 0, "slowdown_sum": 1, "jobs": 2}
 
     def run(args):
@@ -529,5 +539,7 @@ def test_a_calibration_page_without_its_fit_is_one_sentence(tmp_path, capsys):
     assert main(["calibration-report", "amir-control", "--results", str(tmp_path), "--tex", str(tex),
                  "--figure", str(figure)]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and str(tmp_path / "amir-control") in err and "simcore calibrate amir-control" in err
+    assert (
+        len(err.splitlines()) == 1 and str(tmp_path / "amir-control") in err and "simcore calibrate amir-control" in err
+    )
     assert not tex.exists() and not figure.exists()

@@ -4,8 +4,8 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
 import pandas as pd
+import pytest
 
 
 def test_list_shows_every_experiment(simcore_cli, root):
@@ -76,8 +76,8 @@ def test_trace_of_a_spec_with_sample_traces(simcore_cli, tmp_path):
     every listed task was migrated, and segments beyond the zone are starred."""
     import re
 
-    from simcore.report.tables import table_tex
     from simcore.experiments import load_spec
+    from simcore.report.tables import table_tex
 
     out = tmp_path / "mehta-traces" / "traces.txt"
     proc = simcore_cli("trace", "mehta-traces", "--set", "n_tasks=120", "--out", out)

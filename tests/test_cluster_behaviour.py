@@ -37,7 +37,6 @@ from simcore.models.cluster.mosix import Mosix
 from simcore.models.cluster.system import ClusterSystem, expand_machines
 from simcore.models.cluster.workload import BackgroundSpec, ProcSpec, Workload
 
-
 # --- the cluster: sharing, thrashing, migration, slowdown ---------------------------------------
 
 def test_slowdown_of_a_lone_process_is_one_over_its_machine_speed():
@@ -111,7 +110,15 @@ def test_background_process_fields_and_cycle():
     midway through its second burst (alone, rate 1), it was placed at d0 + d1 and has d2 / 2 left."""
     hand = Hand([(1.0, BIG), (1.0, BIG)], background=[(1, 5, 2.0)], unfinished=1)
     bg = hand.proc(-1)
-    assert (bg.pid, bg.job, bg.arrival, bg.memory, bg.home, bg.measured, bg.pinned) == (-1, -1, 0.0, 0.0, 1, False, True)
+    assert (bg.pid, bg.job, bg.arrival, bg.memory, bg.home, bg.measured, bg.pinned) == (
+        -1,
+        -1,
+        0.0,
+        0.0,
+        1,
+        False,
+        True,
+    )
     d = 2.0 * np.random.Generator(np.random.PCG64(5)).random(3)
     assert (bg.machine, hand.system.remaining(bg), hand.system.machines[1].mem_used) == (1, d[0], 0.0)
     hand.run(until=d[0] + d[1] + d[2] / 2)
@@ -667,8 +674,8 @@ def test_mosix_load_move_needs_the_process_to_fit_the_targets_free_memory():
 # Two speed-1 machines, base 2 (cost_base 'n'), processes without memory: a process's marginal
 # cost on a machine of load l is c(l) = 2**((l + 1) / L) - 2**(l / L). With L = 4:
 # c(0) = 2**0.25 - 1 = 0.18921, c(1) = 2**0.5 - 2**0.25 = 0.22503, c(2) = 2**0.75 - 2**0.5 = 0.26758.
-# Placement on the exact state (placement_knowledge 'exact', ties to the lower index) at t=0 of processes 0-3: 0 -> m0 (L then 2), 1 -> m1,
-# 2 -> m0 (tie; max load 2, L = 4), 3 -> m1 (c(1) < c(2)). Placed at loads 0, 0, 1, 1.
+# Placement on the exact state (placement_knowledge 'exact', ties to the lower index) at t=0 of processes 0-3: 0 -> m0
+# (L then 2), 1 -> m1, 2 -> m0 (tie; max load 2, L = 4), 3 -> m1 (c(1) < c(2)). Placed at loads 0, 0, 1, 1.
 # Processes 0 and 2 (demand 1) end at 2; at t=2 machine 1 still sees machine 0 at load 2 (round
 # 1.5): c(2) is dearer than anything on machine 1, no move. Process 4 (demand 10) arrives at 3 and
 # goes to the empty machine 0; machine 1 saw machine 0 empty at 2.5.
@@ -692,8 +699,12 @@ def test_enhanced_mosix_stability_rule():
     machine 0 at load 1 (c(1) is not above 1.15 c(1)); at 20, alone, process 3 sees machine 0 empty
     and moves: same completions as with 1.25 and one migration."""
     common = {0: 2, 2: 2}
-    assert_run(run(TWO, OPPORTUNITY, "enhanced-mosix", reassign_factor=1.15, **EXACT), {**common, 1: 11.5, 3: 31.5, 4: 23}, 2)
-    assert_run(run(TWO, OPPORTUNITY, "enhanced-mosix", reassign_factor=1.25, **EXACT), {**common, 1: 20, 3: 30, 4: 13}, 0)
+    assert_run(
+        run(TWO, OPPORTUNITY, "enhanced-mosix", reassign_factor=1.15, **EXACT), {**common, 1: 11.5, 3: 31.5, 4: 23}, 2
+    )
+    assert_run(
+        run(TWO, OPPORTUNITY, "enhanced-mosix", reassign_factor=1.25, **EXACT), {**common, 1: 20, 3: 30, 4: 13}, 0
+    )
     assert_run(run(TWO, OPPORTUNITY, "enhanced-mosix", reassign_factor=1.15, min_residency=4.0, **EXACT),
                {**common, 1: 20, 3: 30, 4: 13}, 1)
 
@@ -922,7 +933,10 @@ def test_effective_cpu_load_keeps_a_process_off_a_machine_it_would_make_thrash()
       machine 1: memory 2**0.0015 - 1 = 0.00104; CPU 2**(8/8) - 2**(4/8) = 0.58579.
     'processes': 0.30309 < 0.58683, machine 0, where 10.5 MB > 10 MB thrashes. 'effective': the
     load after is 2 x 10 = 20, CPU 2**(20/8) - 2**(1/8) = 4.56634, so machine 1 (0.58683)."""
-    assert {r: least_cost_choice("enhanced-pvm", r) for r in ("processes", "effective")} == {"processes": 0, "effective": 1}
+    assert {r: least_cost_choice("enhanced-pvm", r) for r in ("processes", "effective")} == {
+        "processes": 0,
+        "effective": 1,
+    }
 
 
 def test_cost_bound_of_an_empty_cluster():
@@ -961,7 +975,10 @@ def test_enhanced_mosix_costs_read_the_clusters_thrashing_factor():
     'effective' CPU load: the case of test_effective_cpu_load_keeps_a_process_off_a_machine_it_would_make_thrash
     gives machine 0 under 'processes' and machine 1 under 'effective' (CPU 2**(20/8) - 2**(1/8)
     on machine 0, above machine 1's 0.58683)."""
-    assert {r: least_cost_choice("enhanced-mosix", r) for r in ("processes", "effective")} == {"processes": 0, "effective": 1}
+    assert {r: least_cost_choice("enhanced-mosix", r) for r in ("processes", "effective")} == {
+        "processes": 0,
+        "effective": 1,
+    }
 
 
 def greedy_hand(machines, procs, known, background=()):
@@ -1116,7 +1133,13 @@ def test_enhanced_mosix_makes_every_move_of_its_scan():
     procs = [(0.0, 0)] + [(0.0, 2)] * 4
     hand = greedy_hand([(1.0, BIG)] * 3, procs, [{}, {}, {0: (2.0, 0.0), 1: (0.0, 0.0)}])
     hand.system._call(R.reassign, hand.system.now)
-    assert [(hand.proc(p).machine, hand.proc(p).migrations) for p in range(5)] == [(0, 0), (1, 1), (1, 1), (2, 0), (2, 0)]
+    assert [(hand.proc(p).machine, hand.proc(p).migrations) for p in range(5)] == [
+        (0, 0),
+        (1, 1),
+        (1, 1),
+        (2, 0),
+        (2, 0),
+    ]
 
 
 # --- optimal ----------------------------------------------------------------------------------------
@@ -1352,7 +1375,9 @@ def test_an_unknown_workload_is_named_with_the_known_ones():
     """A workload kind past the parameter check but unknown to generate is bad input, and the
     message lists the three generators."""
     params = {**full_params({}), "workload": "x"}
-    with pytest.raises(InputError, match=r"^parameter 'workload': unknown value 'x' \(use one of amir, batch, poisson\)\.$"):
+    with pytest.raises(
+        InputError, match=r"^parameter 'workload': unknown value 'x' \(use one of amir, batch, poisson\)\.$"
+    ):
         wl.generate(params, streams(), 1)
 
 
@@ -1434,7 +1459,12 @@ def test_drop_resets_memory_and_counts_pinned():
     m0, m1 = hand.system.machines
     assert (m0.n_procs - m0.movable, m0.movable) == (2, 0)
     hand.run(until=2 * d + 1.0)
-    assert (short.completion, short.machine, m0.n_procs - m0.movable, m0.movable) == (pytest.approx(2 * d, rel=1e-12), -1, 1, 0)
+    assert (short.completion, short.machine, m0.n_procs - m0.movable, m0.movable) == (
+        pytest.approx(2 * d, rel=1e-12),
+        -1,
+        1,
+        0,
+    )
     hand.system.migrate(small, 0)
     hand.system.migrate(large, 0)
     assert m1.mem_used == 0.0 and not m1.procs
@@ -1520,7 +1550,9 @@ def test_background_pids_are_distinct_negatives():
     arrival, in the order they started."""
     seen = []
     full = full_params({"machines": [{"name": "m", "count": 1, "speed": 1.0, "memory_mb": BIG}]})
-    workload = Workload((ProcSpec(0, 0, 0.0, 4.0, 0.0, 0, True),), (BackgroundSpec(0, 1, 5.0), BackgroundSpec(0, 2, 5.0)))
+    workload = Workload(
+        (ProcSpec(0, 0, 0.0, 4.0, 0.0, 0, True),), (BackgroundSpec(0, 1, 5.0), BackgroundSpec(0, 2, 5.0))
+    )
     simulate(full, workload, "pvm", ScriptedStreams(ScriptedRng()),
              attach=lambda engine, cluster: seen.append(list(cluster.machines[0].procs)))
     assert seen == [[-1, -2]]
@@ -1746,8 +1778,13 @@ def test_greedy_cost_of_staying_counts_the_rest_per_unit_of_speed_and_the_memory
     1.5, so L = 2. Staying costs p1, with p0 already sent away (1 process, 3 MB): the machine
     without p0 and p1 holds 1 process (load 1/2) and 0 MB, so 2**0.2 - 1 (memory 0 -> 2 of 10
     MB) + 2**(1/2) - 2**(1/4) (load 1/2 -> 1, over L = 2)."""
-    hand = Hand([(2.0, 10.0), (1.0, BIG)], [(BIG, 3.0), (BIG, 2.0), (BIG, 0.0)], "enhanced-mosix", reassign_rule="greedy",
-                cost_base=2.0)
+    hand = Hand(
+        [(2.0, 10.0), (1.0, BIG)],
+        [(BIG, 3.0), (BIG, 2.0), (BIG, 0.0)],
+        "enhanced-mosix",
+        reassign_rule="greedy",
+        cost_base=2.0,
+    )
     for pid in range(3):
         hand.place(pid, 0)
     assert hand.CF[L.Z_BOUND] == 2.0

@@ -91,9 +91,9 @@ def test_a_run_with_a_python_observer_is_driven_by_simpy():
     """Mosix placing at random (the policy's own draw) and a policy deciding in Python are
     observed; the compiled policies are not."""
     params = full_params({})
-    from simcore.models.registry import get_policy
-    from simcore.models.cluster.system import ClusterSystem, expand_machines
     from simcore.core.engine import Engine
+    from simcore.models.cluster.system import ClusterSystem, expand_machines
+    from simcore.models.registry import get_policy
 
     def observed(policy, **extra):
         impl = get_policy("cluster", policy)({**params, **extra}, np.random.default_rng(0))

@@ -98,8 +98,9 @@ def test_a_job_of_several_cells_writes_the_rows_of_one_job_per_cell(root, simcor
 def test_a_job_never_groups_values_of_different_kinds(root, simcore_cli, tmp_path):
     """mehta-readings sweeps `creation_cpu` over 'random', 'round-robin' and CPU 0 one at a time,
     its last axis: of its 17 full-scale cells the 16 before the CPU-0 cell fit one job
-    (`cells_per_job: 16`), so they make two groups, the CPU-0 cell alone after the others (one file's column holds one type: the run that grouped them died in pyarrow), and
-    `simcore run --cells` over both kinds is refused with one sentence, writing nothing."""
+    (`cells_per_job: 16`), so they make two groups, the CPU-0 cell alone after the others (one file's column holds one
+    type: the run that grouped them died in pyarrow), and `simcore run --cells` over both kinds is refused with one
+    sentence, writing nothing."""
     spec = load_spec(root / "config/experiments/mehta-readings.yaml")
     cells = spec.cells("full")
     numeric = [c.index for c in cells if not isinstance(c.values["creation_cpu"], str)]

@@ -297,7 +297,9 @@ def test_replications_the_reference_also_holds_are_counted_and_compared_value_by
 def _replications(folder, exp, rows, platform=PLATFORM, cpu=None):
     """A result folder holding ``exp``'s replications (cell, policy, rep, m) and a provenance."""
     (folder / exp).mkdir(parents=True, exist_ok=True)
-    pd.DataFrame(rows, columns=["cell", "policy", "rep", "spawn_key", "m"]).to_csv(folder / exp / "replications.csv", index=False)
+    pd.DataFrame(rows, columns=["cell", "policy", "rep", "spawn_key", "m"]).to_csv(
+        folder / exp / "replications.csv", index=False
+    )
     record = {"commit": "abc", "root_seed": 7, "wall_time_s": 1.0, "fingerprint": "f0", "platform": platform,
               "packages": {"python": "3.11.7", "numpy": "2.4.6"}}
     (folder / exp / "provenance.json").write_text(json.dumps({**record, **({"cpu": cpu} if cpu else {})}))
@@ -363,8 +365,8 @@ def test_on_another_platform_last_bits_pass_and_a_five_percent_shift_fails(tmp_p
     """Paired mode, one policy, 4 replications. Every value times (1 + 1e-12): floating point's
     last bits, every relative difference 0, p = 1, and any shift detected (power 1). Every value
     times 1.05: each replication's relative difference is 2 x 0.05 / 2.05 = 0.04878, the same
-    shift in every replication (to the last bits: rounding): p = 0, inconsistent. Replication 0 at 11 instead of 10, the others
-    equal: differences a = 2 / 21, 0, 0, 0, mean a / 4, sd sqrt((a^2 - 4 (a / 4)^2) / 3) = a / 2,
+    shift in every replication (to the last bits: rounding): p = 0, inconsistent. Replication 0 at 11 instead of 10, the
+    others equal: differences a = 2 / 21, 0, 0, 0, mean a / 4, sd sqrt((a^2 - 4 (a / 4)^2) / 3) = a / 2,
     se a / 4, t = 1 on 3 df, p = 0.391: within chance."""
     _replications(tmp_path / "ref", "x", _rows(REF))
     _replications(tmp_path / "bits", "x", _rows([v * (1 + 1e-12) for v in REF]))
@@ -482,7 +484,9 @@ def test_a_preset_sabotaged_by_ten_percent_fails_the_evaluation(root, simcore_cl
         preset = config / "presets/barak96.yaml"
         text = preset.read_text()
         assert "  info_interval:\n    value: 1.0\n" in text
-        preset.write_text(text.replace("  info_interval:\n    value: 1.0\n", f"  info_interval:\n    value: {period}\n"))
+        preset.write_text(
+            text.replace("  info_interval:\n    value: 1.0\n", f"  info_interval:\n    value: {period}\n")
+        )
         only = tmp_path / name / "specs"
         only.mkdir()
         shutil.copy(config / "experiments/barak96-fig2.yaml", only)
@@ -504,7 +508,9 @@ def test_a_preset_sabotaged_by_ten_percent_fails_the_evaluation(root, simcore_cl
                            "--san", san, "--out", out)
         assert proc.returncode == 1, proc.stderr       # both lack the figures, tables and report
         pages[name] = out.read_text()
-    assert "(their fingerprints agree)" in pages["control"] and "Shared replications that differ" not in pages["control"]
+    assert (
+        "(their fingerprints agree)" in pages["control"] and "Shared replications that differ" not in pages["control"]
+    )
     assert "1 experiments simulated from other inputs than the reference's" in pages["sabotaged"]
     assert "barak96-fig2 (parameters (spec, preset))" in pages["sabotaged"]
     verdict = next(line for line in pages["sabotaged"].splitlines() if line.startswith("Verdict: "))
@@ -614,7 +620,9 @@ def smoke_pair(tmp_path_factory):
         exp = path.parent.name
         spec = load_spec(root / f"config/experiments/{exp}.yaml")
         table = pd.read_csv(path, dtype={"spawn_key": str})
-        smoke = table[table.cell.isin([c.index for c in spec.cells("smoke")]) & (table.rep < spec.replications("smoke"))]
+        smoke = table[
+            table.cell.isin([c.index for c in spec.cells("smoke")]) & (table.rep < spec.replications("smoke"))
+        ]
         provenance = json.loads((committed / exp / "provenance.json").read_text())
         provenance.pop("cpu", None)
         for side, record in (("ref", provenance), ("run", {**provenance, "cpu": THIS_CPU})):

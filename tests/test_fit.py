@@ -104,6 +104,7 @@ FIT_ERRORS = {
 @pytest.mark.parametrize("case", sorted(FIT_ERRORS))
 def test_a_bad_fit_is_refused_naming_the_key(case, tmp_path):
     import yaml
+
     from simcore.errors import InputError
 
     data = yaml.safe_load(Path("config/experiments/corr05-level.yaml").read_text())

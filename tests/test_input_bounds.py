@@ -45,10 +45,16 @@ def test_a_key_given_twice_is_refused_with_both_lines(tmp_path):
         load_yaml_text("{k: 1, k: 2}")
 
 
-@pytest.mark.parametrize("edit, where", [
-    (lambda t: t.replace("fixed:\n", "fixed:\n  demand_max: 500\n", 1), "key 'demand_max' is given twice"),
-    (lambda t: t.replace("confidence: 0.95\n", "confidence: 0.95\nconfidence: 0.9\n", 1), "key 'confidence' is given twice"),
-])
+@pytest.mark.parametrize(
+    "edit, where",
+    [
+        (lambda t: t.replace("fixed:\n", "fixed:\n  demand_max: 500\n", 1), "key 'demand_max' is given twice"),
+        (
+            lambda t: t.replace("confidence: 0.95\n", "confidence: 0.95\nconfidence: 0.9\n", 1),
+            "key 'confidence' is given twice",
+        ),
+    ],
+)
 def test_a_spec_with_a_key_twice_exits_2_naming_the_file(tmp_path, edit, where):
     """barak96-fig2 with `demand_max` twice under `fixed`, or `confidence` twice at the top:
     `simcore validate` exits 2 with one sentence naming the file and the key, and `simcore run`
@@ -96,14 +102,18 @@ def test_a_grid_beyond_the_limit_is_refused_before_a_cell_is_built(tmp_path):
 def test_a_replication_count_beyond_the_limit_is_refused(tmp_path):
     config = _copy_config(tmp_path)
     spec = config / "experiments/barak96-fig2.yaml"
-    spec.write_text(spec.read_text().replace("precision: {max_replications: 90}", "precision: {max_replications: 10000000}"))
+    spec.write_text(
+        spec.read_text().replace("precision: {max_replications: 90}", "precision: {max_replications: 10000000}")
+    )
     code, err = _simcore("--specs", config / "experiments", "validate", "barak96-fig2")
     assert code == 2 and "key 'scales.full.precision.max_replications': 10,000,000 replications of a cell" in err, err
     code, err = _simcore("run", "barak96-fig2", "--cell", 0, "--reps", "0:200000", "--out", tmp_path / "x.parquet")
     assert code == 2 and "--reps '0:200000': replications up to 200,000, more than the 100,000" in err, err
 
 
-@pytest.mark.parametrize("name", ["mehta-table4-w1-readings", "corr05-fig13-readings", "amir-readings", "zhou91-fig4", "zhou91-fig5"])
+@pytest.mark.parametrize(
+    "name", ["mehta-table4-w1-readings", "corr05-fig13-readings", "amir-readings", "zhou91-fig4", "zhou91-fig5"]
+)
 def test_a_cell_computed_from_its_index_is_the_grids(name):
     """`Spec.cell(i)` (from the index alone for a product grid) is cell i of the built grid."""
     from simcore.experiments.spec import load_spec
@@ -204,7 +214,9 @@ def test_a_run_whose_state_would_not_fit_in_memory_is_refused(tmp_path, monkeypa
 
     assert run_bytes("numa", {"n_tasks": 10 ** 9}) == 11_300 * 10 ** 9 and run_bytes("cosched", {"nst": 10 ** 9}) == 0
     out = tmp_path / "x.parquet"
-    code, err = _simcore("run", "corr05-fig9", "--cell", 0, "--reps", "0:1", "--set", "n_tasks=1000000000", "--out", out)
+    code, err = _simcore(
+        "run", "corr05-fig9", "--cell", 0, "--reps", "0:1", "--set", "n_tasks=1000000000", "--out", out
+    )
     assert code == 2 and err.count("\n") == 1 and not out.exists(), err
     assert "cell 0 (n_tasks = 1,000,000,000) would need about 10.3 TiB of memory" in err
     monkeypatch.setenv("SIMCORE_MEMORY_LIMIT", "1G")

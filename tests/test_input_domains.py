@@ -15,8 +15,22 @@ from simcore.cli import main
 from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
 from simcore.models import MODELS, Constraint, Metric, Parameter, get_model, select, with_defaults
-from simcore.vocabulary.domains import (BOOLEAN, COUNT, NONNEGATIVE, POSITIVE, PROBABILITY, TEXT, AnyOf, Choice, Domain,
-                                    Integer, Real, Structured, records, show)
+from simcore.vocabulary.domains import (
+    BOOLEAN,
+    COUNT,
+    NONNEGATIVE,
+    POSITIVE,
+    PROBABILITY,
+    TEXT,
+    AnyOf,
+    Choice,
+    Domain,
+    Integer,
+    Real,
+    Structured,
+    records,
+    show,
+)
 
 BINARY = bytes([0xFF, 0xFE, 0x00, 0x81]) + bytes(range(256))
 
@@ -93,10 +107,15 @@ def test_negative_mean_demand_in_a_numa_spec(root, tmp_path, refused):
 def test_nan_in_a_fixed_value_and_in_set(root, tmp_path, refused):
     spec = copy_spec(root, tmp_path, "corr05-fig9", fixed={"n_nice0": math.nan})
     refused(f"{spec}: fixed.n_nice0 = nan is not a non-negative integer.", *run_args(spec, tmp_path))
-    refused("--set n_tasks = nan is not a positive integer.", *run_args("corr05-fig9", tmp_path, "--set", "n_tasks=.nan"))
+    refused(
+        "--set n_tasks = nan is not a positive integer.", *run_args("corr05-fig9", tmp_path, "--set", "n_tasks=.nan")
+    )
     refused("--set creation_rate = nan is not a positive real.",
             *run_args("corr05-fig9", tmp_path, "--set", "creation_rate=.nan"))
-    refused("--set mean_demand = inf is not a positive real.", *run_args("corr05-fig9", tmp_path, "--set", "mean_demand=.inf"))
+    refused(
+        "--set mean_demand = inf is not a positive real.",
+        *run_args("corr05-fig9", tmp_path, "--set", "mean_demand=.inf"),
+    )
 
 
 def test_negative_thrashing_factor_in_set(tmp_path, refused):
@@ -105,7 +124,10 @@ def test_negative_thrashing_factor_in_set(tmp_path, refused):
 
 
 def test_zero_creation_rate_in_set(tmp_path, refused):
-    refused("--set creation_rate = 0 is not a positive real.", *run_args("corr05-fig9", tmp_path, "--set", "creation_rate=0"))
+    refused(
+        "--set creation_rate = 0 is not a positive real.",
+        *run_args("corr05-fig9", tmp_path, "--set", "creation_rate=0"),
+    )
 
 
 def test_binary_files_are_refused_as_topology_san_model_spec_and_config(tmp_path, refused):
@@ -144,7 +166,9 @@ def test_unknown_cluster_policy_through_the_python_api_names_the_known_ones():
     with pytest.raises(InputError) as err:
         run_replication({}, ["pvm", "mosx"], Streams(replication_seed(1, "x", 0, 0)))
     assert not isinstance(err.value, KeyError)
-    assert "unknown policy 'mosx' (known: enhanced-mosix, enhanced-pvm, mosix, optimal, pvm, pvm-on-mosix)" in str(err.value)
+    assert "unknown policy 'mosx' (known: enhanced-mosix, enhanced-pvm, mosix, optimal, pvm, pvm-on-mosix)" in str(
+        err.value
+    )
 
 
 def test_an_unknown_choice_of_an_argument_is_one_sentence(tmp_path, refused):
@@ -159,10 +183,20 @@ def test_an_unknown_choice_of_an_argument_is_one_sentence(tmp_path, refused):
 # -- more of the same rule --------------------------------------------------------------------
 
 def test_bool_and_float_are_not_integers_and_strings_not_numbers(tmp_path, refused):
-    refused("--set n_tasks = True is not a positive integer.", *run_args("corr05-fig9", tmp_path, "--set", "n_tasks=true"))
-    refused("--set n_tasks = 2.0 is not a positive integer.", *run_args("corr05-fig9", tmp_path, "--set", "n_tasks=2.0"))
-    refused("--set mean_demand = 'lots' is not a positive real.", *run_args("corr05-fig9", tmp_path, "--set", "mean_demand=lots"))
-    refused("--set active_balance = 1 is not true or false.", *run_args("corr05-fig9", tmp_path, "--set", "active_balance=1"))
+    refused(
+        "--set n_tasks = True is not a positive integer.", *run_args("corr05-fig9", tmp_path, "--set", "n_tasks=true")
+    )
+    refused(
+        "--set n_tasks = 2.0 is not a positive integer.", *run_args("corr05-fig9", tmp_path, "--set", "n_tasks=2.0")
+    )
+    refused(
+        "--set mean_demand = 'lots' is not a positive real.",
+        *run_args("corr05-fig9", tmp_path, "--set", "mean_demand=lots"),
+    )
+    refused(
+        "--set active_balance = 1 is not true or false.",
+        *run_args("corr05-fig9", tmp_path, "--set", "active_balance=1"),
+    )
 
 
 def test_bad_values_in_grid_and_assumptions_name_their_key(root, tmp_path, refused):
@@ -172,8 +206,12 @@ def test_bad_values_in_grid_and_assumptions_name_their_key(root, tmp_path, refus
     refused(f"{spec}: assumptions.migration_cost.value = -1 is not a non-negative real.", "validate", spec)
     spec = copy_spec(root, tmp_path, "barak96-fig2",
                      assumptions={"machines": {"value": [{"count": 2, "speed": 0, "memory_mb": 64}], "why": "x"}})
-    refused("assumptions.machines.value = [{'count': 2, 'speed': 0, 'memory_mb': 64}] is not a list of machine groups "
-            "{name, count >= 1, speed > 0, memory_mb > 0} (item 0: speed = 0 is not a positive real).", "validate", spec)
+    refused(
+        "assumptions.machines.value = [{'count': 2, 'speed': 0, 'memory_mb': 64}] is not a list of machine groups "
+        "{name, count >= 1, speed > 0, memory_mb > 0} (item 0: speed = 0 is not a positive real).",
+        "validate",
+        spec,
+    )
 
 
 def test_relations_between_parameters_are_checked(root, tmp_path, refused):
@@ -184,7 +222,9 @@ def test_relations_between_parameters_are_checked(root, tmp_path, refused):
     refused(f"{spec}: demand_min <= demand_max does not hold", "validate", spec)
     refused("a positive mean burst", *run_args("corr05-fig9", tmp_path, "--set", "nice_min=-20", "--set",
                                                "burst_nice_ms=50"))
-    refused("node_min_interval <= node_max_interval", *run_args("corr05-fig9", tmp_path, "--set", "node_min_interval=400"))
+    refused(
+        "node_min_interval <= node_max_interval", *run_args("corr05-fig9", tmp_path, "--set", "node_min_interval=400")
+    )
 
 
 def test_python_api_checks_domains_and_relations_before_running():
@@ -251,8 +291,14 @@ def test_records_check_each_item():
     assert domain.problem([{"speed": 1}, {"speed": 2, "count": 3}]) is None
     assert domain.problem([]) == "is not a list of groups (not a non-empty list)"
     assert domain.problem([{"count": 1}]) == "is not a list of groups (item 0 has no key 'speed')"
-    assert domain.problem([{"speed": 1, "sped": 2}]) == "is not a list of groups (item 0 has unknown key 'sped' (known: speed, count))"
-    assert domain.problem([{"speed": 1, "count": True}]) == "is not a list of groups (item 0: count = True is not a positive integer)"
+    assert (
+        domain.problem([{"speed": 1, "sped": 2}])
+        == "is not a list of groups (item 0 has unknown key 'sped' (known: speed, count))"
+    )
+    assert (
+        domain.problem([{"speed": 1, "count": True}])
+        == "is not a list of groups (item 0: count = True is not a positive integer)"
+    )
     assert domain.admits([{"speed": 1}]) and not domain.admits([{"speed": 1}, "x"])
 
 
@@ -370,15 +416,25 @@ def test_with_defaults_fills_in_copies_of_the_defaults():
     assert full["groups"] is not GROUPS and full["groups"][0] is not GROUPS[0]
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: with_defaults("toy", TOY, {"b": 1, 2: 0, "n": 1}), "unknown parameter(s) of model 'toy': 2, b"),
-    (lambda: with_defaults("toy", TOY, {"n": 0}), "model 'toy': parameter n = 0 is not a positive integer."),
-    (lambda: with_defaults("toy", {**TOY, "top": Parameter(2, "top", COUNT)}, {"n": 5}, (ORDERED,)),
-     "model 'toy': n <= top does not hold (n = 5, top = 2)."),
-    (lambda: select("toy policy 'p'", TOY, {"n": True}), "toy policy 'p': parameter n = True is not a positive integer."),
-    (lambda: Parameter("x" * 70, "t", COUNT).check("x" * 70, "here"),
-     "here = '" + "x" * 56 + "... is not a positive integer."),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: with_defaults("toy", TOY, {"b": 1, 2: 0, "n": 1}), "unknown parameter(s) of model 'toy': 2, b"),
+        (lambda: with_defaults("toy", TOY, {"n": 0}), "model 'toy': parameter n = 0 is not a positive integer."),
+        (
+            lambda: with_defaults("toy", {**TOY, "top": Parameter(2, "top", COUNT)}, {"n": 5}, (ORDERED,)),
+            "model 'toy': n <= top does not hold (n = 5, top = 2).",
+        ),
+        (
+            lambda: select("toy policy 'p'", TOY, {"n": True}),
+            "toy policy 'p': parameter n = True is not a positive integer.",
+        ),
+        (
+            lambda: Parameter("x" * 70, "t", COUNT).check("x" * 70, "here"),
+            "here = '" + "x" * 56 + "... is not a positive integer.",
+        ),
+    ],
+)
 def test_bad_parameters_are_one_sentence_naming_where(call, message):
     with pytest.raises(InputError) as err:
         call()

@@ -1,6 +1,6 @@
 """Random and hostile input, property-based (Hypothesis): experiment specs, topology files, SAN
-model files, ``--set`` values and outputs that cannot be written. Whatever they hold, ``simcore`` either succeeds or exits 2 with
-exactly one line on stderr and writes no file; never a traceback, never exit code 1.
+model files, ``--set`` values and outputs that cannot be written. Whatever they hold, ``simcore`` either succeeds or
+exits 2 with exactly one line on stderr and writes no file; never a traceback, never exit code 1.
 
 Derandomized with bounded examples, so the suite is deterministic and quick; values that are
 valid but would make a run long (a million tasks) are kept out of the runs that really simulate.
@@ -91,7 +91,9 @@ def mutated_spec(draw):
     if how == "garbage":
         return name, draw(GARBAGE)
     if how == "top":
-        data[draw(st.sampled_from(["data_from", "preset", "scales", "policies", "id", "model", "grid", "fixed"]))] = value
+        data[draw(st.sampled_from(["data_from", "preset", "scales", "policies", "id", "model", "grid", "fixed"]))] = (
+            value
+        )
     else:
         section = {"fixed": "fixed", "grid": "grid", "grid-list": "grid"}.get(how, "assumptions")
         entry = {"assumption": {"value": value, "why": "fuzz"}, "grid-list": [value]}.get(how, value)
@@ -113,8 +115,10 @@ def test_a_hostile_spec_validates_or_is_refused_in_one_line(case):
 
 
 # -- --set ----------------------------------------------------------------------------------------
-SET_TEXT = st.one_of(MOSTLY_SCALARS.map(lambda v: yaml.safe_dump(v, default_flow_style=True).strip().removesuffix("...").strip()),
-                     st.text(max_size=16))
+SET_TEXT = st.one_of(
+    MOSTLY_SCALARS.map(lambda v: yaml.safe_dump(v, default_flow_style=True).strip().removesuffix("...").strip()),
+    st.text(max_size=16),
+)
 
 
 @FUZZ
@@ -162,8 +166,20 @@ def test_a_moderate_set_value_really_runs_or_is_refused_in_one_line(spec, data):
     value = data.draw(moderate(model.PARAMETERS[key]))
     with workdir() as work:
         out = work / "raw.parquet"
-        code, _ = outcome(work, "run", spec, *TINY_RUN[spec], "--reps", "0:1", "--scale", "smoke", "--out", out,
-                          "--set", f"{key}={yaml.safe_dump(value, default_flow_style=True).strip().removesuffix('...').strip()}")
+        code, _ = outcome(
+            work,
+            "run",
+            spec,
+            *TINY_RUN[spec],
+            "--reps",
+            "0:1",
+            "--scale",
+            "smoke",
+            "--out",
+            out,
+            "--set",
+            f"{key}={yaml.safe_dump(value, default_flow_style=True).strip().removesuffix('...').strip()}",
+        )
         assert (code == 0) == out.exists()
 
 
@@ -223,8 +239,15 @@ def san_file(draw) -> bytes:
                                       st.floats(-1, 3) | SAN_VALUES, max_size=2))
         return dump({"generator": gen, "parameters": params}).encode()
     automata = {"A": ["s0", "s1", "s2"], "B": ["u", "v"]}
-    local = [{"automaton": draw(st.sampled_from(["A", "B", "C"])), "from": draw(st.sampled_from(["s0", "s1", "u", "q"])),
-              "to": draw(st.sampled_from(["s1", "s2", "v"])), "rate": draw(RATES)} for _ in range(draw(st.integers(0, 3)))]
+    local = [
+        {
+            "automaton": draw(st.sampled_from(["A", "B", "C"])),
+            "from": draw(st.sampled_from(["s0", "s1", "u", "q"])),
+            "to": draw(st.sampled_from(["s1", "s2", "v"])),
+            "rate": draw(RATES),
+        }
+        for _ in range(draw(st.integers(0, 3)))
+    ]
     data = {"parameters": draw(st.dictionaries(st.sampled_from(["a", "b", "A", "9x"]), SAN_VALUES, max_size=2)),
             "automata": draw(st.just(automata) | VALUES), "local": local,
             "synchronizing": [{"name": "go", "rate": draw(RATES),

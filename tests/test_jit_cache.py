@@ -21,22 +21,116 @@ GROUPS = {
     "models/numa/search_kernels.py": {"models/numa/search_kernels.py"},
     "models/numa/timing_kernels.py": {"models/numa/timing_kernels.py", "models/numa/search_kernels.py"},
     "models/numa/layout_kernels.py": {"models/numa/layout_kernels.py", "core/calendar_kernels.py"},
-    "models/numa/task_kernels.py": {"models/numa/task_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py"},
-    "models/numa/runqueue_kernels.py": {"models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/search_kernels.py"},
-    "models/numa/hook_kernels.py": {"models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/search_kernels.py"},
-    "models/numa/run_kernels.py": {"models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py"},
-    "models/numa/migrate_kernels.py": {"models/numa/migrate_kernels.py", "models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/search_kernels.py"},
-    "models/numa/scheduler_kernels.py": {"models/numa/scheduler_kernels.py", "models/numa/migrate_kernels.py", "models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/search_kernels.py"},
-    "models/numa/balance_kernels.py": {"models/numa/balance_kernels.py", "models/numa/scheduler_kernels.py", "models/numa/migrate_kernels.py", "models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/search_kernels.py"},
-    "models/numa/system_kernels.py": {"models/numa/system_kernels.py", "models/numa/balance_kernels.py", "models/numa/scheduler_kernels.py", "models/numa/migrate_kernels.py", "models/numa/run_kernels.py", "models/numa/task_kernels.py", "models/numa/hook_kernels.py", "models/numa/runqueue_kernels.py", "models/numa/layout_kernels.py", "core/calendar_kernels.py", "models/numa/timing_kernels.py", "models/numa/search_kernels.py"},
+    "models/numa/task_kernels.py": {
+        "models/numa/task_kernels.py",
+        "models/numa/layout_kernels.py",
+        "core/calendar_kernels.py",
+    },
+    "models/numa/runqueue_kernels.py": {
+        "models/numa/runqueue_kernels.py",
+        "models/numa/layout_kernels.py",
+        "core/calendar_kernels.py",
+        "models/numa/timing_kernels.py",
+        "models/numa/search_kernels.py",
+    },
+    "models/numa/hook_kernels.py": {
+        "models/numa/hook_kernels.py",
+        "models/numa/runqueue_kernels.py",
+        "models/numa/layout_kernels.py",
+        "core/calendar_kernels.py",
+        "models/numa/timing_kernels.py",
+        "models/numa/search_kernels.py",
+    },
+    "models/numa/run_kernels.py": {
+        "models/numa/run_kernels.py",
+        "models/numa/task_kernels.py",
+        "models/numa/layout_kernels.py",
+        "core/calendar_kernels.py",
+    },
+    "models/numa/migrate_kernels.py": {
+        "models/numa/migrate_kernels.py",
+        "models/numa/run_kernels.py",
+        "models/numa/task_kernels.py",
+        "models/numa/hook_kernels.py",
+        "models/numa/runqueue_kernels.py",
+        "models/numa/layout_kernels.py",
+        "core/calendar_kernels.py",
+        "models/numa/timing_kernels.py",
+        "models/numa/search_kernels.py",
+    },
+    "models/numa/scheduler_kernels.py": {
+        "models/numa/scheduler_kernels.py",
+        "models/numa/migrate_kernels.py",
+        "models/numa/run_kernels.py",
+        "models/numa/task_kernels.py",
+        "models/numa/hook_kernels.py",
+        "models/numa/runqueue_kernels.py",
+        "models/numa/layout_kernels.py",
+        "core/calendar_kernels.py",
+        "models/numa/timing_kernels.py",
+        "models/numa/search_kernels.py",
+    },
+    "models/numa/balance_kernels.py": {
+        "models/numa/balance_kernels.py",
+        "models/numa/scheduler_kernels.py",
+        "models/numa/migrate_kernels.py",
+        "models/numa/run_kernels.py",
+        "models/numa/task_kernels.py",
+        "models/numa/hook_kernels.py",
+        "models/numa/runqueue_kernels.py",
+        "models/numa/layout_kernels.py",
+        "core/calendar_kernels.py",
+        "models/numa/timing_kernels.py",
+        "models/numa/search_kernels.py",
+    },
+    "models/numa/system_kernels.py": {
+        "models/numa/system_kernels.py",
+        "models/numa/balance_kernels.py",
+        "models/numa/scheduler_kernels.py",
+        "models/numa/migrate_kernels.py",
+        "models/numa/run_kernels.py",
+        "models/numa/task_kernels.py",
+        "models/numa/hook_kernels.py",
+        "models/numa/runqueue_kernels.py",
+        "models/numa/layout_kernels.py",
+        "core/calendar_kernels.py",
+        "models/numa/timing_kernels.py",
+        "models/numa/search_kernels.py",
+    },
     "models/cluster/layout_kernels.py": {"models/cluster/layout_kernels.py", "core/calendar_kernels.py"},
-    "models/cluster/sharing_kernels.py": {"models/cluster/sharing_kernels.py", "models/cluster/layout_kernels.py", "core/calendar_kernels.py"},
-    "models/cluster/knowledge_kernels.py": {"models/cluster/knowledge_kernels.py", "models/cluster/sharing_kernels.py", "models/cluster/layout_kernels.py", "core/calendar_kernels.py"},
-    "models/cluster/mosix_kernels.py": {"models/cluster/mosix_kernels.py", "models/cluster/sharing_kernels.py", "models/cluster/layout_kernels.py", "core/calendar_kernels.py"},
-    "models/cluster/opportunity_kernels.py": {"models/cluster/opportunity_kernels.py", "models/cluster/knowledge_kernels.py", "models/cluster/sharing_kernels.py", "models/cluster/layout_kernels.py", "core/calendar_kernels.py"},
-    "models/cluster/run_kernels.py": {"models/cluster/run_kernels.py", "models/cluster/opportunity_kernels.py", "models/cluster/mosix_kernels.py",
-                                          "models/cluster/knowledge_kernels.py", "models/cluster/sharing_kernels.py", "models/cluster/layout_kernels.py",
-                                          "core/calendar_kernels.py"},
+    "models/cluster/sharing_kernels.py": {
+        "models/cluster/sharing_kernels.py",
+        "models/cluster/layout_kernels.py",
+        "core/calendar_kernels.py",
+    },
+    "models/cluster/knowledge_kernels.py": {
+        "models/cluster/knowledge_kernels.py",
+        "models/cluster/sharing_kernels.py",
+        "models/cluster/layout_kernels.py",
+        "core/calendar_kernels.py",
+    },
+    "models/cluster/mosix_kernels.py": {
+        "models/cluster/mosix_kernels.py",
+        "models/cluster/sharing_kernels.py",
+        "models/cluster/layout_kernels.py",
+        "core/calendar_kernels.py",
+    },
+    "models/cluster/opportunity_kernels.py": {
+        "models/cluster/opportunity_kernels.py",
+        "models/cluster/knowledge_kernels.py",
+        "models/cluster/sharing_kernels.py",
+        "models/cluster/layout_kernels.py",
+        "core/calendar_kernels.py",
+    },
+    "models/cluster/run_kernels.py": {
+        "models/cluster/run_kernels.py",
+        "models/cluster/opportunity_kernels.py",
+        "models/cluster/mosix_kernels.py",
+        "models/cluster/knowledge_kernels.py",
+        "models/cluster/sharing_kernels.py",
+        "models/cluster/layout_kernels.py",
+        "core/calendar_kernels.py",
+    },
     "models/pools/pool_kernels.py": {"models/pools/pool_kernels.py", "core/calendar_kernels.py"},
     "san/walk_kernel.py": {"san/walk_kernel.py"},
 }
@@ -54,7 +148,9 @@ def _takes_jit(path: Path) -> bool:
 
 def _kernel_files(root: Path) -> set[str]:
     """The files under ``root`` that take their compiler from simcore.core.jit."""
-    return {p.relative_to(root).as_posix() for p in root.rglob("*.py") if "__pycache__" not in p.parts and _takes_jit(p)}
+    return {
+        p.relative_to(root).as_posix() for p in root.rglob("*.py") if "__pycache__" not in p.parts and _takes_jit(p)
+    }
 
 
 def test_the_locator_relies_on_this_numba():
@@ -85,7 +181,9 @@ def _copy(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.mark.parametrize("edited", ["models/numa/search_kernels.py", "core/calendar_kernels.py", "models/pools/pool_kernels.py"])
+@pytest.mark.parametrize(
+    "edited", ["models/numa/search_kernels.py", "core/calendar_kernels.py", "models/pools/pool_kernels.py"]
+)
 def test_an_edit_moves_the_digests_of_the_files_that_read_it_and_no_others(tmp_path, edited):
     root = _copy(tmp_path)
     before = {name: sources_digest(root / name, root) for name in GROUPS}
@@ -129,7 +227,9 @@ def test_the_pools_rules_run_as_python_with_the_compiler_off():
     assert done.returncode == 0, done.stdout[-2000:]
     assert "8 passed" in done.stdout, done.stdout[-500:]
     probe = "import numba; from simcore.models.pools import pool_kernels as K; print(type(K.head).__name__)"
-    kind = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout.split()[-1]
+    kind = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()[-1]
     assert kind == "function"
 
 
@@ -143,9 +243,27 @@ def test_the_cluster_rules_run_as_python_with_the_compiler_off():
     env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
     tests = ["thrashing_divides", "mosix_moves_one_of_two", "enhanced_mosix_greedy_rule", "optimal_moves_the_process",
              "drop_resets_memory", "enhanced_pvm_counts_load"]
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_cluster_behaviour.py",
-                           "-k", " or ".join(tests), "-c", "pyproject.toml", "--rootdir", str(ROOT.parent)],
-                          cwd=ROOT.parent, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_cluster_behaviour.py",
+            "-k",
+            " or ".join(tests),
+            "-c",
+            "pyproject.toml",
+            "--rootdir",
+            str(ROOT.parent),
+        ],
+        cwd=ROOT.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout[-2000:]
     assert "6 passed" in done.stdout, done.stdout[-500:]
 
@@ -185,12 +303,17 @@ def test_a_job_compiles_into_and_loads_from_that_folder(tmp_path):
     from simcore.core.jit import sources_digest
 
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"} | {"XDG_CACHE_HOME": str(tmp_path)}
-    code = ("import os, simcore\n"
-            "from simcore.core.rng import Streams, replication_seed\n"
-            "from simcore.models.numa import run_replication\n"
-            "run_replication({'topology': 'corr05-4x2', 'n_tasks': 10}, ['linux-2level'], Streams(replication_seed(1, 'c', 0, 0)))\n"
-            "print(os.environ['NUMBA_CACHE_DIR'])\n")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()[-1]
+    code = (
+        "import os, simcore\n"
+        "from simcore.core.rng import Streams, replication_seed\n"
+        "from simcore.models.numa import run_replication\n"
+        "run_replication({'topology': 'corr05-4x2', 'n_tasks': 10}, ['linux-2level'], Streams(replication_seed(1, 'c', "
+        "0, 0)))\n"
+        "print(os.environ['NUMBA_CACHE_DIR'])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()[-1]
     assert Path(out) == tmp_path / "numa-lb-repro" / "numba"
     timing = Path(simcore.__file__).parent / "models" / "numa" / "timing_kernels.py"
     folder = Path(out) / f"numa_timing_kernels-{sources_digest(timing)[:16]}"

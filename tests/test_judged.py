@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from simcore.experiments import load_spec
 from simcore.errors import InputError
+from simcore.experiments import load_spec
 from simcore.experiments.spec import SpecError
 from simcore.report.judged import standing
 from simcore.stats.claims import evaluate_claims
@@ -39,7 +39,10 @@ def test_a_judging_spec_takes_the_judged_experiments_values_and_crosses_its_grid
     """corr05-fig9-readings: corr05-fig9's ten loads times 2 x 2 x 2 readings, the judged
     experiment's own reading first; its published values and claims are corr05-fig9's, the claims
     kept apart (the scorecard counts them once, under corr05-fig9)."""
-    spec, judged = load_spec(root / f"config/experiments/{SPEC}.yaml"), load_spec(root / "config/experiments/corr05-fig9.yaml")
+    spec, judged = (
+        load_spec(root / f"config/experiments/{SPEC}.yaml"),
+        load_spec(root / "config/experiments/corr05-fig9.yaml"),
+    )
     assert len(spec.all_cells()) == 10 * 8
     assert spec.grid["n_tasks"] == judged.grid["n_tasks"]
     first = spec.reading_combinations()[0]
@@ -51,23 +54,38 @@ def test_a_judging_spec_takes_the_judged_experiments_values_and_crosses_its_grid
     assert root / "config/experiments/corr05-fig9.yaml" in spec.files
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda d: d["readings"]["locality_scope"].reverse(), "readings.locality_scope': list each value once, corr05-fig9's own ('lifetime') first"),
-    (lambda d: d["readings"].update(n_tasks=[{"value": 50, "support": None}]), "readings.n_tasks': not a parameter of model 'numa' that 'corr05-fig9' holds fixed"),
-    (lambda d: d["readings"]["domain_init"].append({"value": "sparc", "support": None}), "readings.domain_init[2].value"),
-    (lambda d: d.update(judges="corr05-fig99"), "key 'judges': no other experiment 'corr05-fig99'"),
-    (lambda d: d.update(judges="corr05-fig10-readings"), "itself judges another experiment or reads this one"),
-    (lambda d: d.pop("readings"), "key 'readings' is missing"),
-    (lambda d: d.update(grid={"n_tasks": [50]}), "key 'grid' must not be given: it comes from 'judges'"),
-    (lambda d: d.update(baseline="multilevel"), "must have this experiment's model and baseline"),
-    (lambda d: d.update(policies=["linux-2level", "multilevel", "conservative-soft"]), "key 'policies': 'conservative-soft' is not a policy of 'corr05-fig9'"),
-    (lambda d: d.update(policies=["linux-2level"]), "key 'policies': 'multilevel' is missing (claim"),
-    (lambda d: d.update(metrics=[{"name": "migrations"}]), "key 'metrics': 'mean_turnaround_s' is missing"),
-    (lambda d: d["output"].update(x="locality_scope"), "output.x': one of n_tasks, not 'locality_scope'"),
-    (lambda d: d["output"].pop("x"), "output.x': one of n_tasks, not None"),
-    (lambda d: d["output"].update(kind="lines"), "output.kind': 'judged' is the output of, and only of"),
-    (lambda d: d["readings"]["active_balance"][0].update(support="too short"), "readings.active_balance.0.support"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            lambda d: d["readings"]["locality_scope"].reverse(),
+            "readings.locality_scope': list each value once, corr05-fig9's own ('lifetime') first",
+        ),
+        (
+            lambda d: d["readings"].update(n_tasks=[{"value": 50, "support": None}]),
+            "readings.n_tasks': not a parameter of model 'numa' that 'corr05-fig9' holds fixed",
+        ),
+        (
+            lambda d: d["readings"]["domain_init"].append({"value": "sparc", "support": None}),
+            "readings.domain_init[2].value",
+        ),
+        (lambda d: d.update(judges="corr05-fig99"), "key 'judges': no other experiment 'corr05-fig99'"),
+        (lambda d: d.update(judges="corr05-fig10-readings"), "itself judges another experiment or reads this one"),
+        (lambda d: d.pop("readings"), "key 'readings' is missing"),
+        (lambda d: d.update(grid={"n_tasks": [50]}), "key 'grid' must not be given: it comes from 'judges'"),
+        (lambda d: d.update(baseline="multilevel"), "must have this experiment's model and baseline"),
+        (
+            lambda d: d.update(policies=["linux-2level", "multilevel", "conservative-soft"]),
+            "key 'policies': 'conservative-soft' is not a policy of 'corr05-fig9'",
+        ),
+        (lambda d: d.update(policies=["linux-2level"]), "key 'policies': 'multilevel' is missing (claim"),
+        (lambda d: d.update(metrics=[{"name": "migrations"}]), "key 'metrics': 'mean_turnaround_s' is missing"),
+        (lambda d: d["output"].update(x="locality_scope"), "output.x': one of n_tasks, not 'locality_scope'"),
+        (lambda d: d["output"].pop("x"), "output.x': one of n_tasks, not None"),
+        (lambda d: d["output"].update(kind="lines"), "output.kind': 'judged' is the output of, and only of"),
+        (lambda d: d["readings"]["active_balance"][0].update(support="too short"), "readings.active_balance.0.support"),
+    ],
+)
 def test_a_bad_judging_spec_is_one_sentence_naming_the_key(tree, edit, message):
     path = _edit(tree, edit)
     with pytest.raises(InputError, match=re.escape(message)):   # SpecError, or a parameter's domain error
@@ -106,14 +124,22 @@ def test_an_experiment_that_reads_anothers_data_is_judged_on_its_sources_model_v
     with pytest.raises(InputError, match="key 'data_from': 'amir-readings' must have run this experiment's cells"):
         load_spec(other)
     path = _edit(tree, lambda d: d.update(data_from="amir-table4-readings"), "amir-table4")
-    with pytest.raises(InputError, match="itself reads another experiment's data|itself judges another experiment or reads"):
+    with pytest.raises(
+        InputError, match="itself reads another experiment's data|itself judges another experiment or reads"
+    ):
         load_spec(path.parent / "amir-table4-readings.yaml")
 
 
-@pytest.mark.parametrize("content, message", [
-    (None, "key 'readings': no readings file 'mehta-simulator'"),
-    ({"rules_scope": [{"value": "all"}]}, "mehta-simulator.yaml: key 'rules_scope.0': 'support' is a required property"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "key 'readings': no readings file 'mehta-simulator'"),
+        (
+            {"rules_scope": [{"value": "all"}]},
+            "mehta-simulator.yaml: key 'rules_scope.0': 'support' is a required property",
+        ),
+    ],
+)
 def test_a_bad_readings_file_is_one_sentence_naming_it(tree, content, message):
     file = tree / "config/readings/mehta-simulator.yaml"
     if content is None:
@@ -125,7 +151,9 @@ def test_a_bad_readings_file_is_one_sentence_naming_it(tree, content, message):
 
 
 def test_readings_need_judges_and_judged_output_needs_judges(tree):
-    path = _edit(tree, lambda d: d.update(readings={"locality_scope": [{"value": "cpu", "support": None}]}), "corr05-fig9")
+    path = _edit(
+        tree, lambda d: d.update(readings={"locality_scope": [{"value": "cpu", "support": None}]}), "corr05-fig9"
+    )
     with pytest.raises(SpecError, match="readings are judged only with 'judges'"):
         load_spec(path)
 
@@ -255,8 +283,12 @@ def test_a_judged_experiment_without_a_grid_is_judged_reading_by_reading(root, t
     _, diagnostics = table(spec, tmp_path)[0]
     tex = diagnostics.tex()
     assert diagnostics.header[0].startswith("Policy & ") and "number of tasks" not in tex and "n tasks" not in tex
-    with pytest.raises(SpecError, match=re.escape("output.x': none (the judged experiment has no grid), not 'n_tasks'")):
-        load_spec(_edit(_copy_config(root, tmp_path), lambda d: d["output"].update(x="n_tasks"), "mehta-table2-readings"))
+    with pytest.raises(
+        SpecError, match=re.escape("output.x': none (the judged experiment has no grid), not 'n_tasks'")
+    ):
+        load_spec(
+            _edit(_copy_config(root, tmp_path), lambda d: d["output"].update(x="n_tasks"), "mehta-table2-readings")
+        )
 
 
 def _copy_config(root: Path, tmp_path: Path) -> Path:
@@ -287,7 +319,9 @@ def test_a_claim_about_the_baseline_alone_draws_its_value_and_its_own_home_share
     draw(spec, tmp_path, axes)
 
     def points(ax):
-        return [line.get_ydata()[0] for line in ax.get_lines() if len(line.get_xdata()) == 1 and line.get_marker() == "o"]
+        return [
+            line.get_ydata()[0] for line in ax.get_lines() if len(line.get_xdata()) == 1 and line.get_marker() == "o"
+        ]
 
     assert points(axes[0]) == pytest.approx([0.9 + k / 1000 for k in range(8)] + [0.359])   # the paper's last
     assert points(axes[1]) == pytest.approx([0.8] * 8) and axes[1].get_ylabel() == "home-node CPU share"
@@ -309,8 +343,20 @@ def test_a_model_without_a_home_node_draws_the_policys_own_level_in_the_middle(r
     for k, combo in enumerate(spec.reading_combinations()):
         for n in (16, 33):
             values = {**{name: e["value"] for name, e in combo.items()}, "n_procs": n}
-            rows += [{"cell": 2 * k + (n == 33), **values, "policy": "pvm", "metric": "makespan", "mean": 300.0 * (k + 1),
-                      "ci_low": 290.0, "ci_high": 310.0, "ratio_mean": 2.0 + k, "ratio_low": 1.9 + k, "ratio_high": 2.1 + k}]
+            rows += [
+                {
+                    "cell": 2 * k + (n == 33),
+                    **values,
+                    "policy": "pvm",
+                    "metric": "makespan",
+                    "mean": 300.0 * (k + 1),
+                    "ci_low": 290.0,
+                    "ci_high": 310.0,
+                    "ratio_mean": 2.0 + k,
+                    "ratio_low": 1.9 + k,
+                    "ratio_high": 2.1 + k,
+                }
+            ]
     (tmp_path / spec.id).mkdir()
     pd.DataFrame(rows).to_csv(tmp_path / spec.id / "summary.csv", index=False)
     fig, axes = plt.subplots(1, 3)

@@ -64,7 +64,11 @@ def layer(module: str) -> int:
 
 
 def test_every_top_level_name_has_a_layer():
-    tops = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()}
+    tops = {
+        p.stem if p.is_file() else p.name
+        for p in PACKAGE.iterdir()
+        if p.suffix == ".py" or (p / "__init__.py").exists()
+    }
     assert tops <= set().union(*LAYERS), sorted(tops - set().union(*LAYERS))
 
 

@@ -159,8 +159,11 @@ def test_the_shape_parser_counts_what_latex_would():
     with \\multicolumn{2} twice and one cell is 5 cells; a row of 2 & is 3 cells."""
     assert declared_columns("lrrrr") == 5 and declared_columns(">{\\raggedright}p{3cm}@{ }*{3}{r}") == 4
     assert row_cells(" & \\multicolumn{2}{c}{a} & \\multicolumn{2}{c}{b}") == 5 and row_cells("a & b \\& c & d") == 3
-    tex = ("\\begin{tabular}{@{}c@{}}\\begin{tabular}{lr}\\toprule a & b \\\\\\bottomrule\\end{tabular}\\\\"
-           "\\end{tabular} \\begin{longtable}{lr} x & \\begin{tabular}[t]{@{}r@{}}1 \\\\ 2\\end{tabular} \\\\\\end{longtable}")
+    tex = (
+        "\\begin{tabular}{@{}c@{}}\\begin{tabular}{lr}\\toprule a & b \\\\\\bottomrule\\end{tabular}\\\\"
+        "\\end{tabular} \\begin{longtable}{lr} x & \\begin{tabular}[t]{@{}r@{}}1 \\\\ 2\\end{tabular} "
+        "\\\\\\end{longtable}"
+    )
     assert [(declared_columns(s), [row_cells(r) for r in table_rows(b)]) for s, b in tabulars(tex)] == \
         [(2, [2]), (1, [1]), (1, [1, 1]), (2, [2])]
 

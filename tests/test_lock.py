@@ -118,7 +118,9 @@ def test_conda_env_file_is_the_lock_rendered():
     """workflow/envs/simcore.yaml holds the lock's pins (so a new lock rebuilds the environment)."""
     conda_env = _conda_env_module()
     committed = conda_env.ENV_FILE.read_text(encoding="utf-8")
-    assert committed == conda_env.render(LOCK.read_text(encoding="utf-8")), "workflow/envs/simcore.yaml is stale: run make lock"
+    assert committed == conda_env.render(LOCK.read_text(encoding="utf-8")), (
+        "workflow/envs/simcore.yaml is stale: run make lock"
+    )
     data = yaml.safe_load(committed)
     (pip,) = [d["pip"] for d in data["dependencies"] if isinstance(d, dict)]
     assert lock_pins("\n".join(p for p in pip if not p.startswith("-e"))) == lock_pins(LOCK.read_text(encoding="utf-8"))
@@ -136,7 +138,9 @@ def test_env_files_name_no_path_relative_to_themselves_and_pin_their_packages():
 def test_pip_expands_the_project_root_the_env_file_installs_from(tmp_path, monkeypatch):
     """The env file's last line, as conda hands it to pip, installs this project."""
     requirements = tmp_path / "requirements.txt"
-    requirements.write_text(yaml.safe_load(_conda_env_module().ENV_FILE.read_text())["dependencies"][-1]["pip"][-1] + "\n")
+    requirements.write_text(
+        yaml.safe_load(_conda_env_module().ENV_FILE.read_text())["dependencies"][-1]["pip"][-1] + "\n"
+    )
     monkeypatch.setenv("NUMA_LB_REPRO_ROOT", str(ROOT))
     done = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-build-isolation",
                            "--no-index", "--disable-pip-version-check", "-r", str(requirements)],

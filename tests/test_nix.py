@@ -9,8 +9,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import apt_install
 import yaml
+from conftest import apt_install
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 

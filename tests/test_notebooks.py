@@ -64,7 +64,9 @@ def test_notebook_executes(path, monkeypatch, small_results):
 def test_results_notebook_reads_the_folder_it_is_given(small_results, monkeypatch):
     monkeypatch.setenv("NOTEBOOK_RESULTS", str(small_results))
     nb = nbformat.read(ROOT / "notebooks/results.ipynb", as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "notebooks")}}
+    ).execute()
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     rows = len(pd.read_csv(small_results / "solsona-table3/summary.csv"))
     claims = len(pd.read_csv(small_results / "solsona-table3/claims.csv"))

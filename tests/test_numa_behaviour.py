@@ -28,10 +28,9 @@ import numpy as np
 import pytest
 
 from simcore.core.rng import Streams, replication_seed
-from simcore.models.numa import full_params, simulate
-from simcore.models.numa.balancer import Balancer
-from simcore.models.numa import invariants
+from simcore.models.numa import full_params, invariants, simulate
 from simcore.models.numa import layout_kernels as LK
+from simcore.models.numa.balancer import Balancer
 from simcore.models.numa.system import NumaSystem
 from simcore.models.numa.task import Draws, TaskSpec
 from simcore.topology.domains import Domain
@@ -212,9 +211,9 @@ def test_newly_idle_balancing_stops_at_the_first_domain_that_pulls(scenario):
 def test_newly_idle_balancing_climbs_past_certain_failures_other_kinds_and_refused_moves():
     """``idle_balance`` level by level, on the kernels' state built by hand: CPU 0 (no task) has
     four domains, bottom-up: {0}|{1} newly idle, {0,1}|{2} periodic only, {0,1,2}|{3} newly
-    idle with a 10 ms cache-hot time, {0,1,2,3}|{4} newly idle with none. CPU 1 runs task 5; CPU 3 runs task 0, task 1 queued; CPU 4 runs task 2, tasks 3
-    and 4 queued; task 1 last ran at 0 (now), the others never, and hot tasks are not ignored.
-    Level 0: CPU 1 has one task, nothing can move: a certain failure (attempt, failed, dead).
+    idle with a 10 ms cache-hot time, {0,1,2,3}|{4} newly idle with none. CPU 1 runs task 5; CPU 3 runs task 0, task 1
+    queued; CPU 4 runs task 2, tasks 3 and 4 queued; task 1 last ran at 0 (now), the others never, and hot tasks are not
+    ignored. Level 0: CPU 1 has one task, nothing can move: a certain failure (attempt, failed, dead).
     Level 1 is not a newly-idle domain: skipped.
     Level 2: {0,1,2} at 128 / 3 against {3} at 256: imbalance min(256 x 4 - 384, 384 x 3 - 128
     x 4) = 640 >= 128 x 4: one task, from CPU 3; its queued task 1 is cache-hot and the domain has
@@ -720,8 +719,8 @@ def test_each_sleeping_domain_wakes_when_a_cpu_of_its_wide_groups_gets_a_task(sc
     one task, gap 64, no power gain (128 before and after), busiest not above 128: balanced; in
     the upper one {3,4} at 64 against {0,1,2} at 128/3, average 256/5: imbalance 25.6, gap 21.3,
     no power gain (256 and 256): balanced. Yet a group of two CPUs running a task could be the
-    busiest with a real imbalance, so these attempts are not certain failures. Attempts 2 + 20 = 22, all failed, 20 of them live. (Had the upper
-    domain slept on after the lower one woke, its 10 attempts would all be certain: 10 live.)
+    busiest with a real imbalance, so these attempts are not certain failures. Attempts 2 + 20 = 22, all failed, 20 of
+    them live. (Had the upper domain slept on after the lower one woke, its 10 attempts would all be certain: 10 live.)
     The same with every attempt made for real."""
     monkeypatch.setattr(Balancer, "sleeps", sleeps)
     low = dom({0, 1, 2}, [{0}, {1, 2}], interval=(100, 100))
@@ -1204,10 +1203,11 @@ def test_conservative_rules_by_hand():
     home 4 may not go to CPU 0 while one of home 3 may; CPU 1 has no domains: every node is in
     its zone. With rules_scope 'periodic' only a busy CPU's periodic balancing is judged; with
     'every-periodic' every CPU's periodic balancing, idle or busy, and not newly-idle balancing.
-    A refusal names its reason: an aged task first, then distance, then the zone. The soft policy's threshold outside the zone: 100 + 2 x (125 - 100) = 150; with factor 1.5,
-    round(137.5) = 138; the hard policy keeps 125."""
-    from simcore.models.numa import migrate_kernels as MK
+    A refusal names its reason: an aged task first, then distance, then the zone. The soft policy's threshold outside
+    the zone: 100 + 2 x (125 - 100) = 150; with factor 1.5, round(137.5) = 138; the hard policy keeps 125."""
     from numa_script import Hand, set_task
+
+    from simcore.models.numa import migrate_kernels as MK
 
     line = make_machine("test", "line-5", [1] * 5, [[10 + 10 * abs(i - j) for j in range(5)] for i in range(5)])
     flat = nodes(5)
@@ -1292,8 +1292,12 @@ def test_hard_zone_scope_leaves_newly_idle_balancing_beyond_the_zone_unless_all(
     256, a newly idle CPU takes one task: task 1 pulled, (4, 3, 3)."""
     from numa_script import Hand
 
-    levels = [dom({0, 1}, [{0}, {1}], flags=(LB, NI)), dom({0, 1, 2}, [{0, 1}, {2}], flags=(LB, NI)),
-              dom({0, 1, 2, 3}, [{0, 1, 2}, {3}], flags=(LB, NI)), dom(range(5), [{0, 1, 2, 3}, {4}], flags=(LB, NI), name="node")]
+    levels = [
+        dom({0, 1}, [{0}, {1}], flags=(LB, NI)),
+        dom({0, 1, 2}, [{0, 1}, {2}], flags=(LB, NI)),
+        dom({0, 1, 2, 3}, [{0, 1, 2}, {3}], flags=(LB, NI)),
+        dom(range(5), [{0, 1, 2, 3}, {4}], flags=(LB, NI), name="node"),
+    ]
     hand = Hand(nodes(5), [levels, [], [], [], []], tasks=2, trace=True, policy="conservative-hard",
                 rules_scope="periodic", zone_scope=scope)
     hand.dispatch(4, 0, 1)
@@ -2539,7 +2543,9 @@ def test_sleeping_domains_change_nothing_but_the_event_count(scenario, monkeypat
     runs_ = {}
     for sleeps in (False, True):
         monkeypatch.setattr(Balancer, "sleeps", sleeps)
-        runs_[sleeps] = scenario(make_machine("test", "2x2", [2, 2], [[10, 20], [20, 10]]), two_level_domains(), SLEEPY_TASKS, **params)
+        runs_[sleeps] = scenario(
+            make_machine("test", "2x2", [2, 2], [[10, 20], [20, 10]]), two_level_domains(), SLEEPY_TASKS, **params
+        )
     real, asleep = runs_[False], runs_[True]
     assert [(t.finished, t.trace) for t in asleep.tasks] == [(t.finished, t.trace) for t in real.tasks]
     assert asleep.pulls == real.pulls

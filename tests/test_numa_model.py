@@ -486,7 +486,10 @@ def test_the_invariant_checker_follows_each_task_to_one_place():
             check(system)
 
     prio = int(_finished_system().block("O_TI", 6)[0, LK.T_PRIO])
-    broken(lambda s, t: (corrupt_queue(s, t), corrupt_queue(s, t, cpu=1)), "task 0 is both queued on CPU 0 and queued on CPU 1")
+    broken(
+        lambda s, t: (corrupt_queue(s, t), corrupt_queue(s, t, cpu=1)),
+        "task 0 is both queued on CPU 0 and queued on CPU 1",
+    )
     broken(lambda s, t: (corrupt_queue(s, t), corrupt_running(s, t, 2)), "task 0 runs on CPU 2 and is queued on CPU 0")
     broken(lambda s, t: corrupt_queue(s, t, cpu=3), "task 0 queued on CPU 3 has state queued, cpu 0")
     broken(lambda s, t: corrupt_queue(s, t, expired=True), "task 0 queued on CPU 0 has state queued")
@@ -664,11 +667,22 @@ def test_make_workload_names_a_bad_mode_exactly():
     the parameter, its admissible values (CPUs 0..ncpus-1) and the value given."""
     base = full_params({"n_tasks": 3})
     cases = [
-        ({"arrival": "sometimes"}, "numa model: parameter 'arrival' must be poisson, uniform or batch, not 'sometimes'"),
-        ({"demand_dist": "normal"},
-         "numa model: parameter 'demand_dist' must be exponential, uniform, constant or around-mean, not 'normal'"),
-        ({"creation_cpu": 8}, "numa model: parameter 'creation_cpu' must be random, round-robin or a CPU in 0..7, not 8"),
-        ({"creation_cpu": 9}, "numa model: parameter 'creation_cpu' must be random, round-robin or a CPU in 0..7, not 9"),
+        (
+            {"arrival": "sometimes"},
+            "numa model: parameter 'arrival' must be poisson, uniform or batch, not 'sometimes'",
+        ),
+        (
+            {"demand_dist": "normal"},
+            "numa model: parameter 'demand_dist' must be exponential, uniform, constant or around-mean, not 'normal'",
+        ),
+        (
+            {"creation_cpu": 8},
+            "numa model: parameter 'creation_cpu' must be random, round-robin or a CPU in 0..7, not 8",
+        ),
+        (
+            {"creation_cpu": 9},
+            "numa model: parameter 'creation_cpu' must be random, round-robin or a CPU in 0..7, not 9",
+        ),
     ]
     for change, message in cases:
         with pytest.raises(InputError) as err:
@@ -689,7 +703,13 @@ def test_uniform_demands_and_parent_cpus_follow_their_parameters():
     expected = ds.uniform(50.0, 400.0, 5).tolist()
     spread = make_workload({**base, "demand_min": 50.0, "demand_max": 400.0}, streams(1), 2)
     assert [t.demand for t in spread] == expected
-    assert [t.parent_cpu for t in make_workload({**base, "creation_cpu": "round-robin"}, streams(), 2)] == [0, 1, 0, 1, 0]
+    assert [t.parent_cpu for t in make_workload({**base, "creation_cpu": "round-robin"}, streams(), 2)] == [
+        0,
+        1,
+        0,
+        1,
+        0,
+    ]
     assert [t.parent_cpu for t in make_workload({**base, "creation_cpu": 2}, streams(), 8)] == [2] * 5
 
 
@@ -841,7 +861,9 @@ def test_trace_replication_bolds_segments_on_cpu_0_when_it_is_far():
     pull a task to CPU 0."""
     from simcore.models.numa import trace_replication
 
-    quad = make_machine("test", "quad", [1, 1, 1, 1], [[10, 13, 16, 19], [13, 10, 19, 16], [16, 19, 10, 13], [19, 16, 13, 10]])
+    quad = make_machine(
+        "test", "quad", [1, 1, 1, 1], [[10, 13, 16, 19], [13, 10, 19, 16], [16, 19, 10, 13], [19, 16, 13, 10]]
+    )
     params = full_params({"topology": quad, "n_tasks": 4, "arrival": "batch", "io_task_fraction": 0.0,
                           "demand_dist": "constant", "mean_demand": 300.0, "creation_cpu": 3, "placement": "parent"})
     lines = trace_replication(params, "linux-2level", streams())
@@ -946,7 +968,10 @@ def test_queue_probes_read_each_cpus_queued_and_running_tasks():
     hand = Hand(2, [[_lb_dom({0, 1}, [{0}, {1}], {"LOAD_BALANCE"})]] * 2)
     hand.dispatch(0, 0, 1, 2)
     hand.queue(1, 3)
-    assert {name: probe() for name, probe in queue_probes(hand.system).items()} == {"cpu0.runqueue": 3, "cpu1.runqueue": 1}
+    assert {name: probe() for name, probe in queue_probes(hand.system).items()} == {
+        "cpu0.runqueue": 3,
+        "cpu1.runqueue": 1,
+    }
 
 
 def test_a_monitored_numa_replication_samples_every_cpu():

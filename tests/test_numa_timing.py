@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 import pytest
-
 from numa_script import empty_system, rearm
+
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.balancer import Balancer
 
@@ -89,8 +89,14 @@ def _settled_by_definition(last: float, interval: float, busy_factor: float, max
             ivl *= 2
 
 
-@pytest.mark.parametrize("topology, policy, tick", [
-    ("superdome-16x4", "multilevel", 1.0), ("superdome-16x4", "linux-2level", 0.1), ("mehta-s1", "conservative-hard", 0.3)])
+@pytest.mark.parametrize(
+    "topology, policy, tick",
+    [
+        ("superdome-16x4", "multilevel", 1.0),
+        ("superdome-16x4", "linux-2level", 0.1),
+        ("mehta-s1", "conservative-hard", 0.3),
+    ],
+)
 def test_sleeping_attempts_are_counted_as_the_tick_by_tick_count(topology, policy, tick):
     """``settle`` from random last attempts and intervals up to random ends, a third of them on
     the exact instant of an attempt (where, with a tick of 0.1 or 0.3 ms, the sums are off by an
@@ -105,7 +111,9 @@ def test_sleeping_attempts_are_counted_as_the_tick_by_tick_count(topology, polic
         dom = bal.pdoms[cpu][int(rng.integers(len(bal.pdoms[cpu])))]
         if not dom.busy_ok:
             continue
-        interval = float(rng.choice([dom.min_interval, dom.max_interval, dom.min_interval * 2 ** int(rng.integers(0, 6))]))
+        interval = float(
+            rng.choice([dom.min_interval, dom.max_interval, dom.min_interval * 2 ** int(rng.integers(0, 6))])
+        )
         last = int(rng.integers(0, 10**5)) * tick
         idle = bool(rng.integers(2))
         span = max(1, math.ceil((interval if idle else interval * dom.busy_factor) / tick - 1e-9)) * tick

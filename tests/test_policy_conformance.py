@@ -14,8 +14,8 @@ import pytest
 from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
 from simcore.models import MODELS, Parameter, get_model
-from simcore.vocabulary.domains import COUNT, POSITIVE, PROBABILITY, Choice, Integer
 from simcore.models.registry import get_policy, policy_names
+from simcore.vocabulary.domains import COUNT, POSITIVE, PROBABILITY, Choice, Integer
 
 TINY = {  # a scenario each model runs in well under a second
     "cluster": {"workload": "amir", "arrival_window": 60.0, "mean_interarrival": 4.0, "parallel_fraction": 0.2,
@@ -173,7 +173,9 @@ def test_an_equal_redeclaration_is_one_declaration(registry):
 
 
 @pytest.mark.parametrize("after", [False, True])
-@pytest.mark.parametrize("other", [Parameter(1.0, "a", POSITIVE), Parameter(1, "a", Choice(1)), Parameter(1, "A", COUNT)])
+@pytest.mark.parametrize(
+    "other", [Parameter(1.0, "a", POSITIVE), Parameter(1, "a", Choice(1)), Parameter(1, "A", COUNT)]
+)
 def test_a_policy_redeclaring_a_parameter_differently_is_refused(registry, after, other):
     """Registered before the model (with_hyperparameters) or after it (register): a TypeError naming all three."""
     clash = _policy("Clash", a=other)
@@ -243,7 +245,9 @@ def _sched_domain(span, groups, *, flags=("LOAD_BALANCE",), interval=(50, 50), i
 
     cls = Domain
     if extra:
-        cls = dataclasses.make_dataclass("ExtraDomain", [(k, object, None) for k in extra], bases=(Domain,), frozen=True)
+        cls = dataclasses.make_dataclass(
+            "ExtraDomain", [(k, object, None) for k in extra], bases=(Domain,), frozen=True
+        )
     return cls(0, name, frozenset(span), tuple(frozenset(g) for g in groups), interval[0], interval[1], 1,
                imbalance_pct, 0.0, 1, frozenset(flags), **extra)
 
@@ -252,7 +256,9 @@ def _machine(*cpus_per_node):
     from simcore.topology.machine import make_machine
 
     n = len(cpus_per_node)
-    return make_machine("test", "scripted", list(cpus_per_node), [[10 if i == j else 20 for j in range(n)] for i in range(n)])
+    return make_machine(
+        "test", "scripted", list(cpus_per_node), [[10 if i == j else 20 for j in range(n)] for i in range(n)]
+    )
 
 
 @pytest.fixture

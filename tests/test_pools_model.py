@@ -19,8 +19,17 @@ from simcore.models.pools import full_params, model, policies, simulate
 from simcore.models.pools import pool_kernels as K
 from simcore.models.pools import system as pool_system
 from simcore.models.pools.system import PoolSystem, Thread
-from simcore.models.pools.workload import (Job, JobStream, arrival_rate, expected_minimum_response, geometric_q,
-                                           parallelism_pmf, round_half_up, thread_demands, truncated_mean)
+from simcore.models.pools.workload import (
+    Job,
+    JobStream,
+    arrival_rate,
+    expected_minimum_response,
+    geometric_q,
+    parallelism_pmf,
+    round_half_up,
+    thread_demands,
+    truncated_mean,
+)
 from simcore.models.registry import get_policy
 from simcore.stats.warmup import mser_truncation
 
@@ -32,7 +41,9 @@ def make(policy: str = "limited-spanning", **params):
     with a log of 1000 rows; finished jobs collect in ``.finished_jobs`` when the run closes."""
     full = full_params({"mean_parallelism": 2.0, **params})
     done = []
-    system = PoolSystem(Engine(), full, get_policy("pools", policy)(full, np.random.default_rng(0)), done.append, log=1000)
+    system = PoolSystem(
+        Engine(), full, get_policy("pools", policy)(full, np.random.default_rng(0)), done.append, log=1000
+    )
     system.finished_jobs = done
     return system
 
@@ -89,7 +100,10 @@ def test_the_drawn_parallelism_matches_its_distribution_within_sampling_error():
     assert d.min() >= 1 and d.max() <= 60
     n = len(d)
     assert abs(d.mean() - 20.0) < 4 * d.std() / math.sqrt(n)
-    for share, exact in (((d <= 4).mean(), 0.15688), (((d >= 50) & (d <= 60)).mean(), parallelism_pmf(20.0, 60)[49:].sum())):
+    for share, exact in (
+        ((d <= 4).mean(), 0.15688),
+        (((d >= 50) & (d <= 60)).mean(), parallelism_pmf(20.0, 60)[49:].sum()),
+    ):
         assert abs(share - exact) < 4 * math.sqrt(exact * (1 - exact) / n)
 
 
@@ -244,7 +258,9 @@ def test_switch_costs(pool_size, cost):
     system = make(processors=60, pool_size=pool_size)
     a = pool_system.JobState(job(0))
     a.phase = pool_system.FINAL
-    timeline(system, {"A1": (0.0, final_thread(a, 1.0)), "A2": (2.0, final_thread(a, 1.0)), "B": (4.0, final_thread(1, 1.0))})
+    timeline(
+        system, {"A1": (0.0, final_thread(a, 1.0)), "A2": (2.0, final_thread(a, 1.0)), "B": (4.0, final_thread(1, 1.0))}
+    )
     assert [(cpu, start - at) for at, cpu, _, start in dispatches(system)] == \
            [(0, pytest.approx(cost[0])), (0, pytest.approx(cost[1])), (0, pytest.approx(cost[2]))]
 
@@ -363,8 +379,12 @@ def test_one_pool_without_overheads_and_d_1_is_the_m_g_p_processor_sharing_queue
                           "jobs": 4000, **NO_OVERHEADS})
     exact = erlang_c_response(2, arrival_rate(params), 120.0)
     assert exact == pytest.approx(187.5)
-    means = np.array([simulate(params, "no-spanning", Streams(replication_seed(11, "mgp", 0, r))).metrics["mean_response"]
-                      for r in range(8)])
+    means = np.array(
+        [
+            simulate(params, "no-spanning", Streams(replication_seed(11, "mgp", 0, r))).metrics["mean_response"]
+            for r in range(8)
+        ]
+    )
     se = means.std(ddof=1) / math.sqrt(len(means))
     assert abs(means.mean() - exact) < 4 * se + params["time_slice"]
 
@@ -379,8 +399,12 @@ def test_with_its_warm_up_rule_one_processor_at_load_0_8_is_the_m_g_1_processor_
     params = full_params({"processors": 1, "pool_size": 1, "mean_parallelism": 1.0, "time_slice": 1.0, "load": 0.8,
                           "jobs": 5000, **NO_OVERHEADS})
     assert params["warmup"] == "fraction"
-    means = np.array([simulate(params, "no-spanning", Streams(replication_seed(3, "mg1", 0, r))).metrics["mean_response"]
-                      for r in range(40)])
+    means = np.array(
+        [
+            simulate(params, "no-spanning", Streams(replication_seed(3, "mg1", 0, r))).metrics["mean_response"]
+            for r in range(40)
+        ]
+    )
     se = means.std(ddof=1) / math.sqrt(len(means))
     assert abs(means.mean() - 600.0) < 4 * se + params["time_slice"]
 
@@ -624,7 +648,9 @@ def test_a_monitored_replication_samples_every_queue_at_every_period():
     """Period 100 for 300 on a run of about 1800 units: times 0, 100, 200, 300 for each of the four
     probes; at 0 nothing has arrived yet."""
     params = {"processors": 4, "pool_size": 2, "mean_parallelism": 2.0, "jobs": 20}
-    frame = model.monitor_replication(params, "limited-spanning", Streams(replication_seed(1, "mon", 0, 0)), 100.0, 300.0)
+    frame = model.monitor_replication(
+        params, "limited-spanning", Streams(replication_seed(1, "mon", 0, 0)), 100.0, 300.0
+    )
     assert sorted(frame.time.unique()) == [0.0, 100.0, 200.0, 300.0]
     assert sorted(frame.queue.unique()) == ["pool0.active", "pool0.queue", "pool1.active", "pool1.queue"]
     assert (frame[frame.time == 0.0].value == 0).all() and (frame.value >= 0).all()
@@ -662,7 +688,10 @@ def test_a_full_log_keeps_its_rows_and_says_how_many_it_could_not():
         small.log_rows()
     S = small.S
     rows = S[len(S) - 2 * K.L_COLS:].reshape(2, K.L_COLS)
-    assert [(r[K.L_KIND], r[K.L_CPU], r[K.L_JOB], r[K.L_MASTER]) for r in rows] == [(K.DISPATCH, 0, 0, 1), (K.END, 0, 0, 1)]
+    assert [(r[K.L_KIND], r[K.L_CPU], r[K.L_JOB], r[K.L_MASTER]) for r in rows] == [
+        (K.DISPATCH, 0, 0, 1),
+        (K.END, 0, 0, 1),
+    ]
 
 
 def test_a_job_cut_off_by_the_end_of_the_run_is_neither_done_nor_running_threads():

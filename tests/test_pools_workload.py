@@ -15,8 +15,15 @@ from simcore.errors import InputError
 from simcore.models.pools import full_params, model, simulate
 from simcore.models.pools.policies import NoSpanning
 from simcore.models.pools.system import JobState, PoolSystem
-from simcore.models.pools.workload import (BLOCK, Job, JobStream, arrival_rate, geometric_q, parallelism_pmf,
-                                           truncated_mean)
+from simcore.models.pools.workload import (
+    BLOCK,
+    Job,
+    JobStream,
+    arrival_rate,
+    geometric_q,
+    parallelism_pmf,
+    truncated_mean,
+)
 from simcore.stats.warmup import mser_truncation
 
 NO_OVERHEADS = {"in_pool_factor": 0.0, "spanning_factor": 0.0, "contention_factor": 0.0, "cache_cost": 0.0}
@@ -204,7 +211,9 @@ class _ScriptedStream:
         self.index = 0
 
     def next(self) -> Job:
-        job = self.jobs[self.index] if self.index < len(self.jobs) else Job(self.index, 1e6 + self.index, 1, np.zeros(1))
+        job = (
+            self.jobs[self.index] if self.index < len(self.jobs) else Job(self.index, 1e6 + self.index, 1, np.zeros(1))
+        )
         self.index += 1
         return job
 

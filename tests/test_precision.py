@@ -53,7 +53,9 @@ def raw(*diffs):
     rows = []
     for cell, d in enumerate(diffs):
         for policy, values in (("new", BASE + d), ("base", BASE)):
-            rows += [{"cell": cell, "k": cell + 1, "policy": policy, "rep": r, "t": float(v)} for r, v in enumerate(values)]
+            rows += [
+                {"cell": cell, "k": cell + 1, "policy": policy, "rep": r, "t": float(v)} for r, v in enumerate(values)
+            ]
     return pd.DataFrame(rows)
 
 
@@ -177,7 +179,9 @@ def test_a_plan_in_the_provenance(tmp_path):
     path = tmp_path / "r.parquet"
     write_batch(path, run_batch(spec, 0, range(0, 3), seed), spec, seed)
     plan = tmp_path / "round1.json"
-    plan.write_text(json.dumps({"round": 1, "level": 0.975, "precision": {}, "targets": {}, "reason": "x", "batches": []}))
+    plan.write_text(
+        json.dumps({"round": 1, "level": 0.975, "precision": {}, "targets": {}, "reason": "x", "batches": []})
+    )
     aggregate(spec, [path], tmp_path / "out", "smoke", seed, Path("config/config.yaml"), [plan])
     assert json.loads((tmp_path / "out" / "provenance.json").read_text())["precision"][0]["round"] == 1
     bad = tmp_path / "bad.json"

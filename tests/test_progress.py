@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import io
 import re
-from pathlib import Path
 
 import pandas as pd
 import pandas.testing as pdt
 import pytest
 
-from simcore.progress import Reporter, resolve_mode
 from simcore.errors import InputError
+from simcore.progress import Reporter, resolve_mode
 
 EXAMPLE = "config/san/example.yaml"
 
@@ -217,8 +216,12 @@ def test_the_report_from_results_counts_its_inputs_and_names_each_as_it_starts(r
                      (6, 8, unit, "now the macros"),
                      (7, 8, unit, "now run-profile.pdf, run-profile.tex"), (8, 8, unit)]
     assert [p.relative_to(tmp_path / "paper").as_posix() for p in made] == [
-        "tables/amir-table2.tex", "generated/san.tex", *(f for c in cals for f in (f"figures/{c}.pdf", f"generated/{c}.tex")),
-        "figures/run-profile.pdf", "generated/run-profile.tex"]
+        "tables/amir-table2.tex",
+        "generated/san.tex",
+        *(f for c in cals for f in (f"figures/{c}.pdf", f"generated/{c}.tex")),
+        "figures/run-profile.pdf",
+        "generated/run-profile.tex",
+    ]
 
 
 def test_long_workflow_jobs_log_progress_lines(root):

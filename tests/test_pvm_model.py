@@ -488,7 +488,9 @@ def test_switch_costs_still_owed_at_the_end_are_not_local_work():
     local = Proc("local0.0", 20)
     local.cpu, local.overhead, local.owed = 40.0 + 6.0, 10.0, 4.0
     nodes = [SimpleNamespace(procs=[local], close=lambda: None)]
-    m = measure({"iterations": 1}, nodes, SimpleNamespace(dps=[Proc("dist0", 20)]), SimpleNamespace(now=120.0, events=0))
+    m = measure(
+        {"iterations": 1}, nodes, SimpleNamespace(dps=[Proc("dist0", 20)]), SimpleNamespace(now=120.0, events=0)
+    )
     assert m["local_stretch"] == 120.0 / 40.0
 
 

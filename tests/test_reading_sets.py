@@ -80,8 +80,11 @@ def test_a_reading_that_reproduces_one_claim_and_contradicts_another_explains_on
     fig = _experiment(tmp_path, "p-fig1", {"A": "negligible", "B": "inconclusive", "C": "absent"})
     x0 = {"A": "negligible", "B": "inconclusive", "C": "absent"}
     x2 = {"A": "negligible", "B": "inconclusive", "C": "reproduced"}
-    judging = _judging(tmp_path, "p-fig1", {"x = x0": x0, "x = x1": {"A": "reproduced", "B": "contradicted", "C": "absent"},
-                                             "x = x2": x2})
+    judging = _judging(
+        tmp_path,
+        "p-fig1",
+        {"x = x0": x0, "x = x1": {"A": "reproduced", "B": "contradicted", "C": "absent"}, "x = x2": x2},
+    )
     specs = [fig, judging]
     assert paper_sets(specs, tmp_path)["p"].values == {"x": "x2"}
     assert standing_counts(specs, tmp_path)["p"]["explained"] == 1 and _union_explained(specs, tmp_path) == 2
@@ -146,7 +149,9 @@ def test_an_unsupported_set_never_counts(tmp_path):
     only = _judging(tmp_path, "p-fig1", {"x = x1": {"A": "reproduced"}}, unsupported=("x1",))
     assert paper_sets([a, only], tmp_path)["p"] is None
     assert standing_counts([a, only], tmp_path)["p"]["explained"] == 0
-    assert _set_lines({"p": None}, {"p": 1}) == [r"\textbf{p}: no reading set the text supports (its default verdicts).\par"]
+    assert _set_lines({"p": None}, {"p": 1}) == [
+        r"\textbf{p}: no reading set the text supports (its default verdicts).\par"
+    ]
 
 
 def test_a_claim_two_experiments_judge_on_different_readings_counts_only_under_sets_that_ran(tmp_path):
@@ -192,7 +197,12 @@ def test_larger_than_published_is_not_counted_as_reproduced(tmp_path):
                                              "x = x1": {"D": "smaller than published", "E": "reproduced"}})
     specs = [fig, judging]
     counts = standing_counts(specs, tmp_path)["p"]
-    assert (reproduced(counts), counts["reproduced with magnitude"], counts["other size"], counts["explained"]) == (1, 0, 1, 0)
+    assert (reproduced(counts), counts["reproduced with magnitude"], counts["other size"], counts["explained"]) == (
+        1,
+        0,
+        1,
+        0,
+    )
     sets = paper_sets(specs, tmp_path)
     assert sets["p"].values == {"x": "x0"}
     table = "\n".join(_set_table(verdict_counts(specs, tmp_path), verdict_counts(specs, tmp_path, sets)))

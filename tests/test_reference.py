@@ -62,7 +62,9 @@ def _run(folder: Path, commit: str) -> Path:
     (folder / "amir-table2").mkdir(parents=True)
     (folder / "scale.txt").write_text('"full"')
     (folder / "amir-table2/summary.csv").write_text("experiment\namir-table2\n")
-    pd.DataFrame({"experiment": ["amir-table2"], "claim": ["new"]}).to_csv(folder / "amir-table2/claims.csv", index=False)
+    pd.DataFrame({"experiment": ["amir-table2"], "claim": ["new"]}).to_csv(
+        folder / "amir-table2/claims.csv", index=False
+    )
     (folder / "amir-table2/provenance.json").write_text(json.dumps({"commit": commit}))
     return folder
 

@@ -38,10 +38,21 @@ def _amir_raw(reps: int = 40) -> pd.DataFrame:
         for r in range(reps):
             jobs = 100 + r % 7
             slow = mean * hardness[r] * (1 + 0.02 * rng.standard_normal())
-            row = {"cell": 0, "policy": policy, "rep": r, "spawn_key": f"(1, 0, {r})",
-                   "mean_slowdown": slow, "slowdown_sum": slow * 1.07 * jobs, "jobs": jobs,
-                   "max_slowdown": 3 * slow, "makespan": 1000 + r, "migrations": 0, "thrashing_share": 0.01 * (1 + r % 3), "events": 500,
-                   "wall_time": 0.01}
+            row = {
+                "cell": 0,
+                "policy": policy,
+                "rep": r,
+                "spawn_key": f"(1, 0, {r})",
+                "mean_slowdown": slow,
+                "slowdown_sum": slow * 1.07 * jobs,
+                "jobs": jobs,
+                "max_slowdown": 3 * slow,
+                "makespan": 1000 + r,
+                "migrations": 0,
+                "thrashing_share": 0.01 * (1 + r % 3),
+                "events": 500,
+                "wall_time": 0.01,
+            }
             rows.append({**row, **split_by_oversized(row, r % 10 == 0)})  # executions 0, 10, 20, 30: oversized
     return pd.DataFrame(rows)
 
@@ -70,11 +81,22 @@ def _write(spec, raw, results: Path) -> None:
     summarize(spec, raw).to_csv(out / "summary.csv", index=False, float_format="%.10g")
     evaluate_claims(spec, raw).to_csv(out / "claims.csv", index=False, float_format="%.10g")
     replication_table(spec, raw).to_csv(out / "replications.csv", index=False, float_format="%.10g")
-    prov = {"experiment": spec.id, "paper": spec["paper"], "source": spec["source"], "commit": "abc123def456",
-            "config_hash": "0123456789abcdef", "scale": "smoke", "root_seed": 20240501,
-            "cells": int(raw.cell.nunique()), "replications_per_cell": int(raw.groupby(["cell", "policy"]).size().min()),
-            "policies": spec.policies, "events": int(raw.events.sum()), "wall_time_s": 1.5,
-            "platform": "Linux-test_x86_64", "packages": {"python": "3.11.2", "numpy": "1.26.4"}}
+    prov = {
+        "experiment": spec.id,
+        "paper": spec["paper"],
+        "source": spec["source"],
+        "commit": "abc123def456",
+        "config_hash": "0123456789abcdef",
+        "scale": "smoke",
+        "root_seed": 20240501,
+        "cells": int(raw.cell.nunique()),
+        "replications_per_cell": int(raw.groupby(["cell", "policy"]).size().min()),
+        "policies": spec.policies,
+        "events": int(raw.events.sum()),
+        "wall_time_s": 1.5,
+        "platform": "Linux-test_x86_64",
+        "packages": {"python": "3.11.2", "numpy": "1.26.4"},
+    }
     (out / "provenance.json").write_text(json.dumps(prov))
 
 
@@ -531,8 +553,10 @@ def test_a_san_model_of_no_paper_counts_as_san_not_as_a_paper(tmp_path):
 
     assert [paper_of("san", "corr05-fig8-2sched"), paper_of("san", "example"), paper_of("simulate", "amir-map")] \
         == ["corr05", "san", "amir"]
-    pd.DataFrame([("san", "example", "example", 0, 6, 6, 6, 2)],
-                 columns=["rule", "name", "paper", "start", "end", "wall", "cpu", "cores"]).to_csv(tmp_path / "j.csv", index=False)
+    pd.DataFrame(
+        [("san", "example", "example", 0, 6, 6, 6, 2)],
+        columns=["rule", "name", "paper", "start", "end", "wall", "cpu", "cores"],
+    ).to_csv(tmp_path / "j.csv", index=False)
     jobs, cores = read_jobs(tmp_path / "j.csv")
     assert jobs.paper.tolist() == ["san"] and cores == 2
 

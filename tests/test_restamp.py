@@ -27,9 +27,12 @@ def test_the_reference_must_be_the_named_commits(capsys):
     recorded = {"experiments": {"x": {"fingerprint": fp()["hash"], "fingerprint_parts": fp()["parts"]}},
                 "san": {"example": "S"}, "fits": ["K"], "calibrations": {"c/full": "C"}}
     restamp.check_was_old(recorded, old, "REV")                              # the same: carried on
-    for broken in ({**recorded, "san": {"example": "other"}}, {**recorded, "fits": ["other"]},
-                   {**recorded, "calibrations": {"c/full": "other"}},
-                   {**recorded, "experiments": {"x": {"fingerprint": "h", "fingerprint_parts": fp(code="d")["parts"]}}}):
+    for broken in (
+        {**recorded, "san": {"example": "other"}},
+        {**recorded, "fits": ["other"]},
+        {**recorded, "calibrations": {"c/full": "other"}},
+        {**recorded, "experiments": {"x": {"fingerprint": "h", "fingerprint_parts": fp(code="d")["parts"]}}},
+    ):
         with pytest.raises(SystemExit) as done:
             restamp.check_was_old(broken, old, "REV")
         assert done.value.code == 2
@@ -93,7 +96,9 @@ def test_a_calibration_is_carried_over_only_when_its_replay_gives_the_references
     new = {"calibrations": {"corr05-control/full": "NEW", "other/full": "SAME"}}
     changed = restamp.changed_calibrations(rec, new)
     assert changed == ["corr05-control/full"]
-    kept = {f: (restamp.REFERENCE / "calibration/corr05-control" / f).read_bytes() for f in ("points.csv", "holdout.csv")}
+    kept = {
+        f: (restamp.REFERENCE / "calibration/corr05-control" / f).read_bytes() for f in ("points.csv", "holdout.csv")
+    }
     asked = []
     assert restamp.check_calibrations(changed, new, lambda name, key: asked.append((name, key)) or kept) == 1
     assert asked == [("corr05-control/full", "NEW")]
@@ -104,3 +109,26 @@ def test_a_calibration_is_carried_over_only_when_its_replay_gives_the_references
     with pytest.raises(SystemExit) as done:
         restamp.check_calibrations(changed, new, lambda name, key: off)
     assert done.value.code == 2 and "points.csv" in capsys.readouterr().err
+
+
+def test_a_key_of_digits_alone_is_written_quoted_and_found_again(tmp_path):
+    """A record key is 16 hexadecimal digits, which may all be decimal ones: written unquoted, YAML
+    reads it back as a number and no computed key ever matches (the full run of 2026-12-06 stopped
+    on amir-control's key 7924424600717117). The re-stamp writes such a key quoted, as
+    ``yaml.safe_dump`` does, leaves a key with letters as it is, and an unquoted one is refused
+    with a sentence naming the file and the entry."""
+    from simcore.calibration.record import recorded
+    from simcore.errors import InputError
+    from simcore.san.fit import recorded_fit
+
+    text = "- key: c4f8bed73ef31bd2\n  calibration: amir-control\n  scale: full\n"
+    digits = restamp.requote(text, "c4f8bed73ef31bd2", "7924424600717117")
+    assert digits.startswith("- key: '7924424600717117'\n")
+    assert restamp.requote(digits, "7924424600717117", "8af163d3da4cd81f").startswith("- key: 8af163d3da4cd81f\n")
+    for read in (recorded, recorded_fit):
+        path = tmp_path / "fits.yaml"
+        path.write_text(digits)
+        assert read(path, "7924424600717117")["calibration"] == "amir-control"
+        path.write_text(digits.replace("'", ""))
+        with pytest.raises(InputError, match=r"fits.yaml: key '0.key' \(7924424600717117\) is not text"):
+            read(path, "7924424600717117")

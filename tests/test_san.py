@@ -13,12 +13,25 @@ import scipy.sparse.csgraph as csgraph
 import scipy.sparse.linalg as sla
 from san_flat import flat_generator
 
-from simcore.san import corr05, pieces
-from simcore.san import (Descriptor, Rate, San, SanError, compile_expr, expectation, load_san,
-                         poisson_window, probability, reward_vector, steady_state, transient)
-from simcore.san.solve import transient_krylov
+from simcore.san import (
+    Descriptor,
+    Rate,
+    San,
+    SanError,
+    compile_expr,
+    corr05,
+    expectation,
+    load_san,
+    pieces,
+    poisson_window,
+    probability,
+    reward_vector,
+    steady_state,
+    transient,
+)
 from simcore.san.expr import ExprError
 from simcore.san.pieces import Plan
+from simcore.san.solve import transient_krylov
 
 SEEDS = range(24)
 EXAMPLE = "config/san/example.yaml"

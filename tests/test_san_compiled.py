@@ -4,13 +4,12 @@ measures at every observation time, the same number of events fired and the same
 import numpy as np
 import pytest
 import simpy
-
-from simcore.san import Rate, San, SanError
-from simcore.san import compiled_walk
-from simcore.san import simulate as S
-from simcore.san.corr05 import build
 from test_san import random_san
 from test_san_simulation import _finishing
+
+from simcore.san import Rate, San, SanError, compiled_walk
+from simcore.san import simulate as S
+from simcore.san.corr05 import build
 
 
 def _walk(san: San, times, measures: dict, compiled: bool, seed: int, r: int, stop_early=True):

@@ -266,9 +266,15 @@ def test_a_figure_claim_comparing_a_fitted_curve_is_calibrated():
 
     def model(name, exact, published, claim=None, fit=None):
         times = np.array([0.0, 30.0])
-        return {"name": name, "san": SimpleNamespace(published={"figure": "fig", **({"claim": claim} if claim else {})}),
-                "exact": pd.DataFrame({"time": times, "finished": [0.0, exact]}), "measure": "finished",
-                "time": times, "value": np.array([0.0, published]), "fit": fit}
+        return {
+            "name": name,
+            "san": SimpleNamespace(published={"figure": "fig", **({"claim": claim} if claim else {})}),
+            "exact": pd.DataFrame({"time": times, "finished": [0.0, exact]}),
+            "measure": "finished",
+            "time": times,
+            "value": np.array([0.0, published]),
+            "fit": fit,
+        }
 
     claim = {"id": "more", "text": "four levels finish more", "than": "two", "time": 30}
     fit = pd.Series({"parameter": "expired_wait", "value": 3.0575})

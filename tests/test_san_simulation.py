@@ -5,12 +5,12 @@ import math
 import numpy as np
 import pytest
 import simpy
+from test_san import random_san
 
 from simcore.san import Descriptor, Rate, San, load_san, reward_vector, transient
 from simcore.san.corr05 import build
 from simcore.san.simulate import _Model, _Walker, simulate, trajectories
 from simcore.stats import mean_interval
-from test_san import random_san
 
 TIMES = [0.0, 0.25, 0.5, 1.0, 2.0]
 
@@ -70,7 +70,9 @@ def test_cli_simulate_writes_intervals_beside_the_solution(simcore_cli, tmp_path
     s, e = pd.read_csv(sim), pd.read_csv(exact)
     assert list(s.columns[:4]) == ["time", "busy", "busy_low", "busy_high"]
     assert ((s.busy_low - 1e-9 <= e.busy) & (e.busy <= s.busy_high + 1e-9)).mean() >= 0.6
-    bad = simcore_cli("san", "config/san/example.yaml", "--times", "0:1:1", "--simulate", "1", "--out", tmp_path / "x.csv")
+    bad = simcore_cli(
+        "san", "config/san/example.yaml", "--times", "0:1:1", "--simulate", "1", "--out", tmp_path / "x.csv"
+    )
     assert bad.returncode == 2 and not (tmp_path / "x.csv").exists()
 
 

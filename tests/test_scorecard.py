@@ -150,7 +150,9 @@ def _notes(scorecard: str) -> dict[int, str]:
 def _cells(scorecard: str, experiment: str, text: str) -> list[str]:
     """The cells of a claim's row of the scorecard (``text``: the claim's, as the spec gives it),
     from the claim's text on."""
-    line = next(l for l in scorecard.splitlines() if rf"\hyperref[tab:{experiment}]" in l and f"& {tex_escape(text)} &" in l)
+    line = next(
+        l for l in scorecard.splitlines() if rf"\hyperref[tab:{experiment}]" in l and f"& {tex_escape(text)} &" in l
+    )
     cells = line.split(" & ")
     return cells[cells.index(tex_escape(text)):]
 
@@ -182,23 +184,33 @@ def test_each_reason_is_written_once_and_the_claims_it_explains_cite_its_number(
     assert len(turnaround) == 1 and len(points) == 1
 
 
-@pytest.mark.parametrize("experiment, claim, statistic", [
-    # a paired difference of execution times (corr05-fig10's metric: exec_time, unit s)
-    ("corr05-fig10", "multilevel-better-all", r"difference (s) 0.09163 [0.07043, 0.11283] \ensuremath{<} 0"),
-    # a ratio: policy / than, no unit
-    ("amir-table4", "pvm-over-mosix", r"ratio (\ensuremath{\times}) 2.564 [2.394, 2.746] \ensuremath{>} 1 (paper 1.675)"),
-    # a share of replications, shown in percent: 0.9450 [0.9349, 0.9539] against 0.9
-    ("amir-fig1", "epvm-below-diagonal", r"share (\% of replications) 94.50 [93.49, 95.39] \ensuremath{>} 90"),
-    # a spread (the standard deviation of a ratio) in percent: 0.1064 against the paper's 0.139
-    ("barak96-fig2", "pvm-slowdown-spread", r"spread (\%) 10.64 [9.74, 11.63] \ensuremath{>} 0 (paper 13.9)"),
-    # a count without a unit: named by its label (mehta's migrations: 'migrations')
-    ("mehta-table5-w1", "fewer-migrations", r"difference (migrations) \ensuremath{-}0.6100 [\ensuremath{-}1.2545"),
-    # zhou91's response time is in the model's time units
-    ("zhou91-fig3", "response-levels", r"value (time units) 327.7 [308.4, 348.2] (paper 342)"),
-    # a SAN figure's claim: a difference of two probabilities
-    ("corr05-fig8", "multilevel-finishes-more",
-     r"difference (probability) \ensuremath{-}7.165\ensuremath{\times 10^{-4}} \ensuremath{>} 0"),
-])
+@pytest.mark.parametrize(
+    "experiment, claim, statistic",
+    [
+        # a paired difference of execution times (corr05-fig10's metric: exec_time, unit s)
+        ("corr05-fig10", "multilevel-better-all", r"difference (s) 0.09163 [0.07043, 0.11283] \ensuremath{<} 0"),
+        # a ratio: policy / than, no unit
+        (
+            "amir-table4",
+            "pvm-over-mosix",
+            r"ratio (\ensuremath{\times}) 2.564 [2.394, 2.746] \ensuremath{>} 1 (paper 1.675)",
+        ),
+        # a share of replications, shown in percent: 0.9450 [0.9349, 0.9539] against 0.9
+        ("amir-fig1", "epvm-below-diagonal", r"share (\% of replications) 94.50 [93.49, 95.39] \ensuremath{>} 90"),
+        # a spread (the standard deviation of a ratio) in percent: 0.1064 against the paper's 0.139
+        ("barak96-fig2", "pvm-slowdown-spread", r"spread (\%) 10.64 [9.74, 11.63] \ensuremath{>} 0 (paper 13.9)"),
+        # a count without a unit: named by its label (mehta's migrations: 'migrations')
+        ("mehta-table5-w1", "fewer-migrations", r"difference (migrations) \ensuremath{-}0.6100 [\ensuremath{-}1.2545"),
+        # zhou91's response time is in the model's time units
+        ("zhou91-fig3", "response-levels", r"value (time units) 327.7 [308.4, 348.2] (paper 342)"),
+        # a SAN figure's claim: a difference of two probabilities
+        (
+            "corr05-fig8",
+            "multilevel-finishes-more",
+            r"difference (probability) \ensuremath{-}7.165\ensuremath{\times 10^{-4}} \ensuremath{>} 0",
+        ),
+    ],
+)
 def test_a_statistic_in_the_scorecard_is_given_in_its_unit(scorecard, experiment, claim, statistic):
     """The statistic cell of a claim's row names its unit after the statistic: the metric's unit
     in the spec, × for a ratio, % for a share of replications or a spread (its numbers times 100),
@@ -289,8 +301,12 @@ def test_the_box_gives_each_paper_the_reason_most_of_its_claims_not_reproduced_c
 
     counts = dict.fromkeys(STANDINGS, 0) | {"reproduced with magnitude": 3, "reproduced direction": 1,
                                             "other size": 2, "not reproduced": 3, "calibrated": 1}
-    found = [Note(1, "Calibrated: x.", False, {"amir": 1}), Note(2, "Long reason (aside) here; more.", True, {"amir": 3}),
-             Note(3, "Other.", True, {"amir": 1, "mehta": 1}), Note(4, "Own.", True, {"mehta": 1})]
+    found = [
+        Note(1, "Calibrated: x.", False, {"amir": 1}),
+        Note(2, "Long reason (aside) here; more.", True, {"amir": 3}),
+        Note(3, "Other.", True, {"amir": 1, "mehta": 1}),
+        Note(4, "Own.", True, {"mehta": 1}),
+    ]
     assert _reason_line("amir", counts, found) == r"\textbf{amir}: \hyperref[note:2]{R2} (3 of 5) Long reason here.\par"
     assert _reason_line("mehta", counts, found) == (r"\textbf{mehta}: no reason shared: 2 of the 5 claims each give "
                                                     r"their own (\hyperref[note:3]{R3}, \hyperref[note:4]{R4}).\par")

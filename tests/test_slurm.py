@@ -104,7 +104,9 @@ def slurm(tmp_path_factory):
     if conf.exists() and MARK not in conf.read_text():
         pytest.skip(f"{conf} holds this machine's own SLURM configuration; the test does not replace it")
     conf.parent.mkdir(parents=True, exist_ok=True)
-    conf.write_text(CONF.format(host=socket.gethostname().split(".")[0], dir=folder, cpus=os.cpu_count(), memory=_memory_mb()))
+    conf.write_text(
+        CONF.format(host=socket.gethostname().split(".")[0], dir=folder, cpus=os.cpu_count(), memory=_memory_mb())
+    )
     env = {k: v for k, v in os.environ.items() if k != "SLURM_CONF"}
     env["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
     try:

@@ -183,20 +183,38 @@ def _refused(spec_tree, name: str, edit, message: str) -> None:
         load_spec(path)
 
 
-@pytest.mark.parametrize("edit,message", [
-    (lambda d: d["grid"].update(spanning_factor=[0.01, 0.02]), "grid_together': 'spanning_factor' is not a grid parameter with as many values"),
-    (lambda d: d.update(grid_together=["in_pool_factor", "load"]), "grid_together': 'load' is not a grid parameter"),
-    (lambda d: d["output"].update(series="pool_size"), "output.series': 'pool_size' is not a grid parameter other than output.x"),
-    (lambda d: d["output"].update(series="load"), "output.series': 'load' is not a grid parameter"),
-])
+@pytest.mark.parametrize(
+    "edit,message",
+    [
+        (
+            lambda d: d["grid"].update(spanning_factor=[0.01, 0.02]),
+            "grid_together': 'spanning_factor' is not a grid parameter with as many values",
+        ),
+        (
+            lambda d: d.update(grid_together=["in_pool_factor", "load"]),
+            "grid_together': 'load' is not a grid parameter",
+        ),
+        (
+            lambda d: d["output"].update(series="pool_size"),
+            "output.series': 'pool_size' is not a grid parameter other than output.x",
+        ),
+        (lambda d: d["output"].update(series="load"), "output.series': 'load' is not a grid parameter"),
+    ],
+)
 def test_paired_grids_and_series_are_checked(spec_tree, edit, message):
     _refused(spec_tree, "zhou91-fig4", edit, message)
 
 
-@pytest.mark.parametrize("edit,message", [
-    (lambda d: d["output"]["mark"].update(metric="oversize"), "output.mark.metric': 'oversize' is not a metric of model 'cluster'"),
-    (lambda d: d["output"]["mark"].pop("label"), "output.mark"),
-])
+@pytest.mark.parametrize(
+    "edit,message",
+    [
+        (
+            lambda d: d["output"]["mark"].update(metric="oversize"),
+            "output.mark.metric': 'oversize' is not a metric of model 'cluster'",
+        ),
+        (lambda d: d["output"]["mark"].pop("label"), "output.mark"),
+    ],
+)
 def test_a_scatters_mark_must_be_a_metric_of_its_model_with_a_label(spec_tree, edit, message):
     _refused(spec_tree, "amir-fig2", edit, message)
 
@@ -234,11 +252,17 @@ def test_point_claims_of_several_metrics_name_the_metric_in_id_and_text():
 
     root = Path(__file__).resolve().parents[1] / "config/experiments"
     points = [c for c in load_spec(root / "mehta-table1-s1-500ms.yaml").data["claims"] if c.get("point")]
-    assert sorted(c["id"] for c in points) == sorted(f"point-multilevel-{m}-n-tasks-{n}" for m in ("lb-attempts", "lb-no-imbalance")
-                                                     for n in (50, 100, 150, 200, 400))
+    assert sorted(c["id"] for c in points) == sorted(
+        f"point-multilevel-{m}-n-tasks-{n}"
+        for m in ("lb-attempts", "lb-no-imbalance")
+        for n in (50, 100, 150, 200, 400)
+    )
     last = next(c for c in points if c["id"] == "point-multilevel-lb-attempts-n-tasks-400")
     assert (last["metric"], last["where"]) == ("lb_attempts", {"n_tasks": [400]})
-    assert last["text"] == "Table 1 (rows 1-5): Linux (one domain per level), load-balancing attempts, 804 at n_tasks = 400."
+    assert (
+        last["text"]
+        == "Table 1 (rows 1-5): Linux (one domain per level), load-balancing attempts, 804 at n_tasks = 400."
+    )
     levels = [c for c in load_spec(root / "mehta-table2.yaml").data["claims"] if c.get("point")]
     assert [c["metric"] for c in levels] == [f"task_share_level_{k}" for k in range(6)]
     assert levels[0]["text"] == "Table 2: Linux (one domain per level), share of tasks at level I, 0.435 at every cell."

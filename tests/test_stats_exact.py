@@ -14,8 +14,15 @@ from scipy import stats
 
 from simcore.errors import InputError
 from simcore.models import Metric
-from simcore.stats.intervals import (Interval, mean_estimate, paired_difference, quotient_range, ratio_estimate,
-                                     required_replications, sd_estimate)
+from simcore.stats.intervals import (
+    Interval,
+    mean_estimate,
+    paired_difference,
+    quotient_range,
+    ratio_estimate,
+    required_replications,
+    sd_estimate,
+)
 from simcore.stats.summary import finite, metric_range, published_value, replication_table, summarize
 
 T = float(stats.t.ppf(0.95, 2))
@@ -154,7 +161,9 @@ def test_required_replications_from_a_pilot():
     pilot = [9.0, 11.0, 10.0, 12.0, 8.0]
     assert required_replications(pilot, 0.05, 0.95) == required_replications(pilot, 0.05) == 78
     # two replications are a pilot too: t_{0.975,1} = 12.7062, sd sqrt 2 -> 1292
-    assert required_replications([9.0, 11.0], 0.05) == math.ceil((float(stats.t.ppf(0.975, 1)) * math.sqrt(2) / 0.5) ** 2)
+    assert required_replications([9.0, 11.0], 0.05) == math.ceil(
+        (float(stats.t.ppf(0.975, 1)) * math.sqrt(2) / 0.5) ** 2
+    )
     assert required_replications(pilot, 10.0, 0.95) == 5            # already precise enough
     assert required_replications([3.0], 0.05) == 1                   # no spread to go on
     assert required_replications([-1.0, 1.0], 0.05) == 2             # mean 0: no relative target
@@ -174,7 +183,9 @@ def test_mean_of_independent_estimates_by_hand():
     half = stats.t.ppf(0.95, 216 / 53) * math.sqrt(2) / 2
     iv = mean_of_independent([a, b], 0.9)
     assert (iv.n, iv.level) == (3, 0.9)
-    assert (iv.mean, iv.sd, iv.low, iv.high) == pytest.approx((4.5, math.sqrt(2) / 2 * math.sqrt(3), 4.5 - half, 4.5 + half))
+    assert (iv.mean, iv.sd, iv.low, iv.high) == pytest.approx(
+        (4.5, math.sqrt(2) / 2 * math.sqrt(3), 4.5 - half, 4.5 + half)
+    )
     pos = [mean_estimate([1.0, 2.0, 3.0], "positive"), mean_estimate([4.0, 6.0, 8.0, 10.0], "positive")]
     iv = mean_of_independent(pos, 0.9)
     assert (iv.low, iv.high) == pytest.approx((4.5 * math.exp(-half / 4.5), 4.5 * math.exp(half / 4.5)))

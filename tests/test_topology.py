@@ -8,13 +8,12 @@ import pytest
 import yaml
 
 from simcore.topology import TopologyError, catalog, load_topology, this_machine
-
 from simcore.topology.domains import BUILDERS, NODE_GROUPS, describe
 from simcore.topology.domains import domains_for as build_domains
+from simcore.topology.machine import make_machine
 
 # these tests pin the child-spans reading of a node level's groups; per-node: tests/test_node_groups.py
 domains_for = partial(build_domains, node_groups="child-spans")
-from simcore.topology.machine import make_machine
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = ROOT / "config/topologies"

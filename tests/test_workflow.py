@@ -55,7 +55,8 @@ def test_full_dag_dry_run(workdir):
     counts = dict(line.split()[:2] for line in proc.stdout.splitlines() if line.split()[:1] and
                   line.split()[0] in ("simulate", "aggregate", "figure", "table", "report"))
     assert int(counts["aggregate"]) == len(list((workdir / "config/experiments").glob("*.yaml")))
-    jobs = 0  # one simulate job per group of cells (cells_per_job) and replication batch of every experiment that simulates
+    # one simulate job per group of cells (cells_per_job) and replication batch of every experiment that simulates
+    jobs = 0
     for path in sorted((workdir / "config/experiments").glob("*.yaml")):
         spec = load_spec(path)
         if spec.source_id == spec.id:
@@ -68,7 +69,9 @@ def test_a_bad_scale_stops_the_workflow_with_one_sentence_naming_the_key(workdir
     """Snakemake's schema validation printed the schema and the instance over ten lines."""
     proc = _snakemake(workdir, "-n", "--config", "scale=huge")
     assert proc.returncode != 0
-    assert proc.stderr == "config/config.yaml or --config: key 'scale': 'huge' is not one of ['smoke', 'quick', 'full'].\n"
+    assert (
+        proc.stderr == "config/config.yaml or --config: key 'scale': 'huge' is not one of ['smoke', 'quick', 'full'].\n"
+    )
 
 
 @pytest.mark.workflow
@@ -164,7 +167,9 @@ def _a_saved_reference_rebuilds_the_report(workdir):
     page = out.read_text()
     assert "Verdict: **consistent**" in page and "- Outputs: " in page and "all present." in page
     assert "Claims: 0 compared" not in page and "value for value; they are." in page
-    shared, identical = map(int, re.search(r"same seeds\): (\d+) \(per cell and policy\), (\d+) identical", page).groups())
+    shared, identical = map(
+        int, re.search(r"same seeds\): (\d+) \(per cell and policy\), (\d+) identical", page).groups()
+    )
     assert shared == identical > 0
 
 
@@ -184,7 +189,9 @@ def _the_smoke_run_is_consistent_with_the_committed_reference(workdir):
     assert code == 0, page[:6000]
     assert "Verdict: **consistent**" in page and "Claims: 0 compared" not in page
     assert "(their fingerprints agree)" in page, page[:3000]
-    shared, identical = map(int, re.search(r"same seeds\): (\d+) \(per cell and policy\), (\d+) identical", page).groups())
+    shared, identical = map(
+        int, re.search(r"same seeds\): (\d+) \(per cell and policy\), (\d+) identical", page).groups()
+    )
     assert shared == identical > 0
     # no experiment's shared replications named: those on one platform (both runs record its CPU model)
     # identical, value for value; the others (paired) not shifted, nor even different

@@ -1,8 +1,8 @@
 """A toy model for testing the experiment machinery: policy 'worse' adds a known constant."""
 
 from simcore.models import Metric, Parameter
-from simcore.vocabulary.domains import NONNEGATIVE, POSITIVE
 from simcore.models.registry import register
+from simcore.vocabulary.domains import NONNEGATIVE, POSITIVE
 
 PARAMETERS = {"mu": Parameter(10.0, "mean of the exponential metric", POSITIVE),
               "penalty": Parameter(2.0, "what policy 'worse' adds to every replication", NONNEGATIVE)}

@@ -6,7 +6,8 @@ over the file's metric groups of each group's mean (``squared-relative-error-per
 published quantity weighs alike, however many points it has). Each point is the mean of ``replications``
 runs of its cell (the points of one cell share them), whose seeds depend only on the
 calibration, the cell and the replication (common random numbers: every vector sees the same
-task sets, so differences between vectors are not noise of the draws). The search, rerun identically from the file's ``search.seed``:
+task sets, so differences between vectors are not noise of the draws). The search, rerun identically from the file's
+``search.seed``:
 
 1. a scrambled Sobol design of ``search.design`` vectors over the unit cube (one coordinate per
    quantity: a range mapped linearly or on a log scale, a list of choices cut into equal parts);
@@ -22,11 +23,11 @@ the same search on the other points only (the design's evaluations reused, a pol
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-import multiprocessing
 
 import numpy as np
 from scipy.optimize import minimize

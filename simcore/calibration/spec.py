@@ -9,8 +9,8 @@ group weighing alike in the objective ``squared-relative-error-per-group``; a me
 spec defines as a ``ratio`` of two model metrics is their sums' quotient over the replications)
 it is fitted on; the treatment's points never enter it, nor points marked ``untested`` unless
 ``take_untested`` says why they are the control's level all the same; ``where`` (a parameter's
-listed values, with ``why``) keeps only the points of those cells, the others left to judge. Each open quantity is declared before
-any fit: a model parameter, its range (``low``/``high``, searched on a ``linear`` or ``log``
+listed values, with ``why``) keeps only the points of those cells, the others left to judge. Each open quantity is
+declared before any fit: a model parameter, its range (``low``/``high``, searched on a ``linear`` or ``log``
 scale; an integer parameter's values are rounded) or its ``choices``, the sentence of the paper
 behind the range (``support``) and why the text leaves it open (``why``). ``fixed`` holds what
 the text states and the experiments' spec may not (each with its ``why``); ``tied`` sets a
@@ -203,12 +203,7 @@ def load_calibration(path: str | Path, specs_dir: str | Path = "config/experimen
     model = get_model(_need(path, data, "model", str))
     parameters = model.PARAMETERS
     quantities = [_quantity(path, n, e, parameters) for n, e in _need(path, data, "open", dict).items()]
-    fixed = {}
-    for name, entry in (data.get("fixed") or {}).items():
-        if name not in parameters or not isinstance(entry, dict) or "value" not in entry or "why" not in entry:
-            raise InputError(f"{path}: key 'fixed.{name}' must name a model parameter and give value and why.")
-        parameters[name].check(entry["value"], f"{path}: key 'fixed.{name}.value'")
-        fixed[name] = entry["value"]
+    fixed = _fixed(path, data, parameters)
     objective, holdout = data.get("objective", OBJECTIVES[0]), _need(path, data, "holdout", str)
     if objective not in OBJECTIVES:
         raise InputError(f"{path}: key 'objective' must be one of {', '.join(OBJECTIVES)}.")
@@ -216,30 +211,14 @@ def load_calibration(path: str | Path, specs_dir: str | Path = "config/experimen
     for key in ("design", "polish", "holdout_polish", "seed"):
         if not isinstance(search.get(key), int) or isinstance(search.get(key), bool) or search[key] < 0:
             raise InputError(f"{path}: key 'search.{key}' must be a non-negative integer.")
-    tied = {}
-    for name, entry in (data.get("tied") or {}).items():
-        source = entry.get("same_as") if isinstance(entry, dict) else None
-        if name not in parameters or source not in data["open"] or "why" not in entry or name in data["open"]:
-            raise InputError(f"{path}: key 'tied.{name}' must name a model parameter that is not open, and give "
-                             f"same_as (an open quantity) and why.")
-        tied[name] = source
-    metrics = data.get("metric")
-    metrics = [metrics] if isinstance(metrics, str) else metrics
-    groups = dict(metrics) if isinstance(metrics, dict) else {m: m for m in metrics or [] if isinstance(m, str)}
-    if not groups or not all(isinstance(m, str) and m and isinstance(g, str) and g for m, g in groups.items()) \
-            or len(groups) != len(metrics):
-        raise InputError(f"{path}: key 'metric' must be a metric's name, a list of them, or a mapping of them to "
-                         f"groups.")
+    tied = _tied(path, data, parameters)
+    groups = _metric_groups(path, data)
     metrics = list(groups)
     reps = _need(path, data, "replications", dict)
     for scale in RUN_SCALES:
         if not isinstance(reps.get(scale), int) or reps[scale] < 1:
             raise InputError(f"{path}: key 'replications.{scale}' must be a positive integer.")
-    policies = data.get("policy")
-    policies = [policies] if isinstance(policies, str) else policies
-    if not isinstance(policies, list) or not policies or not all(isinstance(p, str) and p for p in policies) \
-            or len(set(policies)) != len(policies):
-        raise InputError(f"{path}: key 'policy' must be a policy's name or a list of distinct names.")
+    policies = _policies(path, data)
     untested = data.get("take_untested")
     if untested is not None and not (isinstance(untested, str) and len(untested) >= 20):
         raise InputError(f"{path}: key 'take_untested' must say, in a sentence, why the control's untested "
@@ -256,6 +235,51 @@ def load_calibration(path: str | Path, specs_dir: str | Path = "config/experimen
         raise InputError(f"{path}: key 'holdout' must name a parameter that takes two values or more among the "
                          "points, or 'metric' when the points have two metrics or more.")
     return cal
+
+
+def _fixed(path: Path, data: dict, parameters: dict) -> dict:
+    """``fixed``: {parameter: {value, why}}, each value in its parameter's domain, as {parameter: value}."""
+    fixed = {}
+    for name, entry in (data.get("fixed") or {}).items():
+        if name not in parameters or not isinstance(entry, dict) or "value" not in entry or "why" not in entry:
+            raise InputError(f"{path}: key 'fixed.{name}' must name a model parameter and give value and why.")
+        parameters[name].check(entry["value"], f"{path}: key 'fixed.{name}.value'")
+        fixed[name] = entry["value"]
+    return fixed
+
+
+def _tied(path: Path, data: dict, parameters: dict) -> dict:
+    """``tied``: {parameter: {same_as: open quantity, why}}, as {parameter: quantity}."""
+    tied = {}
+    for name, entry in (data.get("tied") or {}).items():
+        source = entry.get("same_as") if isinstance(entry, dict) else None
+        if name not in parameters or source not in data["open"] or "why" not in entry or name in data["open"]:
+            raise InputError(f"{path}: key 'tied.{name}' must name a model parameter that is not open, and give "
+                             f"same_as (an open quantity) and why.")
+        tied[name] = source
+    return tied
+
+
+def _metric_groups(path: Path, data: dict) -> dict:
+    """``metric``: a metric's name, a list of them, or {metric: group}; as {metric: group}."""
+    metrics = data.get("metric")
+    metrics = [metrics] if isinstance(metrics, str) else metrics
+    groups = dict(metrics) if isinstance(metrics, dict) else {m: m for m in metrics or [] if isinstance(m, str)}
+    if not groups or not all(isinstance(m, str) and m and isinstance(g, str) and g for m, g in groups.items()) \
+            or len(groups) != len(metrics):
+        raise InputError(f"{path}: key 'metric' must be a metric's name, a list of them, or a mapping of them to "
+                         f"groups.")
+    return groups
+
+
+def _policies(path: Path, data: dict) -> list[str]:
+    """``policy``: a policy's name or a list of distinct names, as a list."""
+    policies = data.get("policy")
+    policies = [policies] if isinstance(policies, str) else policies
+    if not isinstance(policies, list) or not policies or not all(isinstance(p, str) and p for p in policies) \
+            or len(set(policies)) != len(policies):
+        raise InputError(f"{path}: key 'policy' must be a policy's name or a list of distinct names.")
+    return policies
 
 
 def _where(path, where, parameters: dict) -> dict:

@@ -21,7 +21,9 @@ from simcore.core.jit import njit
 # the fields of a heap's description: the slot holding the item count, the first of the items,
 # item s's position at POS + s * POS_STRIDE, time at TIME + s * TIME_STRIDE, priority and order
 # at PRIO + s * ROW and ORDER + s * ROW (order: SimPy's insertion number, or any tie-breaker)
-HEAP_COUNT, HEAP_ITEMS, HEAP_POS, HEAP_POS_STRIDE, HEAP_TIME, HEAP_TIME_STRIDE, HEAP_PRIO, HEAP_ORDER, HEAP_ROW = range(9)
+HEAP_COUNT, HEAP_ITEMS, HEAP_POS, HEAP_POS_STRIDE, HEAP_TIME, HEAP_TIME_STRIDE, HEAP_PRIO, HEAP_ORDER, HEAP_ROW = range(
+    9
+)
 
 
 @njit(cache=True)
@@ -156,7 +158,12 @@ def top(h, I, F):
     if I[h[HEAP_COUNT]] == 0:
         return -1, 0.0, 0, 0
     s = I[h[HEAP_ITEMS]]
-    return s, F[h[HEAP_TIME] + s * h[HEAP_TIME_STRIDE]], I[h[HEAP_PRIO] + s * h[HEAP_ROW]], I[h[HEAP_ORDER] + s * h[HEAP_ROW]]
+    return (
+        s,
+        F[h[HEAP_TIME] + s * h[HEAP_TIME_STRIDE]],
+        I[h[HEAP_PRIO] + s * h[HEAP_ROW]],
+        I[h[HEAP_ORDER] + s * h[HEAP_ROW]],
+    )
 
 
 # -- the arrivals of a compiled event loop ----------------------------------------------------------

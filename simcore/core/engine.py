@@ -129,7 +129,7 @@ class Engine:
 # -- compiled calendars ---------------------------------------------------------------------------
 # Proxy events: how a model whose timers live in a compiled calendar keeps SimPy as the calendar
 # that orders the run.
-# 
+#
 # Each compiled timer is keyed as SimPy would key the Python model's (time, priority, an insertion
 # number taken from SimPy's own counter at the moment the Python model would have scheduled it).
 # One *proxy* event sits on SimPy's queue at the key of the compiled calendar's first timer; when
@@ -149,7 +149,7 @@ class ProxyCalendar:
     MODEL = "compiled"          # the model's name in error messages
 
     def _start_proxies(self) -> None:
-        from simcore.core.calendar_kernels import top   # here: the SimPy-only models never import numba
+        from simcore.core.calendar_kernels import top  # here: the SimPy-only models never import numba
 
         self._top = top
         self._proxies: list = []             # keys of the proxies on SimPy's queue (a heap)
@@ -204,7 +204,7 @@ class ProxyCalendar:
         Engine.schedule numbers it; None: no arrival."""
         import numpy as np
 
-        from simcore.core.calendar_kernels import A_EID   # here: the SimPy-only models never import numba
+        from simcore.core.calendar_kernels import A_EID  # here: the SimPy-only models never import numba
 
         cursor, at = np.zeros(3, dtype=np.int64), np.zeros(1)
         if first is not None:

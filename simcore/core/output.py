@@ -9,7 +9,6 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-
 TEMPORARY = ".tmp"   # the suffix of a file being written
 
 

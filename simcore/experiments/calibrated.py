@@ -44,4 +44,14 @@ def entries(path: Path) -> list[dict]:
     data = read_yaml(path) or []
     if not isinstance(data, list) or not all(isinstance(e, dict) and "key" in e for e in data):
         raise InputError(f"{path}: expected a list of recorded calibrations, each with a 'key'.")
+    check_keys(path, data)
     return data
+
+
+def check_keys(path: Path, data: list[dict]) -> None:
+    """Every recorded key is text: YAML reads a hexadecimal key of digits alone, unquoted, as a
+    number, which no computed key equals."""
+    for i, entry in enumerate(data):
+        if not isinstance(entry["key"], str):
+            raise InputError(f"{path}: key '{i}.key' ({entry['key']!r}) is not text; quote it "
+                             f"(key: '{entry['key']}'), as the record's writers do.")

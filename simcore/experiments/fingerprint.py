@@ -215,7 +215,9 @@ def read_batch_fingerprint(path: Path) -> dict | None:
     try:
         meta = pq.read_schema(path).metadata or {}
     except (OSError, pa.ArrowException) as err:
-        raise InputError(f"{path}: is not a raw batch file ({str(err).splitlines()[0] if str(err) else type(err).__name__}).") from None
+        raise InputError(
+            f"{path}: is not a raw batch file ({str(err).splitlines()[0] if str(err) else type(err).__name__})."
+        ) from None
     raw = meta.get(METADATA_KEY)
     try:
         return json.loads(raw) if raw else None

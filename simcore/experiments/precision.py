@@ -46,7 +46,9 @@ def targets(specs, raw: pd.DataFrame, scale: str) -> dict[int, int]:
 
 def batches(have: dict[int, int], want: dict[int, int], batch: int) -> list[tuple[int, int, int]]:
     """(cell, a, b) replication ranges [a, b) that take each cell from ``have`` to ``want``."""
-    return [(cell, a, min(a + batch, want[cell])) for cell in sorted(want) for a in range(have[cell], want[cell], batch)]
+    return [
+        (cell, a, min(a + batch, want[cell])) for cell in sorted(want) for a in range(have[cell], want[cell], batch)
+    ]
 
 
 def plan_round(specs, raw: pd.DataFrame, scale: str, round_: int) -> dict:

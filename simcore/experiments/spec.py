@@ -19,9 +19,9 @@ import yaml
 from simcore.errors import InputError
 from simcore.inputs import DuplicateKey, load_yaml_text, read_yaml
 from simcore.models import get_model
-from simcore.vocabulary.domains import NONNEGATIVE_INTEGER
 from simcore.models.registry import policy_names
 from simcore.vocabulary.cells import options, where_matches
+from simcore.vocabulary.domains import NONNEGATIVE_INTEGER
 
 SCALES = ("smoke", "quick", "full")
 # Bounds checked before anything is built: a grid beyond them would take memory and time before
@@ -71,7 +71,10 @@ def _check_schema(path: Path, data: Any) -> None:
         raise SpecError(f"{path}: key '{_key(error.absolute_path)}': {error.instance!r} is not an experiment id "
                         "(lower-case words and digits joined by '-').")
     if error.validator in ("minItems", "minProperties") and list(error.absolute_path)[:1] in (["grid"], ["scales"]):
-        raise SpecError(f"{path}: key '{_key(error.absolute_path)}' is empty: the grid needs at least one value per swept parameter.")
+        raise SpecError(
+            f"{path}: key '{_key(error.absolute_path)}' is empty: the grid needs at least one value per swept "
+            "parameter."
+        )
     raise SpecError(f"{path}: {schema_problem(error)}.")
 
 
@@ -410,6 +413,7 @@ def _check_sizes(path: Path, data: dict) -> None:
 
 
 def _check_semantics(path: Path, data: dict) -> None:
+    """What the schema cannot say: names that must exist, and relations between keys (in this order)."""
     _check_sizes(path, data)
     rest = {k: v for k, v in data.items() if k not in ("fixed", "assumptions", "grid")}  # those: their domains
     bad = _non_finite(rest)
@@ -418,18 +422,36 @@ def _check_semantics(path: Path, data: dict) -> None:
     if data["id"] != path.stem:
         raise SpecError(f"{path}: key 'id' is '{data['id']}' but must equal the file name '{path.stem}'.")
     model = _model(path, data)
+    metric_names = _check_policies_and_metrics(path, data, model)
+    grid = data.get("grid") or {}
+    _check_scales(path, data, grid)
+    _check_claims(path, data, grid, metric_names)
+    _check_output(path, data, grid, model, metric_names)
+    _check_grid_design(path, data, grid)
+    if "judged_claims" not in data:     # the judged experiment's were checked where they are stated
+        _check_published_judged(path, data)
+    _check_judged_output(path, data, grid)
+
+
+def _check_policies_and_metrics(path: Path, data: dict, model) -> set[str]:
+    """Every policy registered for the model, the baseline among them, every metric (and each part
+    of a ratio) the model's; returns the spec's metric names."""
     known = policy_names(data["model"])
     for i, name in enumerate(data["policies"]):
         if name not in known:
             raise SpecError(f"{path}: key 'policies.{i}': unknown policy '{name}' (known: {', '.join(known)}).")
     if data["baseline"] not in data["policies"]:
         raise SpecError(f"{path}: key 'baseline': '{data['baseline']}' is not one of the spec's policies.")
-    metric_names = {m["name"] for m in data["metrics"]}
     for m in data["metrics"]:
         for part in m.get("ratio") or [m["name"]]:
             if part not in model.METRICS:
                 raise SpecError(f"{path}: key 'metrics': '{part}' is not a metric of model '{data['model']}'.")
-    grid = data.get("grid") or {}
+    return {m["name"] for m in data["metrics"]}
+
+
+def _check_scales(path: Path, data: dict, grid: dict) -> None:
+    """A precision round allows more replications than its scale's first round; a scale's grid is
+    part of the grid."""
     for scale in SCALES:
         precision = data["scales"][scale].get("precision") or {}
         if precision and precision["max_replications"] <= data["scales"][scale]["replications"]:
@@ -440,6 +462,15 @@ def _check_semantics(path: Path, data: dict) -> None:
             bad = [v for v in values if v not in grid.get(name, [])]
             if bad:
                 raise SpecError(f"{path}: key 'scales.{scale}.grid.{name}': {bad[0]!r} is not in the grid.")
+
+
+#: the claim kinds that may average over their cells (``across``)
+ACROSS_KINDS = ("value", "less", "greater", "ratio-above", "ratio-below", "spread")
+
+
+def _check_claims(path: Path, data: dict, grid: dict, metric_names: set[str]) -> None:
+    """The published values' cells, and each claim's statistic, published table, ``than``,
+    ``across`` and ``than_cell``."""
     for i, entry in enumerate(data.get("published") or []):
         _check_where(path, "published", i, entry, grid)
     for i, claim in enumerate(data.get("claims") or []):
@@ -448,10 +479,14 @@ def _check_semantics(path: Path, data: dict) -> None:
         if claim["kind"] == "value" and "than" in claim:
             raise SpecError(f"{path}: key 'claims.{i}.than': a 'value' claim judges one policy's own value, "
                             "it has no 'than'.")
-        if claim.get("across") and claim["kind"] not in ("value", "less", "greater", "ratio-above", "ratio-below", "spread"):
-            raise SpecError(f"{path}: key 'claims.{i}.across': only value, difference, ratio and spread claims average over "
-                            f"cells, not '{claim['kind']}'.")
+        if claim.get("across") and claim["kind"] not in ACROSS_KINDS:
+            raise SpecError(f"{path}: key 'claims.{i}.across': only value, difference, ratio and spread claims "
+                            f"average over cells, not '{claim['kind']}'.")
         _check_than_cell(path, i, claim, data, grid)
+
+
+def _check_output(path: Path, data: dict, grid: dict, model, metric_names: set[str]) -> None:
+    """The output's statistics, map or fit, marked metric and series."""
     for i, stat in enumerate(data["output"].get("statistics") or []):
         _check_statistic(path, "output.statistics", i, stat, data, grid, metric_names)
     if data["output"]["kind"] == "map":
@@ -460,10 +495,16 @@ def _check_semantics(path: Path, data: dict) -> None:
         _check_fit(path, data, grid, metric_names)
     mark = data["output"].get("mark")
     if mark is not None and mark["metric"] not in model.METRICS:
-        raise SpecError(f"{path}: key 'output.mark.metric': '{mark['metric']}' is not a metric of model '{data['model']}'.")
+        raise SpecError(f"{path}: key 'output.mark.metric': '{mark['metric']}' is not a metric of model "
+                        f"'{data['model']}'.")
     series = data["output"].get("series")
     if series is not None and (series not in grid or series == data["output"].get("x")):
         raise SpecError(f"{path}: key 'output.series': '{series}' is not a grid parameter other than output.x.")
+
+
+def _check_grid_design(path: Path, data: dict, grid: dict) -> None:
+    """Parameters varied together have as many values; a one-at-a-time grid varies one parameter at
+    a time and lists each value once."""
     together = data.get("grid_together") or []
     for name in together:
         if name not in grid or len(grid[name]) != len(grid[together[0]]):
@@ -475,9 +516,6 @@ def _check_semantics(path: Path, data: dict) -> None:
         for name, values in grid.items():
             if len(set(map(repr, values))) != len(values):
                 raise SpecError(f"{path}: key 'grid.{name}': a one-at-a-time grid lists each value once.")
-    if "judged_claims" not in data:     # the judged experiment's were checked where they are stated
-        _check_published_judged(path, data)
-    _check_judged_output(path, data, grid)
 
 
 def _check_judged_output(path, data: dict, grid: dict) -> None:
@@ -486,7 +524,9 @@ def _check_judged_output(path, data: dict, grid: dict) -> None:
     belongs to, and only to, an experiment that judges another."""
     judged = data["output"]["kind"] == "judged"
     if judged != ("judged_claims" in data):
-        raise SpecError(f"{path}: key 'output.kind': 'judged' is the output of, and only of, an experiment with 'judges'.")
+        raise SpecError(
+            f"{path}: key 'output.kind': 'judged' is the output of, and only of, an experiment with 'judges'."
+        )
     if not judged:
         return
     own = [name for name in grid if name not in data["readings"]]
@@ -497,7 +537,9 @@ def _check_judged_output(path, data: dict, grid: dict) -> None:
     measured = [m["name"] for m in data["metrics"]]
     for name in data["output"].get("diagnostics", ()):
         if name not in measured:
-            raise SpecError(f"{path}: key 'output.diagnostics': '{name}' is not one of the metrics ({', '.join(measured)}).")
+            raise SpecError(
+                f"{path}: key 'output.diagnostics': '{name}' is not one of the metrics ({', '.join(measured)})."
+            )
 
 
 def _check_than_cell(path, i: int, claim: dict, data: dict, grid: dict) -> None:
@@ -611,7 +653,9 @@ def _link_source(path: Path, data: dict) -> dict:
         raise SpecError(f"{path}: key 'data_from': '{name}' itself reads another experiment's data.")
     source = load_spec(source_path)
     if source["model"] != data["model"]:
-        raise SpecError(f"{path}: key 'data_from': '{source.id}' uses model '{source['model']}', not '{data['model']}'.")
+        raise SpecError(
+            f"{path}: key 'data_from': '{source.id}' uses model '{source['model']}', not '{data['model']}'."
+        )
     missing = [p for p in data["policies"] if p not in source.policies]
     if missing:
         raise SpecError(f"{path}: key 'policies': '{missing[0]}' is not simulated by '{source.id}'.")
@@ -620,7 +664,15 @@ def _link_source(path: Path, data: dict) -> dict:
             "calibration": source.data.get("calibration")}
 
 
-JUDGED_KEYS = ("preset", "calibration", "fixed", "assumptions", "grid", "published", "claims")   # taken from the judged experiment
+JUDGED_KEYS = (
+    "preset",
+    "calibration",
+    "fixed",
+    "assumptions",
+    "grid",
+    "published",
+    "claims",
+)  # taken from the judged experiment
 
 
 def _link_judged(path: Path, data: dict) -> dict:
@@ -628,7 +680,10 @@ def _link_judged(path: Path, data: dict) -> dict:
     ``judged_claims``, not this experiment's own), its grid crossed with the readings' values."""
     if "judges" not in data:
         if "readings" in data:
-            raise SpecError(f"{path}: key 'readings': readings are judged only with 'judges' (the experiment whose claims they judge).")
+            raise SpecError(
+                f"{path}: key 'readings': readings are judged only with 'judges' (the experiment whose claims they "
+                "judge)."
+            )
         return data
     name = data["judges"]
     other = path.parent / f"{name}.yaml"
@@ -678,7 +733,9 @@ def _point_claims(data: dict) -> dict:
         where = e.get("where") or {}
         unit = f" {e['unit']}" if e.get("unit") not in (None, "1") else ""
         at = ", ".join(f"{k} = {v}" for k, v in where.items())
-        what = f"{data.get('labels', {}).get(e['policy'], e['policy'])}" + (f", {_label(data, e['metric'])}," if several else "")
+        what = f"{data.get('labels', {}).get(e['policy'], e['policy'])}" + (
+            f", {_label(data, e['metric'])}," if several else ""
+        )
         claim = {"id": "-".join(["point", _token(e["policy"]), *([_token(e["metric"])] if several else []),
                                  *(f"{_token(k)}-{_token(v)}" for k, v in where.items())]),
                  "text": f"{e.get('source', data['source'])}: {what} {e['value']:g}{unit} at {at or 'every cell'}.",
@@ -696,8 +753,10 @@ def _point_claims(data: dict) -> dict:
 
 def _label(data: dict, metric: str) -> str:
     """The spec's label of ``metric`` (its name if it has none)."""
-    return next((m.get("label", metric) for m in data.get("metrics") or [] if isinstance(m, dict) and m.get("name") == metric),
-                metric)
+    return next(
+        (m.get("label", metric) for m in data.get("metrics") or [] if isinstance(m, dict) and m.get("name") == metric),
+        metric,
+    )
 
 
 def _calibrated_claims(data: dict) -> dict:
@@ -738,7 +797,9 @@ def _check_judged_policies(path: Path, data: dict, judged: Spec) -> None:
     for claim in judged.data["claims"]:
         for p in (claim.get("policy"), claim.get("than")):
             if p is not None and p not in data["policies"]:
-                raise SpecError(f"{path}: key 'policies': '{p}' is missing (claim '{claim['id']}' of '{judged.id}' compares it).")
+                raise SpecError(
+                    f"{path}: key 'policies': '{p}' is missing (claim '{claim['id']}' of '{judged.id}' compares it)."
+                )
 
 
 def _check_readings(path: Path, data: dict, judged: Spec) -> None:
@@ -836,7 +897,9 @@ def _check_monitor(spec: "Spec") -> None:
         raise SpecError(f"{spec.path}: key 'output.monitor.cell': {monitor['cell']} is not a cell (the grid has {n}).")
     for policy in monitor.get("policies") or []:
         if policy not in spec.policies:
-            raise SpecError(f"{spec.path}: key 'output.monitor.policies': '{policy}' is not one of the spec's policies.")
+            raise SpecError(
+                f"{spec.path}: key 'output.monitor.policies': '{policy}' is not one of the spec's policies."
+            )
 
 
 def find_spec(name: str, specs_dir: str | Path = "config/experiments") -> Path:
@@ -918,7 +981,9 @@ def judging_claims(entry: dict, data: dict) -> list[str]:
     for claim in data.get("claims") or []:
         if claim["metric"] != entry["metric"] or "published_effect" not in claim:
             continue
-        involved = {claim["policy"]} if claim["kind"] == "value" else {claim["policy"], claim.get("than", data["baseline"])}
+        involved = (
+            {claim["policy"]} if claim["kind"] == "value" else {claim["policy"], claim.get("than", data["baseline"])}
+        )
         if entry.get("policy") in involved and entry.get("than", entry.get("policy")) in involved \
                 and _overlap(claim.get("where"), entry.get("where")):
             ids.append(claim["id"])
@@ -967,7 +1032,9 @@ def _check_published_effect(path, i: int, claim: dict, section: str = "claims") 
     statistic = STATISTIC[kind]
     key = f"{path}: key '{section}.{i}.published_effect'"
     if statistic not in ("ratio", "difference", "value", "spread"):
-        raise SpecError(f"{key}: only value, ratio, difference and spread claims state a published effect, not '{kind}'.")
+        raise SpecError(
+            f"{key}: only value, ratio, difference and spread claims state a published effect, not '{kind}'."
+        )
     if value != "table":
         _check_side(key, claim, value)
 

@@ -11,7 +11,6 @@ import yaml
 from simcore.errors import InputError
 from simcore.inputs import load_yaml_text
 
-
 #: the record of SAN fits (simcore san-fit --record) lives beside the models and is not one
 FIT_RECORD = "fits.yaml"
 

@@ -57,7 +57,13 @@ def _untested_tex(spec) -> list[str]:
     if not reasons:
         return []
     items = [f"\\item {tex_escape(reason)} ({'; '.join(values)})" for reason, values in reasons.items()]
-    return ["\\emph{Published values no claim judges, and why:}", "\\begin{itemize}\\raggedright", *items, "\\end{itemize}"]
+    return [
+        "\\emph{Published values no claim judges, and why:}",
+        "\\begin{itemize}\\raggedright",
+        *items,
+        "\\end{itemize}",
+    ]
+
 
 def untested_tex(untested: dict | None) -> str:
     """Per paper, the published results no experiment tests, each with its reason."""

@@ -139,7 +139,9 @@ def _curves(points: pd.DataFrame, holdout: pd.DataFrame, by: str):
         ax.plot(part[load], part.published, "ko", ms=4, label="published")
         ax.plot(part[load], part.simulated, "-", color="tab:blue", label="calibrated (all points)")
         if not holdout.empty:
-            held = holdout[(holdout[panel] == machine) & (holdout[by].astype(str) == holdout.held_out_group.astype(str))]
+            held = holdout[
+                (holdout[panel] == machine) & (holdout[by].astype(str) == holdout.held_out_group.astype(str))
+            ]
             held = held.sort_values(load)
             ax.plot(held[load], held.simulated, "--", color="tab:orange", label="predicted (fitted without it)")
         ax.set_title(str(machine), fontsize=9)

@@ -16,7 +16,6 @@ from simcore.stats.claims import VERDICTS
 from simcore.stats.summary import metric_estimate
 from simcore.vocabulary.cells import grid_values, where_matches
 
-
 _TEX_SPECIAL = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
     "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",

@@ -27,8 +27,18 @@ import pandas as pd
 
 from simcore.errors import InputError
 from simcore.report.reference import read_scale
-from simcore.stats.consistency import (LAST_BITS, Comparison, holm, interval_z, last_bits, pooled_t, power,
-                                      relative_differences, relative_shift, shift_test)
+from simcore.stats.consistency import (
+    LAST_BITS,
+    Comparison,
+    holm,
+    interval_z,
+    last_bits,
+    pooled_t,
+    power,
+    relative_differences,
+    relative_shift,
+    shift_test,
+)
 
 ALPHA = 0.01          # family-wise level of each family of comparisons (claims; means)
 OUTPUTS = ("summary.csv", "claims.csv", "provenance.json")
@@ -154,7 +164,9 @@ def platform_of(provenance: dict) -> dict:
     library (from ``platform``), the CPU model where recorded, Python, NumPy, SciPy and numba."""
     import re
 
-    found = re.search(r"-(x86_64|aarch64|arm64|i\d86|ppc64le|s390x|riscv64)-.*?with-(\w+[\d.]*)", provenance.get("platform", ""))
+    found = re.search(
+        r"-(x86_64|aarch64|arm64|i\d86|ppc64le|s390x|riscv64)-.*?with-(\w+[\d.]*)", provenance.get("platform", "")
+    )
     key = {"arch": found.group(1), "libc": found.group(2)} if found else {"platform": provenance.get("platform")}
     packages = provenance.get("packages") or {}
     key.update({k: packages[k] for k in ("python", "numpy", "scipy", "numba", "llvmlite") if k in packages})
@@ -163,7 +175,9 @@ def platform_of(provenance: dict) -> dict:
     return key
 
 
-def replication_modes(results: Path, reference: Path, ids: list[str], requested: str = "auto") -> dict[str, tuple[str, str]]:
+def replication_modes(
+    results: Path, reference: Path, ids: list[str], requested: str = "auto"
+) -> dict[str, tuple[str, str]]:
     """Per experiment, how the replications both runs hold are compared, with the reason the page
     gives: ``identical`` when its two provenances show one platform (:func:`one_platform`), else
     ``paired``; ``requested`` (not ``auto``) for every experiment."""
@@ -226,8 +240,17 @@ def read_shared(results: Path, reference: Path, experiments: list[str]) -> dict[
             out[exp] = pd.DataFrame(columns=REP_KEYS), []
             continue
         both = small.merge(ref, on=REP_KEYS, suffixes=("", "_ref"))
-        out[exp] = both, [c for c in small.columns if c not in REP_KEYS and f"{c}_ref" in both.columns
-                          and pd.api.types.is_numeric_dtype(small[c]) and pd.api.types.is_numeric_dtype(both[f"{c}_ref"])]
+        out[exp] = (
+            both,
+            [
+                c
+                for c in small.columns
+                if c not in REP_KEYS
+                and f"{c}_ref" in both.columns
+                and pd.api.types.is_numeric_dtype(small[c])
+                and pd.api.types.is_numeric_dtype(both[f"{c}_ref"])
+            ],
+        )
     return out
 
 
@@ -318,7 +341,9 @@ def _not_comparable(row, same_scale: bool, san_figures: set[str]) -> str:
     if pd.isna(row.estimate) or pd.isna(row.estimate_ref):
         return "no estimate in one of the runs"
     if not _same(row.deciding_cell, row.deciding_cell_ref):
-        return f"deciding cells differ ({_cell(row.deciding_cell)} here, {_cell(row.deciding_cell_ref)} in the reference)"
+        return (
+            f"deciding cells differ ({_cell(row.deciding_cell)} here, {_cell(row.deciding_cell_ref)} in the reference)"
+        )
     if not _same(row.cells, row.cells_ref):
         return f"cells differ ({_cell(row.cells)} here, {_cell(row.cells_ref)} in the reference)"
     return ""
@@ -389,7 +414,10 @@ def evaluate(results: Path, reference: Path, experiments: list[str], san_figures
     scale, ref_scale = read_scale(results), read_scale(reference)
     ids = sorted(experiments)
     figures = sorted(san_figures)
-    small_claims, ref_claims = _concat(results, ids + figures, "claims.csv"), _concat(reference, ids + figures, "claims.csv")
+    small_claims, ref_claims = (
+        _concat(results, ids + figures, "claims.csv"),
+        _concat(reference, ids + figures, "claims.csv"),
+    )
     if ref_claims.empty:
         raise InputError(f"{reference}: holds no claims.csv; it is not the full-scale reference.")
     modes = replication_modes(results, reference, ids, replications)
@@ -445,7 +473,9 @@ def _verdict(ev: Evaluation) -> str:
                 + ", every output is there, the replications both runs hold agree, and no claim or mean differs "
                 "from the reference beyond chance" + chance)
     differ = {e: v for e, v in named.items() if v != WITHIN_CHANCE}
-    problems = [f"{len(ev.changed)} experiments simulated from other inputs than the reference's"] if not ev.inputs_ok else []
+    problems = (
+        [f"{len(ev.changed)} experiments simulated from other inputs than the reference's"] if not ev.inputs_ok else []
+    )
     problems += [f"{len(ev.missing)} missing outputs"] * bool(ev.missing)
     problems += [f"the shared replications of {len(differ)} experiments differ: "
                  + ", ".join(f"{e} ({v})" for e, v in differ.items())] * bool(differ)
@@ -481,10 +511,12 @@ def _replications_line(ev: Evaluation) -> str:
     modes = {}
     for exp, (mode, why) in sorted(ev.modes.items()):
         modes.setdefault((mode, why), []).append(exp)
-    head = (f"- Replications the reference also holds (same seeds): {ev.shared[0]} (per cell and policy), "
-            f"{ev.shared[1]} identical in every value. Mode: "
-            + "; ".join(f"**{mode}** for {len(exps)} experiments ({why})" for (mode, why), exps in sorted(modes.items()))
-            + ".")
+    head = (
+        f"- Replications the reference also holds (same seeds): {ev.shared[0]} (per cell and policy), "
+        f"{ev.shared[1]} identical in every value. Mode: "
+        + "; ".join(f"**{mode}** for {len(exps)} experiments ({why})" for (mode, why), exps in sorted(modes.items()))
+        + "."
+    )
     if reps.empty:
         return head + " None to compare."
     if (reps["mode"] == "identical").any():
@@ -539,10 +571,20 @@ def markdown(ev: Evaluation) -> str:
         lines += ["## Missing outputs", ""] + [f"- `{path}`" for path in ev.missing] + [""]
     if not bad_claims.empty:
         lines += ["## Claims that differ from the reference", ""]
-        lines += _table(["experiment", "claim", "here", "reference", "difference", "adjusted p"],
-                        [[r.experiment, r.claim, _interval(r.estimate, r.ci_low, r.ci_high),
-                          _interval(r.estimate_ref, r.ci_low_ref, r.ci_high_ref),
-                          f"{r.difference:+.4g} ({_sigmas(r)})", f"{r.p_adjusted:.2g}"] for r in bad_claims.itertuples()])
+        lines += _table(
+            ["experiment", "claim", "here", "reference", "difference", "adjusted p"],
+            [
+                [
+                    r.experiment,
+                    r.claim,
+                    _interval(r.estimate, r.ci_low, r.ci_high),
+                    _interval(r.estimate_ref, r.ci_low_ref, r.ci_high_ref),
+                    f"{r.difference:+.4g} ({_sigmas(r)})",
+                    f"{r.p_adjusted:.2g}",
+                ]
+                for r in bad_claims.itertuples()
+            ],
+        )
         lines.append("")
     differ = ev.replications[ev.replications.identical < ev.replications.k] if len(ev.replications) else ev.replications
     if not differ.empty:

@@ -20,7 +20,12 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 
 from simcore.core.output import atomic_path  # noqa: E402
 from simcore.report.data import (  # noqa: E402
-    cell_values, has_gain_panel, metric_label, published_for, read_replications, read_summary,
+    cell_values,
+    has_gain_panel,
+    metric_label,
+    published_for,
+    read_replications,
+    read_summary,
 )
 
 SIZE = (3.4, 2.6)
@@ -125,7 +130,10 @@ def _gain(spec, results_dir: Path, ax) -> None:
         colour, marker = COLOURS[i % len(COLOURS)], MARKERS[i % len(MARKERS)]
         xs = rows[x].to_numpy(float)
         gain = 100.0 * (1.0 - rows["ratio_mean"].to_numpy(float))
-        low, high = 100.0 * (1.0 - rows["ratio_high"].to_numpy(float)), 100.0 * (1.0 - rows["ratio_low"].to_numpy(float))
+        low, high = (
+            100.0 * (1.0 - rows["ratio_high"].to_numpy(float)),
+            100.0 * (1.0 - rows["ratio_low"].to_numpy(float)),
+        )
         ax.plot(xs, gain, color=colour, marker=marker, markersize=2.5, label=spec.label(policy), zorder=3)
         ok = np.isfinite(low) & np.isfinite(high)
         if ok.any():
@@ -168,7 +176,9 @@ def _readings(spec, results_dir: Path, axes) -> None:
         means = np.array([r["mean"] for r in rows], float)
         low, high = np.array([r["low"] for r in rows], float), np.array([r["high"] for r in rows], float)
         ok = np.isfinite(low) & np.isfinite(high)
-        colours = ["0.2" if r["parameter"] is None else COLOURS[order.get(r["parameter"], 0) % len(COLOURS)] for r in rows]
+        colours = [
+            "0.2" if r["parameter"] is None else COLOURS[order.get(r["parameter"], 0) % len(COLOURS)] for r in rows
+        ]
         ax.scatter(means, ys, c=colours, s=10, zorder=3)
         ax.errorbar(means[ok], ys[ok], xerr=[means[ok] - low[ok], high[ok] - means[ok]], fmt="none", ecolor="0.4",
                     elinewidth=0.7, capsize=1.5, zorder=2)
@@ -193,8 +203,16 @@ def _readings(spec, results_dir: Path, axes) -> None:
 
 
 MAP_TITLE_CHARS = 60   # a map's title lines: what fits its width at 7.5 pt
-SHORT = {"reproduced": "reproduced", "smaller than published": "smaller", "larger than published": "larger",
-         "absent": "absent", "negligible": "negligible", "not specific": "not specific", "contradicted": "contradicted", "inconclusive": "inconclusive"}
+SHORT = {
+    "reproduced": "reproduced",
+    "smaller than published": "smaller",
+    "larger than published": "larger",
+    "absent": "absent",
+    "negligible": "negligible",
+    "not specific": "not specific",
+    "contradicted": "contradicted",
+    "inconclusive": "inconclusive",
+}
 
 
 def _map(spec, results_dir: Path, axes) -> None:
@@ -285,7 +303,9 @@ def _fit(spec, results_dir: Path, axes) -> None:
 
 def _need(frame, what: str, spec, results_dir: Path):
     if frame is None:
-        raise FileNotFoundError(f"{Path(results_dir) / spec.id}: no {what} for experiment '{spec.id}' (run aggregate first).")
+        raise FileNotFoundError(
+            f"{Path(results_dir) / spec.id}: no {what} for experiment '{spec.id}' (run aggregate first)."
+        )
     return frame
 
 

@@ -11,8 +11,17 @@ from pathlib import Path
 from simcore.report.data import HEADER, tex_escape
 from simcore.report.provenance import run_values
 from simcore.report.reading_sets import BEST_SET
-from simcore.report.scorecard import (PARTITION, SHORT_VERDICTS, STANDINGS, note_ref, notes, paper_sets, reproduced,
-                                      standing_counts, verdict_counts)
+from simcore.report.scorecard import (
+    PARTITION,
+    SHORT_VERDICTS,
+    STANDINGS,
+    note_ref,
+    notes,
+    paper_sets,
+    reproduced,
+    standing_counts,
+    verdict_counts,
+)
 
 GIST = 108   # characters of a reason's first clause the box shows (one line beside its paper)
 #: the verdict columns of the box's second table: smaller and larger than published are one, other size
@@ -31,25 +40,35 @@ def headline_tex(specs, results_dir: Path) -> str:
     found, _ = notes(specs, results_dir)
     scale = run_values(specs, results_dir)["scale"]
     rows = [_row(f"{tex_escape(p)} (\\S\\ref{{sec:{p}}})", c) for p, c in per_paper.items()]
-    lines = [HEADER.rstrip(), r"\par\noindent\fbox{\parbox{\dimexpr\linewidth-2\fboxsep-2\fboxrule\relax}{\small",
-             f"\\textbf{{What reproduces, at the {tex_escape(scale)} scale:}} {sum(total[k] for k in PARTITION)} "
-             "claims of the papers' figures and tables, each judged on the simulated replications "
-             r"(every claim: Table~\ref{tab:scorecard}).\par\smallskip",
-             r"\centering{\setlength{\tabcolsep}{4pt}\begin{tabular}{@{}lrrrrrrr@{}}", r"\toprule",
-             r" & & \multicolumn{2}{c}{reproduced} & right direction, & explained by & not & \\",
-             r"\cmidrule(lr){3-4}",
-             r"Paper & claims & number + direction & predicted & other size & the best set & reproduced & calibrated \\",
-             r"\midrule", *rows, r"\midrule", _row(r"\textbf{all}", total), r"\bottomrule", r"\end{tabular}}\par",
-             r"\raggedright\smallskip",
-             "Claims = reproduced + other size + explained + not reproduced + calibrated. Reproduced: with the "
-             "paper's number, or a claim of direction only with an effect of practical size (never smaller or larger "
-             "than published); predicted: of these, judged on a value calibrated on another claim; explained: not "
-             "reproduced by default, reproduced under its paper's best supported reading set; calibrated: its number "
-             r"chose a model value, not counted (Section~\ref{sec:scorecard}).\par\smallskip",
-             *_set_table(verdict_counts(specs, results_dir), verdict_counts(specs, results_dir, sets)),
-             *_set_lines(sets, {p: c["judged under readings"] for p, c in per_paper.items()}), r"\smallskip",
-             r"\textbf{Main reason where claims do not reproduce} (the note of Section~\ref{sec:scorecard} most of "
-             r"them cite):\par"]
+    lines = [
+        HEADER.rstrip(),
+        r"\par\noindent\fbox{\parbox{\dimexpr\linewidth-2\fboxsep-2\fboxrule\relax}{\small",
+        f"\\textbf{{What reproduces, at the {tex_escape(scale)} scale:}} {sum(total[k] for k in PARTITION)} "
+        "claims of the papers' figures and tables, each judged on the simulated replications "
+        r"(every claim: Table~\ref{tab:scorecard}).\par\smallskip",
+        r"\centering{\setlength{\tabcolsep}{4pt}\begin{tabular}{@{}lrrrrrrr@{}}",
+        r"\toprule",
+        r" & & \multicolumn{2}{c}{reproduced} & right direction, & explained by & not & \\",
+        r"\cmidrule(lr){3-4}",
+        r"Paper & claims & number + direction & predicted & other size & the best set & reproduced & calibrated \\",
+        r"\midrule",
+        *rows,
+        r"\midrule",
+        _row(r"\textbf{all}", total),
+        r"\bottomrule",
+        r"\end{tabular}}\par",
+        r"\raggedright\smallskip",
+        "Claims = reproduced + other size + explained + not reproduced + calibrated. Reproduced: with the "
+        "paper's number, or a claim of direction only with an effect of practical size (never smaller or larger "
+        "than published); predicted: of these, judged on a value calibrated on another claim; explained: not "
+        "reproduced by default, reproduced under its paper's best supported reading set; calibrated: its number "
+        r"chose a model value, not counted (Section~\ref{sec:scorecard}).\par\smallskip",
+        *_set_table(verdict_counts(specs, results_dir), verdict_counts(specs, results_dir, sets)),
+        *_set_lines(sets, {p: c["judged under readings"] for p, c in per_paper.items()}),
+        r"\smallskip",
+        r"\textbf{Main reason where claims do not reproduce} (the note of Section~\ref{sec:scorecard} most of "
+        r"them cite):\par",
+    ]
     lines += [_reason_line(p, c, found) for p, c in per_paper.items()]
     return "\n".join(lines + [r"}}\par\medskip", ""])
 

@@ -1,5 +1,6 @@
 """The report's generated inputs (``paper/generated/``), each written atomically by its own module:
-``macros`` numbers.tex, ``headline`` (the first page's box), ``scorecard``, ``provenance``, ``artifact``, ``assumptions`` (and untested.tex),
+``macros`` numbers.tex, ``headline`` (the first page's box), ``scorecard``, ``provenance``, ``artifact``,
+``assumptions`` (and untested.tex),
 ``sections`` (one file per paper, and experiments.tex)."""
 
 from __future__ import annotations

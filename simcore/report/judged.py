@@ -16,8 +16,19 @@ from pathlib import Path
 import pandas as pd
 
 from simcore.report.data import (
-    LongTable, claim_statistic, fmt, fmt_ci, isnum, label_and_numbers, metric_label, ragged, read_claims, read_summary,
-    statistic_ci, tex_escape, tex_id, verdict_tex,
+    LongTable,
+    claim_statistic,
+    fmt,
+    isnum,
+    label_and_numbers,
+    metric_label,
+    ragged,
+    read_claims,
+    read_summary,
+    statistic_ci,
+    tex_escape,
+    tex_id,
+    verdict_tex,
 )
 from simcore.report.reading_sets import supported
 from simcore.stats.claims import reading_text
@@ -114,7 +125,11 @@ def draw(spec, results_dir: Path, axes) -> None:
         rows = rows_of_reading(summary[summary.policy == policy], combo)
         text_supports = all(e["support"] for e in combo.values())
         label = ", ".join(f"{entry['value']}" for entry in combo.values())
-        style = {"color": colours[k % 10], "linestyle": "-" if text_supports else ":", "linewidth": 1.6 if k == 0 else 0.9}
+        style = {
+            "color": colours[k % 10],
+            "linestyle": "-" if text_supports else ":",
+            "linewidth": 1.6 if k == 0 else 0.9,
+        }
         for ax, m, c in ((axes[0], metric, col), (axes[1], second, second_col)):
             part = rows[rows.metric == m].sort_values(x) if x else rows[rows.metric == m]
             if part.empty:
@@ -198,13 +213,21 @@ def table(spec, results_dir: Path):
                                  else "not supported by the paper's text"))
         rows += [f"{tex_id(r['judged_claim'])} & {claim_statistic(r)} & {verdict_tex(r.get('verdict'))} \\\\"
                  for r in group]
-    judged = LongTable("@{}" + ragged(0.25, 0.5, 0.2) + "@{}", ["Claim & Statistic, estimate [CI] & Verdict \\\\"], rows)
-    supports = {f"{name} = {e['value']}": e["support"] for name, entries in spec.data["readings"].items() for e in entries}
-    said = "; ".join(f"{tex_escape(k)}: {tex_escape(v) if v else 'no sentence of the paper'}" for k, v in supports.items())
-    note = (f"Each claim of \\texttt{{{tex_escape(spec.data['judges'])}}} judged in the cells of each reading, "
-            "as it is judged there (the first reading is that experiment's own); a reading is supported by the text "
-            f"when the paper supports every value of it ({said}). After the claims, the mechanism's diagnostics (mean "
-            "over the replications) at the lightest and the heaviest load (the one load of an experiment without a grid).")
+    judged = LongTable(
+        "@{}" + ragged(0.25, 0.5, 0.2) + "@{}", ["Claim & Statistic, estimate [CI] & Verdict \\\\"], rows
+    )
+    supports = {
+        f"{name} = {e['value']}": e["support"] for name, entries in spec.data["readings"].items() for e in entries
+    }
+    said = "; ".join(
+        f"{tex_escape(k)}: {tex_escape(v) if v else 'no sentence of the paper'}" for k, v in supports.items()
+    )
+    note = (
+        f"Each claim of \\texttt{{{tex_escape(spec.data['judges'])}}} judged in the cells of each reading, "
+        "as it is judged there (the first reading is that experiment's own); a reading is supported by the text "
+        f"when the paper supports every value of it ({said}). After the claims, the mechanism's diagnostics (mean "
+        "over the replications) at the lightest and the heaviest load (the one load of an experiment without a grid)."
+    )
     return [judged, _diagnostics(spec, summary)], note
 
 

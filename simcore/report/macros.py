@@ -8,15 +8,34 @@ import math
 from pathlib import Path
 
 from simcore.experiments.spec import SCALES
-from simcore.report.data import (HEADER, cell_key, cell_values, claim_rows, fmt, fmt_ci, fmt_percent, fmt_published, int_or_dash,
-                                 isnum, pair_ratio, published_for, published_ratios, read_claims, read_provenance,
-                                 read_replications, read_summary, split_cells, tex_escape, verdict_of, verdict_sentence,
-                                 verdict_tex)
+from simcore.report.data import (
+    HEADER,
+    cell_key,
+    cell_values,
+    claim_rows,
+    fmt,
+    fmt_ci,
+    fmt_percent,
+    fmt_published,
+    int_or_dash,
+    isnum,
+    pair_ratio,
+    published_for,
+    published_ratios,
+    read_claims,
+    read_provenance,
+    read_replications,
+    read_summary,
+    split_cells,
+    tex_escape,
+    verdict_of,
+    verdict_sentence,
+    verdict_tex,
+)
 from simcore.report.provenance import run_values
 from simcore.report.scorecard import STANDINGS, paper_sets, standing_counts, standing_sentence, verdict_counts
 from simcore.stats.claims import VERDICTS, reading_text
 from simcore.vocabulary.cells import where_matches
-
 
 NOT_RUN = r"\valnotrun"
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from simcore.report.data import HEADER, isnum, ragged, read_provenance, tex_escape, tex_id
 
-
 SCALE_NOTES = {
     "smoke": "a smoke run (a thinned grid, {reps} replications per cell), made to check that the workflow "
              "runs end to end",
@@ -25,8 +24,13 @@ def run_values(specs, results_dir: Path) -> dict:
     commits = sorted({str(p.get("commit", "unknown")) for p in provs})
     dates = sorted(str(p["date"])[:10] for p in provs if p.get("date"))
     scale = scales[0] if len(scales) == 1 else "mixed" if scales else "--"
-    return {"scale": scale, "reps": _span(reps), "commit": ", \\allowbreak{}".join(tex_escape(c) for c in commits) or "--",
-            "date": dates[-1] if dates else r"\today", "scalenote": _scale_note(scale, _span(reps), scales)}
+    return {
+        "scale": scale,
+        "reps": _span(reps),
+        "commit": ", \\allowbreak{}".join(tex_escape(c) for c in commits) or "--",
+        "date": dates[-1] if dates else r"\today",
+        "scalenote": _scale_note(scale, _span(reps), scales),
+    }
 
 def _scale_note(scale: str, reps: str, scales: list[str]) -> str:
     """A boxed warning that the verdicts of a smoke, quick or mixed run are not the artifact's."""
@@ -52,13 +56,20 @@ def scale_caption(specs, results_dir: Path) -> str:
             "full scale's.")
 
 def provenance_tex(specs, results_dir: Path) -> str:
-    lines = [HEADER.rstrip(), r"\begingroup\footnotesize\setlength\tabcolsep{4pt}",
-             r"\begin{longtable}{@{}" + ragged(0.19) + "lllrrrr@{}}",
-             r"\caption{Provenance of every experiment's results.}\label{tab:provenance}\\",
-             r"\toprule Experiment & Commit & Config hash & Scale & Seed & Cells $\times$ reps & Events & Wall time (s) \\ \midrule",
-             r"\endfirsthead",
-             r"\toprule Experiment & Commit & Config hash & Scale & Seed & Cells $\times$ reps & Events & Wall time (s) \\ \midrule",
-             r"\endhead", r"\bottomrule", r"\endlastfoot"]
+    lines = [
+        HEADER.rstrip(),
+        r"\begingroup\footnotesize\setlength\tabcolsep{4pt}",
+        r"\begin{longtable}{@{}" + ragged(0.19) + "lllrrrr@{}}",
+        r"\caption{Provenance of every experiment's results.}\label{tab:provenance}\\",
+        r"\toprule Experiment & Commit & Config hash & Scale & Seed & Cells $\times$ reps & Events & Wall time (s) \\ "
+        r"\midrule",
+        r"\endfirsthead",
+        r"\toprule Experiment & Commit & Config hash & Scale & Seed & Cells $\times$ reps & Events & Wall time (s) \\ "
+        r"\midrule",
+        r"\endhead",
+        r"\bottomrule",
+        r"\endlastfoot",
+    ]
     package_sets: dict = {}
     platforms: dict = {}
     for spec in specs:

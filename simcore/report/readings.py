@@ -14,8 +14,16 @@ from __future__ import annotations
 
 import math
 
-from simcore.stats.claims import (MARGIN, NULL, STATISTIC, cell_estimates, cell_statistics, cell_verdict, effect_interval,
-                                  practical_size)
+from simcore.stats.claims import (
+    MARGIN,
+    NULL,
+    STATISTIC,
+    cell_estimates,
+    cell_statistics,
+    cell_verdict,
+    effect_interval,
+    practical_size,
+)
 from simcore.stats.intervals import Estimate
 
 

@@ -84,7 +84,9 @@ def save_reference(results: Path, experiments: list[str], san_figures: list[str]
                 shutil.copyfile(results / "san" / model / name, out / "san" / model / name)
                 written += 1
     written += _copy_calibrations(results, out)
-    claims = [pd.read_csv(out / e / "claims.csv") for e in experiments + san_figures if (out / e / "claims.csv").exists()]
+    claims = [
+        pd.read_csv(out / e / "claims.csv") for e in experiments + san_figures if (out / e / "claims.csv").exists()
+    ]
     write_csv(out / "claims.csv", pd.concat(claims, ignore_index=True))
     save_jobs(benchmarks, scale, cores, out / "jobs-full.csv")
     shutil.copyfile(results / "scale.txt", out / "scale.txt")
@@ -125,7 +127,9 @@ def update_reference(results: Path, experiments: list[str], known: list[str], sa
             raise InputError(f"{folder / 'scale.txt'}: the reference is a full-scale run, not '{read_scale(folder)}'.")
     missing = [str(results / e / "summary.csv") for e in experiments if not (results / e / "summary.csv").exists()]
     if missing:
-        raise InputError(f"{missing[0]}: missing ({len(missing)} of the experiments have no results); finish the run first.")
+        raise InputError(
+            f"{missing[0]}: missing ({len(missing)} of the experiments have no results); finish the run first."
+        )
     check_commits(results, experiments)
     written = 0
     for exp in experiments:
@@ -194,30 +198,47 @@ def reference_readme(folder: Path) -> str:
     provenance = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*/provenance.json"))]
     models = sorted(p.name for p in (folder / "san").iterdir() if p.is_dir()) if (folder / "san").is_dir() else []
     seeds = sorted({str(p.get("root_seed")) for p in provenance})
-    return "\n".join([
-        "# The full-scale reference", "",
-        "Generated from the files of this folder by `simcore save-reference` (and by `scripts/restamp.py`): "
-        "do not edit it by hand.", "",
-        f"The aggregated results of {len(provenance)} experiments and {len(models)} SAN models "
-        f"({', '.join(models) or 'none'}) at the `{read_scale(folder) if (folder / 'scale.txt').exists() else '?'}` "
-        f"scale, root seed {', '.join(seeds)}. Each experiment's `provenance.json` names the commit of the code "
-        "that carries its results, always one of this repository's history (`git show COMMIT`): the commit of the "
-        "run, or of the re-stamp that showed the code of that commit gives every replication it shares with "
-        "the reference identically (`scripts/restamp.py`, docs/architecture.md).", "",
-        "| commit | experiments | simulated | re-stamped |", "|---|---|---|---|", *_commit_rows(provenance), "",
-        "The jobs of the runs (wall and CPU seconds, start and end of each job), for the report's run profile "
-        "and the per-experiment times; `jobs-full.csv` is the end-to-end run's:", "",
-        "| file | jobs | first start to last end | CPU |", "|---|---|---|---|", *_jobs_rows(folder), "",
-        "- `EXPERIMENT/summary.csv`, `claims.csv`, `provenance.json`: as the workflow writes them in `results/`;",
-        "- `EXPERIMENT/replications.csv.gz`: the per-replication table (gzip without a timestamp); the raw batch "
-        "files are not kept;",
-        "- `EXPERIMENT/traces.txt`, `monitor.csv`: the traced and monitored replications where the experiment has them;",
-        "- `san/MODEL/`: the SAN solutions, simulations and fits; `corr05-fig8/claims.csv`: its claims;",
-        "- `calibration/ID/`: a calibrated control's recorded fit (`fit.yaml`), its published points beside the "
-        "control simulated at the fit (`points.csv`) and each machine's held-out prediction (`holdout.csv`);",
-        "- `claims.csv`: every claim in one table; `scale.txt`: the scale.", "",
-        "`make report-from-reference` builds the report from this folder alone; `make evaluate` checks a smoke run "
-        "against it. Which reruns made which experiments, and why: docs/reference-history.md.", ""])
+    return "\n".join(
+        [
+            "# The full-scale reference",
+            "",
+            "Generated from the files of this folder by `simcore save-reference` (and by `scripts/restamp.py`): "
+            "do not edit it by hand.",
+            "",
+            f"The aggregated results of {len(provenance)} experiments and {len(models)} SAN models "
+            f"({', '.join(models) or 'none'}) at the "
+            f"`{read_scale(folder) if (folder / 'scale.txt').exists() else '?'}` "
+            f"scale, root seed {', '.join(seeds)}. Each experiment's `provenance.json` names the commit of the code "
+            "that carries its results, always one of this repository's history (`git show COMMIT`): the commit of the "
+            "run, or of the re-stamp that showed the code of that commit gives every replication it shares with "
+            "the reference identically (`scripts/restamp.py`, docs/architecture.md).",
+            "",
+            "| commit | experiments | simulated | re-stamped |",
+            "|---|---|---|---|",
+            *_commit_rows(provenance),
+            "",
+            "The jobs of the runs (wall and CPU seconds, start and end of each job), for the report's run profile "
+            "and the per-experiment times; `jobs-full.csv` is the end-to-end run's:",
+            "",
+            "| file | jobs | first start to last end | CPU |",
+            "|---|---|---|---|",
+            *_jobs_rows(folder),
+            "",
+            "- `EXPERIMENT/summary.csv`, `claims.csv`, `provenance.json`: as the workflow writes them in `results/`;",
+            "- `EXPERIMENT/replications.csv.gz`: the per-replication table (gzip without a timestamp); the raw batch "
+            "files are not kept;",
+            "- `EXPERIMENT/traces.txt`, `monitor.csv`: the traced and monitored replications where the experiment has "
+            "them;",
+            "- `san/MODEL/`: the SAN solutions, simulations and fits; `corr05-fig8/claims.csv`: its claims;",
+            "- `calibration/ID/`: a calibrated control's recorded fit (`fit.yaml`), its published points beside the "
+            "control simulated at the fit (`points.csv`) and each machine's held-out prediction (`holdout.csv`);",
+            "- `claims.csv`: every claim in one table; `scale.txt`: the scale.",
+            "",
+            "`make report-from-reference` builds the report from this folder alone; `make evaluate` checks a smoke run "
+            "against it. Which reruns made which experiments, and why: docs/reference-history.md.",
+            "",
+        ]
+    )
 
 
 def rebuild_report(results: Path, paper: Path, specs: list, san_dir: Path, untested: list,
@@ -270,7 +291,10 @@ def _report_steps(results: Path, paper: Path, specs: list, san_dir: Path, untest
         figure, tex = paper / "figures" / f"{fig}.pdf", paper / "generated" / f"{fig}.tex"
         yield [figure, tex], partial(compare, models, results / "san", scale, figure, tex, None)
     for folder in sorted(p for p in (results / "calibration").glob("*") if (p / "fit.yaml").exists()):
-        figure, tex = paper / "figures" / f"calibration-{folder.name}.pdf", paper / "generated" / f"calibration-{folder.name}.tex"
+        figure, tex = (
+            paper / "figures" / f"calibration-{folder.name}.pdf",
+            paper / "generated" / f"calibration-{folder.name}.tex",
+        )
         yield [figure, tex], partial(_calibration, folder, specs, tex, figure)
     yield [], partial(write_report_inputs, specs, results, paper / "generated", untested, san_dir, results)
     if (results / "jobs-full.csv").exists():

@@ -94,8 +94,10 @@ def report_tex(results: Path) -> str:
                      f"\\includegraphics[width=0.95\\linewidth]{{san-{model}.pdf}}"
                      f"\\caption{{SAN model \\texttt{{{name}}}: solution (line) and simulation (points, 95\\,\\% "
                      f"intervals).}}\\label{{fig:san-{model}}}\\end{{figure}}}}{{}}")
-        lines += [r"\begin{center}\small\begin{tabular}{lrrr}\toprule",
-                  r"Measure & largest $|$solution $-$ simulation$|$ & times inside the interval & error bound \\ \midrule"]
+        lines += [
+            r"\begin{center}\small\begin{tabular}{lrrr}\toprule",
+            r"Measure & largest $|$solution $-$ simulation$|$ & times inside the interval & error bound \\ \midrule",
+        ]
         for _, r in table.iterrows():
             lines.append(f"\\texttt{{{tex_escape(r.measure)}}} & {r.max_abs_diff:.3g} & "
                          f"{100 * r.covered:.0f}\\,\\% & {r.bound:.2g} \\\\")

@@ -68,7 +68,9 @@ def make_figure(data: list[dict], out: Path) -> None:
             ax.errorbar(sim.time, sim[m], yerr=[sim[m] - sim[f"{m}_low"], sim[f"{m}_high"] - sim[m]], fmt=".",
                         markersize=2, color=color, elinewidth=0.5, capsize=1, alpha=0.7,
                         label=f"{d['label']}: simulation, 95% CI")
-            ax.plot(d["time"], d["value"], "o", mfc="none", color=color, markersize=3.5, label=f"{d['label']}: published")
+            ax.plot(
+                d["time"], d["value"], "o", mfc="none", color=color, markersize=3.5, label=f"{d['label']}: published"
+            )
         ax.set_xlabel("time (s)")
         ax.set_ylabel(f"P({data[0]['measure']} by t)")
         ax.set_ylim(0, 1)
@@ -233,7 +235,9 @@ def claim_rows(data: list[dict]) -> pd.DataFrame:
             raise InputError(f"{key}' must give id, text, than and time.")
         other = by_name.get(claim["than"])
         if other is None:
-            raise InputError(f"{key}.than': '{claim['than']}' is not one of the figure's models ({', '.join(by_name)}).")
+            raise InputError(
+                f"{key}.than': '{claim['than']}' is not one of the figure's models ({', '.join(by_name)})."
+            )
         t = np.asarray([float(claim["time"])])
         if not np.isin(t, d["time"]).all():
             raise InputError(f"{key}.time': {claim['time']} is not one of the published times.")

@@ -6,11 +6,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from simcore.report.data import (HEADER, VERDICT_COLOURS, by_paper, claim_rows, claim_statistic, int_or_dash, isnum,
-                                 ragged, resize_to_width, statistic_unit, tex_escape, tex_id, verdict_of, verdict_tex)
+from simcore.report.data import (
+    HEADER,
+    VERDICT_COLOURS,
+    by_paper,
+    claim_rows,
+    claim_statistic,
+    int_or_dash,
+    isnum,
+    ragged,
+    resize_to_width,
+    statistic_unit,
+    tex_escape,
+    tex_id,
+    verdict_of,
+    verdict_tex,
+)
 from simcore.report.provenance import scale_caption
 from simcore.stats.claims import VERDICTS
-
 
 #: each claim in exactly one of these (the first page's counts; docs/statistics.md, "Verdicts")
 PARTITION = ("reproduced with magnitude", "reproduced direction", "other size", "explained", "not reproduced",

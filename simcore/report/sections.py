@@ -7,7 +7,14 @@ from pathlib import Path
 
 from simcore.experiments.papers import PAPER_TITLES
 from simcore.report.data import (
-    HEADER, claim_rows, claim_statistic, has_gain_panel, metric_label, read_summary, tex_escape, tex_id,
+    HEADER,
+    claim_rows,
+    claim_statistic,
+    has_gain_panel,
+    metric_label,
+    read_summary,
+    tex_escape,
+    tex_id,
     verdict_tex,
 )
 from simcore.report.judged import measures_home
@@ -52,15 +59,19 @@ def _figure_tex(spec, summary) -> str:
                 f"assumption, with its {level} confidence interval; readings in order of influence; "
                 "dashed: no effect; line and band: the published effect and its equivalence margin.")
     elif out["kind"] == "map":
-        what = (f"The statistic and the verdict it would get in each combination of "
-                f"{tex_escape(out['x'].replace('_', ' '))} and {tex_escape(out['y'].replace('_', ' '))}; white: the "
-                "published effect, the colour's depth: the distance from it on the analysis scale (four margins: full).")
+        what = (
+            f"The statistic and the verdict it would get in each combination of "
+            f"{tex_escape(out['x'].replace('_', ' '))} and {tex_escape(out['y'].replace('_', ' '))}; white: the "
+            "published effect, the colour's depth: the distance from it on the analysis scale (four margins: full)."
+        )
     elif out["kind"] == "fit":
-        what = (f"Left: {tex_escape(spec.label(out['policy']))}'s {tex_escape(out['metric'].replace('_', ' '))} on each "
-                f"machine against {tex_escape(out['x'].replace('_', ' '))}, with {level} confidence "
-                "intervals; dashed: the published level in the machine's colour. Right: the ratio of the two policies, "
-                "dotted: the published ratio. Vertical line and band: the value fitted on "
-                f"{tex_escape(out['fit_on'])} and its interval.")
+        what = (
+            f"Left: {tex_escape(spec.label(out['policy']))}'s {tex_escape(out['metric'].replace('_', ' '))} on each "
+            f"machine against {tex_escape(out['x'].replace('_', ' '))}, with {level} confidence "
+            "intervals; dashed: the published level in the machine's colour. Right: the ratio of the two policies, "
+            "dotted: the published ratio. Vertical line and band: the value fitted on "
+            f"{tex_escape(out['fit_on'])} and its interval."
+        )
     elif out["kind"] == "judged":
         against = (f"against {tex_escape(out['x'].replace('_', ' '))} under every reading (solid: every value "
                    f"supported by the paper's text; dotted: not; thick, with its {level} band: the experiment's own "
@@ -73,11 +84,19 @@ def _figure_tex(spec, summary) -> str:
                    "Middle: the same policy's own level of that metric.")
                 + " Right: the readings, as values of the parameters named above them.")
     elif out["kind"] == "scatter":
-        what = (f"One point per execution: {tex_escape(spec.label(out['x']))} on x, "
-                f"{tex_escape(spec.label(out['y']))} on y, with the line x = y"
-                + (f"; the first {out['first']} executions" if out.get("first") else "")
-                + (f"; crosses: executions with {tex_escape(out['mark']['label'])} (the \\texttt{{{tex_escape(out['mark']['metric'])}}} "
-                   "executions), with their own share below x = y beside the others'" if out.get("mark") else "") + ".")
+        what = (
+            f"One point per execution: {tex_escape(spec.label(out['x']))} on x, "
+            f"{tex_escape(spec.label(out['y']))} on y, with the line x = y"
+            + (f"; the first {out['first']} executions" if out.get("first") else "")
+            + (
+                f"; crosses: executions with {tex_escape(out['mark']['label'])} (the "
+                f"\\texttt{{{tex_escape(out['mark']['metric'])}}} "
+                "executions), with their own share below x = y beside the others'"
+                if out.get("mark")
+                else ""
+            )
+            + "."
+        )
     else:
         from simcore.report.figures import shows_published
 
@@ -90,10 +109,13 @@ def _figure_tex(spec, summary) -> str:
                      r"100\,(1 $-$ policy/baseline)\,\%, with its paired interval (common random numbers)"
                      + ("; the paper's gain as open markers." if shows_published(spec, summary, gain=True) else "."))
     caption = f"{tex_escape(spec['title'])} ({tex_escape(spec['source'])}). {what}"
-    return (f"\\IfFileExists{{figures/{eid}.pdf}}{{\\begin{{figure}}[htbp]\\centering"
-            f"\\includegraphics[width={0.98 if has_gain_panel(spec) or out['kind'] in ('readings', 'fit', 'judged') else 0.62}\\linewidth]{{{eid}.pdf}}"
-            f"\\caption{{{caption}}}\\label{{fig:{eid}}}\\end{{figure}}}}"
-            f"{{\\par\\emph{{(Figure {tex_escape(eid)} not built.)}}\\par}}") + _monitor_tex(spec)
+    width = 0.98 if has_gain_panel(spec) or out['kind'] in ('readings', 'fit', 'judged') else 0.62
+    return (
+        f"\\IfFileExists{{figures/{eid}.pdf}}{{\\begin{{figure}}[htbp]\\centering"
+        f"\\includegraphics[width={width}\\linewidth]{{{eid}.pdf}}"
+        f"\\caption{{{caption}}}\\label{{fig:{eid}}}\\end{{figure}}}}"
+        f"{{\\par\\emph{{(Figure {tex_escape(eid)} not built.)}}\\par}}"
+    ) + _monitor_tex(spec)
 
 def _monitor_tex(spec) -> str:
     """The queue-occupancy figure of ``output.monitor``, if the spec asks for one."""
@@ -105,11 +127,13 @@ def _monitor_tex(spec) -> str:
     eid = spec.id
     cell = spec.cell(monitor.get("cell", 0))
     where = ", ".join(f"{tex_escape(k)} = {tex_escape(str(v))}" for k, v in cell.values.items())
-    caption = (f"Queues over time, {tex_escape(spec['title'])}: {tex_escape(monitor['why'])} One replication "
-               f"(cell {cell.index}: {where}; replication {monitor.get('rep', 0)}) sampled every "
-               f"{monitor['period']:g} for {monitor['time']:g} time units, as \\texttt{{simcore trace {tex_escape(eid)} "
-               f"--monitor}} writes them; more than {MAX_QUEUE_LINES} queues are drawn as their mean and the band "
-               "from the shortest to the longest.")
+    caption = (
+        f"Queues over time, {tex_escape(spec['title'])}: {tex_escape(monitor['why'])} One replication "
+        f"(cell {cell.index}: {where}; replication {monitor.get('rep', 0)}) sampled every "
+        f"{monitor['period']:g} for {monitor['time']:g} time units, as \\texttt{{simcore trace {tex_escape(eid)} "
+        f"--monitor}} writes them; more than {MAX_QUEUE_LINES} queues are drawn as their mean and the band "
+        "from the shortest to the longest."
+    )
     return (f"\\IfFileExists{{figures/{eid}-monitor.pdf}}{{\\begin{{figure}}[htbp]\\centering"
             f"\\includegraphics[width=0.9\\linewidth]{{{eid}-monitor.pdf}}"
             f"\\caption{{{caption}}}\\label{{fig:{eid}-monitor}}\\end{{figure}}}}"

@@ -10,13 +10,32 @@ import pandas as pd
 
 from simcore.core.output import write_text
 from simcore.experiments.papers import PAPER_TITLES
-from simcore.vocabulary.cells import where_matches
 from simcore.report.data import (
-    LongTable, cell_values, claim_rows, claim_statistic, fmt, fmt_ci, fmt_percent, fmt_published, grid_names,
-    isnum, label_and_numbers, metric_label, pair_ratio, published_for, published_ratios, ragged,
-    read_replications, read_summary, resize_to_width, split_cells, tex_escape, tex_id, verdict_tex,
+    LongTable,
+    cell_values,
+    claim_rows,
+    claim_statistic,
+    fmt,
+    fmt_ci,
+    fmt_percent,
+    fmt_published,
+    grid_names,
+    isnum,
+    label_and_numbers,
+    metric_label,
+    pair_ratio,
+    published_for,
+    published_ratios,
+    ragged,
+    read_replications,
+    read_summary,
+    resize_to_width,
+    split_cells,
+    tex_escape,
+    tex_id,
+    verdict_tex,
 )
-
+from simcore.vocabulary.cells import where_matches
 
 GROUP_LABEL_CHARS = 24   # a column group's label longer than this takes several lines
 
@@ -190,8 +209,12 @@ def _readings(spec, results_dir: Path) -> tuple[list[LongTable] | str, str]:
     where = []
     for c in claims:
         good = [r for r in per_claim[c["id"]].values() if r["verdict"] == "reproduced"]
-        names = ["the default reading" if r["parameter"] is None else f"{tex_escape(r['parameter'])} = {tex_escape(r['value'])}"
-                 for r in good]
+        names = [
+            "the default reading"
+            if r["parameter"] is None
+            else f"{tex_escape(r['parameter'])} = {tex_escape(r['value'])}"
+            for r in good
+        ]
         where.append(f"\\texttt{{{tex_escape(c['id'])}}} under " + (", ".join(names) if names else "no reading"))
     note = ("Each reading changes one assumption from the default cell; the verdict is the one the statistic "
             "would get in that cell alone. Influence, the largest change of the statistic from the default reading"
@@ -225,10 +248,14 @@ def _fit(spec, results_dir: Path) -> tuple[str, str]:
               "\\cmidrule(lr){2-5} \\cmidrule(lr){6-7}",
               f" & paper & {x_name} = {fmt(stated)} & at the fit & error & paper & at the fit \\\\"]
     x_iv = result["x"]
-    fitted = (f"the fitted {x_name} is {fmt_ci(x_iv.mean, x_iv.low, x_iv.high, 3)}, where {tex_escape(out['fit_on'])}'s "
-              f"level reaches its published {fmt(result['target'])}" if isnum(x_iv.mean) else
-              f"{tex_escape(out['fit_on'])}'s level never reaches its published {fmt(result['target'])} within the grid, "
-              "so nothing is fitted")
+    fitted = (
+        f"the fitted {x_name} is {fmt_ci(x_iv.mean, x_iv.low, x_iv.high, 3)}, where {tex_escape(out['fit_on'])}'s "
+        f"level reaches its published {fmt(result['target'])}"
+        if isnum(x_iv.mean)
+        else f"{tex_escape(out['fit_on'])}'s level never reaches its published {fmt(result['target'])} within the "
+             "grid, "
+        "so nothing is fitted"
+    )
     note = (f"The open quantity {x_name} is fitted on one machine and every machine's values are read off "
             f"its own curve there (linearly in log {x_name} between grid values; intervals by the delta method, "
             f"the fit's own uncertainty included): {fitted}. Error: the predicted level against the paper's.")

@@ -22,12 +22,12 @@ from __future__ import annotations
 import math
 
 from simcore.errors import InputError
-from simcore.vocabulary.parameters import Parameter
-from simcore.vocabulary.domains import NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, Choice, Real
 from simcore.san.model import Rate, San, SanError
 from simcore.topology.domains import DEFAULT_NODE_GROUPS, DEFAULT_NODE_INIT, NODE_GROUPS, NODE_INITS, domains_for
 from simcore.topology.loader import load_topology
 from simcore.topology.machine import TopologyError
+from simcore.vocabulary.domains import NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, Choice, Real
+from simcore.vocabulary.parameters import Parameter
 
 CPU_STATES = ["EN", "Sc", "PB", "IB", "Ex", "Er"]
 
@@ -45,21 +45,43 @@ class Param(Parameter):
 
 
 PARAMETERS = {
-    "demand": Param(0.5, "mean CPU demand of P in s at local-memory speed: corr05's 'average execution time of 500 ms'; exponential, so the remaining work is memoryless", POSITIVE),
-    "burst": Param(0.1, "mean CPU burst of P in s before an I/O wait: 'timeslice + nice' ms with P at nice 0 (timeslice 100 ms)", POSITIVE),
-    "timeslice": Param(0.1, "P's timeslice in s (2.6 O(1) scheduler, nice 0: 100 ms); wall time, so not slowed by remote memory", POSITIVE),
+    "demand": Param(0.5, "mean CPU demand of P in s at local-memory speed: corr05's 'average execution time of 500 "
+                         "ms'; exponential, so the remaining work is memoryless", POSITIVE),
+    "burst": Param(0.1, "mean CPU burst of P in s before an I/O wait: 'timeslice + nice' ms with P at nice 0 "
+                        "(timeslice 100 ms)", POSITIVE),
+    "timeslice": Param(0.1, "P's timeslice in s (2.6 O(1) scheduler, nice 0: 100 ms); wall time, so not slowed by "
+                            "remote memory", POSITIVE),
     "io_wait": Param(1.0, "mean I/O wait in s: corr05's 'average waiting time of 1 second'", POSITIVE),
-    "expired_wait": Param(3.06, "mean time in s an expired P waits for its CPU's array switch; not stated anywhere, so fitted: least squares over the 16 published points of the 2-sched curve on the 8-CPU machine (`simcore san-fit config/san/corr05-fig8-2sched.yaml --parameter expired_wait --bounds 2:5 --scale full`: 3.06 s, RMSE 0.022, 7 solutions); the workflow reruns the fit at its scale. The 4-sched curve is then a prediction", POSITIVE),
-    "memory_stall_fraction": Param(0.25, "m in the slowdown 1 + m (d/10 - 1) at SLIT distance d from home, the NUMA simulator's default", PROBABILITY),
-    "pick": Param(0.95, "probability that a scheduling CPU with P ready picks P: P is high priority (nice 0) and only 9 of 200 tasks are nice 0, so another nice-0 task is rarely ready on the same CPU", PROBABILITY),
-    "preempt": Param(0.9, "probability that P's wake-up preempts the task running on its CPU (higher priority unless that task is one of the other nice-0 ones)", PROBABILITY),
-    "other_run": Param(0.0, "mean run in s of another process before its CPU reschedules: E[min(burst, slice)] averaged over nice 1..19 with the simulator's timeslices and 'timeslice + nice' ms bursts (0 = derive)", NONNEGATIVE),
-    "kernel_path": Param(0.005, "mean time in s a CPU spends in Sc or PB before running a task again: a reschedule or balance is acted on at the next tick (1 ms at HZ=1000), then the switch and the cache refill follow; assumed 5 ms. A nuisance parameter: 2 against 10 ms moves the curve by about 1e-3 (test), but shorter paths make the model stiffer", POSITIVE),
-    "idle_share": Param(0.02, "probability that a scheduling CPU finds its run queue empty (P not queued there): 200 I/O-bound tasks on 8 CPUs keep queues non-empty most of the time; assumed", PROBABILITY),
-    "idle_period": Param(0.01, "mean time in s a CPU stays idle (IB) before a task wakes on it or it pulls one; assumed 10 ms", POSITIVE),
-    "imbalance_found": Param(0.25, "probability that a busy CPU's periodic balance finds an imbalance above imbalance_pct and moves a task; assumed (equal mean loads, fluctuating queues)", PROBABILITY),
-    "movable_tasks": Param(3.0, "number of tasks on the busiest queue among which the moved one is chosen (P is one of them); assumed from a load of 2-4 runnable tasks per CPU", Real(ge=1)),
-    "failure": Param(0.0, "failure rate of a processor per s: no failure in corr05's figure ('normal end' reaches 0.85 and still rises); Er is then unreachable and drops out of the state space", NONNEGATIVE),
+    "expired_wait": Param(3.06, "mean time in s an expired P waits for its CPU's array switch; not stated anywhere, so "
+                                "fitted: least squares over the 16 published points of the 2-sched curve on the 8-CPU "
+                                "machine (`simcore san-fit config/san/corr05-fig8-2sched.yaml --parameter expired_wait "
+                                "--bounds 2:5 --scale full`: 3.06 s, RMSE 0.022, 7 solutions); the workflow reruns the "
+                                "fit at its scale. The 4-sched curve is then a prediction", POSITIVE),
+    "memory_stall_fraction": Param(0.25, "m in the slowdown 1 + m (d/10 - 1) at SLIT distance d from home, the NUMA "
+                                         "simulator's default", PROBABILITY),
+    "pick": Param(0.95, "probability that a scheduling CPU with P ready picks P: P is high priority (nice 0) and only "
+                        "9 of 200 tasks are nice 0, so another nice-0 task is rarely ready on the same CPU",
+                        PROBABILITY),
+    "preempt": Param(0.9, "probability that P's wake-up preempts the task running on its CPU (higher priority unless "
+                          "that task is one of the other nice-0 ones)", PROBABILITY),
+    "other_run": Param(0.0, "mean run in s of another process before its CPU reschedules: E[min(burst, slice)] "
+                            "averaged over nice 1..19 with the simulator's timeslices and 'timeslice + nice' ms bursts "
+                            "(0 = derive)", NONNEGATIVE),
+    "kernel_path": Param(0.005, "mean time in s a CPU spends in Sc or PB before running a task again: a reschedule or "
+                                "balance is acted on at the next tick (1 ms at HZ=1000), then the switch and the cache "
+                                "refill follow; assumed 5 ms. A nuisance parameter: 2 against 10 ms moves the curve by "
+                                "about 1e-3 (test), but shorter paths make the model stiffer", POSITIVE),
+    "idle_share": Param(0.02, "probability that a scheduling CPU finds its run queue empty (P not queued there): 200 "
+                              "I/O-bound tasks on 8 CPUs keep queues non-empty most of the time; assumed", PROBABILITY),
+    "idle_period": Param(0.01, "mean time in s a CPU stays idle (IB) before a task wakes on it or it pulls one; "
+                               "assumed 10 ms", POSITIVE),
+    "imbalance_found": Param(0.25, "probability that a busy CPU's periodic balance finds an imbalance above "
+                                   "imbalance_pct and moves a task; assumed (equal mean loads, fluctuating queues)",
+                                   PROBABILITY),
+    "movable_tasks": Param(3.0, "number of tasks on the busiest queue among which the moved one is chosen (P is one of "
+                                "them); assumed from a load of 2-4 runnable tasks per CPU", Real(ge=1)),
+    "failure": Param(0.0, "failure rate of a processor per s: no failure in corr05's figure ('normal end' reaches 0.85 "
+                          "and still rises); Er is then unreachable and drops out of the state space", NONNEGATIVE),
     "repair": Param(1.0, "repair rate of a failed processor per s (used only when failure > 0)", NONNEGATIVE),
 }
 
@@ -104,7 +126,8 @@ def _pull_weights(domains, cpu: int, n_cpus: int, frequency) -> dict[int, float]
 #: The arguments of a model file's ``generator`` section (``topology`` and ``levels`` are required).
 ARGUMENTS = {
     "topology": Parameter(None, "the machine: a topology catalog name or file", TEXT),
-    "levels": Parameter(None, "sched-domain levels: '2' (Linux's stock two) or 'n' (one per distance)", Choice(*BUILDERS)),
+    "levels": Parameter(None, "sched-domain levels: '2' (Linux's stock two) or 'n' (one per distance)",
+                              Choice(*BUILDERS)),
     "home_cpu": Parameter(0, "the CPU P starts on; its node is P's home", NONNEGATIVE_INTEGER),
     "node_init": Parameter(DEFAULT_NODE_INIT, "SD_NODE_INIT of the node-level domains", Choice(*NODE_INITS)),
     "node_groups": Parameter(DEFAULT_NODE_GROUPS, "groups of the node-level domains (simcore.topology.domains)",

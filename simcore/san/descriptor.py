@@ -54,6 +54,7 @@ import numpy as np
 from simcore.san.model import Rate, San, SanError, check_product
 from simcore.san.pieces import Box, Factor, Layout, Plan
 
+
 @dataclass
 class Term:
     """``diag(func) · ⊗ factors`` (func None: the constant rate is folded into the factors)."""

@@ -9,9 +9,9 @@ A fit takes minutes to an hour (corr05's 8-CPU model: about seven solutions of s
 fits are kept in a record (``config/san/fits.yaml``) under a key of everything they depend on:
 the code a fit runs and the topology catalog (the ``san`` results' files but the SimPy
 cross-check and the solve/simulate commands: ``fit_files`` in
-:mod:`simcore.experiments.fingerprint`), the model file's text, the parameter, the bounds and the scale. ``simcore san-fit --record FILE`` stores a fit
-there; ``--cache FILE`` takes the stored fit whose key matches instead of solving again, and the
-CSV says so (``computed``: when the stored fit was made). Any change of code, model or bounds
+:mod:`simcore.experiments.fingerprint`), the model file's text, the parameter, the bounds and the scale. ``simcore
+san-fit --record FILE`` stores a fit there; ``--cache FILE`` takes the stored fit whose key matches instead of solving
+again, and the CSV says so (``computed``: when the stored fit was made). Any change of code, model or bounds
 changes the key, and the fit is made again.
 """
 
@@ -107,6 +107,7 @@ def fit_key(model, parameter: str, low: float, high: float, scale: str | None) -
 
 
 def _record_entries(path: Path) -> list[dict]:
+    from simcore.experiments.calibrated import check_keys
     from simcore.inputs import read_yaml
 
     if not path.exists():
@@ -114,6 +115,7 @@ def _record_entries(path: Path) -> list[dict]:
     entries = read_yaml(path) or []
     if not isinstance(entries, list) or not all(isinstance(e, dict) and "key" in e for e in entries):
         raise InputError(f"{path}: expected a list of recorded fits, each with a 'key'.")
+    check_keys(path, entries)
     return entries
 
 

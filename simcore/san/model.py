@@ -24,11 +24,22 @@ from pathlib import Path
 
 from simcore.errors import InputError
 from simcore.inputs import read_yaml
-from simcore.vocabulary.domains import COUNT, AnyOf, Integer, Real, Structured, is_real, show
 from simcore.san.expr import Compiled, ExprError, compile_expr, parse, tokenize
+from simcore.vocabulary.domains import COUNT, AnyOf, Integer, Real, Structured, is_real, show
 
 _NAME = re.compile(r"[A-Za-z_]\w*\Z")
-YAML_KEYS = ("name", "parameters", "automata", "initial", "local", "synchronizing", "measures", "solve", "published", "fit")
+YAML_KEYS = (
+    "name",
+    "parameters",
+    "automata",
+    "initial",
+    "local",
+    "synchronizing",
+    "measures",
+    "solve",
+    "published",
+    "fit",
+)
 GENERATED_KEYS = ("name", "generator", "parameters", "measures", "solve", "published", "fit")
 FIT_KEYS = ("parameter", "bounds")
 SOLVE_KEYS = ("times", "method", "tol", "krylov_dim", "simulate")
@@ -348,7 +359,10 @@ def load_san(path: str | Path, scale: str | None = None, params: dict | None = N
         return _generated(path, data, scale, params or {})
     _fields(str(path), data, ("automata",), tuple(k for k in YAML_KEYS if k != "automata"))
     san = San(name=str(data.get("name", path.stem)), source=str(path))
-    san.solve, san.published = _solve(path, data.get("solve"), data.get("fit")), _mapping(path, "published", data.get("published"))
+    san.solve, san.published = (
+        _solve(path, data.get("solve"), data.get("fit")),
+        _mapping(path, "published", data.get("published")),
+    )
     for key, value in {**_mapping(path, "parameters", data.get("parameters")), **(params or {})}.items():
         san.param(str(key), value, f"{path}: key 'parameters.{key}'")
     for key, states in _mapping(path, "automata", data["automata"]).items():
@@ -418,6 +432,9 @@ def _generated(path: Path, data: dict, scale: str | None, overrides: dict) -> Sa
     san.name, san.source = str(data.get("name", path.stem)), str(path)
     for key, text in _mapping(path, "measures", data.get("measures")).items():
         san.measures[str(key)] = str(text)
-    san.solve, san.published = _solve(path, data.get("solve"), data.get("fit")), _mapping(path, "published", data.get("published"))
+    san.solve, san.published = (
+        _solve(path, data.get("solve"), data.get("fit")),
+        _mapping(path, "published", data.get("published")),
+    )
     _validate_yaml(san, path)
     return san

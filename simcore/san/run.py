@@ -119,8 +119,10 @@ def solve_to_csv(model: str | Path, out: str | Path, times: str | None, measures
         sol = solve_transient(desc, grid, rewards, kind, eps, int(san.solve.get("krylov_dim", 30)), progress)
         for i, t in enumerate(sol.times):
             lines.append(_row([t, *(sol.measures[n][i] for n in wanted), sol.mass[i], sol.bound[i]]))
-        summary.append(f"transient ({kind}): {sol.products} products, error {'estimate' if kind == 'krylov' else 'bound'} "
-                       f"{sol.bound[-1]:.3g}")
+        summary.append(
+            f"transient ({kind}): {sol.products} products, error {'estimate' if kind == 'krylov' else 'bound'} "
+            f"{sol.bound[-1]:.3g}"
+        )
     if steady:
         ss = steady_state(desc, method=method, tol=max(eps, 1e-14), progress=progress)
         lines.append(_row(["inf", *(float(rewards[n] @ ss.pi) for n in wanted), ss.pi.sum(), ss.residual]))

@@ -95,6 +95,31 @@ def _fire(W, state, U, i, p_off, p_auto, p_src, mv_mass, mv_off, mv_cnt, mv_dst,
 
 
 @njit(cache=True)
+def _next_time(W, F, state, rates, cum, U, watched, stuck):
+    """The TOP phase: the rates summed up and the clock moved to the next event (phase OBSERVE), or
+    phase LAST when no event can come; False (the phase unchanged) when the uniforms may run out."""
+    n = len(rates)
+    if n == 0 or (W[W_STOPEARLY] == 1 and _frozen(state, watched, stuck)):
+        W[W_PHASE] = LAST
+        return True
+    total = 0.0
+    for j in range(n):
+        total += rates[j]
+        cum[j] = total
+    if total <= 0:                                 # absorbing: the state holds for ever
+        W[W_PHASE] = LAST
+        return True
+    if W[W_PTR] + W[W_DRAWS] > len(U):
+        return False
+    u = U[W[W_PTR]]
+    W[W_PTR] += 1
+    F[F_NOW] = F[F_NOW] + -math.log1p(-u) / total
+    F[F_TOTAL] = total
+    W[W_PHASE] = OBSERVE
+    return True
+
+
+@njit(cache=True)
 def walk(W, F, state, rates, cum, U, times, values,
          d_off, d_auto, d_stride, r_base, r_table,
          p_off, p_auto, p_src, mv_mass, mv_off, mv_cnt, mv_dst, mv_cum,
@@ -105,23 +130,8 @@ def walk(W, F, state, rates, cum, U, times, values,
     while True:
         phase = W[W_PHASE]
         if phase == TOP:
-            if n == 0 or (W[W_STOPEARLY] == 1 and _frozen(state, watched, stuck)):
-                W[W_PHASE] = LAST
-                continue
-            total = 0.0
-            for j in range(n):
-                total += rates[j]
-                cum[j] = total
-            if total <= 0:                                 # absorbing: the state holds for ever
-                W[W_PHASE] = LAST
-                continue
-            if W[W_PTR] + W[W_DRAWS] > len(U):
+            if not _next_time(W, F, state, rates, cum, U, watched, stuck):
                 return NEED_UNIFORMS
-            u = U[W[W_PTR]]
-            W[W_PTR] += 1
-            F[F_NOW] = F[F_NOW] + -math.log1p(-u) / total
-            F[F_TOTAL] = total
-            W[W_PHASE] = OBSERVE
         elif phase == OBSERVE:
             now = F[F_NOW]
             if now > F[F_NEXT]:

@@ -35,15 +35,15 @@ Several cells: the claim is ``reproduced`` when every cell reproduces it (an int
 test, valid at the spec's level without correction); a cell's other decided verdict (contradicted,
 absent, smaller, larger) counts only if it also holds at the Bonferroni level 1 - (1 - level)/k
 over the claim's k cells, else the cell is inconclusive. The claim takes the first verdict of
-VERDICT_ORDER among its cells. A claim with ``across: mean`` is about one statistic instead: the mean over its cells of the
-per-cell difference or ratio (a paper's "average improvement" over its workloads), with the
+VERDICT_ORDER among its cells. A claim with ``across: mean`` is about one statistic instead: the mean over its cells of
+the per-cell difference or ratio (a paper's "average improvement" over its workloads), with the
 interval of a mean of independent estimates (:func:`simcore.stats.intervals.mean_of_independent`),
 judged as one cell.
 
 A claim about part of a curve (``where``) whose figure the paper gives elsewhere with the other
 sign (the published pair policy/than lies on the far side of the threshold in cells outside
-``where``: gains at light loads, losses at heavy ones) says that the sign changes there (a number marked ``untested`` gives no sign). Its
-direction, reproduced or of another magnitude, is ``not specific`` when the reproduction shows
+``where``: gains at light loads, losses at heavy ones) says that the sign changes there (a number marked ``untested``
+gives no sign). Its direction, reproduced or of another magnitude, is ``not specific`` when the reproduction shows
 the same direction, of practical size and decided at the Bonferroni level over those cells, in a
 cell where the paper's curve has the other sign: an offset everywhere is not the paper's change
 of sign. The row then gives that cell and its interval. A claim marked ``calibrated`` (its number was used to choose a
@@ -57,10 +57,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from simcore.vocabulary.cells import grid_values, where_matches
 from simcore.stats.intervals import Interval, mean_of_independent, mean_of_paired, sd_estimate
 from simcore.stats.kinds import NULL, SIDE, STATISTIC, published_in_cell  # noqa: F401 (re-exported)
 from simcore.stats.summary import metric_estimate
+from simcore.vocabulary.cells import grid_values, where_matches
 
 MARGIN = 0.25  # equivalence margin: a quarter of the published effect, on the analysis scale
 PRACTICAL = 0.25  # practical size: a quarter of the smallest effect the paper reports for the figure...
@@ -298,8 +298,17 @@ def _chosen(spec, raw, claim) -> list[tuple]:
         if match is None or values == own:
             continue
         common = set(rows.rep) & set(match.rep)      # a precision round may have run one cell further
-        out.append((i, pd.concat([rows[rows.rep.isin(common)],
-                                  match[(match.policy == than) & match.rep.isin(common)].assign(policy=than_label(claim, than))])))
+        out.append(
+            (
+                i,
+                pd.concat(
+                    [
+                        rows[rows.rep.isin(common)],
+                        match[(match.policy == than) & match.rep.isin(common)].assign(policy=than_label(claim, than)),
+                    ]
+                ),
+            )
+        )
     return out
 
 
@@ -348,7 +357,12 @@ def _opposite_cells(spec, raw, claim, than, threshold) -> list[tuple]:
     one statistic per cell, ``across``, ``than_cell`` or no ``where``). A published number marked
     ``untested`` (shown beside ours, the text stating nothing of it) gives no sign."""
     where = claim.get("where")
-    if not where or claim.get("across") or claim.get("than_cell") or STATISTIC[claim["kind"]] not in ("ratio", "difference"):
+    if (
+        not where
+        or claim.get("across")
+        or claim.get("than_cell")
+        or STATISTIC[claim["kind"]] not in ("ratio", "difference")
+    ):
         return []
     published = [e for e in spec.data.get("published") or [] if "untested" not in e]
     out = []
@@ -406,7 +420,9 @@ def evaluate_claim(spec, raw: pd.DataFrame, claim: dict) -> dict:
         return {**base, "cells": 0, "cells_reproduced": 0, "verdict": "inconclusive",
                 "statistical_verdict": "inconclusive"}
     rank = {v: i for i, v in enumerate(VERDICT_ORDER)}
-    cell_index, iv, verdict, needed, effect, practical = min(cells, key=lambda c: (rank[c[2]], -abs(c[1].mean - threshold)))
+    cell_index, iv, verdict, needed, effect, practical = min(
+        cells, key=lambda c: (rank[c[2]], -abs(c[1].mean - threshold))
+    )
     if verdict == "inconclusive":  # every undecided cell must be decided
         counts = [c[3] for c in cells if c[2] == "inconclusive"]
         needed = math.nan if any(math.isnan(x) for x in counts) else max(counts)
@@ -415,12 +431,20 @@ def evaluate_claim(spec, raw: pd.DataFrame, claim: dict) -> dict:
     if elsewhere is not None:
         (cell_index, iv), verdict, needed = elsewhere, "not specific", math.nan
     return {
-        **base, "published_effect": math.nan if effect is None else float(effect),
+        **base,
+        "published_effect": math.nan if effect is None else float(effect),
         "practical_size": float(practical),
-        "cells": len(_chosen(spec, raw, claim)), "cells_reproduced": reproduced,
-        "deciding_cell": math.nan if cell_index is None else cell_index, "estimate": iv.mean, "ci_low": iv.low, "ci_high": iv.high,
-        "level": iv.level, "n": iv.n, "required_replications": needed,
-        "verdict": "calibrated" if claim.get("calibrated") else verdict, "statistical_verdict": verdict,
+        "cells": len(_chosen(spec, raw, claim)),
+        "cells_reproduced": reproduced,
+        "deciding_cell": math.nan if cell_index is None else cell_index,
+        "estimate": iv.mean,
+        "ci_low": iv.low,
+        "ci_high": iv.high,
+        "level": iv.level,
+        "n": iv.n,
+        "required_replications": needed,
+        "verdict": "calibrated" if claim.get("calibrated") else verdict,
+        "statistical_verdict": verdict,
     }
 
 
@@ -441,7 +465,10 @@ def cell_statistics(spec, raw: pd.DataFrame, claim: dict) -> dict[int, Interval]
     """Cell index -> the claim's statistic in that cell with its interval at the spec's level
     (every cell the claim names; readings figures set them side by side)."""
     metric, than, _, _ = _terms(spec, claim)
-    return {int(i): _cell_interval(spec, rows, claim, metric, than, spec.confidence) for i, rows in _chosen(spec, raw, claim)}
+    return {
+        int(i): _cell_interval(spec, rows, claim, metric, than, spec.confidence)
+        for i, rows in _chosen(spec, raw, claim)
+    }
 
 
 def cell_estimates(spec, raw: pd.DataFrame, claim: dict) -> dict[int, tuple]:

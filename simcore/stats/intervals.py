@@ -63,7 +63,7 @@ def _bounds(m: float, half: float, range_: str) -> tuple[float, float]:
     if half == 0 or m in (0.0, top):  # all replications equal, or all at a bound (up to rounding)
         return m, m
     if range_ == "share":
-        from scipy import special   # imported here: scipy costs a second, and spec checks import this module
+        from scipy import special  # imported here: scipy costs a second, and spec checks import this module
 
         h = half / (m * (1 - m))
         return float(special.expit(special.logit(m) - h)), float(special.expit(special.logit(m) + h))

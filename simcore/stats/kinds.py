@@ -6,8 +6,16 @@ from __future__ import annotations
 
 from simcore.vocabulary.cells import where_matches
 
-STATISTIC = {"value": "value", "less": "difference", "greater": "difference", "ratio-above": "ratio", "ratio-below": "ratio",
-             "share-less": "share", "gain-grows": "slope", "spread": "spread"}
+STATISTIC = {
+    "value": "value",
+    "less": "difference",
+    "greater": "difference",
+    "ratio-above": "ratio",
+    "ratio-below": "ratio",
+    "share-less": "share",
+    "gain-grows": "slope",
+    "spread": "spread",
+}
 NULL = {"value": 0.0, "difference": 0.0, "ratio": 1.0, "share": 0.5, "slope": 0.0, "spread": 0.0}
 SIDE = {"value": 1, "less": -1, "ratio-below": -1, "greater": 1, "ratio-above": 1, "share-less": 1, "gain-grows": 1,
         "spread": 1}

@@ -50,7 +50,9 @@ def _check_pairing(rows: pd.DataFrame, spec) -> None:
     counts = rows.groupby(["cell", "policy"])["rep"].apply(lambda r: tuple(sorted(r)))
     for cell, per_policy in counts.groupby(level="cell"):
         if per_policy.nunique() != 1:
-            raise InputError(f"--raw: cell {cell} of {spec.id} has different replications per policy; cannot pair them.")
+            raise InputError(
+                f"--raw: cell {cell} of {spec.id} has different replications per policy; cannot pair them."
+            )
 
 
 def summarize(spec, raw: pd.DataFrame) -> pd.DataFrame:

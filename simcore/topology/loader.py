@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 from simcore.inputs import read_yaml
-from simcore.vocabulary.parameters import Parameter
-from simcore.vocabulary.domains import COUNT, TEXT, AnyOf, Structured, show
 from simcore.topology.machine import LOCAL_DISTANCE, Machine, TopologyError, check_distances, make_machine
+from simcore.vocabulary.domains import COUNT, TEXT, AnyOf, Structured, show
+from simcore.vocabulary.parameters import Parameter
 
 
 def _slit(value) -> str | None:
@@ -29,9 +29,16 @@ FIELDS = {
     "name": Parameter(None, "the machine's name", TEXT),
     "description": Parameter(None, "what the machine is", TEXT),
     "source": Parameter(None, "where its numbers come from", TEXT),
-    "cpus_per_node": Parameter(None, "CPUs of every node, or of each node", AnyOf(COUNT, Structured("list of positive integers", _counts))),
-    "distances": Parameter(None, "the SLIT matrix, one row per node", Structured(
-        "square symmetric matrix of integers 1-255, 10 on the diagonal, every remote distance above 10", _slit)),
+    "cpus_per_node": Parameter(
+        None, "CPUs of every node, or of each node", AnyOf(COUNT, Structured("list of positive integers", _counts))
+    ),
+    "distances": Parameter(
+        None,
+        "the SLIT matrix, one row per node",
+        Structured(
+            "square symmetric matrix of integers 1-255, 10 on the diagonal, every remote distance above 10", _slit
+        ),
+    ),
 }
 KEYS = tuple(FIELDS)
 CATALOG = "config/topologies"

@@ -38,22 +38,29 @@ from simcore.vocabulary.domains import NONNEGATIVE, Choice
 
 #: Hyperparameters of every policy that migrates under Mosix's rules.
 MIGRATION = {
-    "min_residency": Parameter(1.0, "Seconds a process must stay on a machine before it may migrate (Barak 1996).", NONNEGATIVE),
-    "migration_cost": Parameter(0.0, "Seconds a migrating process makes no progress (it joins the target this much later).", NONNEGATIVE),
+    "min_residency": Parameter(1.0, "Seconds a process must stay on a machine before it may migrate (Barak 1996).",
+                                    NONNEGATIVE),
+    "migration_cost": Parameter(0.0, "Seconds a migrating process makes no progress (it joins the target this much "
+                                     "later).", NONNEGATIVE),
 }
 
 
 #: The hyperparameter of every policy that places round robin as PVM spawns (pvm, pvm-on-mosix,
 #: mosix 'round-robin').
 HOSTS = {
-    "host_order": Parameter("listed", "The order of PVM's host list, which its round robin follows: 'listed' (the machines as configured) or 'slowest-first' (by speed, the slowest first; the listed order among equals). Barak 1996 leaves it open.",
+    "host_order": Parameter("listed", "The order of PVM's host list, which its round robin follows: 'listed' (the "
+                                      "machines as configured) or 'slowest-first' (by speed, the slowest first; the "
+                                      "listed order among equals). Barak 1996 leaves it open.",
                             Choice("listed", "slowest-first")),
 }
 
 
 #: The hyperparameter of the policies whose processes PVM's daemon spawns (pvm, pvm-on-mosix).
 SPAWN = {
-    "spawn_delay": Parameter(0.0, "Seconds PVM's daemon takes to start one task: the processes of a set that arrives together are started one after another, the k-th (from 1) k * spawn_delay after the set's arrival, which their times are still measured from (Barak 1996, section 3.3.2: each task initiation request is served by the local daemon in turn).",
+    "spawn_delay": Parameter(0.0, "Seconds PVM's daemon takes to start one task: the processes of a set that arrives "
+                                  "together are started one after another, the k-th (from 1) k * spawn_delay after the "
+                                  "set's arrival, which their times are still measured from (Barak 1996, section "
+                                  "3.3.2: each task initiation request is served by the local daemon in turn).",
                              NONNEGATIVE),
 }
 

@@ -17,8 +17,16 @@ from simcore.vocabulary.domains import NONNEGATIVE_INTEGER, POSITIVE
 
 #: Hyperparameters of the information dissemination, shared by the Mosix policies.
 KNOWLEDGE = {
-    "info_interval": Parameter(1.0, "Seconds between rounds in which every machine sends its load to mosix_known_machines random others.", POSITIVE),
-    "mosix_known_machines": Parameter(4, "Size of a machine's window of other machines' loads (Mosix keeps a small load vector; 4 assumed).", NONNEGATIVE_INTEGER),
+    "info_interval": Parameter(
+        1.0,
+        "Seconds between rounds in which every machine sends its load to mosix_known_machines random others.",
+        POSITIVE,
+    ),
+    "mosix_known_machines": Parameter(
+        4,
+        "Size of a machine's window of other machines' loads (Mosix keeps a small load vector; 4 assumed).",
+        NONNEGATIVE_INTEGER,
+    ),
 }
 
 

@@ -9,13 +9,30 @@ entry for the target.
 
 from __future__ import annotations
 
-
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster import sharing_kernels as S
 from simcore.models.cluster.layout_kernels import (
-    MF_ALERT, MF_COLS, MF_SPEED, MF_USED, M_COLS, M_MARK, M_VN, OF_MF, OF_VL, OF_VM, O_MI, O_R, O_VS,
-    PF_MEMORY, Y_N, Y_RLEFT, Y_RNEXT, Y_VSTRIDE, Y_WINDOW)
+    M_COLS,
+    M_MARK,
+    M_VN,
+    MF_ALERT,
+    MF_COLS,
+    MF_SPEED,
+    MF_USED,
+    O_MI,
+    O_R,
+    O_VS,
+    OF_MF,
+    OF_VL,
+    OF_VM,
+    PF_MEMORY,
+    Y_N,
+    Y_RLEFT,
+    Y_RNEXT,
+    Y_VSTRIDE,
+    Y_WINDOW,
+)
 
 
 def _view_find(r, s, CI):

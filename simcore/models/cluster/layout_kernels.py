@@ -17,7 +17,6 @@ file: with NUMBA_DISABLE_JIT=1 they run as Python.
 
 from __future__ import annotations
 
-
 from simcore.core import calendar_kernels as C
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 

@@ -15,9 +15,20 @@ from simcore.core.rng import Streams
 from simcore.errors import InputError
 from simcore.models import Metric, Parameter, with_defaults
 from simcore.models.cluster import workload as wl
-from simcore.vocabulary.domains import (COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, AnyOf, Choice,
-                                    Real, Structured, records)
 from simcore.models.registry import get_policy, with_hyperparameters
+from simcore.vocabulary.domains import (
+    COUNT,
+    NONNEGATIVE,
+    NONNEGATIVE_INTEGER,
+    POSITIVE,
+    PROBABILITY,
+    TEXT,
+    AnyOf,
+    Choice,
+    Real,
+    Structured,
+    records,
+)
 
 if TYPE_CHECKING:     # the kernels load when the first run starts, not when a spec is read
     from simcore.models.cluster.system import ClusterSystem, Proc
@@ -28,41 +39,68 @@ AMIR_MACHINES = [
     {"name": "laptop", "count": 1, "speed": 90 / 200, "memory_mb": 24},
 ]
 
-MACHINE_GROUP = {"name": (TEXT, False), "count": (COUNT, False), "speed": (POSITIVE, True), "memory_mb": (POSITIVE, True)}
+MACHINE_GROUP = {
+    "name": (TEXT, False),
+    "count": (COUNT, False),
+    "speed": (POSITIVE, True),
+    "memory_mb": (POSITIVE, True),
+}
 
 PARAMETERS: dict[str, Parameter] = with_hyperparameters("cluster", {
-    "machines": Parameter(AMIR_MACHINES, "Machine groups {name, count, speed (relative), memory_mb}; default Amir Table 1, speed = clock / 200 MHz.",
-                          Structured("list of machine groups {name, count >= 1, speed > 0, memory_mb > 0}", records(MACHINE_GROUP))),
-    "thrashing_factor": Parameter(10.0, "Slowdown factor of every process on a machine whose memory in use exceeds its memory.", Real(ge=1)),
-    "workload": Parameter("amir", "Job stream: 'amir' (section 5), 'batch' (Barak 1996: all start at t=0) or 'poisson' (validation).",
+    "machines": Parameter(AMIR_MACHINES, "Machine groups {name, count, speed (relative), memory_mb}; default Amir "
+                                         "Table 1, speed = clock / 200 MHz.",
+                          Structured("list of machine groups {name, count >= 1, speed > 0, memory_mb > 0}",
+                                     records(MACHINE_GROUP))),
+    "thrashing_factor": Parameter(10.0, "Slowdown factor of every process on a machine whose memory in use exceeds its "
+                                        "memory.", Real(ge=1)),
+    "workload": Parameter("amir", "Job stream: 'amir' (section 5), 'batch' (Barak 1996: all start at t=0) or 'poisson' "
+                                  "(validation).",
                           Choice("amir", "batch", "poisson")),
     # amir workload
-    "arrival_window": Parameter(1000.0, "Jobs arrive as a Poisson process during [0, arrival_window) seconds (amir, poisson).", POSITIVE),
+    "arrival_window": Parameter(1000.0, "Jobs arrive as a Poisson process during [0, arrival_window) seconds (amir, "
+                                        "poisson).", POSITIVE),
     "mean_interarrival": Parameter(10.0, "Mean time between job arrivals, s (amir).", POSITIVE),
     "parallel_fraction": Parameter(0.05, "Probability that a job is a parallel job (amir).", PROBABILITY),
-    "parallel_procs_max": Parameter(20, "A parallel job has U{1..parallel_procs_max} identical processes (amir).", COUNT),
-    "single_cpu_scale": Parameter(2.0, "Single-process demand is single_cpu_scale / r CPU s, r ~ U(0,1) (amir).", POSITIVE),
-    "parallel_cpu_scale": Parameter(20.0, "Parallel-process demand is parallel_cpu_scale / r CPU s, r ~ U(0,1) (amir).", POSITIVE),
+    "parallel_procs_max": Parameter(20, "A parallel job has U{1..parallel_procs_max} identical processes (amir).",
+                                        COUNT),
+    "single_cpu_scale": Parameter(2.0, "Single-process demand is single_cpu_scale / r CPU s, r ~ U(0,1) (amir).",
+                                       POSITIVE),
+    "parallel_cpu_scale": Parameter(20.0, "Parallel-process demand is parallel_cpu_scale / r CPU s, r ~ U(0,1) (amir).",
+                                          POSITIVE),
     "single_cpu_cap": Parameter(1000.0, "Largest demand of a single-process job, CPU s (amir).", POSITIVE),
     "parallel_cpu_cap": Parameter(10000.0, "Largest demand of a process of a parallel job, CPU s (amir).", POSITIVE),
-    "reference_memory_mb": Parameter(64.0, "Memory of which a process needs (1/m)%, m ~ U(0,1), MB (amir: a Pentium Pro).", NONNEGATIVE),
-    "memory_cap_percent": Parameter(100.0, "Largest memory of a process, percent of reference_memory_mb (amir).", POSITIVE),
-    "parallel_draws": Parameter("job", "'job': the processes of a parallel job share one r and one m (identical processes); 'process': each draws its own (amir).",
+    "reference_memory_mb": Parameter(64.0, "Memory of which a process needs (1/m)%, m ~ U(0,1), MB (amir: a Pentium "
+                                           "Pro).", NONNEGATIVE),
+    "memory_cap_percent": Parameter(100.0, "Largest memory of a process, percent of reference_memory_mb (amir).",
+                                           POSITIVE),
+    "parallel_draws": Parameter("job", "'job': the processes of a parallel job share one r and one m (identical "
+                                       "processes); 'process': each draws its own (amir).",
                                 Choice("job", "process")),
-    "slowdown_demand": Parameter("reference", "t(j) of the slowdown: 'reference', CPU s on a speed-1.0 machine; 'machine', CPU s on the machine the process completed on (demand / its speed).",
+    "slowdown_demand": Parameter("reference", "t(j) of the slowdown: 'reference', CPU s on a speed-1.0 machine; "
+                                              "'machine', CPU s on the machine the process completed on (demand / its "
+                                              "speed).",
                                  Choice("reference", "machine")),
-    "measure_until": Parameter("last-completion", "When an execution's measurement ends: 'last-completion' (every job measured to its completion) or seconds (only jobs, for 'job' slowdowns their last process, completed by then are measured: an execution cut at that time). The run itself always goes on to its last completion.",
+    "measure_until": Parameter("last-completion", "When an execution's measurement ends: 'last-completion' (every job "
+                                                  "measured to its completion) or seconds (only jobs, for 'job' "
+                                                  "slowdowns their last process, completed by then are measured: an "
+                                                  "execution cut at that time). The run itself always goes on to its "
+                                                  "last completion.",
                                AnyOf(Choice("last-completion"), POSITIVE)),
-    "parallel_job_slowdown": Parameter("process", "'process': each process of a parallel job counts as one job; 'job': one slowdown per job from its last completion.",
+    "parallel_job_slowdown": Parameter("process", "'process': each process of a parallel job counts as one job; 'job': "
+                                                  "one slowdown per job from its last completion.",
                                        Choice("process", "job")),
     # batch workload
     "n_procs": Parameter(16, "Number of processes started at t=0 (batch).", COUNT),
-    "demand_kind": Parameter("constant", "'constant' (demand_value) or 'uniform' (U(0, demand_max)) demands (batch).", Choice("constant", "uniform")),
+    "demand_kind": Parameter("constant", "'constant' (demand_value) or 'uniform' (U(0, demand_max)) demands (batch).",
+                                         Choice("constant", "uniform")),
     "demand_value": Parameter(300.0, "Demand of every process for demand_kind 'constant', CPU s (batch).", POSITIVE),
     "demand_max": Parameter(600.0, "Upper end of uniform demands, CPU s (batch).", POSITIVE),
-    "home_machine": Parameter(0, "Machine where batch processes are created (their home, used by mosix 'home' placement); taken modulo the number of machines.", NONNEGATIVE_INTEGER),
-    "background_procs": Parameter(0, "Background processes, the k-th pinned to machine k mod n; they count as load, not in metrics (batch).", NONNEGATIVE_INTEGER),
-    "background_max_period": Parameter(30.0, "Background bursts (CPU s) and idle periods (s) are each U(0, this), starting with a burst.", POSITIVE),
+    "home_machine": Parameter(0, "Machine where batch processes are created (their home, used by mosix 'home' "
+                                 "placement); taken modulo the number of machines.", NONNEGATIVE_INTEGER),
+    "background_procs": Parameter(0, "Background processes, the k-th pinned to machine k mod n; they count as load, "
+                                     "not in metrics (batch).", NONNEGATIVE_INTEGER),
+    "background_max_period": Parameter(30.0, "Background bursts (CPU s) and idle periods (s) are each U(0, this), "
+                                             "starting with a burst.", POSITIVE),
     # poisson workload
     "arrival_rate": Parameter(0.5, "Poisson arrival rate, jobs/s (poisson).", POSITIVE),
     "mean_demand": Parameter(1.0, "Mean of the exponential demands, CPU s (poisson).", POSITIVE),
@@ -72,17 +110,22 @@ PARAMETERS: dict[str, Parameter] = with_hyperparameters("cluster", {
 CONSTRAINTS = ()  # no relation between the cluster's parameters beyond their domains
 
 METRICS: dict[str, Metric] = {
-    "mean_slowdown": Metric("Mean slowdown (completion - arrival) / demand over the measured jobs of the run.", "positive"),
-    "slowdown_sum": Metric("Sum of the slowdowns of the measured jobs (slowdown by job = sum / jobs over runs).", "nonnegative"),
+    "mean_slowdown": Metric("Mean slowdown (completion - arrival) / demand over the measured jobs of the run.",
+                            "positive"),
+    "slowdown_sum": Metric("Sum of the slowdowns of the measured jobs (slowdown by job = sum / jobs over runs).",
+                           "nonnegative"),
     "jobs": Metric("Number of measured jobs.", "nonnegative"),
     "max_slowdown": Metric("Largest slowdown of a measured job.", "positive"),
-    "makespan": Metric("Completion of the last measured process minus the first measured arrival, s (Barak's execution time).", "positive"),
+    "makespan": Metric("Completion of the last measured process minus the first measured arrival, s (Barak's execution "
+                       "time).", "positive"),
     "migrations": Metric("Number of process migrations.", "nonnegative"),
-    "thrashing_share": Metric("Share of the machine-time from 0 to the last completion that machines spent thrashing (memory in use above their memory, with processes to run).", "share"),
+    "thrashing_share": Metric("Share of the machine-time from 0 to the last completion that machines spent thrashing "
+                              "(memory in use above their memory, with processes to run).", "share"),
     "events": Metric("Simulation events fired (engine callbacks) in this policy's run.", "nonnegative"),
     # the split by whether one job alone needs more memory than the cluster has (Table 2 with and
     # without those executions: a spec's ratio metric, e.g. [oversized_slowdown, oversized])
-    "oversized": Metric("1 if some job's processes together need more memory than all machines have, else 0 (the same for every policy of a replication).", "share"),
+    "oversized": Metric("1 if some job's processes together need more memory than all machines have, else 0 (the same "
+                        "for every policy of a replication).", "share"),
     "fitting": Metric("1 - oversized: every job fits the cluster's memory.", "share"),
     "oversized_slowdown": Metric("mean_slowdown in a run with an oversized job, else 0.", "nonnegative"),
     "fitting_slowdown": Metric("mean_slowdown in a run where every job fits, else 0.", "nonnegative"),
@@ -220,7 +263,8 @@ def own_time(params: dict, cluster: ClusterSystem):
     if params["slowdown_demand"] == "machine":
         speeds = [m.speed for m in cluster.machines]
         return lambda p: p.demand / speeds[p.ended_on]
-    raise InputError(f"parameter 'slowdown_demand': unknown value {params['slowdown_demand']!r} (use 'reference' or 'machine').")
+    raise InputError(f"parameter 'slowdown_demand': unknown value {params['slowdown_demand']!r} (use 'reference' or "
+                     "'machine').")
 
 
 def thrashing_share(cluster: ClusterSystem, end: float) -> float:

@@ -42,8 +42,8 @@ from __future__ import annotations
 from simcore.models import Parameter
 from simcore.models.cluster.base import HOSTS, MIGRATION, SPAWN, Policy
 from simcore.models.cluster.knowledge import KNOWLEDGE, Knowledge
-from simcore.vocabulary.domains import NONNEGATIVE, POSITIVE, Choice, Real
 from simcore.models.registry import register
+from simcore.vocabulary.domains import NONNEGATIVE, POSITIVE, Choice, Real
 
 
 @register("cluster", "mosix")
@@ -54,12 +54,25 @@ class Mosix(Policy):
 
     HYPERPARAMETERS = {
         **KNOWLEDGE,
-        "balance_interval": Parameter(1.0, "Seconds between load-balancing attempts of a machine that has excess load or memory.", POSITIVE),
+        "balance_interval": Parameter(
+            1.0, "Seconds between load-balancing attempts of a machine that has excess load or memory.", POSITIVE
+        ),
         **MIGRATION,
-        "load_threshold": Parameter(1.0, "Migrate only if the load difference exceeds this (one CPU-bound process; Barak 1996 section 4).", NONNEGATIVE),
-        "memory_threshold": Parameter(0.9, "Fraction of memory in use above which Mosix moves a process to a known machine with free memory.", Real(gt=0, le=1)),
-        "mosix_initial": Parameter("home", "Where mosix starts a process: 'home' (its home machine), 'random' (policy's own draw) or 'round-robin'.",
-                                   Choice("home", "random", "round-robin")),
+        "load_threshold": Parameter(
+            1.0,
+            "Migrate only if the load difference exceeds this (one CPU-bound process; Barak 1996 section 4).",
+            NONNEGATIVE,
+        ),
+        "memory_threshold": Parameter(
+            0.9,
+            "Fraction of memory in use above which Mosix moves a process to a known machine with free memory.",
+            Real(gt=0, le=1),
+        ),
+        "mosix_initial": Parameter(
+            "home",
+            "Where mosix starts a process: 'home' (its home machine), 'random' (policy's own draw) or 'round-robin'.",
+            Choice("home", "random", "round-robin"),
+        ),
         **HOSTS,
     }
 

@@ -5,14 +5,42 @@ from __future__ import annotations
 
 import math
 
-
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster import sharing_kernels as S
 from simcore.models.cluster.layout_kernels import (
-    MF_ALERT, MF_COLS, MF_DUE, MF_MEM, MF_PHASE, MF_SPEED, MF_USED, M_FIRST, M_NPIN, M_NPROC, M_VN, OF_MF,
-    OF_PF, OF_VL, OF_VM, O_PI, O_VS, PF_ARRIVAL, PF_COLS, PF_MEMORY, PF_PLACED, P_COLS, P_NEXT, P_PINNED,
-    Y_LAZY, Y_N, Y_VSTRIDE, Z_MTHRESH, Z_PERIOD, Z_RESID, Z_THRESH)
+    M_FIRST,
+    M_NPIN,
+    M_NPROC,
+    M_VN,
+    MF_ALERT,
+    MF_COLS,
+    MF_DUE,
+    MF_MEM,
+    MF_PHASE,
+    MF_SPEED,
+    MF_USED,
+    O_PI,
+    O_VS,
+    OF_MF,
+    OF_PF,
+    OF_VL,
+    OF_VM,
+    P_COLS,
+    P_NEXT,
+    P_PINNED,
+    PF_ARRIVAL,
+    PF_COLS,
+    PF_MEMORY,
+    PF_PLACED,
+    Y_LAZY,
+    Y_N,
+    Y_VSTRIDE,
+    Z_MTHRESH,
+    Z_PERIOD,
+    Z_RESID,
+    Z_THRESH,
+)
 
 
 def wants(m, CI, CF):

@@ -19,16 +19,20 @@ from simcore.errors import InputError
 from simcore.models import Parameter
 from simcore.models.cluster.base import MIGRATION, Policy
 from simcore.models.cluster.knowledge import KNOWLEDGE, Knowledge
-from simcore.vocabulary.domains import AnyOf, Choice, Real
 from simcore.models.registry import register
+from simcore.vocabulary.domains import AnyOf, Choice, Real
 
 #: Hyperparameters of the opportunity cost (``CostModel``).
 COST = {
-    "cost_base": Parameter("n", "Base of the exponential cost: 'n' = number of machines (Amir section 4) or a number > 1.",
+    "cost_base": Parameter("n",
+                           "Base of the exponential cost: 'n' = number of machines (Amir section 4) or a number > 1.",
                            AnyOf(Choice("n"), Real(gt=1))),
-    "cpu_bound": Parameter("running-max", "Opportunity cost's CPU capacity L: power of two above the largest load 'running-max' (seen so far) or 'current' (now).",
+    "cpu_bound": Parameter("running-max", "Opportunity cost's CPU capacity L: power of two above the largest load "
+                                          "'running-max' (seen so far) or 'current' (now).",
                            Choice("running-max", "current")),
-    "cost_cpu_load": Parameter("processes", "CPU load in the opportunity cost: 'processes' (resident processes per unit of speed) or 'effective' (times the thrashing factor while memory in use exceeds the memory).",
+    "cost_cpu_load": Parameter("processes", "CPU load in the opportunity cost: 'processes' (resident processes per "
+                                            "unit of speed) or 'effective' (times the thrashing factor while memory in "
+                                            "use exceeds the memory).",
                                Choice("processes", "effective")),
 }
 
@@ -69,7 +73,8 @@ class EnhancedMosix(Policy):
     cost among the home (its exact state) and the machines of the home's window (their load and
     memory as last heard; the home wins a tie); the home's view then counts the process on the
     machine it went to. 'exact' places as ``enhanced-pvm`` does, on every machine's exact state
-    (a reading: the text gives Enhanced Mosix no such knowledge). After every arrival and completion, each machine checks each of its processes that has met
+    (a reading: the text gives Enhanced Mosix no such knowledge). After every arrival and completion, each machine
+    checks each of its processes that has met
     ``min_residency`` against the machines in its window. Rule ``stability`` (section 3.3): the
     marginal cost the process had when placed here must not exceed ``reassign_factor`` times
     its marginal cost on a known machine. Rule ``greedy`` (section 4, "minimise the sum of the
@@ -83,10 +88,15 @@ class EnhancedMosix(Policy):
         **KNOWLEDGE,
         **MIGRATION,
         **COST,
-        "reassign_factor": Parameter(2.0, "Factor of the stability condition for reassignment (Amir section 3.3).", Real(ge=1)),
-        "placement_knowledge": Parameter("window", "enhanced-mosix's first placement: 'window' (section 4: Mosix's knowledge limits: the home machine and the machines its window holds) or 'exact' (every machine's exact state, as enhanced-pvm).",
+        "reassign_factor": Parameter(2.0, "Factor of the stability condition for reassignment (Amir section 3.3).",
+                                          Real(ge=1)),
+        "placement_knowledge": Parameter("window", "enhanced-mosix's first placement: 'window' (section 4: Mosix's "
+                                                   "knowledge limits: the home machine and the machines its window "
+                                                   "holds) or 'exact' (every machine's exact state, as enhanced-pvm).",
                                          Choice("window", "exact")),
-        "reassign_rule": Parameter("stability", "enhanced-mosix: 'stability' (section 3.3: cost when placed > factor x cost elsewhere) or 'greedy' (section 4: move when another known machine is cheaper now).",
+        "reassign_rule": Parameter("stability", "enhanced-mosix: 'stability' (section 3.3: cost when placed > factor x "
+                                                "cost elsewhere) or 'greedy' (section 4: move when another known "
+                                                "machine is cheaper now).",
                                    Choice("stability", "greedy")),
     }
 
@@ -100,5 +110,7 @@ class EnhancedMosix(Policy):
 
     def start(self, cluster) -> None:
         self.costs = CostModel(self.hp, len(cluster.machines), cluster.tau)
-        self.knowledge = Knowledge(len(cluster.machines), self.hp["mosix_known_machines"], self.hp["info_interval"], self.rng)
+        self.knowledge = Knowledge(
+            len(cluster.machines), self.hp["mosix_known_machines"], self.hp["info_interval"], self.rng
+        )
         self.knowledge.start(cluster)

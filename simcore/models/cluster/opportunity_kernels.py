@@ -6,16 +6,51 @@ from __future__ import annotations
 
 import math
 
-
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.cluster import knowledge_kernels as K
 from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster import sharing_kernels as S
 from simcore.models.cluster.layout_kernels import (
-    MF_MEM, MF_SPEED, MF_USED, M_COLS, M_FIRST, M_NPIN, M_NPROC, M_VN, OF_PF, OF_PR, OF_VL, OF_VM, O_MI, O_MV,
-    O_PI, O_VS, P_HOME, PF_CBOUND, PF_CCOST, PF_COLS, PF_HLOAD, PF_HMEM, PF_MEMORY, PF_PLACED, P_COLS, P_CTOKEN,
-    P_NEXT, P_PINNED, P_TOKEN, Y_GREEDY, Y_N, Y_RUNNING, Y_VSTRIDE, Z_BOUND, Z_CTAU, Z_FACTOR, Z_LOGBASE,
-    Z_MAXLOAD, Z_RESID)
+    M_COLS,
+    M_FIRST,
+    M_NPIN,
+    M_NPROC,
+    M_VN,
+    MF_MEM,
+    MF_SPEED,
+    MF_USED,
+    O_MI,
+    O_MV,
+    O_PI,
+    O_VS,
+    OF_PF,
+    OF_PR,
+    OF_VL,
+    OF_VM,
+    P_COLS,
+    P_CTOKEN,
+    P_HOME,
+    P_NEXT,
+    P_PINNED,
+    P_TOKEN,
+    PF_CBOUND,
+    PF_CCOST,
+    PF_COLS,
+    PF_HLOAD,
+    PF_HMEM,
+    PF_MEMORY,
+    PF_PLACED,
+    Y_GREEDY,
+    Y_N,
+    Y_RUNNING,
+    Y_VSTRIDE,
+    Z_BOUND,
+    Z_CTAU,
+    Z_FACTOR,
+    Z_LOGBASE,
+    Z_MAXLOAD,
+    Z_RESID,
+)
 
 
 def _exp(x):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 
-
 from simcore.core import calendar_kernels as C
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.cluster import knowledge_kernels as K
@@ -16,10 +15,55 @@ from simcore.models.cluster import mosix_kernels as M
 from simcore.models.cluster import opportunity_kernels as O
 from simcore.models.cluster import sharing_kernels as S
 from simcore.models.cluster.layout_kernels import (
-    DRAWS, ENHANCED_MOSIX, ENHANCED_PVM, MF_DUE, MOSIX, M_COLS, M_MARK, NEED_DRAWS, NEED_HOOK, NEED_ROUNDS,
-    OF_BD, OF_CT, O_DONE, O_HOSTS, O_MI, O_MV, PF_REMAIN, PVM, PYTHON, P_DONE, P_DRAW, P_HOME, P_MACHINE,
-    P_MIGR, P_PINNED, P_TARGET, Y_BLOW, Y_EID, Y_FIRED, Y_HOOKM, Y_KNOWN, Y_LAZY, Y_MIGR, Y_N, Y_NDONE, Y_NEED, Y_NP,
-    Y_POLICY, Y_RLEFT, Y_RR, Y_RR_INIT, Y_STOP, Y_STOPE, Y_T, Y_UNFIN, Z_COST, Z_INTERVAL, Z_STOPT)
+    DRAWS,
+    ENHANCED_MOSIX,
+    ENHANCED_PVM,
+    M_COLS,
+    M_MARK,
+    MF_DUE,
+    MOSIX,
+    NEED_DRAWS,
+    NEED_HOOK,
+    NEED_ROUNDS,
+    O_DONE,
+    O_HOSTS,
+    O_MI,
+    O_MV,
+    OF_BD,
+    OF_CT,
+    P_DONE,
+    P_DRAW,
+    P_HOME,
+    P_MACHINE,
+    P_MIGR,
+    P_PINNED,
+    P_TARGET,
+    PF_REMAIN,
+    PVM,
+    PYTHON,
+    Y_BLOW,
+    Y_EID,
+    Y_FIRED,
+    Y_HOOKM,
+    Y_KNOWN,
+    Y_LAZY,
+    Y_MIGR,
+    Y_N,
+    Y_NDONE,
+    Y_NEED,
+    Y_NP,
+    Y_POLICY,
+    Y_RLEFT,
+    Y_RR,
+    Y_RR_INIT,
+    Y_STOP,
+    Y_STOPE,
+    Y_T,
+    Y_UNFIN,
+    Z_COST,
+    Z_INTERVAL,
+    Z_STOPT,
+)
 
 
 def place(p, m, now, CI, CF):

@@ -14,15 +14,48 @@ A machine's processes are a list in the order they joined it (what the policies 
 
 from __future__ import annotations
 
-
 from simcore.core import calendar_kernels as C
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster.layout_kernels import (
-    MF_MEM, MF_RATE, MF_SPEED, MF_STAMP, MF_THRASH, MF_USED, MF_VCLOCK, MF_WORK, M_FIRST, M_HN, M_LAST, M_NPIN,
-    M_NPROC, OF_PF, O_DONE, O_HEAP, O_PI, PF_COLS, PF_COMPL, PF_FINV, PF_HLOAD, PF_HMEM, PF_MEMORY, PF_PLACED,
-    PF_REMAIN, P_COLS, P_ENDED, P_MACHINE, P_NEXT, P_PINNED, P_PREV, P_TOKEN, TIE, Y_NP, Y_TOKENS, Z_MAXLOAD,
-    Z_TAU)
+    M_FIRST,
+    M_HN,
+    M_LAST,
+    M_NPIN,
+    M_NPROC,
+    MF_MEM,
+    MF_RATE,
+    MF_SPEED,
+    MF_STAMP,
+    MF_THRASH,
+    MF_USED,
+    MF_VCLOCK,
+    MF_WORK,
+    O_DONE,
+    O_HEAP,
+    O_PI,
+    OF_PF,
+    P_COLS,
+    P_ENDED,
+    P_MACHINE,
+    P_NEXT,
+    P_PINNED,
+    P_PREV,
+    P_TOKEN,
+    PF_COLS,
+    PF_COMPL,
+    PF_FINV,
+    PF_HLOAD,
+    PF_HMEM,
+    PF_MEMORY,
+    PF_PLACED,
+    PF_REMAIN,
+    TIE,
+    Y_NP,
+    Y_TOKENS,
+    Z_MAXLOAD,
+    Z_TAU,
+)
 
 
 def load(m, CI, CF):

@@ -32,11 +32,11 @@ from simcore.errors import InputError
 from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster import run_kernels as R
 from simcore.models.cluster import sharing_kernels as S
-from simcore.models.cluster.workload import ProcSpec
 from simcore.models.cluster.base import host_list
 from simcore.models.cluster.mosix import Mosix, PVMOnMosix
 from simcore.models.cluster.opportunity import EnhancedMosix, EnhancedPVM
 from simcore.models.cluster.policies import PVM
+from simcore.models.cluster.workload import ProcSpec
 
 KINDS = {PVM: L.PVM, EnhancedPVM: L.ENHANCED_PVM, Mosix: L.MOSIX, PVMOnMosix: L.MOSIX, EnhancedMosix: L.ENHANCED_MOSIX}
 
@@ -66,7 +66,18 @@ class Proc:
     """A finished foreground process: its workload data, when it completed, on which machine,
     after how many migrations."""
 
-    __slots__ = ("pid", "job", "arrival", "demand", "memory", "home", "measured", "completion", "ended_on", "migrations")
+    __slots__ = (
+        "pid",
+        "job",
+        "arrival",
+        "demand",
+        "memory",
+        "home",
+        "measured",
+        "completion",
+        "ended_on",
+        "migrations",
+    )
 
     def __init__(self, spec: ProcSpec, completion: float, ended_on: int, migrations: int):
         self.pid, self.job, self.arrival, self.demand, self.memory, self.home, self.measured = spec

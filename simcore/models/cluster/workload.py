@@ -98,7 +98,9 @@ def _own_draws(params: dict, streams: Streams, parallel: np.ndarray, width: np.n
     if params["parallel_draws"] == "job":
         return None
     if params["parallel_draws"] != "process":
-        raise InputError(f"parameter 'parallel_draws': unknown value {params['parallel_draws']!r} (use 'job' or 'process').")
+        raise InputError(
+            f"parameter 'parallel_draws': unknown value {params['parallel_draws']!r} (use 'job' or 'process')."
+        )
     count = int(width[parallel].sum())
     r = np.maximum(streams["process-demand"].random(count), np.finfo(float).tiny)
     m = np.maximum(streams["process-memory"].random(count), np.finfo(float).tiny)

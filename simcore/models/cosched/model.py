@@ -13,19 +13,26 @@ from simcore.core.engine import Engine
 from simcore.models import Constraint, Metric, Parameter, with_defaults
 from simcore.models.cosched.node import Node, TaskState
 from simcore.models.cosched.workload import TaskStream
-from simcore.vocabulary.domains import NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, Integer
 from simcore.models.registry import get_policy, with_hyperparameters
+from simcore.vocabulary.domains import NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, Integer
 
 MODEL = "cosched"
 
-PARAMETERS: dict[str, Parameter] = with_hyperparameters(MODEL, {
-    "mit": Parameter(2.0, "Mean inter-arrival time of tasks (exponential), time units (section 5.3).", POSITIVE),
-    "mst": Parameter(0.9, "Mean service time of a task (exponential), time units (section 5.3: 0.9).", POSITIVE),
-    "pdt": Parameter(0.5, "Probability that a task is distributed (section 5.3).", PROBABILITY),
-    "mm": Parameter(5, "A distributed task receives k messages, k uniform on 0..mm (section 5.3: 5).", NONNEGATIVE_INTEGER),
-    "nst": Parameter(10000, "Served tasks after which a run ends (section 5.3: 10000).", Integer(ge=1)),
-    "quantum": Parameter(0.1, "Round-robin time slice, time units (not given by the paper; docs/cosched-model.md).", POSITIVE),
-})  # then the policies' own hyperparameters (overtake_cap, share, spin)
+PARAMETERS: dict[str, Parameter] = with_hyperparameters(
+    MODEL,
+    {
+        "mit": Parameter(2.0, "Mean inter-arrival time of tasks (exponential), time units (section 5.3).", POSITIVE),
+        "mst": Parameter(0.9, "Mean service time of a task (exponential), time units (section 5.3: 0.9).", POSITIVE),
+        "pdt": Parameter(0.5, "Probability that a task is distributed (section 5.3).", PROBABILITY),
+        "mm": Parameter(
+            5, "A distributed task receives k messages, k uniform on 0..mm (section 5.3: 5).", NONNEGATIVE_INTEGER
+        ),
+        "nst": Parameter(10000, "Served tasks after which a run ends (section 5.3: 10000).", Integer(ge=1)),
+        "quantum": Parameter(
+            0.1, "Round-robin time slice, time units (not given by the paper; docs/cosched-model.md).", POSITIVE
+        ),
+    },
+)  # then the policies' own hyperparameters (overtake_cap, share, spin)
 
 CONSTRAINTS = (
     Constraint(("mst", "mit"), "mst < mit (the node's load mst / mit is below 1)", lambda p: p["mst"] < p["mit"]),

@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.models import Parameter, select
-from simcore.vocabulary.domains import COUNT, NONNEGATIVE, POSITIVE
 from simcore.models.registry import register
+from simcore.vocabulary.domains import COUNT, NONNEGATIVE, POSITIVE
 
 MODEL = "cosched"
 

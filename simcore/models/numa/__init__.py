@@ -8,8 +8,19 @@ conservative-soft), ``task`` (task description and draws), ``bursts`` (locality_
 (``system_kernels`` lists them).
 """
 
-from simcore.models.numa.model import (CONSTRAINTS, MAX_LEVELS, METRICS, PARAMETERS, full_params, make_workload,
-                                       monitor_replication, queue_probes, run_replication, simulate, trace_replication)
+from simcore.models.numa.model import (
+                                       CONSTRAINTS,
+                                       MAX_LEVELS,
+                                       METRICS,
+                                       PARAMETERS,
+                                       full_params,
+                                       make_workload,
+                                       monitor_replication,
+                                       queue_probes,
+                                       run_replication,
+                                       simulate,
+                                       trace_replication,
+)
 from simcore.models.numa.trace import format_trace
 
 __all__ = ["CONSTRAINTS", "MAX_LEVELS", "METRICS", "PARAMETERS", "format_trace", "full_params", "make_workload",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 
-
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa import hook_kernels as HK
 from simcore.models.numa import migrate_kernels as MK
@@ -19,8 +18,27 @@ from simcore.models.numa import runqueue_kernels as RQ
 from simcore.models.numa import scheduler_kernels as SC
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.layout_kernels import (
-    DF_COLS, DF_MINI, D_COLS, D_NICE, D_PERIODIC, IDLE, NOT_IDLE, OF_DF, O_DI, O_RI, R_COLS, R_CURR, R_NDOMS,
-    R_NQ, R_VISIT, Y_ACTIVE, Y_FOUND, Y_PUSH, Y_STAMP, Z_ACOST)
+    D_COLS,
+    D_NICE,
+    D_PERIODIC,
+    DF_COLS,
+    DF_MINI,
+    IDLE,
+    NOT_IDLE,
+    O_DI,
+    O_RI,
+    OF_DF,
+    R_COLS,
+    R_CURR,
+    R_NDOMS,
+    R_NQ,
+    R_VISIT,
+    Y_ACTIVE,
+    Y_FOUND,
+    Y_PUSH,
+    Y_STAMP,
+    Z_ACOST,
+)
 
 
 def push_one(src, dst, d, idle, now, SI, SF, F, I):

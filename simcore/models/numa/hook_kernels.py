@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import math
 
-
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import runqueue_kernels as RQ
 from simcore.models.numa import timing_kernels as K
-from simcore.models.numa.layout_kernels import (
-    NORMAL, O_RI, R_COLS, R_LOADED, R_OVER, Y_N)
+from simcore.models.numa.layout_kernels import NORMAL, O_RI, R_COLS, R_LOADED, R_OVER, Y_N
 
 
 def set_timer(cpu, at, now, SI, SF):

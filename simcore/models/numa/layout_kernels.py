@@ -29,10 +29,49 @@ NORMAL = C.NORMAL            # SimPy's priority of a timer
 NEW, QUEUED, RUNNING, BLOCKED, DONE = 0, 1, 2, 3, 4
 
 # the header of SI: run-wide values and counters ...
-(Y_EID, Y_FIRED, Y_STOP, Y_STOPE, Y_UNFIN, Y_TOFIN, Y_MIGR, Y_PUSH, Y_WASTE, Y_MLEVEL, Y_AWAY, Y_HOMEM, Y_N, Y_T, Y_LOOK, Y_INSTANT, Y_IOREST,
- Y_ACTIVE, Y_IGNHOT, Y_RULES, Y_MAXMIG, Y_HOME, Y_HARD, Y_SCOPE, Y_PARENT, Y_STAMP, Y_HN, Y_NODES, Y_LEVELS,
- Y_LIFE, Y_LOGCAP, Y_NLOG, Y_ROOM, Y_STEP, Y_MEMAT, Y_AGEMEM, Y_REFAGE, Y_REFDIST, Y_REFZONE, Y_FOUND,
- Y_MORE) = range(41)
+(
+    Y_EID,
+    Y_FIRED,
+    Y_STOP,
+    Y_STOPE,
+    Y_UNFIN,
+    Y_TOFIN,
+    Y_MIGR,
+    Y_PUSH,
+    Y_WASTE,
+    Y_MLEVEL,
+    Y_AWAY,
+    Y_HOMEM,
+    Y_N,
+    Y_T,
+    Y_LOOK,
+    Y_INSTANT,
+    Y_IOREST,
+    Y_ACTIVE,
+    Y_IGNHOT,
+    Y_RULES,
+    Y_MAXMIG,
+    Y_HOME,
+    Y_HARD,
+    Y_SCOPE,
+    Y_PARENT,
+    Y_STAMP,
+    Y_HN,
+    Y_NODES,
+    Y_LEVELS,
+    Y_LIFE,
+    Y_LOGCAP,
+    Y_NLOG,
+    Y_ROOM,
+    Y_STEP,
+    Y_MEMAT,
+    Y_AGEMEM,
+    Y_REFAGE,
+    Y_REFDIST,
+    Y_REFZONE,
+    Y_FOUND,
+    Y_MORE,
+) = range(41)
 # Y_SCOPE: which balancing the conservative rules of moves govern (policies.SCOPES)
 SCOPE_ALL, SCOPE_BUSY, SCOPE_TICKS = range(3)
 # why the policy refused a move (migrate_kernels.refusal): 0 = allowed; REF_k counts in Y_REFAGE + k - 1

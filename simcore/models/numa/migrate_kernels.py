@@ -7,7 +7,6 @@ file: with NUMBA_DISABLE_JIT=1 they run as Python.
 
 from __future__ import annotations
 
-
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa import hook_kernels as HK
 from simcore.models.numa import layout_kernels as L
@@ -15,10 +14,61 @@ from simcore.models.numa import run_kernels as RK
 from simcore.models.numa import runqueue_kernels as RQ
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.layout_kernels import (
-    DF_COLS, DF_HOT, D_COLS, D_NICE, F_BURST, F_COLS, F_DEBT, F_LAST, F_SEG, LOG_MOVE, LOG_WAIT, NEWLY_IDLE, NOT_IDLE, OF_DF,
-    OF_ND, OF_TF, O_DI, O_LV, O_RI, O_TI, O_ZN, REF_AGED, REF_DISTANCE, REF_ZONE, R_ACT, R_BMA, R_COLS, R_NODE, R_PEND,
-    SCOPE_BUSY, T_COLS, T_EXP, T_HOME, T_MIGR, T_MOVED, T_PREV, Y_AGEMEM, Y_AWAY, Y_FOUND, Y_HARD, Y_HOME, Y_HOMEM,
-    Y_IGNHOT, Y_MAXMIG, Y_MIGR, Y_MLEVEL, Y_NODES, Y_LOGCAP, Y_REFAGE, Y_RULES, Y_SCOPE, Y_WASTE, Z_MCOST, Z_OVER)
+    D_COLS,
+    D_NICE,
+    DF_COLS,
+    DF_HOT,
+    F_BURST,
+    F_COLS,
+    F_DEBT,
+    F_LAST,
+    F_SEG,
+    LOG_MOVE,
+    LOG_WAIT,
+    NEWLY_IDLE,
+    NOT_IDLE,
+    O_DI,
+    O_LV,
+    O_RI,
+    O_TI,
+    O_ZN,
+    OF_DF,
+    OF_ND,
+    OF_TF,
+    R_ACT,
+    R_BMA,
+    R_COLS,
+    R_NODE,
+    R_PEND,
+    REF_AGED,
+    REF_DISTANCE,
+    REF_ZONE,
+    SCOPE_BUSY,
+    T_COLS,
+    T_EXP,
+    T_HOME,
+    T_MIGR,
+    T_MOVED,
+    T_PREV,
+    Y_AGEMEM,
+    Y_AWAY,
+    Y_FOUND,
+    Y_HARD,
+    Y_HOME,
+    Y_HOMEM,
+    Y_IGNHOT,
+    Y_LOGCAP,
+    Y_MAXMIG,
+    Y_MIGR,
+    Y_MLEVEL,
+    Y_NODES,
+    Y_REFAGE,
+    Y_RULES,
+    Y_SCOPE,
+    Y_WASTE,
+    Z_MCOST,
+    Z_OVER,
+)
 
 
 def pull(t, src, dst, now, SI, SF, F, I):
@@ -94,7 +144,8 @@ def policy_allows(t, src, dst, idle, SI, SF):
 
 def can_migrate(t, src, dst, d, idle, ignore_hot, now, SI, SF, I):
     """2.6.11 ``can_migrate_task`` for task ``t`` from ``src`` to ``dst`` in domain ``d``: the
-    policy's rule of moves first (a refusal counted by its reason), then cache hotness (a task that ran less than the domain's
+    policy's rule of moves first (a refusal counted by its reason), then cache hotness (a task that ran less than the
+    domain's
     ``cache_hot_time`` ago stays, unless the domain failed more than ``cache_nice_tries`` times,
     or an idle CPU pulls with ``idle_ignores_cache_hot``, or ``ignore_hot``: active balancing)."""
     why = refusal(t, src, dst, idle, SI, SF)
@@ -141,8 +192,9 @@ def newidle(cpu, now, SI, SF, F, I):
     while k:
         SI[Y_FOUND] += 1
         busiest = I[K.H_BUSIEST]
-        if RQ.nr_running(busiest, SI) > 1 and move_tasks(busiest, cpu, I[K.H_IMB], cpu * L + k - 1, NEWLY_IDLE, False, now,
-                                                      SI, SF, F, I):
+        if RQ.nr_running(busiest, SI) > 1 and move_tasks(
+            busiest, cpu, I[K.H_IMB], cpu * L + k - 1, NEWLY_IDLE, False, now, SI, SF, F, I
+        ):
             return
         I[K.H_FAILED] += 1
         k = K.newidle(cpu, k, now, F, I)

@@ -20,8 +20,6 @@ from simcore.core.engine import Engine
 from simcore.core.rng import Streams
 from simcore.errors import InputError
 from simcore.models import Constraint, Metric, Parameter, with_defaults
-from simcore.vocabulary.domains import (BOOLEAN, COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, TEXT, AnyOf,
-                                    Choice, Integer, Real, Structured)
 from simcore.models.numa.bursts import check_machine
 from simcore.models.numa.policies import zone_size  # importing registers the policies
 from simcore.models.numa.task import Task, TaskSpec
@@ -29,6 +27,20 @@ from simcore.models.numa.timeslice import timeslice
 from simcore.models.numa.trace import format_trace
 from simcore.models.registry import get_policy, with_hyperparameters
 from simcore.topology.domains import DEFAULT_NODE_GROUPS, NODE_GROUPS, NODE_INITS, SD_CPU_INIT
+from simcore.vocabulary.domains import (
+    BOOLEAN,
+    COUNT,
+    NONNEGATIVE,
+    NONNEGATIVE_INTEGER,
+    POSITIVE,
+    PROBABILITY,
+    TEXT,
+    AnyOf,
+    Choice,
+    Integer,
+    Real,
+    Structured,
+)
 
 if TYPE_CHECKING:     # the kernels load when the first run starts, not when a spec is read
     from simcore.models.numa.system import NumaSystem
@@ -46,67 +58,225 @@ def _optional(domain):
     return AnyOf(Choice(None), domain)
 
 
-PARAMETERS: dict[str, Parameter] = with_hyperparameters("numa", {
-    "topology": Parameter("superdome-16x4", "Machine: a topology catalog name or a SLIT file (simcore.topology.load_topology).",
-                          Structured("topology catalog name or file", _topology)),
-    # workload (drawn once per replication from named streams, shared by all policies)
-    "n_tasks": Parameter(200, "Number of tasks created (corr05: 50-500; mehta: 50-400).", COUNT),
-    "arrival": Parameter("poisson", "Creation times: 'poisson' (rate creation_rate), 'uniform' (U(0, creation_window)) or 'batch' (all at t=0).",
-                         Choice("poisson", "uniform", "batch")),
-    "creation_rate": Parameter(10.0, "Task creations per second (poisson). corr05 names an average creation rate but not its value; its preset fits 200/s to the rise of its Fig. 9 (config/presets/corr05.yaml).", POSITIVE),
-    "creation_window": Parameter(1000.0, "Length of the creation window, ms (uniform; mehta's 'random' and 'almost same time' arrivals).", NONNEGATIVE),
-    "n_nice0": Parameter(9, "Tasks with nice 0, chosen at random among all (corr05: nine); the rest draw nice uniformly from nice_min..nice_max.", NONNEGATIVE_INTEGER),
-    "nice_min": Parameter(1, "Smallest nice of the other tasks (corr05: 1).", NICE),
-    "nice_max": Parameter(19, "Largest nice of the other tasks (corr05: 19).", NICE),
-    "demand_dist": Parameter("exponential", "Total CPU demand: 'exponential' (mean mean_demand), 'constant' (mean_demand), 'uniform' (demand_min..demand_max) or 'around-mean' (uniform within demand_spread of mean_demand).",
-                             Choice("exponential", "constant", "uniform", "around-mean")),
-    "demand_spread": Parameter(0.2, "For demand_dist 'around-mean': demands uniform on mean_demand x (1 - spread, 1 + spread) (mehta's 'average execution time').", Real(ge=0, lt=1)),
-    "mean_demand": Parameter(500.0, "Mean CPU demand of a task at local-memory speed, ms (corr05: 500 ms 'execution time').", POSITIVE),
-    "demand_min": Parameter(50.0, "Smallest demand for demand_dist 'uniform', ms (mehta S2 W3: 50).", POSITIVE),
-    "demand_max": Parameter(400.0, "Largest demand for demand_dist 'uniform', ms (mehta S2 W3: 400).", POSITIVE),
-    "io_task_fraction": Parameter(1.0, "Fraction of tasks whose bursts end in I/O (corr05: all); the others are CPU-bound and only lose the CPU at slice ends.", PROBABILITY),
-    "burst_nice_ms": Parameter(1.0, "A CPU burst is min(Exp(mean = timeslice + burst_nice_ms * nice), timeslice) ms of work (corr05: 'timeslice + nice ms'); shorter than the slice means it ends in I/O.", NONNEGATIVE),
-    "io_wait": Parameter("exponential", "Length of the I/O wait after a burst: 'exponential' (mean mean_io; corr05) or 'rest-of-slice' (what is left of the task's timeslice when the burst ends, after which the task wakes with a new slice; mehta's traces, where run + IO = 100 ms).",
-                         Choice("exponential", "rest-of-slice")),
-    "mean_io": Parameter(1000.0, "Mean of the exponential I/O wait after a burst, ms (corr05: 1 s; io_wait 'exponential').", POSITIVE),
-    "creation_cpu": Parameter("random", "CPU of each task's parent: 'random' (uniform, workload stream), 'round-robin', or a CPU number.",
-                              AnyOf(Choice("random", "round-robin"), NONNEGATIVE_INTEGER)),
-    "home_node": Parameter("start", "Node of a task's memory (its home): 'start' (the node of the CPU it is placed on: 2.6.11 balances at exec, before the new program allocates its memory) or 'creation' (the node of the CPU that created it, before placement: corr05 section 2.2, 'The memory area of a process is allocated in the same node of the processor in which this process was created').",
-                           Choice("start", "creation")),
-    # machine and scheduler
-    "memory_stall_fraction": Parameter(0.25, "m in the slowdown 1 + m (d/10 - 1) at SLIT distance d from home: the share of local run time spent on memory, whose latency scales with d/10 (SLIT is relative latency). Assumed; neither paper states it.", PROBABILITY),
-    "locality_scope": Parameter("cpu", "What running far from the task's memory stretches (simcore/models/numa/bursts.py): 'cpu' (a burst is work at local speed, its wall time stretched by the slowdown; as many bursts and I/O waits anywhere) or 'lifetime' (corr05 section 4: a burst is the wall time run without losing the CPU, at most the timeslice, and serves that time over the slowdown in work, so a task far from home needs more bursts and I/O waits).",
-                                Choice("cpu", "lifetime")),
-    "def_timeslice": Parameter(100.0, "DEF_TIMESLICE, ms (2.6: 100 ms at HZ=1000).", POSITIVE),
-    "min_timeslice": Parameter(5.0, "MIN_TIMESLICE, ms (2.6: 5 ms).", POSITIVE),
-    "tick": Parameter(1.0, "Jiffy, ms (HZ=1000): balancing happens on tick boundaries; the load average decays per tick.", POSITIVE),
-    "load_average": Parameter("tick", "'tick': 2.6.11 cpu_load = (old + now)/2 per tick in integers, rounded up when rising (computed lazily; integer loads also make every sum exact, whatever the order), source/target = min/max with now; 'instant': nr_running * 128.",
-                              Choice("tick", "instant")),
-    "idle_ignores_cache_hot": Parameter(True, "2.6.11 can_migrate_task: an idle CPU pulls cache-hot tasks too.", BOOLEAN),
-    "domain_init": Parameter("ia64-2.6.12", "SD_NODE_INIT of the node-level domains (docs/linux26-scheduler.md): 'ia64-2.6.12' (the papers' Itanium machines: 80-320 ms intervals, busy factor 320) or 'x86_64-2.6.12' (8-32 ms, 32).",
-                             Choice(*NODE_INITS)),
-    "node_groups": Parameter(DEFAULT_NODE_GROUPS, "Groups of the node-level domains (simcore/topology/domains.py): 'per-node' (one group per node at every level, as Linux 2.6.11 builds its node domain: docs/linux26-scheduler.md, 'Building NUMA domains') or 'child-spans' (the child level's spans, cut to stay disjoint; corr05 section 2.2 does not say how its extra levels' groups are built).",
-                             Choice(*NODE_GROUPS)),
-    "cache_hot_time_cpu": Parameter(2.5, "cache_hot_time of the CPU (node-internal) domain, ms (2.6.11/12 SD_CPU_INIT: 2.5 ms).", NONNEGATIVE),
-    "cache_hot_time_node": Parameter(10.0, "cache_hot_time of node domains, ms (2.6.11/12 SD_NODE_INIT: 10 ms).", NONNEGATIVE),
-    **{f"{level}_{field}": Parameter(None, f"{field} of the {what} domains; None keeps the value of SD_{level.upper()}_INIT "
-                                           f"({'2.6.12' if level == 'cpu' else 'of domain_init'}).", _optional(domain))
-       for level, what in (("cpu", "CPU (node-internal)"), ("node", "node-level"))
-       for field, domain in (("min_interval", POSITIVE), ("max_interval", POSITIVE), ("busy_factor", COUNT),
-                             ("imbalance_pct", Integer(ge=100)), ("cache_nice_tries", NONNEGATIVE_INTEGER))},
-    "periodic_balancer": Parameter("every-cpu", "Which CPUs balance periodically while busy: 'every-cpu' (2.6.11 rebalance_tick: each CPU over its own domains) or 'node-first' (mehta's Algorithm 1, whose balancing processor 'is the idle processor or the first processor': a busy CPU balances periodically only if it is its node's first CPU; every CPU still balances periodically while idle and on becoming idle).",
-                                   Choice("every-cpu", "node-first")),
-    "active_balance": Parameter(True, "When a periodic attempt that found an imbalance moves nothing and the domain's failure count (nr_balance_failed) then exceeds cache_nice_tries + 2, the busiest CPU's migration thread preempts its running task and pushes tasks to idle CPUs (2.6.11 active_load_balance): over its own balancing domains bottom-up, one task, cache-hot or not, to each idle CPU, nearest first, while it has a task left; the first task in move_tasks order that the policy allows, the preempted one included. The CPU that asked is not sought out; the failure count goes back to cache_nice_tries. Pushes count as migrations (also active_pushes). False: no push.", BOOLEAN),
-    "lb_attempt_cost": Parameter(0.0, "CPU time of one balancing attempt, ms (mehta: 'storms of load balancing attempts ... involving large overheads of time', no value given). A periodic attempt of a busy CPU delays its running task by this much (its burst is lengthened so that it ends that much later; the slice runs on meanwhile, as 2.6 charges softirq time to the task it interrupts); an idle CPU's attempts delay no one. Above 0, no domain sleeps (every attempt is an event at its own tick) and a Python system balances in Python. 0: attempts are free.", NONNEGATIVE),
-    "migration_cost": Parameter(0.0, "Work a task does again after each migration by the balancer, ms at local-memory speed (its cache refilled on the new CPU; run at that CPU's speed for the task's memory, like all its work): added to the moved task's burst. mehta names the overhead of process migration without a value; 2.6.16 sets cache_hot_time to twice the migration cost it measures. 0: migrations are free.", NONNEGATIVE),
-    "check_invariants": Parameter(False, "Check the model's invariants after every event (tests).", BOOLEAN),
-})  # then the policies' own hyperparameters (simcore params lists which policies read them)
+PARAMETERS: dict[str, Parameter] = with_hyperparameters(
+    "numa",
+    {
+        "topology": Parameter(
+            "superdome-16x4",
+            "Machine: a topology catalog name or a SLIT file (simcore.topology.load_topology).",
+            Structured("topology catalog name or file", _topology),
+        ),
+        # workload (drawn once per replication from named streams, shared by all policies)
+        "n_tasks": Parameter(200, "Number of tasks created (corr05: 50-500; mehta: 50-400).", COUNT),
+        "arrival": Parameter(
+            "poisson",
+            "Creation times: 'poisson' (rate creation_rate), 'uniform' (U(0, creation_window)) "
+            "or 'batch' (all at t=0).",
+            Choice("poisson", "uniform", "batch"),
+        ),
+        "creation_rate": Parameter(
+            10.0,
+            "Task creations per second (poisson). corr05 names an average creation rate but "
+            "not its value; its preset fits 200/s to the rise of its Fig. 9 "
+            "(config/presets/corr05.yaml).",
+            POSITIVE,
+        ),
+        "creation_window": Parameter(
+            1000.0,
+            "Length of the creation window, ms (uniform; mehta's 'random' and 'almost same time' arrivals).",
+            NONNEGATIVE,
+        ),
+        "n_nice0": Parameter(
+            9,
+            "Tasks with nice 0, chosen at random among all (corr05: nine); the rest draw nice "
+            "uniformly from nice_min..nice_max.",
+            NONNEGATIVE_INTEGER,
+        ),
+        "nice_min": Parameter(1, "Smallest nice of the other tasks (corr05: 1).", NICE),
+        "nice_max": Parameter(19, "Largest nice of the other tasks (corr05: 19).", NICE),
+        "demand_dist": Parameter(
+            "exponential",
+            "Total CPU demand: 'exponential' (mean mean_demand), 'constant' "
+            "(mean_demand), 'uniform' (demand_min..demand_max) or 'around-mean' "
+            "(uniform within demand_spread of mean_demand).",
+            Choice("exponential", "constant", "uniform", "around-mean"),
+        ),
+        "demand_spread": Parameter(
+            0.2,
+            "For demand_dist 'around-mean': demands uniform on mean_demand x (1 - spread, 1 + "
+            "spread) (mehta's 'average execution time').",
+            Real(ge=0, lt=1),
+        ),
+        "mean_demand": Parameter(
+            500.0, "Mean CPU demand of a task at local-memory speed, ms (corr05: 500 ms 'execution time').", POSITIVE
+        ),
+        "demand_min": Parameter(50.0, "Smallest demand for demand_dist 'uniform', ms (mehta S2 W3: 50).", POSITIVE),
+        "demand_max": Parameter(400.0, "Largest demand for demand_dist 'uniform', ms (mehta S2 W3: 400).", POSITIVE),
+        "io_task_fraction": Parameter(
+            1.0,
+            "Fraction of tasks whose bursts end in I/O (corr05: all); the others are "
+            "CPU-bound and only lose the CPU at slice ends.",
+            PROBABILITY,
+        ),
+        "burst_nice_ms": Parameter(
+            1.0,
+            "A CPU burst is min(Exp(mean = timeslice + burst_nice_ms * nice), timeslice) ms of "
+            "work (corr05: 'timeslice + nice ms'); shorter than the slice means it ends in I/O.",
+            NONNEGATIVE,
+        ),
+        "io_wait": Parameter(
+            "exponential",
+            "Length of the I/O wait after a burst: 'exponential' (mean mean_io; corr05) or "
+            "'rest-of-slice' (what is left of the task's timeslice when the burst ends, "
+            "after which the task wakes with a new slice; mehta's traces, where run + IO = "
+            "100 ms).",
+            Choice("exponential", "rest-of-slice"),
+        ),
+        "mean_io": Parameter(
+            1000.0, "Mean of the exponential I/O wait after a burst, ms (corr05: 1 s; io_wait 'exponential').", POSITIVE
+        ),
+        "creation_cpu": Parameter(
+            "random",
+            "CPU of each task's parent: 'random' (uniform, workload stream), 'round-robin', or a CPU number.",
+            AnyOf(Choice("random", "round-robin"), NONNEGATIVE_INTEGER),
+        ),
+        "home_node": Parameter(
+            "start",
+            "Node of a task's memory (its home): 'start' (the node of the CPU it is placed on: "
+            "2.6.11 balances at exec, before the new program allocates its memory) or "
+            "'creation' (the node of the CPU that created it, before placement: corr05 section "
+            "2.2, 'The memory area of a process is allocated in the same node of the processor "
+            "in which this process was created').",
+            Choice("start", "creation"),
+        ),
+        # machine and scheduler
+        "memory_stall_fraction": Parameter(
+            0.25,
+            "m in the slowdown 1 + m (d/10 - 1) at SLIT distance d from home: the "
+            "share of local run time spent on memory, whose latency scales with d/10 "
+            "(SLIT is relative latency). Assumed; neither paper states it.",
+            PROBABILITY,
+        ),
+        "locality_scope": Parameter(
+            "cpu",
+            "What running far from the task's memory stretches "
+            "(simcore/models/numa/bursts.py): 'cpu' (a burst is work at local speed, its "
+            "wall time stretched by the slowdown; as many bursts and I/O waits anywhere) or "
+            "'lifetime' (corr05 section 4: a burst is the wall time run without losing the "
+            "CPU, at most the timeslice, and serves that time over the slowdown in work, so "
+            "a task far from home needs more bursts and I/O waits).",
+            Choice("cpu", "lifetime"),
+        ),
+        "def_timeslice": Parameter(100.0, "DEF_TIMESLICE, ms (2.6: 100 ms at HZ=1000).", POSITIVE),
+        "min_timeslice": Parameter(5.0, "MIN_TIMESLICE, ms (2.6: 5 ms).", POSITIVE),
+        "tick": Parameter(
+            1.0,
+            "Jiffy, ms (HZ=1000): balancing happens on tick boundaries; the load average decays per tick.",
+            POSITIVE,
+        ),
+        "load_average": Parameter(
+            "tick",
+            "'tick': 2.6.11 cpu_load = (old + now)/2 per tick in integers, rounded up when "
+            "rising (computed lazily; integer loads also make every sum exact, whatever the "
+            "order), source/target = min/max with now; 'instant': nr_running * 128.",
+            Choice("tick", "instant"),
+        ),
+        "idle_ignores_cache_hot": Parameter(
+            True, "2.6.11 can_migrate_task: an idle CPU pulls cache-hot tasks too.", BOOLEAN
+        ),
+        "domain_init": Parameter(
+            "ia64-2.6.12",
+            "SD_NODE_INIT of the node-level domains (docs/linux26-scheduler.md): "
+            "'ia64-2.6.12' (the papers' Itanium machines: 80-320 ms intervals, busy "
+            "factor 320) or 'x86_64-2.6.12' (8-32 ms, 32).",
+            Choice(*NODE_INITS),
+        ),
+        "node_groups": Parameter(
+            DEFAULT_NODE_GROUPS,
+            "Groups of the node-level domains (simcore/topology/domains.py): "
+            "'per-node' (one group per node at every level, as Linux 2.6.11 "
+            "builds its node domain: docs/linux26-scheduler.md, 'Building NUMA "
+            "domains') or 'child-spans' (the child level's spans, cut to stay "
+            "disjoint; corr05 section 2.2 does not say how its extra levels' "
+            "groups are built).",
+            Choice(*NODE_GROUPS),
+        ),
+        "cache_hot_time_cpu": Parameter(
+            2.5, "cache_hot_time of the CPU (node-internal) domain, ms (2.6.11/12 SD_CPU_INIT: 2.5 ms).", NONNEGATIVE
+        ),
+        "cache_hot_time_node": Parameter(
+            10.0, "cache_hot_time of node domains, ms (2.6.11/12 SD_NODE_INIT: 10 ms).", NONNEGATIVE
+        ),
+        **{
+            f"{level}_{field}": Parameter(
+                None,
+                f"{field} of the {what} domains; None keeps the value of "
+                f"SD_{level.upper()}_INIT "
+                f"({'2.6.12' if level == 'cpu' else 'of domain_init'}).",
+                _optional(domain),
+            )
+            for level, what in (("cpu", "CPU (node-internal)"), ("node", "node-level"))
+            for field, domain in (
+                ("min_interval", POSITIVE),
+                ("max_interval", POSITIVE),
+                ("busy_factor", COUNT),
+                ("imbalance_pct", Integer(ge=100)),
+                ("cache_nice_tries", NONNEGATIVE_INTEGER),
+            )
+        },
+        "periodic_balancer": Parameter(
+            "every-cpu",
+            "Which CPUs balance periodically while busy: 'every-cpu' (2.6.11 "
+            "rebalance_tick: each CPU over its own domains) or 'node-first' "
+            "(mehta's Algorithm 1, whose balancing processor 'is the idle "
+            "processor or the first processor': a busy CPU balances periodically "
+            "only if it is its node's first CPU; every CPU still balances "
+            "periodically while idle and on becoming idle).",
+            Choice("every-cpu", "node-first"),
+        ),
+        "active_balance": Parameter(
+            True,
+            "When a periodic attempt that found an imbalance moves nothing and the domain's "
+            "failure count (nr_balance_failed) then exceeds cache_nice_tries + 2, the "
+            "busiest CPU's migration thread preempts its running task and pushes tasks to "
+            "idle CPUs (2.6.11 active_load_balance): over its own balancing domains "
+            "bottom-up, one task, cache-hot or not, to each idle CPU, nearest first, while "
+            "it has a task left; the first task in move_tasks order that the policy allows, "
+            "the preempted one included. The CPU that asked is not sought out; the failure "
+            "count goes back to cache_nice_tries. Pushes count as migrations (also "
+            "active_pushes). False: no push.",
+            BOOLEAN,
+        ),
+        "lb_attempt_cost": Parameter(
+            0.0,
+            "CPU time of one balancing attempt, ms (mehta: 'storms of load balancing "
+            "attempts ... involving large overheads of time', no value given). A periodic "
+            "attempt of a busy CPU delays its running task by this much (its burst is "
+            "lengthened so that it ends that much later; the slice runs on meanwhile, as 2.6 "
+            "charges softirq time to the task it interrupts); an idle CPU's attempts delay "
+            "no one. Above 0, no domain sleeps (every attempt is an event at its own tick) "
+            "and a Python system balances in Python. 0: attempts are free.",
+            NONNEGATIVE,
+        ),
+        "migration_cost": Parameter(
+            0.0,
+            "Work a task does again after each migration by the balancer, ms at local-memory "
+            "speed (its cache refilled on the new CPU; run at that CPU's speed for the task's "
+            "memory, like all its work): added to the moved task's burst. mehta names the "
+            "overhead of process migration without a value; 2.6.16 sets cache_hot_time to "
+            "twice the migration cost it measures. 0: migrations are free.",
+            NONNEGATIVE,
+        ),
+        "check_invariants": Parameter(False, "Check the model's invariants after every event (tests).", BOOLEAN),
+    },
+)  # then the policies' own hyperparameters (simcore params lists which policies read them)
 
 
 def _interval_order(level: str):
     def holds(p: dict) -> bool:
         init = SD_CPU_INIT if level == "cpu" else NODE_INITS[p["domain_init"]]
-        low, high = (p[f"{level}_{f}"] if p[f"{level}_{f}"] is not None else init[f] for f in ("min_interval", "max_interval"))
+        low, high = (p[f"{level}_{f}"] if p[f"{level}_{f}"] is not None else init[f] for f in ("min_interval",
+                                                                                               "max_interval"))
         return low <= high
     return Constraint((f"{level}_min_interval", f"{level}_max_interval", "domain_init"),
                       f"{level}_min_interval <= {level}_max_interval (None: the domain_init value)", holds)
@@ -120,7 +290,8 @@ def _bursts_positive(p: dict) -> bool:
 CONSTRAINTS = (
     Constraint(("nice_min", "nice_max"), "nice_min <= nice_max", lambda p: p["nice_min"] <= p["nice_max"]),
     Constraint(("demand_min", "demand_max"), "demand_min <= demand_max", lambda p: p["demand_min"] <= p["demand_max"]),
-    Constraint(("nice_min", "nice_max", "burst_nice_ms"), "a positive mean burst (timeslice + burst_nice_ms * nice) at every nice",
+    Constraint(("nice_min",
+                "nice_max", "burst_nice_ms"), "a positive mean burst (timeslice + burst_nice_ms * nice) at every nice",
                _bursts_positive),
     _interval_order("cpu"),
     _interval_order("node"),
@@ -130,32 +301,66 @@ METRICS: dict[str, Metric] = {
     "mean_turnaround": Metric("Mean turnaround (completion - creation) of the tasks, ms.", "positive"),
     "mean_turnaround_s": Metric("The same in seconds (corr05 reports its execution times in seconds).", "positive"),
     "makespan": Metric("Last completion - first creation, ms.", "positive"),
-    "lb_attempts": Metric("Load-balancing attempts (periodic, incl. those counted while their domain slept, and newly idle).", "nonnegative"),
+    "lb_attempts": Metric("Load-balancing attempts (periodic, incl. those counted while their domain slept, and newly "
+                          "idle).", "nonnegative"),
     "lb_failed": Metric("Attempts that moved no task.", "nonnegative", part_of="lb_attempts"),
-    "lb_attempts_live": Metric("Attempts that could move a task (lb_attempts less the certain failures): newly-idle ones while another CPU of the domain had a queued task; periodic ones while another CPU of the domain had a queued task or a CPU in another group of several CPUs ran a task (active balancing may push it).", "nonnegative"),
-    "lb_failed_live": Metric("Of those, the attempts that moved no task (imbalance under the threshold, cache-hot or refused tasks, a busiest CPU with nothing queued).", "nonnegative", part_of="lb_attempts_live"),
-    "lb_imbalanced": Metric("Attempts whose search found a busiest queue more loaded than their own CPU beyond the threshold (2.6.11 find_busiest_group and find_busiest_queue found a group): mehta's successful attempt, whether or not a task then moved.", "nonnegative", part_of="lb_attempts"),
-    "lb_no_imbalance": Metric("Attempts that found no busiest queue more loaded than their own CPU (lb_attempts less lb_imbalanced): mehta II.A's unsuccessful attempt, 'the busiest processor of the busiest scheduling group ... not found overloaded'.", "nonnegative", part_of="lb_attempts"),
-    "lb_no_imbalance_live": Metric("Of the attempts that could move a task (lb_attempts_live), those that found no imbalance.", "nonnegative", part_of="lb_attempts_live"),
-    "refused_moves": Metric("Tasks the policy's rule of moves refused when a balancing attempt (or an active push) examined them for a move: 0 under Linux; a task refused in several attempts counts each time.", "nonnegative"),
+    "lb_attempts_live": Metric("Attempts that could move a task (lb_attempts less the certain failures): newly-idle "
+                               "ones while another CPU of the domain had a queued task; periodic ones while another "
+                               "CPU of the domain had a queued task or a CPU in another group of several CPUs ran a "
+                               "task (active balancing may push it).", "nonnegative"),
+    "lb_failed_live": Metric("Of those, the attempts that moved no task (imbalance under the threshold, cache-hot or "
+                             "refused tasks, a busiest CPU with nothing queued).",
+                             "nonnegative", part_of="lb_attempts_live"),
+    "lb_imbalanced": Metric("Attempts whose search found a busiest queue more loaded than their own CPU beyond the "
+                            "threshold (2.6.11 find_busiest_group and find_busiest_queue found a group): mehta's "
+                            "successful attempt, whether or not a task then moved.",
+                            "nonnegative", part_of="lb_attempts"),
+    "lb_no_imbalance": Metric("Attempts that found no busiest queue more loaded than their own CPU (lb_attempts less "
+                              "lb_imbalanced): mehta II.A's unsuccessful attempt, 'the busiest processor of the "
+                              "busiest scheduling group ... not found overloaded'.",
+                              "nonnegative", part_of="lb_attempts"),
+    "lb_no_imbalance_live": Metric("Of the attempts that could move a task (lb_attempts_live), those that found no "
+                                   "imbalance.", "nonnegative", part_of="lb_attempts_live"),
+    "refused_moves": Metric("Tasks the policy's rule of moves refused when a balancing attempt (or an active push) "
+                            "examined them for a move: 0 under Linux; a task refused in several attempts counts each "
+                            "time.", "nonnegative"),
     **{f"refused_{why}": Metric(f"Of the refused moves, those refused {text}.", "nonnegative", part_of="refused_moves")
        for why, text in (("aged", "because the task was aged (max_migrations)"),
                          ("distance", "because the move would take the task farther from home (distance_rule)"),
                          ("zone", "because the task's home lies outside the pulling CPU's zone (hard policy)"))},
-    "migrations": Metric("Tasks moved by the balancer, active balancing included (initial placement not counted).", "nonnegative"),
+    "migrations": Metric("Tasks moved by the balancer, active balancing included (initial placement not counted).",
+                         "nonnegative"),
     "active_pushes": Metric("Of the migrations, those made by active balancing.", "nonnegative", part_of="migrations"),
     "mean_migrations": Metric("Migrations per task.", "nonnegative"),
     "tasks_migrated": Metric("Share of tasks migrated at least once by the balancer.", "share"),
-    "wasted_migrations": Metric("Share of migrations after which the task was migrated again before it ran (mehta II.B: successful balancing, unsuccessful migration).", "share"),
-    "mean_migration_level": Metric("Mean distance level a migration crosses (0 = within a node; levels are the machine's sorted distinct SLIT distances): how far the balancer moves tasks (corr05's mechanism: tasks migrated to distant nodes).", "nonnegative"),
-    "home_return_share": Metric("Of the migrations of tasks that were off their home node, the share that took them back home (corr05: 'the probability they return back to their original nodes'); 0 without such migrations.", "share"),
-    "lb_attempts_per_s": Metric("Balancing attempts per second of the run (lb_attempts over the time from t=0 to the last completion, when the run ends): mehta's overheads of balancing attempts.", "nonnegative"),
-    "share_far": Metric("Share of CPU time at distance levels beyond the conservative balancer's zone (levels >= S = L // 2 + 1 of L >= 4 levels; 0 on machines with fewer than four levels): mehta's 'No Load Balancing Zone'.", "share"),
-    **{f"share_level_{k}": Metric(f"Share of CPU time executed at distance level {k} from the task's home node (0 = own node; levels are the machine's sorted distinct SLIT distances; the last bin holds all farther ones).", "share") for k in range(MAX_LEVELS)},
-    **{f"task_share_level_{k}": Metric(f"Share of tasks that received most of their CPU time at distance level {k} from home (mehta Table 2 counts tasks per level).", "share") for k in range(MAX_LEVELS)},
-    **{f"task_share_from_level_{k}": Metric(f"Share of tasks that received most of their CPU time at distance level {k} or farther from home (mehta: 'far' nodes are levels IV-VI, level 3 on).", "share") for k in range(1, MAX_LEVELS)},
-    "overhead_per_task": Metric("Work added per task by balancing costs (lb_attempt_cost, migration_cost), ms at local-memory speed; 0 when both are 0.", "nonnegative"),
-    "events": Metric("Simulation events fired (engine callbacks) in this policy's run; a lone task's timer skips the ends of bursts and slices that decide nothing (docs/linux26-scheduler.md, 'The run timer').", "nonnegative"),
+    "wasted_migrations": Metric("Share of migrations after which the task was migrated again before it ran (mehta "
+                                "II.B: successful balancing, unsuccessful migration).", "share"),
+    "mean_migration_level": Metric("Mean distance level a migration crosses (0 = within a node; levels are the "
+                                   "machine's sorted distinct SLIT distances): how far the balancer moves tasks "
+                                   "(corr05's mechanism: tasks migrated to distant nodes).", "nonnegative"),
+    "home_return_share": Metric("Of the migrations of tasks that were off their home node, the share that took them "
+                                "back home (corr05: 'the probability they return back to their original nodes'); 0 "
+                                "without such migrations.", "share"),
+    "lb_attempts_per_s": Metric("Balancing attempts per second of the run (lb_attempts over the time from t=0 to the "
+                                "last completion, when the run ends): mehta's overheads of balancing attempts.",
+                                "nonnegative"),
+    "share_far": Metric("Share of CPU time at distance levels beyond the conservative balancer's zone (levels >= S = L "
+                        "// 2 + 1 of L >= 4 levels; 0 on machines with fewer than four levels): mehta's 'No Load "
+                        "Balancing Zone'.", "share"),
+    **{f"share_level_{k}": Metric(f"Share of CPU time executed at distance level {k} from the task's home node (0 = "
+                                  "own node; levels are the machine's sorted distinct SLIT distances; the last bin "
+                                  "holds all farther ones).", "share") for k in range(MAX_LEVELS)},
+    **{f"task_share_level_{k}": Metric(f"Share of tasks that received most of their CPU time at distance level {k} "
+                                       "from home (mehta Table 2 counts tasks per level).",
+                                       "share") for k in range(MAX_LEVELS)},
+    **{f"task_share_from_level_{k}": Metric("Share of tasks that received most of their CPU time at distance level "
+                                            f"{k} or farther from home (mehta: 'far' nodes are levels IV-VI, level 3 "
+                                            "on).", "share") for k in range(1, MAX_LEVELS)},
+    "overhead_per_task": Metric("Work added per task by balancing costs (lb_attempt_cost, migration_cost), ms at "
+                                "local-memory speed; 0 when both are 0.", "nonnegative"),
+    "events": Metric("Simulation events fired (engine callbacks) in this policy's run; a lone task's timer skips the "
+                     "ends of bursts and slices that decide nothing (docs/linux26-scheduler.md, 'The run timer').",
+                     "nonnegative"),
 }
 
 
@@ -181,7 +386,9 @@ def load_machine(topology):
     try:
         from simcore.topology import load_topology
     except ImportError as exc:  # pragma: no cover - only while simcore.topology is being written
-        raise InputError(f"numa model: cannot load topology {topology!r}: simcore.topology unavailable ({exc})") from exc
+        raise InputError(
+            f"numa model: cannot load topology {topology!r}: simcore.topology unavailable ({exc})"
+        ) from exc
     try:
         key = _file_key(topology)
         if key is None or key not in _MACHINES:
@@ -299,7 +506,8 @@ def make_workload(params: dict, streams: Streams, ncpus: int) -> list[TaskSpec]:
     elif dd == "around-mean":
         demand = around
     else:
-        raise InputError(f"numa model: parameter 'demand_dist' must be exponential, uniform, constant or around-mean, not {dd!r}")
+        raise InputError("numa model: parameter 'demand_dist' must be exponential, uniform, constant or around-mean, "
+                         f"not {dd!r}")
     parents_random = streams["placement"].integers(0, ncpus, n)
     cc = params["creation_cpu"]
     if cc == "random":
@@ -309,7 +517,8 @@ def make_workload(params: dict, streams: Streams, ncpus: int) -> list[TaskSpec]:
     elif isinstance(cc, (int, np.integer)) and 0 <= int(cc) < ncpus:
         parents = np.full(n, int(cc))
     else:
-        raise InputError(f"numa model: parameter 'creation_cpu' must be random, round-robin or a CPU in 0..{ncpus - 1}, not {cc!r}")
+        raise InputError("numa model: parameter 'creation_cpu' must be random, round-robin or a CPU in "
+                         f"0..{ncpus - 1}, not {cc!r}")
     io = streams["io"].random(n) < float(params["io_task_fraction"])
     seeds = streams["bursts"].integers(0, 2**63 - 1, n)
     return [TaskSpec(i, float(created[i]), int(nice[i]), float(demand[i]), int(parents[i]), bool(io[i]), int(seeds[i]))

@@ -23,10 +23,9 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.models import Parameter, select
-from simcore.vocabulary.domains import NONNEGATIVE_INTEGER, Choice, Real
 from simcore.models.registry import register
 from simcore.topology.domains import BUILDERS
-
+from simcore.vocabulary.domains import NONNEGATIVE_INTEGER, Choice, Real
 
 SCOPES = ("all", "periodic", "every-periodic")   # layout_kernels.SCOPE_ALL, SCOPE_BUSY, SCOPE_TICKS
 
@@ -42,7 +41,8 @@ class LinuxPolicy:
     name = "base"
     builder = "linux-2level"
     HYPERPARAMETERS = {
-        "placement": Parameter("exec", "New-task placement: 'exec' (2.6.11 sched_balance_exec over the highest exec domain) or 'parent' (stay on the parent's CPU).",
+        "placement": Parameter("exec", "New-task placement: 'exec' (2.6.11 sched_balance_exec over the highest exec "
+                                       "domain) or 'parent' (stay on the parent's CPU).",
                                Choice("exec", "parent")),
     }
 
@@ -103,14 +103,27 @@ class Conservative(LinuxPolicy):
     hard = True
     HYPERPARAMETERS = {
         **LinuxPolicy.HYPERPARAMETERS,
-        "conservative_domains": Parameter("multilevel", "Domain builder under the conservative policies (mehta's levels I-VI are multilevel domains).",
+        "conservative_domains": Parameter("multilevel", "Domain builder under the conservative policies (mehta's "
+                                                        "levels I-VI are multilevel domains).",
                                           Choice(*BUILDERS)),
-        "max_migrations": Parameter(3, "Ageing: a task migrated this many times is never migrated again (mehta gives no value; assumed).", NONNEGATIVE_INTEGER),
-        "rules_scope": Parameter("all", "Balancing the selection rules (distance, ageing, hard zone of the home node) apply to: 'all' (every balancer migration: mehta IV.B-C state the rules for any migration), 'periodic' (a busy CPU's periodic balancing) or 'every-periodic' (every CPU's periodic balancing, busy or idle, not newly-idle balancing: Algorithm 1 is 'for periodic load balancing' and its balancing processor 'is the idle processor or the first processor'; 'idle load balancing', on becoming idle, is 'done in the usual manner').",
+        "max_migrations": Parameter(3, "Ageing: a task migrated this many times is never migrated again (mehta gives "
+                                       "no value; assumed).", NONNEGATIVE_INTEGER),
+        "rules_scope": Parameter("all", "Balancing the selection rules (distance, ageing, hard zone of the home node) "
+                                        "apply to: 'all' (every balancer migration: mehta IV.B-C state the rules for "
+                                        "any migration), 'periodic' (a busy CPU's periodic balancing) or "
+                                        "'every-periodic' (every CPU's periodic balancing, busy or idle, not "
+                                        "newly-idle balancing: Algorithm 1 is 'for periodic load balancing' and its "
+                                        "balancing processor 'is the idle processor or the first processor'; 'idle "
+                                        "load balancing', on becoming idle, is 'done in the usual manner').",
                                  Choice(*SCOPES)),
-        "aged_memory": Parameter("stays", "Where an aged task's memory is once it is frozen (mehta IV.C: 'its memory pages can be migrated to that node'): 'stays' on its home node, or 'moves' to the node of the migration that aged it, which becomes its home (memory speed, distance rule, zone).",
+        "aged_memory": Parameter("stays", "Where an aged task's memory is once it is frozen (mehta IV.C: 'its memory "
+                                          "pages can be migrated to that node'): 'stays' on its home node, or 'moves' "
+                                          "to the node of the migration that aged it, which becomes its home (memory "
+                                          "speed, distance rule, zone).",
                                  Choice("stays", "moves")),
-        "distance_rule": Parameter("home", "Refused migrations: 'home' = destination farther from the task's home node than the source; 'hop' = hop distance greater than the source's distance from home (literal reading of mehta IV.B).",
+        "distance_rule": Parameter("home", "Refused migrations: 'home' = destination farther from the task's home node "
+                                           "than the source; 'hop' = hop distance greater than the source's distance "
+                                           "from home (literal reading of mehta IV.B).",
                                    Choice("home", "hop")),
     }
 
@@ -161,7 +174,11 @@ class ConservativeHard(Conservative):
     hard = True
     HYPERPARAMETERS = {
         **Conservative.HYPERPARAMETERS,
-        "zone_scope": Parameter("periodic", "Balancing the hard zone restricts: 'periodic' (a busy CPU's periodic balancing only), 'every-periodic' (every CPU's periodic balancing, busy or idle: Algorithm 1's balancing processor 'is the idle processor or the first processor') or 'all' (also newly-idle balancing: 'strictly no balancing is done out of the load balancing zone').",
+        "zone_scope": Parameter("periodic", "Balancing the hard zone restricts: 'periodic' (a busy CPU's periodic "
+                                            "balancing only), 'every-periodic' (every CPU's periodic balancing, busy "
+                                            "or idle: Algorithm 1's balancing processor 'is the idle processor or the "
+                                            "first processor') or 'all' (also newly-idle balancing: 'strictly no "
+                                            "balancing is done out of the load balancing zone').",
                                 Choice(*ZONE_KINDS)),
     }
 
@@ -175,7 +192,9 @@ class ConservativeSoft(Conservative):
     hard = False
     HYPERPARAMETERS = {
         **Conservative.HYPERPARAMETERS,
-        "soft_threshold_factor": Parameter(2.0, "Soft policy: outside the zone the imbalance threshold (imbalance_pct - 100) is multiplied by this (mehta: 25% -> 50%); at least 1, as the soft policy balances far levels less eagerly.",
+        "soft_threshold_factor": Parameter(2.0, "Soft policy: outside the zone the imbalance threshold (imbalance_pct "
+                                                "- 100) is multiplied by this (mehta: 25% -> 50%); at least 1, as the "
+                                                "soft policy balances far levels less eagerly.",
                                            Real(ge=1)),
     }
 

@@ -7,15 +7,64 @@ file: with NUMBA_DISABLE_JIT=1 they run as Python.
 
 from __future__ import annotations
 
-
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import task_kernels as TK
 from simcore.models.numa.layout_kernels import (
-    EPS, F_BURST, F_COLS, F_CPUT, F_DEBT, F_DEMAND, F_LAST, F_MEANB, F_SCALE, F_SEG, F_SLEFT, F_SLICE,
-    LOG_RUN, LOG_WAIT, LOOKAHEAD, OF_D, OF_FR, OF_LT, OF_RF, OF_TF, O_LORD, O_LV, O_RI, O_TI, RF_COLS, RF_FACTOR, RF_SEGEND,
-    RF_START, RUNNING, R_COLS, R_CURR, R_NODE, R_NQ, R_ORDER, R_PEND, T_COLS, T_CPU, T_DEND, T_DI, T_HOME,
-    T_IO, T_MOVED, T_NLVL, T_STATE, Y_LEVELS, Y_LIFE, Y_LOGCAP, Y_LOOK, Y_NODES, Z_DELIV, Z_MCOST, Z_OVER, Z_WORK)
+    EPS,
+    F_BURST,
+    F_COLS,
+    F_CPUT,
+    F_DEBT,
+    F_DEMAND,
+    F_LAST,
+    F_MEANB,
+    F_SCALE,
+    F_SEG,
+    F_SLEFT,
+    F_SLICE,
+    LOG_RUN,
+    LOG_WAIT,
+    LOOKAHEAD,
+    O_LORD,
+    O_LV,
+    O_RI,
+    O_TI,
+    OF_D,
+    OF_FR,
+    OF_LT,
+    OF_RF,
+    OF_TF,
+    R_COLS,
+    R_CURR,
+    R_NODE,
+    R_NQ,
+    R_ORDER,
+    R_PEND,
+    RF_COLS,
+    RF_FACTOR,
+    RF_SEGEND,
+    RF_START,
+    RUNNING,
+    T_COLS,
+    T_CPU,
+    T_DEND,
+    T_DI,
+    T_HOME,
+    T_IO,
+    T_MOVED,
+    T_NLVL,
+    T_STATE,
+    Y_LEVELS,
+    Y_LIFE,
+    Y_LOGCAP,
+    Y_LOOK,
+    Y_NODES,
+    Z_DELIV,
+    Z_MCOST,
+    Z_OVER,
+    Z_WORK,
+)
 
 
 def account(cpu, t, now, SI, SF):

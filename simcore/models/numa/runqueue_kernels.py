@@ -10,14 +10,36 @@ from __future__ import annotations
 
 import math
 
-
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import timing_kernels as K
-from simcore.models.numa.search_kernels import decayed
 from simcore.models.numa.layout_kernels import (
-    N_PRIO, O_Q, O_RI, O_TI, QUEUED, Q_COLS, R_ACT, R_AVG, R_BMA, R_BME, R_COLS, R_CURR, R_LTICK, R_NQ, SLS,
-    T_COLS, T_CPU, T_EXP, T_NEXT, T_PREV, T_PRIO, T_STATE, Y_INSTANT, Z_TICK)
+    N_PRIO,
+    O_Q,
+    O_RI,
+    O_TI,
+    Q_COLS,
+    QUEUED,
+    R_ACT,
+    R_AVG,
+    R_BMA,
+    R_BME,
+    R_COLS,
+    R_CURR,
+    R_LTICK,
+    R_NQ,
+    SLS,
+    T_COLS,
+    T_CPU,
+    T_EXP,
+    T_NEXT,
+    T_PREV,
+    T_PRIO,
+    T_STATE,
+    Y_INSTANT,
+    Z_TICK,
+)
+from simcore.models.numa.search_kernels import decayed
 
 
 def nr_running(cpu, SI):

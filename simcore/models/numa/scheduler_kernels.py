@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 
-
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa import hook_kernels as HK
 from simcore.models.numa import layout_kernels as L
@@ -19,10 +18,58 @@ from simcore.models.numa import runqueue_kernels as RQ
 from simcore.models.numa import task_kernels as TK
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.layout_kernels import (
-    BLOCKED, DONE, D_COLS, D_EXEC, EPS, LOG_IO, LOG_RUN, LOG_WAIT, F_BURST, F_COLS, F_DEMAND, F_FIN, F_SCALE, F_SEG, F_SLEFT, F_SLICE, NORMAL,
-    OF_FR, OF_RF, OF_TF, O_DI, O_RI, O_TI, RF_COLS, RF_FACTOR, R_BMA, R_COLS, R_CURR, R_NDOMS, R_NODE, R_NQ, R_PEND,
-    SLS, T_COLS, T_CPU, T_HOME, T_IO, T_PRIO, T_STATE, Y_EID, Y_LIFE, Y_LOGCAP, Y_MEMAT, Y_N, Y_NODES, Y_PARENT, Y_STOP, Y_STOPE, Y_TOFIN, Y_UNFIN,
-    Z_STOPT)
+    BLOCKED,
+    D_COLS,
+    D_EXEC,
+    DONE,
+    EPS,
+    F_BURST,
+    F_COLS,
+    F_DEMAND,
+    F_FIN,
+    F_SCALE,
+    F_SEG,
+    F_SLEFT,
+    F_SLICE,
+    LOG_IO,
+    LOG_RUN,
+    LOG_WAIT,
+    NORMAL,
+    O_DI,
+    O_RI,
+    O_TI,
+    OF_FR,
+    OF_RF,
+    OF_TF,
+    R_BMA,
+    R_COLS,
+    R_CURR,
+    R_NDOMS,
+    R_NODE,
+    R_NQ,
+    R_PEND,
+    RF_COLS,
+    RF_FACTOR,
+    SLS,
+    T_COLS,
+    T_CPU,
+    T_HOME,
+    T_IO,
+    T_PRIO,
+    T_STATE,
+    Y_EID,
+    Y_LIFE,
+    Y_LOGCAP,
+    Y_MEMAT,
+    Y_N,
+    Y_NODES,
+    Y_PARENT,
+    Y_STOP,
+    Y_STOPE,
+    Y_TOFIN,
+    Y_UNFIN,
+    Z_STOPT,
+)
 
 
 def schedule(cpu, now, SI, SF, F, I):

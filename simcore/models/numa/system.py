@@ -303,9 +303,15 @@ class NumaSystem(ProxyCalendar):
             task.finished, task.migrations, task.cpu_time = finished[i], migrations[i], cpu_time[i]
             task.home, task.cpu, task.state = home[i], cpu[i], _STATES[state[i]]
             # the levels in the order the task first reached them
-            task.level_time = {lvl: times[lvl] for _, lvl in sorted((o, lvl) for lvl, o in enumerate(reached) if o >= 0)}
-        self.migrations, self.active_pushes, self.wasted_migrations = (int(SI[k]) for k in (LK.Y_MIGR, LK.Y_PUSH, LK.Y_WASTE))
-        self.migration_levels, self.away_moves, self.home_moves = (int(SI[k]) for k in (LK.Y_MLEVEL, LK.Y_AWAY, LK.Y_HOMEM))
+            task.level_time = {
+                lvl: times[lvl] for _, lvl in sorted((o, lvl) for lvl, o in enumerate(reached) if o >= 0)
+            }
+        self.migrations, self.active_pushes, self.wasted_migrations = (
+            int(SI[k]) for k in (LK.Y_MIGR, LK.Y_PUSH, LK.Y_WASTE)
+        )
+        self.migration_levels, self.away_moves, self.home_moves = (
+            int(SI[k]) for k in (LK.Y_MLEVEL, LK.Y_AWAY, LK.Y_HOMEM)
+        )
         self.refused = {why: int(SI[k]) for why, k in (("aged", LK.Y_REFAGE), ("distance", LK.Y_REFDIST),
                                                         ("zone", LK.Y_REFZONE))}
         self.lb_found = int(SI[LK.Y_FOUND])

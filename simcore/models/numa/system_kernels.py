@@ -10,14 +10,26 @@ file: with NUMBA_DISABLE_JIT=1 they run as Python.
 
 from __future__ import annotations
 
-
 from simcore.core import calendar_kernels as C
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa import balance_kernels as BK
 from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import scheduler_kernels as SC
 from simcore.models.numa.layout_kernels import (
-    OF_CT, Y_EID, Y_FIRED, Y_LOGCAP, Y_MORE, Y_N, Y_NLOG, Y_ROOM, Y_STEP, Y_STOP, Y_STOPE, Z_STEPT, Z_STOPT)
+    OF_CT,
+    Y_EID,
+    Y_FIRED,
+    Y_LOGCAP,
+    Y_MORE,
+    Y_N,
+    Y_NLOG,
+    Y_ROOM,
+    Y_STEP,
+    Y_STOP,
+    Y_STOPE,
+    Z_STEPT,
+    Z_STOPT,
+)
 
 
 def drain(stop_t, stop_p, stop_e, SI, SF, F, I):

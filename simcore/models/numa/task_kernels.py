@@ -7,11 +7,26 @@ file: with NUMBA_DISABLE_JIT=1 they run as Python.
 
 from __future__ import annotations
 
-
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa.layout_kernels import (
-    F_BURST, F_COLS, F_DEMAND, F_MEANB, F_SCALE, F_SLEFT, F_SLICE, OF_D, OF_TF, O_TI, T_COLS, T_DEND, T_DI,
-    T_IO, T_IOBOUND, Y_IOREST, Z_MEANIO)
+    F_BURST,
+    F_COLS,
+    F_DEMAND,
+    F_MEANB,
+    F_SCALE,
+    F_SLEFT,
+    F_SLICE,
+    O_TI,
+    OF_D,
+    OF_TF,
+    T_COLS,
+    T_DEND,
+    T_DI,
+    T_IO,
+    T_IOBOUND,
+    Y_IOREST,
+    Z_MEANIO,
+)
 
 
 def _draw(t, SI, SF):

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 
-
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa.search_kernels import busiest_group, decayed
 
@@ -244,7 +243,11 @@ def periodic(cpu, j, now, idle, moved_any, F, I):
         F[I[OF_TAT] + cpu] = math.inf
     while j < npd:
         d = cpu * L + I[I[O_PD] + cpu * P + j]
-        if I[dormant + d] or not (idle or I[busy_ok + d]) or now + 1e-9 < due(F[last + d], F[ivl + d], F[bf + d], idle, tick):
+        if (
+            I[dormant + d]
+            or not (idle or I[busy_ok + d])
+            or now + 1e-9 < due(F[last + d], F[ivl + d], F[bf + d], idle, tick)
+        ):
             j += 1
             continue
         q = quiet(cpu, d, F, I)

@@ -15,10 +15,20 @@ from typing import TYPE_CHECKING, NamedTuple
 from simcore.core.engine import Engine
 from simcore.errors import InputError
 from simcore.models import Constraint, Metric, Parameter, with_defaults
-from simcore.vocabulary.domains import COUNT, NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, PROBABILITY, AnyOf, Choice, Integer, Real
 from simcore.models.pools.workload import JobStream, largest_mean
 from simcore.models.registry import get_policy, with_hyperparameters
 from simcore.stats.warmup import fixed_truncation, mser_truncation
+from simcore.vocabulary.domains import (
+    COUNT,
+    NONNEGATIVE,
+    NONNEGATIVE_INTEGER,
+    POSITIVE,
+    PROBABILITY,
+    AnyOf,
+    Choice,
+    Integer,
+    Real,
+)
 
 if TYPE_CHECKING:     # the kernels load when the first run starts, not when a spec is read
     from simcore.models.pools.system import JobState, PoolSystem
@@ -27,35 +37,59 @@ PARAMETERS: dict[str, Parameter] = with_hyperparameters("pools", {
     "processors": Parameter(60, "P, processors of the machine (Table 2).", COUNT),
     "pool_size": Parameter(10, "p, processors per pool; P/p equal pools, so p divides P; 'all': one pool of all P.",
                            AnyOf(Choice("all"), COUNT)),
-    "load": Parameter(0.6, "L, utilisation without overheads; sets the arrival rate P L / mean job demand (Table 2).", Real(gt=0, lt=1)),
-    "mean_parallelism": Parameter(20.0, "D, true mean of the bounded-geometric desired parallelism d <= P (Table 2).", Real(ge=1)),
+    "load": Parameter(0.6, "L, utilisation without overheads; sets the arrival rate P L / mean job demand (Table 2).",
+                           Real(gt=0, lt=1)),
+    "mean_parallelism": Parameter(20.0, "D, true mean of the bounded-geometric desired parallelism d <= P (Table 2).",
+                                        Real(ge=1)),
     "time_slice": Parameter(10.0, "T, the round-robin time slice, time units (Table 2).", POSITIVE),
-    "pool_threshold": Parameter(10, "p0, the pool size up to which no in-pool or run-queue overhead is charged (Table 2).", NONNEGATIVE_INTEGER),
-    "in_pool_factor": Parameter(0.005, "W, in-pool overhead w = W (p - p0) for p > p0, a PARA thread demand inflation (Table 2: 0.5%).", NONNEGATIVE),
-    "spanning_factor": Parameter(0.01, "S, pool-spanning overhead s = S (k - 1) p for k pools, a PARA thread demand inflation (Table 2: 1.0%).", NONNEGATIVE),
-    "contention_factor": Parameter(0.003, "r, run-queue contention r (p - p0) time units per context switch for p > p0 (Table 2).", NONNEGATIVE),
-    "cache_cost": Parameter(0.005, "c, cache loading time units per context switch to another job's thread (Table 2).", NONNEGATIVE),
-    "cache_fraction": Parameter(0.25, "t, the share of c charged for a switch between threads of one job (Table 2).", PROBABILITY),
+    "pool_threshold": Parameter(10, "p0, the pool size up to which no in-pool or run-queue overhead is charged (Table "
+                                    "2).", NONNEGATIVE_INTEGER),
+    "in_pool_factor": Parameter(0.005, "W, in-pool overhead w = W (p - p0) for p > p0, a PARA thread demand inflation "
+                                       "(Table 2: 0.5%).", NONNEGATIVE),
+    "spanning_factor": Parameter(0.01, "S, pool-spanning overhead s = S (k - 1) p for k pools, a PARA thread demand "
+                                       "inflation (Table 2: 1.0%).", NONNEGATIVE),
+    "contention_factor": Parameter(0.003, "r, run-queue contention r (p - p0) time units per context switch for p > p0 "
+                                          "(Table 2).", NONNEGATIVE),
+    "cache_cost": Parameter(0.005, "c, cache loading time units per context switch to another job's thread (Table 2).",
+                                   NONNEGATIVE),
+    "cache_fraction": Parameter(0.25, "t, the share of c charged for a switch between threads of one job (Table 2).",
+                                      PROBABILITY),
     "init_demand": Parameter(10.0, "CPU demand of the INIT phase, time units (section 2).", POSITIVE),
     "final_demand": Parameter(10.0, "CPU demand of the FINAL phase, time units (section 2).", POSITIVE),
-    "thread_demand": Parameter(100.0, "PARA work per desired thread: the PARA phase needs thread_demand x d in all (section 2).", POSITIVE),
-    "thread_spread": Parameter(10.0, "Half-width of a thread's uniform demand around thread_demand d / a (section 2: U(100d/a - 10, 100d/a + 10)).", NONNEGATIVE),
-    "jobs": Parameter(4000, "Jobs sampled per run (arrivals continue until all of them have finished).", Integer(ge=10)),
-    "warmup": Parameter("fraction", "How the warm-up is deleted: 'fraction' (the first warmup_fraction of the sampled jobs), "
+    "thread_demand": Parameter(100.0, "PARA work per desired thread: the PARA phase needs thread_demand x d in all "
+                                      "(section 2).", POSITIVE),
+    "thread_spread": Parameter(10.0, "Half-width of a thread's uniform demand around thread_demand d / a (section 2: "
+                                     "U(100d/a - 10, 100d/a + 10)).", NONNEGATIVE),
+    "jobs": Parameter(4000, "Jobs sampled per run (arrivals continue until all of them have finished).",
+                            Integer(ge=10)),
+    "warmup": Parameter("fraction",
+                        "How the warm-up is deleted: 'fraction' (the first warmup_fraction of the sampled jobs), "
                         "'mser-5' (the MSER-5 rule on each run's response times; biased low under load) or 'none'.",
                         Choice("fraction", "mser-5", "none")),
-    "warmup_fraction": Parameter(0.1, "Share of the sampled jobs, first in arrival order, deleted as warm-up (warmup 'fraction').",
+    "warmup_fraction": Parameter(0.1, "Share of the sampled jobs, first in arrival order, deleted as warm-up (warmup "
+                                      "'fraction').",
                                  Real(ge=0, le=0.5)),
 })  # then the policies' own hyperparameters (F and G)
 
 CONSTRAINTS = (
-    Constraint(("processors", "pool_size"), "pool_size divides processors (equal pools)",
-               lambda p: p["pool_size"] == "all" or (p["pool_size"] <= p["processors"] and p["processors"] % p["pool_size"] == 0)),
-    Constraint(("mean_parallelism", "processors"), "mean_parallelism < (processors + 1) / 2 "
-               "(the largest mean of a parallelism bounded by P), or mean_parallelism = 1",
-               lambda p: p["mean_parallelism"] == 1 or p["mean_parallelism"] < largest_mean(p["processors"])),
-    Constraint(("thread_spread", "thread_demand"), "thread_spread < thread_demand (thread demands stay positive)",
-               lambda p: p["thread_spread"] < p["thread_demand"]),
+    Constraint(
+        ("processors", "pool_size"),
+        "pool_size divides processors (equal pools)",
+        lambda p: (
+            p["pool_size"] == "all" or (p["pool_size"] <= p["processors"] and p["processors"] % p["pool_size"] == 0)
+        ),
+    ),
+    Constraint(
+        ("mean_parallelism", "processors"),
+        "mean_parallelism < (processors + 1) / 2 "
+        "(the largest mean of a parallelism bounded by P), or mean_parallelism = 1",
+        lambda p: p["mean_parallelism"] == 1 or p["mean_parallelism"] < largest_mean(p["processors"]),
+    ),
+    Constraint(
+        ("thread_spread", "thread_demand"),
+        "thread_spread < thread_demand (thread demands stay positive)",
+        lambda p: p["thread_spread"] < p["thread_demand"],
+    ),
 )
 
 METRICS: dict[str, Metric] = {

@@ -22,12 +22,18 @@ import math
 import numpy as np
 
 from simcore.models import Parameter, select
-from simcore.vocabulary.domains import NONNEGATIVE, PROBABILITY
 from simcore.models.pools.workload import round_half_up
 from simcore.models.registry import register
+from simcore.vocabulary.domains import NONNEGATIVE, PROBABILITY
 
-SPANNING_F = {"spanning_control": Parameter(0.8, "F of limited spanning: x = round(F d / p) pools (Table 2).", NONNEGATIVE)}
-PARALLELISM_G = {"parallelism_control": Parameter(0.5, "G of restricted parallelism: at least ceil(G d) threads (Table 2).", PROBABILITY)}
+SPANNING_F = {
+    "spanning_control": Parameter(0.8, "F of limited spanning: x = round(F d / p) pools (Table 2).", NONNEGATIVE)
+}
+PARALLELISM_G = {
+    "parallelism_control": Parameter(
+        0.5, "G of restricted parallelism: at least ceil(G d) threads (Table 2).", PROBABILITY
+    )
+}
 
 
 class PoolPolicy:
@@ -91,7 +97,8 @@ class PoolPolicy:
 
 def _policy(name: str, spanning: str, restricted: bool) -> type:
     hyper = {**(SPANNING_F if spanning == "limited" else {}), **(PARALLELISM_G if restricted else {})}
-    doc = f"{'No' if spanning == 'none' else spanning.capitalize()} spanning, {'restricted' if restricted else 'unrestricted'} parallelism."
+    doc = (f"{'No' if spanning == 'none' else spanning.capitalize()} spanning, "
+           f"{'restricted' if restricted else 'unrestricted'} parallelism.")
     cls = type(name.title().replace("-", ""), (PoolPolicy,),
                {"spanning": spanning, "restricted": restricted, "HYPERPARAMETERS": hyper, "__doc__": doc,
                 "__module__": __name__})

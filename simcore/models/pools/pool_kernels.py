@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import math
 
-
 from simcore.core import calendar_kernels as C
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 

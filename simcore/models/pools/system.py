@@ -175,7 +175,10 @@ class PoolSystem(ProxyCalendar):
         n, cap = int(self.S[K.H_NLOG]), int(self.S[K.H_LOGCAP])
         if n > cap:
             raise RuntimeError(f"pools model: the log holds {cap} rows and the run made {n}.")
-        li, lf = K.H_SIZE + int(self.S[K.H_P]) * K.C_COLS + len(self.pools) * K.Q_COLS, K.F_SIZE + int(self.S[K.H_P]) * K.CF_COLS
+        li, lf = (
+            K.H_SIZE + int(self.S[K.H_P]) * K.C_COLS + len(self.pools) * K.Q_COLS,
+            K.F_SIZE + int(self.S[K.H_P]) * K.CF_COLS,
+        )
         L = self.S[li:li + n * K.L_COLS].reshape(n, K.L_COLS)
         LF = self.SF[lf:lf + n * K.LF_COLS].reshape(n, K.LF_COLS)
         return [(int(r[K.L_KIND]), float(f[K.LF_TIME]), int(r[K.L_CPU]), int(r[K.L_SERIAL]),

@@ -44,7 +44,7 @@ def geometric_q(mean: float, bound: int) -> float:
     if not 1.0 < mean < largest_mean(bound):
         raise InputError(f"a bounded-geometric parallelism with bound P = {bound} has a mean of 1 or in "
                          f"(1, {largest_mean(bound):g}); mean_parallelism = {mean:g} is outside it.")
-    from scipy.optimize import brentq   # here: scipy.optimize takes half a second to import
+    from scipy.optimize import brentq  # here: scipy.optimize takes half a second to import
 
     return brentq(lambda q: truncated_mean(q, bound) - mean, 1e-12, 1.0, xtol=1e-15, rtol=1e-14)
 

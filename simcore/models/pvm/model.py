@@ -13,34 +13,50 @@ from typing import NamedTuple
 
 from simcore.core.engine import Engine
 from simcore.models import Constraint, Metric, Parameter, with_defaults
-from simcore.vocabulary.domains import COUNT, NONNEGATIVE, POSITIVE, Choice, Integer
 from simcore.models.pvm.node import Node, Proc
 from simcore.models.pvm.sintree import Sintree
 from simcore.models.registry import get_policy, with_hyperparameters
+from simcore.vocabulary.domains import COUNT, NONNEGATIVE, POSITIVE, Choice, Integer
 
 MODEL = "pvm"
 
-PARAMETERS: dict[str, Parameter] = with_hyperparameters(MODEL, {
-    "nodes": Parameter(4, "PCs, one sintree process each (section 5: four; sintree's M = 4).", Integer(ge=2)),
-    "iterations": Parameter(30000, "sintree iterations N (section 5: 30 000 by default).", COUNT),
-    "local_tasks": Parameter(0, "CPU-bound local tasks per node (Figure 4: 0 to 3).", Integer(ge=0, le=16)),
-    "compute": Parameter(50.0, "Mean CPU µs a process computes per iteration (exponential; not given).", NONNEGATIVE),
-    "send_cost": Parameter(30.0, "CPU µs to send one message (not given).", NONNEGATIVE),
-    "read_cost": Parameter(15.0, "CPU µs of one read of a fragment (not given).", NONNEGATIVE),
-    "latency": Parameter(120.0, "µs from a send to its head fragment's arrival, at least (not given).", NONNEGATIVE),
-    "jitter": Parameter(20.0, "Mean of the exponential µs added to the latency (not given).", NONNEGATIVE),
-    "fragment_gap": Parameter(10.0, "Mean exponential µs between a message's head and body fragments (not given).",
-                              NONNEGATIVE),
-    "delays": Parameter("exponential", "How compute, jitter and fragment gap vary: 'exponential' draws around their "
-                                       "means, 'fixed' takes the means (scripted scenarios).", Choice("exponential", "fixed")),
-    "switch_cost": Parameter(5.0, "W, µs to suspend or to wake a process (W_s = W_w; T_im = 2 W = 10 µs, section 5.2).",
-                             NONNEGATIVE),
-    "spin": Parameter(10.0, "sp, µs a spinning read waits before it blocks (section 5.2: 10).", POSITIVE),
-    "tick": Parameter(10000.0, "µs between clock ticks (Linux 2.2 on x86: HZ = 100).", POSITIVE),
-    "priority": Parameter(20, "Ticks of a process's static priority (Linux 2.2: DEF_PRIORITY = 20; nice values give "
-                                  "1 to 40, so an ordinary goodness stays far below a real-time one's 1000).",
-                          Integer(ge=1, le=40)),
-})  # then the modes' own hyperparameters (EXPLICIT's periods and signal cost)
+PARAMETERS: dict[str, Parameter] = with_hyperparameters(
+    MODEL,
+    {
+        "nodes": Parameter(4, "PCs, one sintree process each (section 5: four; sintree's M = 4).", Integer(ge=2)),
+        "iterations": Parameter(30000, "sintree iterations N (section 5: 30 000 by default).", COUNT),
+        "local_tasks": Parameter(0, "CPU-bound local tasks per node (Figure 4: 0 to 3).", Integer(ge=0, le=16)),
+        "compute": Parameter(
+            50.0, "Mean CPU µs a process computes per iteration (exponential; not given).", NONNEGATIVE
+        ),
+        "send_cost": Parameter(30.0, "CPU µs to send one message (not given).", NONNEGATIVE),
+        "read_cost": Parameter(15.0, "CPU µs of one read of a fragment (not given).", NONNEGATIVE),
+        "latency": Parameter(
+            120.0, "µs from a send to its head fragment's arrival, at least (not given).", NONNEGATIVE
+        ),
+        "jitter": Parameter(20.0, "Mean of the exponential µs added to the latency (not given).", NONNEGATIVE),
+        "fragment_gap": Parameter(
+            10.0, "Mean exponential µs between a message's head and body fragments (not given).", NONNEGATIVE
+        ),
+        "delays": Parameter(
+            "exponential",
+            "How compute, jitter and fragment gap vary: 'exponential' draws around their "
+            "means, 'fixed' takes the means (scripted scenarios).",
+            Choice("exponential", "fixed"),
+        ),
+        "switch_cost": Parameter(
+            5.0, "W, µs to suspend or to wake a process (W_s = W_w; T_im = 2 W = 10 µs, section 5.2).", NONNEGATIVE
+        ),
+        "spin": Parameter(10.0, "sp, µs a spinning read waits before it blocks (section 5.2: 10).", POSITIVE),
+        "tick": Parameter(10000.0, "µs between clock ticks (Linux 2.2 on x86: HZ = 100).", POSITIVE),
+        "priority": Parameter(
+            20,
+            "Ticks of a process's static priority (Linux 2.2: DEF_PRIORITY = 20; nice values give "
+            "1 to 40, so an ordinary goodness stays far below a real-time one's 1000).",
+            Integer(ge=1, le=40),
+        ),
+    },
+)  # then the modes' own hyperparameters (EXPLICIT's periods and signal cost)
 
 CONSTRAINTS = (
     Constraint(("explicit_run", "explicit_stop", "signal_cost", "switch_cost"),

@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.models import Parameter, select
-from simcore.vocabulary.domains import NONNEGATIVE, POSITIVE
 from simcore.models.pvm.node import Proc
 from simcore.models.registry import register
+from simcore.vocabulary.domains import NONNEGATIVE, POSITIVE
 
 MODEL = "pvm"
 
@@ -79,12 +79,18 @@ class Explicit(Mode):
 
     realtime = True
     HYPERPARAMETERS = {
-        "explicit_run": Parameter(90000.0, "EXPLICIT: µs the distributed processes run before STOP (section 5.2: 90 000).",
-                                  POSITIVE),
-        "explicit_stop": Parameter(10000.0, "EXPLICIT: µs they stay stopped before CONTINUE (section 5.2: 10 000).",
-                                   POSITIVE),
-        "signal_cost": Parameter(5.0, "EXPLICIT: S_sig, µs the daemon needs to signal the node's distributed "
-                                      "process (not given; docs/pvm-model.md).", NONNEGATIVE),
+        "explicit_run": Parameter(
+            90000.0, "EXPLICIT: µs the distributed processes run before STOP (section 5.2: 90 000).", POSITIVE
+        ),
+        "explicit_stop": Parameter(
+            10000.0, "EXPLICIT: µs they stay stopped before CONTINUE (section 5.2: 10 000).", POSITIVE
+        ),
+        "signal_cost": Parameter(
+            5.0,
+            "EXPLICIT: S_sig, µs the daemon needs to signal the node's distributed "
+            "process (not given; docs/pvm-model.md).",
+            NONNEGATIVE,
+        ),
     }
 
     def attach(self, engine, nodes, dps, params: dict) -> None:
