@@ -36,17 +36,13 @@ CLAIM = {"id": "faster", "text": "policy is 20% faster", "kind": "ratio-below", 
          "published_effect": 0.8}
 
 
-def _spec(confidence=0.95):
-    return SimpleNamespace(
-        id="toy",
-        data={},
-        shares_seeds=False,
-        model=MODEL,
-        metrics=[{"name": "t"}],
-        baseline="base",
-        confidence=confidence,
-        grid={"k": [1, 2]},
-    )
+def _spec(confidence=0.95, metric=None, grid=None, published=None, shares_seeds=False):
+    """The toy experiment: policies new and base, metric t (MODEL's unless ``metric``), cells
+    k = 1, 2 unless ``grid``, the ``published`` values if given."""
+    model = MODEL if metric is None else SimpleNamespace(METRICS={"t": metric})
+    return SimpleNamespace(id="toy", data={} if published is None else {"published": published},
+                           shares_seeds=shares_seeds, model=model, metrics=[{"name": "t"}], baseline="base",
+                           confidence=confidence, grid={"k": [1, 2]} if grid is None else grid)
 
 
 def _raw(*cells):
@@ -175,16 +171,7 @@ def test_required_replications_checked_against_a_direct_computation():
     Directly: the same differences repeated four times (n = 20) give an interval that excludes 0."""
     base = np.array([10.0, 10.0, 10.0, 10.0, 10.0])
     diffs = np.array([-1.0, 1.0, -3.0, 0.0, -2.0])
-    spec = SimpleNamespace(
-        id="toy",
-        data={},
-        shares_seeds=False,
-        model=SimpleNamespace(METRICS={"t": Metric("t", "real")}),
-        metrics=[{"name": "t"}],
-        baseline="base",
-        confidence=0.95,
-        grid={},
-    )
+    spec = _spec(0.95, Metric("t", "real"), grid={})
     claim = {"id": "c", "text": "t", "kind": "less", "metric": "t", "policy": "new"}
     row = evaluate_claim(spec, _raw((base + diffs, base)), claim)
     h = float(stats.t.ppf(0.975, 4)) * math.sqrt(2.5 / 5)
@@ -208,16 +195,7 @@ def test_several_cells_need_every_cell_and_bonferroni_for_the_rest():
     +0.5, +1, +1.5 (mean 1, sd 0.5): at 90% h = 2.92 x 0.5 / sqrt 3 = 0.84 -> [0.16, 1.84],
     contradicted alone; over k = 2 cells the Bonferroni level 95% gives h = 4.30 x 0.5 / sqrt 3
     = 1.24 -> [-0.24, 2.24], so the cell and the claim are inconclusive."""
-    spec = SimpleNamespace(
-        id="toy",
-        data={},
-        shares_seeds=False,
-        model=SimpleNamespace(METRICS={"t": Metric("t", "real")}),
-        metrics=[{"name": "t"}],
-        baseline="base",
-        confidence=0.9,
-        grid={"k": [1, 2]},
-    )
+    spec = _spec(0.9, Metric("t", "real"))
     base = np.zeros(3)
     claim = {"id": "c", "text": "t", "kind": "less", "metric": "t", "policy": "new"}
     raw = _raw((np.array([-5.0, -6.0, -7.0]), base), (np.array([0.5, 1.0, 1.5]), base))
@@ -246,16 +224,7 @@ def test_a_claim_across_cells_judges_the_mean_of_the_cell_effects(published, exp
     P - m = 2.25: inconclusive; published -4: P = 4, hi = 2.633 < P - m = 3: smaller than
     published. The baseline is 0, so a direction's practical size is 0. Cell by cell, cell 2 alone would be
     inconclusive (its interval, -1 +- 2.48, holds 0)."""
-    spec = SimpleNamespace(
-        id="toy",
-        data={},
-        shares_seeds=False,
-        model=SimpleNamespace(METRICS={"t": Metric("t", "real")}),
-        metrics=[{"name": "t"}],
-        baseline="base",
-        confidence=0.95,
-        grid={"k": [1, 2]},
-    )
+    spec = _spec(0.95, Metric("t", "real"))
     base = np.zeros(3)
     raw = _raw((np.array([-1.0, -2.0, -3.0]), base), (np.array([0.0, -1.0, -2.0]), base))
     claim = {"id": "c", "text": "t", "kind": "less", "metric": "t", "policy": "new", "across": "mean"}
@@ -274,16 +243,7 @@ def test_gain_grows_judges_the_relative_gain():
     """than = 1..5. policy = 0.8 than: the relative gain is 0.2 everywhere, slope exactly 0 (the
     absolute gain 0.2 than would have slope 0.2): the interval is [0, 0], not a growing gain.
     policy = than - 0.1 than^2: relative gain 0.1 than, slope exactly 0.1: reproduced."""
-    spec = SimpleNamespace(
-        id="toy",
-        data={},
-        shares_seeds=False,
-        model=SimpleNamespace(METRICS={"t": Metric("t", "positive")}),
-        metrics=[{"name": "t"}],
-        baseline="base",
-        confidence=0.95,
-        grid={},
-    )
+    spec = _spec(0.95, Metric("t", "positive"), grid={})
     than = np.arange(1.0, 6.0)
     claim = {"id": "g", "text": "t", "kind": "gain-grows", "metric": "t", "policy": "new"}
     flat = evaluate_claim(spec, _raw((0.8 * than, than)), claim)
@@ -312,21 +272,8 @@ def test_a_value_claim_judges_each_cell_against_its_published_value():
     """The policy's own value: 0.5 +- 0.01 in both cells (interval about [0.489, 0.511]). Cell 1's
     published 0.5 lies inside: reproduced. Cell 2's published 0.9 (m = 0.225): hi + m = 0.736 <
     0.9, also at the Bonferroni level: smaller than published, which decides the claim."""
-    spec = SimpleNamespace(
-        id="toy",
-        shares_seeds=False,
-        model=SimpleNamespace(METRICS={"t": Metric("t", "share")}),
-        metrics=[{"name": "t"}],
-        baseline="base",
-        confidence=0.95,
-        grid={"k": [1, 2]},
-        data={
-            "published": [
-                {"policy": "new", "metric": "t", "value": 0.5, "where": {"k": 1}},
-                {"policy": "new", "metric": "t", "value": 0.9, "where": {"k": 2}},
-            ]
-        },
-    )
+    published = [{"policy": "new", "metric": "t", "value": v, "where": {"k": k}} for k, v in ((1, 0.5), (2, 0.9))]
+    spec = _spec(metric=Metric("t", "share"), published=published)
     share = 0.5 + 0.01 * NOISE
     claim = {"id": "v", "text": "t", "kind": "value", "metric": "t", "policy": "new", "published_effect": "table"}
     row = evaluate_claim(spec, _raw((share, share), (share, share)), claim)
@@ -516,16 +463,7 @@ def test_an_undecided_claim_needs_every_cell_decided():
 
 
 def _toy(grid=None, published=None, confidence=0.95, range_="real"):
-    return SimpleNamespace(
-        id="toy",
-        shares_seeds=False,
-        model=SimpleNamespace(METRICS={"t": Metric("t", range_)}),
-        metrics=[{"name": "t"}],
-        baseline="base",
-        confidence=confidence,
-        grid=grid or {"k": [1, 2]},
-        data={"published": published or []},
-    )
+    return _spec(confidence, Metric("t", range_), grid or {"k": [1, 2]}, published or [])
 
 
 def test_bonferroni_applies_to_decided_verdicts_only_and_keeps_the_magnitude():
@@ -717,16 +655,7 @@ def test_a_spread_claim_across_cells_is_the_mean_of_the_cells_spreads():
 # -- claims across cells (than_cell) and means over cells that share seeds ---------------------------
 
 def _shared_spec(range_="positive"):
-    return SimpleNamespace(
-        id="toy",
-        data={},
-        shares_seeds=True,
-        model=SimpleNamespace(METRICS={"t": Metric("t", range_)}),
-        metrics=[{"name": "t"}],
-        baseline="base",
-        confidence=0.95,
-        grid={"k": [1, 2]},
-    )
+    return _spec(metric=Metric("t", range_), shares_seeds=True)
 
 
 def test_a_claim_across_cells_pairs_the_policy_with_itself_in_the_other_cell():

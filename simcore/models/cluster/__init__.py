@@ -13,25 +13,16 @@ classes; no policy module imports another.
 
 from simcore.models.cluster import mosix, opportunity, policies  # noqa: F401  (registers the policies)
 from simcore.models.cluster.model import (
-                                          CONSTRAINTS,
-                                          METRICS,
-                                          PARAMETERS,
-                                          full_params,
-                                          make_workload,
-                                          monitor_replication,
-                                          queue_probes,
-                                          run_replication,
-                                          simulate,
+    CONSTRAINTS,
+    METRICS,
+    PARAMETERS,
+    full_params,
+    make_workload,
+    monitor_replication,
+    queue_probes,
+    run_replication,
+    simulate,
 )
 
-__all__ = [
-    "CONSTRAINTS",
-    "METRICS",
-    "PARAMETERS",
-    "full_params",
-    "make_workload",
-    "monitor_replication",
-    "queue_probes",
-    "run_replication",
-    "simulate",
-]
+__all__ = ["CONSTRAINTS", "METRICS", "PARAMETERS", "full_params", "make_workload", "monitor_replication",
+           "queue_probes", "run_replication", "simulate"]

@@ -7,23 +7,15 @@ and their messages), ``node`` (the round-robin ready queue, blocking receives, m
 
 from simcore.models.cosched import policies  # noqa: F401  (registers the policies)
 from simcore.models.cosched.model import (
-                                          CONSTRAINTS,
-                                          METRICS,
-                                          PARAMETERS,
-                                          full_params,
-                                          monitor_replication,
-                                          queue_probes,
-                                          run_replication,
-                                          simulate,
+    CONSTRAINTS,
+    METRICS,
+    PARAMETERS,
+    full_params,
+    monitor_replication,
+    queue_probes,
+    run_replication,
+    simulate,
 )
 
-__all__ = [
-    "CONSTRAINTS",
-    "METRICS",
-    "PARAMETERS",
-    "full_params",
-    "monitor_replication",
-    "queue_probes",
-    "run_replication",
-    "simulate",
-]
+__all__ = ["CONSTRAINTS", "METRICS", "PARAMETERS", "full_params", "monitor_replication", "queue_probes",
+           "run_replication", "simulate"]

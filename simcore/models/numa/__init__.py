@@ -9,17 +9,17 @@ conservative-soft), ``task`` (task description and draws), ``bursts`` (locality_
 """
 
 from simcore.models.numa.model import (
-                                       CONSTRAINTS,
-                                       MAX_LEVELS,
-                                       METRICS,
-                                       PARAMETERS,
-                                       full_params,
-                                       make_workload,
-                                       monitor_replication,
-                                       queue_probes,
-                                       run_replication,
-                                       simulate,
-                                       trace_replication,
+    CONSTRAINTS,
+    MAX_LEVELS,
+    METRICS,
+    PARAMETERS,
+    full_params,
+    make_workload,
+    monitor_replication,
+    queue_probes,
+    run_replication,
+    simulate,
+    trace_replication,
 )
 from simcore.models.numa.trace import format_trace
 

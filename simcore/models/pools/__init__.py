@@ -10,23 +10,15 @@ metrics, runs).
 
 from simcore.models.pools import policies  # noqa: F401  (registers the policies)
 from simcore.models.pools.model import (
-                                        CONSTRAINTS,
-                                        METRICS,
-                                        PARAMETERS,
-                                        full_params,
-                                        monitor_replication,
-                                        queue_probes,
-                                        run_replication,
-                                        simulate,
+    CONSTRAINTS,
+    METRICS,
+    PARAMETERS,
+    full_params,
+    monitor_replication,
+    queue_probes,
+    run_replication,
+    simulate,
 )
 
-__all__ = [
-    "CONSTRAINTS",
-    "METRICS",
-    "PARAMETERS",
-    "full_params",
-    "monitor_replication",
-    "queue_probes",
-    "run_replication",
-    "simulate",
-]
+__all__ = ["CONSTRAINTS", "METRICS", "PARAMETERS", "full_params", "monitor_replication", "queue_probes",
+           "run_replication", "simulate"]

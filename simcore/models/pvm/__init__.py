@@ -7,14 +7,14 @@ registered as policies) and ``model`` (parameters, metrics, runs).
 
 from simcore.models.pvm import modes  # noqa: F401  (registers the modes)
 from simcore.models.pvm.model import (
-                                      CONSTRAINTS,
-                                      METRICS,
-                                      PARAMETERS,
-                                      full_params,
-                                      monitor_replication,
-                                      queue_probes,
-                                      run_replication,
-                                      simulate,
+    CONSTRAINTS,
+    METRICS,
+    PARAMETERS,
+    full_params,
+    monitor_replication,
+    queue_probes,
+    run_replication,
+    simulate,
 )
 
 __all__ = ["CONSTRAINTS", "METRICS", "PARAMETERS", "full_params", "monitor_replication", "queue_probes",
