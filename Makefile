@@ -9,10 +9,12 @@ ifdef NUMA_LB_NIX_PYTHON
 BIN := $(NUMA_LB_NIX_PYTHON)/bin
 SIMCORE := simcore
 UV := uv
+RUFF := ruff
 else
 BIN := $(VENV)/bin
 SIMCORE := $(BIN)/simcore
 UV := $(BIN)/uv
+RUFF := $(BIN)/ruff
 endif
 SCALE ?= full
 CORES ?= all
@@ -133,7 +135,7 @@ dag: env  ## dry-run the full DAG
 	$(SNAKEMAKE) -n --quiet rules
 
 lint: env  ## ruff over the Python and the notebooks (pyproject.toml's [tool.ruff]), then snakemake --lint
-	$(BIN)/ruff check .
+	$(RUFF) check .
 	$(BIN)/snakemake --lint
 
 bench: env  ## performance benchmarks (events/s against bare SimPy, the full scale's CPU time projected)

@@ -57,6 +57,7 @@
         (python pkgs)
         (simcore pkgs)
         pkgs.uv
+        pkgs.ruff
         pkgs.gnumake
         pkgs.git
         (pkgs.texlive.combine {
