@@ -16,10 +16,11 @@ from simcore.core.jit import KernelCacheLocator, kernel_sources, simcore_imports
 ROOT = jit.PACKAGE
 
 # every kernel file and what it reads, by hand from their import lines
-CAL, SEARCH = "core/calendar_kernels.py", "models/numa/search_kernels.py"
+CAL, SEARCH, PCG = "core/calendar_kernels.py", "models/numa/search_kernels.py", "core/pcg64_kernels.py"
 N = "models/numa/"
 TIMING = {N + "timing_kernels.py", SEARCH}
-NUMA_RUN = {N + "run_kernels.py", N + "task_kernels.py", N + "layout_kernels.py", CAL}
+NUMA_TASK = {N + "task_kernels.py", N + "layout_kernels.py", CAL, PCG}
+NUMA_RUN = {N + "run_kernels.py", *NUMA_TASK}
 NUMA_HOOK = {N + "hook_kernels.py", N + "runqueue_kernels.py", N + "layout_kernels.py", CAL, *TIMING}
 NUMA_MIGRATE = {N + "migrate_kernels.py", *NUMA_RUN, *NUMA_HOOK}
 C = "models/cluster/"
@@ -27,10 +28,11 @@ SHARING = {C + "sharing_kernels.py", C + "layout_kernels.py", CAL}
 KNOWLEDGE = {C + "knowledge_kernels.py", *SHARING}
 GROUPS = {
     CAL: {CAL},
+    PCG: {PCG},
     SEARCH: {SEARCH},
     N + "timing_kernels.py": TIMING,
     N + "layout_kernels.py": {N + "layout_kernels.py", CAL},
-    N + "task_kernels.py": {N + "task_kernels.py", N + "layout_kernels.py", CAL},
+    N + "task_kernels.py": NUMA_TASK,
     N + "runqueue_kernels.py": {N + "runqueue_kernels.py", N + "layout_kernels.py", CAL, *TIMING},
     N + "hook_kernels.py": NUMA_HOOK,
     N + "run_kernels.py": NUMA_RUN,

@@ -32,7 +32,7 @@ from simcore.models.numa import full_params, invariants, simulate
 from simcore.models.numa import layout_kernels as LK
 from simcore.models.numa.balancer import Balancer
 from simcore.models.numa.system import NumaSystem
-from simcore.models.numa.task import Draws, TaskSpec
+from simcore.models.numa.task import TaskSpec
 from simcore.topology.domains import Domain
 from simcore.topology.machine import Machine, make_machine
 
@@ -100,7 +100,7 @@ def scenario(monkeypatch):
         monkeypatch.setattr(NumaSystem, "look_ahead", look_ahead)
         specs = [TaskSpec(i, float(t.at), t.nice, float(t.demand), t.cpu, t.io, i) for i, t in enumerate(tasks)]
         res = simulate(params, specs, policy, Streams(replication_seed(1, "scripted", 0, 0)), machine=machine,
-                       domains_for=lambda m, builder: domains, trace=True, draws=draws)
+                       domains_for=lambda m, builder: domains, trace=True, scripted=draws)
         assert type(res.system) is NumaSystem
         return Outcome(res.tasks, res.metrics, list(res.system.moves), list(counts))
 
@@ -779,8 +779,7 @@ def test_a_task_in_the_local_or_a_one_cpu_group_does_not_wake_a_sleeping_domain(
     set at 170, after task 2's creation was scheduled, and pull task 2 then.) The same with
     every attempt made for real."""
     monkeypatch.setattr(Balancer, "sleeps", sleeps)
-    draws = {0: Draws(0)}
-    draws[0].values = np.array([0.1, 20.0, 0.15] + [1.0] * 29)
+    draws = {0: np.array([0.1, 20.0, 0.15] + [1.0] * 29)}
     d = dom({0, 1, 2, 3}, [{0}, {1}, {2, 3}], interval=(100, 100))
     out = scenario(one_node(6), [[d], [], [], [], [], []],
                    [T(10, 1, 1000, io=True), T(150, 5, 1000), T(200, 1, 1000)], draws=draws)
@@ -1773,8 +1772,7 @@ def test_io_wait_wakes_the_task_on_its_cpu_with_the_rest_of_its_slice(scenario):
     It runs 0-30 on CPU 1, waits for I/O 30-80, wakes on CPU 1 (CPU 0 is idle, but nothing pulls
     a waking task) and runs 80-150, when the 70 ms left of its slice are used up; it expires,
     runs again with a new slice 150-170 and ends."""
-    draws = {0: Draws(0)}
-    draws[0].values = np.array([0.3, 0.9, 0.05] + [1.0] * 29)
+    draws = {0: np.array([0.3, 0.9, 0.05] + [1.0] * 29)}
     d = dom({0, 1}, [{0}, {1}], interval=(10000, 10000))
     out = scenario(one_node(2), [[d], [d]], [T(0, 1, 120, io=True)], draws=draws)
     task = out.tasks[0]
@@ -1789,8 +1787,7 @@ def test_io_wait_as_the_rest_of_the_slice(scenario):
     on CPU 1 and waits for I/O for the 70 ms left of its slice, 30-100; it wakes with a new
     100 ms slice and runs its last 90 ms at once, 100-190. (Without the refill it would expire at
     170 and end after a second stretch 170-190.)"""
-    draws = {0: Draws(0)}
-    draws[0].values = np.array([0.3, 0.9, 0.05] + [1.0] * 29)
+    draws = {0: np.array([0.3, 0.9, 0.05] + [1.0] * 29)}
     d = dom({0, 1}, [{0}, {1}], interval=(10000, 10000))
     out = scenario(one_node(2), [[d], [d]], [T(0, 1, 120, io=True)], draws=draws, io_wait="rest-of-slice")
     task = out.tasks[0]
@@ -1977,8 +1974,7 @@ def test_a_burst_far_from_home_is_work_or_wall_time_by_locality_scope(scenario, 
     to the 20 ms left, the last; I/O 10 ms, 130-140. It wakes with 10 ms of slice: 140-150, a new
     slice, and the 13.33 ms of work left, 150-170. Two I/O waits; the same 120 ms of CPU time."""
     d = dom({0, 1}, [{0}, {1}], flags=(LB, NI), interval=(200, 200), name="node")
-    draws = {2: Draws(2)}
-    draws[2].values = np.array([0.2, 0.6, 0.01, 0.9, 0.01] + [1.0] * 27)
+    draws = {2: np.array([0.2, 0.6, 0.01, 0.9, 0.01] + [1.0] * 27)}
     out = scenario(nodes(2), [[d], [d]], [T(0, 1, 30), T(0, 0, 1000), T(0, 0, 80, io=True)], draws=draws,
                    memory_stall_fraction=0.5, locality_scope=scope)
     assert out.pulls == [(30.0, 2, 0, 1)]
@@ -2005,8 +2001,7 @@ def test_a_tasks_memory_is_where_it_starts_or_where_it_was_created(scenario, hom
     is the last; I/O 30-40; 60 ms of work take 90 ms: the 70 ms of slice left (40-110), then a
     new slice, 110-130. (Drawn at home speed, burst 0 would run 0-45.)"""
     machine, domains = exec_machine()
-    draws = {1: Draws(1)}
-    draws[1].values = np.array([0.3, 0.9, 0.01] + [1.0] * 29)
+    draws = {1: np.array([0.3, 0.9, 0.01] + [1.0] * 29)}
     out = scenario(machine, domains, [T(0, 0, 1000), T(0, 0, 80, io=True)], draws=draws, placement="exec",
                    memory_stall_fraction=0.5, locality_scope="lifetime", home_node=home_node)
     task = out.tasks[1]
@@ -2150,7 +2145,7 @@ def test_run_queue_lists_stay_linked_both_ways_around_task_0():
 
 def test_a_draw_or_a_look_ahead_past_the_counted_draws_is_an_error():
     """A task whose run would take more draws than counted for it raises instead of reading
-    another task's draws (``_count_draws`` counts exactly: these states are made by hand): an
+    another task's draws (``system._draws`` counts exactly: these states are made by hand): an
     I/O-bound task with one draw left takes it, then the next burst raises; a look-ahead whose
     burst ends (the run factor's sign) with demand left and no draw left raises the same way."""
     from numa_script import bare_buffers
@@ -2190,8 +2185,7 @@ def test_the_mean_burst_grows_by_burst_nice_ms_per_nice_level(scenario):
     30 ms, the last; I/O 0.05 x 1000 = 50 ms. It runs 0-20, waits for I/O 20-70, and runs its last
     30 ms with the 30 ms left of its slice, 70-100. (A mean burst of 50 + 10 / 3 would give a
     first burst of 13.3 ms.)"""
-    draws = {0: Draws(0)}
-    draws[0].values = np.array([0.25, 0.5, 0.05] + [1.0] * 29)
+    draws = {0: np.array([0.25, 0.5, 0.05] + [1.0] * 29)}
     out = scenario(one_node(1), [[]], [T(0, 0, 50, nice=10, io=True)], draws=draws, burst_nice_ms=3.0)
     task = out.tasks[0]
     assert runs(task) == [(0, 0, 20), (0, 70, 100)]
@@ -2211,10 +2205,9 @@ def test_io_waits_read_the_tasks_draws_in_order(scenario):
     ten bursts is refilled as it blocks) and ends at 330 + 15 x 10 + 30 + 15 x 10 + 50 = 710. (A
     wait read by the burst's draw, or a draw skipped, moves the 30 and the 50.)"""
     burst, io = 0.1, 0.01
-    draws = {0: Draws(0)}
-    draws[0].values = np.array([burst] + [burst, io] * 15 + [burst]
-                               + [0.03] + [burst, io] * 15 + [burst]
-                               + [0.05] + [1.0] * 31)
+    draws = {0: np.array([burst] + [burst, io] * 15 + [burst]
+                         + [0.03] + [burst, io] * 15 + [burst]
+                         + [0.05] + [1.0] * 31)}
     out = scenario(one_node(1), [[]], [T(0, 0, 330, io=True)], draws=draws)
     task = out.tasks[0]
     waits = [b - a for kind, _, a, b in segments(task) if kind == "io"]
@@ -2229,8 +2222,7 @@ def test_a_rest_of_slice_wait_can_be_shorter_than_a_millisecond(scenario):
     I/O); on blocking the next burst min(0.5 x 100, 100) = 50 >= the 50 ms left: the last. The I/O
     wait is what is left of the slice, 100 - 99.5 = 0.5 ms (no floor but 0): it runs 0-99.5,
     waits 99.5-100, wakes with a new slice and runs 100-150."""
-    draws = {0: Draws(0)}
-    draws[0].values = np.array([0.995, 0.5] + [1.0] * 30)
+    draws = {0: np.array([0.995, 0.5] + [1.0] * 30)}
     out = scenario(one_node(1), [[]], [T(0, 0, 149.5, io=True)], draws=draws, io_wait="rest-of-slice")
     task = out.tasks[0]
     assert [s for s in segments(task) if s[0] == "io"] == [("io", -1, 99.5, 100.0)]
@@ -2320,8 +2312,7 @@ def test_a_burst_that_leaves_under_a_millisecond_of_demand_is_not_the_last(scena
     0.5 ms; on blocking the next burst min(90, 100) >= 0.5, so 0.5 ms, the last; I/O 0.05 x 1000 =
     50 ms. It runs 0-30, waits for I/O 30-80 and runs its last 0.5 ms 80-80.5: the task is done
     only once all its demand is served, not when less than a millisecond is left."""
-    draws = {0: Draws(0)}
-    draws[0].values = np.array([0.3, 0.9, 0.05] + [1.0] * 29)
+    draws = {0: np.array([0.3, 0.9, 0.05] + [1.0] * 29)}
     out = scenario(one_node(1), [[]], [T(0, 0, 30.5, io=True)], draws=draws)
     task = out.tasks[0]
     assert runs(task) == [(0, 0, 30), (0, 80, 80.5)]
@@ -2502,8 +2493,7 @@ def test_a_slice_that_ends_in_the_middle_of_a_pending_burst_is_replayed_as_a_sli
     42.5 ms of its slice, which ends at 220; its last 33.3 ms run 220-245. The ends at 75, 100 and
     150 pass while the task is alone: its timer is set for 157.5 and they are replayed there, the
     one at 100 as the end of a slice (a burst's end would draw burst 2 too early)."""
-    draws = {0: Draws(0)}
-    draws[0].values = np.array([1.0, 1.0, 0.1, 1.0, 0.02] + [1.0] * 27)
+    draws = {0: np.array([1.0, 1.0, 0.1, 1.0, 0.02] + [1.0] * 27)}
     machine = near_5()
     out = scenario(machine, [[]], [T(0, 0, 300, io=True)], draws=draws, memory_stall_fraction=0.5)
     task = out.tasks[0]

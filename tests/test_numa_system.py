@@ -19,7 +19,7 @@ from simcore.models.numa import layout_kernels as LK
 from simcore.models.numa import model as numa_model
 from simcore.models.numa.model import load_machine
 from simcore.models.numa.policies import Linux2Level
-from simcore.models.numa.system import NumaSystem, _count_draws
+from simcore.models.numa.system import NumaSystem, _draws
 from simcore.models.numa.task import Task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -171,22 +171,50 @@ def _taken(system) -> list[int]:
     return (TI[:, LK.T_DI] - starts).tolist()
 
 
+def _counts(tasks: list, io_rest: bool, slowest: float = 1.0, first: float = 1.0) -> list[int]:
+    """The draws counted for each task (``system._draws``)."""
+    return np.diff(_draws(tasks, io_rest, slowest, first)[1]).tolist()
+
+
 def test_a_task_takes_exactly_the_draws_counted_for_it():
-    """``_count_draws`` replays a task's bursts and I/O waits from its creation; the tasks, run to
+    """``_draws`` counts the draws of a task's bursts and I/O waits from its creation; the tasks, run to
     the end, have taken that many (exponential waits and rest-of-slice ones, I/O-bound and
     CPU-bound tasks), bursts being work at local speed (locality_scope 'cpu': the count does not
     depend on where a task runs; the next test bounds it under 'lifetime')."""
     for overrides in ({"io_task_fraction": 0.7}, {"io_wait": "rest-of-slice"}):
         spec, params, streams, workload = _workload("corr05-fig10", 2, 120, locality_scope="cpu", **overrides)
-        counted = [_count_draws(Task(s, params), params["io_wait"] == "rest-of-slice") for s in workload]
+        counted = _counts([Task(s, params) for s in workload], params["io_wait"] == "rest-of-slice")
         run = simulate(params, workload, "linux-2level", streams)
         assert counted == _taken(run.system)
         assert any(c == 0 for c in counted) == (overrides.get("io_task_fraction", 1.0) < 1.0)
 
 
+def test_the_draws_are_each_tasks_own_generators_and_scripted_ones_replace_them():
+    """Task ``t``'s draws are the first standard exponentials of numpy's PCG64 seeded with its
+    seed, as many as counted for it; draws scripted for a seed replace that task's alone (a burst
+    of 0.2 x its mean burst, then 50 more of 1.0, of which it takes as many as its demand needs),
+    and too few for its run are refused."""
+    spec, params, streams, workload = _workload("corr05-fig10", 2, 30, locality_scope="cpu")
+    tasks = [Task(s, params) for s in workload]
+    draws, starts = _draws(tasks, False)
+    for t, task in enumerate(tasks):
+        k = starts[t + 1] - starts[t]
+        own = np.random.Generator(np.random.PCG64(task.spec.seed)).standard_exponential(k)
+        assert (draws[starts[t]:starts[t + 1]] == own).all()
+    seed = tasks[3].spec.seed
+    given = np.array([0.2] + [1.0] * 50)
+    mixed, at = _draws(tasks, False, scripted={seed: given})
+    need = at[4] - at[3]
+    assert 1 <= need <= len(given) and (mixed[at[3]:at[4]] == given[:need]).all()
+    rest = np.concatenate([mixed[:at[3]], mixed[at[4]:]])
+    assert (rest == np.concatenate([draws[:starts[3]], draws[starts[4]:]])).all()
+    with pytest.raises(ValueError, match=f"the 1 draws scripted for seed {seed} are fewer than its run can take"):
+        _draws(tasks, False, scripted={seed: given[:1]})
+
+
 def test_bursts_drawn_as_wall_time_take_at_most_the_draws_counted_at_the_slowest_cpu():
     """Under locality_scope 'lifetime' a burst serves its wall time over the slowdown where it is
-    drawn, so how many draws a task takes depends on where it runs; ``_count_draws`` at the
+    drawn, so how many draws a task takes depends on where it runs; ``_draws`` at the
     machine's largest slowdown bounds every task's, and at 1.0 (every burst at home speed) it is
     at most what a task that ran away from home took. On corr05-4x4 some tasks run far from home
     and take more draws than at home."""
@@ -195,8 +223,8 @@ def test_bursts_drawn_as_wall_time_take_at_most_the_draws_counted_at_the_slowest
     machine = load_machine(params["topology"])
     slowest = max(1.0 + (d / 10.0 - 1.0) for row in machine.distances for d in row)
     first = slowest if params["home_node"] == "creation" else 1.0     # corr05: a first burst may start away
-    bound = [_count_draws(Task(s, params), False, slowest, first) for s in workload]
-    home = [_count_draws(Task(s, params), False) for s in workload]
+    tasks = [Task(s, params) for s in workload]
+    bound, home = _counts(tasks, False, slowest, first), _counts(tasks, False)
     taken = _taken(simulate(params, workload, "linux-2level", streams).system)
     assert all(h <= n <= b for h, n, b in zip(home, taken, bound))
     assert any(n > h for h, n in zip(home, taken)) and any(b > n for n, b in zip(taken, bound))

@@ -532,9 +532,12 @@ def make_policy(name: str, params: dict, streams: Streams):
 
 
 def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Streams, *, machine=None,
-             domains_for=None, trace: bool = False, draws: dict | None = None, attach=None) -> Result:
+             domains_for=None, trace: bool = False, draws: dict | None = None, scripted: dict | None = None,
+             attach=None) -> Result:
     """Run ``policy`` on ``workload`` until every task has finished. ``draws``: a dict shared by
-    the runs of one workload, where the tasks keep their burst/I-O draws (see ``task.Draws``).
+    the runs of one workload, where the tasks' burst/I-O draws are kept; ``scripted``: draws given
+    by hand, task seed -> standard exponentials in the order the task takes them (scenario tests;
+    ``system._draws``).
     ``attach(engine, system)``, if given, is called before the run starts (e.g. a monitor)."""
     from simcore.models.numa import invariants
     from simcore.models.numa.system import NumaSystem
@@ -554,8 +557,8 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
     system = NumaSystem(engine, machine, domains, impl, params)
     if params["check_invariants"]:
         system.check = invariants.check
-    tasks = [Task(spec, params, trace, draws) for spec in workload]
-    system.expect(tasks)
+    tasks = [Task(spec, params, trace) for spec in workload]
+    system.expect(tasks, draws, scripted)
     order = sorted(range(len(tasks)), key=lambda i: (tasks[i].spec.created, i))
     if attach is None and COMPILED_LOOP and not system.observed:
         system.run_compiled(order)

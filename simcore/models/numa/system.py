@@ -51,7 +51,6 @@ from simcore.models.numa.balancer import Balancer
 from simcore.models.numa.task import BLOCKED, DONE, NEW, QUEUED, RUNNING
 
 _STATES = (NEW, QUEUED, RUNNING, BLOCKED, DONE)
-_FIRST_DRAWS = 128        # draws a task is first counted against (twice as many each time they run out)
 _SEGMENTS = ("wait", "run", "io")       # the log's kinds LOG_WAIT, LOG_RUN, LOG_IO as a trace names them
 _COLUMNS = {"O_TI": LK.T_COLS, "OF_TF": LK.F_COLS, "O_RI": LK.R_COLS, "OF_RF": LK.RF_COLS, "O_Q": LK.Q_COLS}
 
@@ -96,9 +95,12 @@ class NumaSystem(ProxyCalendar):
         return self.balancer.unflushed()
 
     # -- building the arrays ---------------------------------------------------------------------
-    def expect(self, tasks: list) -> None:
+    def expect(self, tasks: list, draws: dict | None = None, scripted: dict | None = None) -> None:
         """The workload's tasks (not yet created): the arrays of the run, then the calendar with
-        each CPU's first balancing timer."""
+        each CPU's first balancing timer. ``draws``: a dict shared by the runs of one workload,
+        where the tasks' draws are kept for the next; ``scripted``: draws given by hand
+        (``_draws``)."""
+        self._shared, self._scripted = draws, scripted
         self.to_finish = len(tasks)
         self._tasks = self.expected = tasks
         self.moves: list[tuple[float, int, int, int]] = []
@@ -115,7 +117,8 @@ class NumaSystem(ProxyCalendar):
         """The buffers ``SI`` and ``SF`` (``layout_kernels``) for this run."""
         n, T, L = self.ncpus, len(tasks), self.balancer.L
         bal, params, nodes, levels = self.balancer, self.params, len(self.dist), len(self.levels)
-        draws, starts = _draws(tasks, params["io_wait"] == "rest-of-slice", self._slowest(), self._first_slowest())
+        draws, starts = _draws(tasks, params["io_wait"] == "rest-of-slice", self._slowest(), self._first_slowest(),
+                               self._shared, self._scripted)
         head = np.zeros(LK.Y_SIZE, dtype=np.int64)
         room = LK.log_room(n, T) if any(task.trace is not None for task in tasks) else 0
         isize, fsize = LK.layout(n, T, n * L, nodes, levels, len(draws), 2 * room, head)
@@ -325,43 +328,47 @@ def _view(buf: np.ndarray, at, rows: int, cols: int) -> np.ndarray:
     return buf[at:at + rows * cols].reshape(rows, cols)
 
 
-def _draws(tasks: list, io_rest: bool, slowest: float = 1.0, first: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def _draws(tasks: list, io_rest: bool, slowest: float = 1.0, first: float = 1.0,
+           shared: dict | None = None, scripted: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Every task's draws, as one array, and where each task's start (``starts[i]``; the last entry
-    is the end): as many as the task can take, which does not depend on the policy (its bursts
-    and I/O waits come in a fixed order, see ``task``). ``slowest``: the largest slowdown a task's
-    bursts can be drawn at (locality_scope 'lifetime'; 1.0 when bursts are work), ``first`` the
-    largest its first burst can be drawn at (1.0 when a task starts at home)."""
-    parts = [_task_draws(task, io_rest, slowest, first) for task in tasks]
-    starts = np.zeros(len(tasks) + 1, dtype=np.int64)
-    np.cumsum([len(p) for p in parts], out=starts[1:])
-    return (np.concatenate(parts) if parts else np.zeros(0)), starts
-
-
-def _task_draws(task, io_rest: bool, slowest: float = 1.0, first: float = 1.0) -> np.ndarray:
-    """The draws ``task`` can take in its whole run, from its first (kept with its ``Draws``: the
-    runs of the other policies on the workload take the same)."""
-    src = task._src
-    key = (task.mean_burst, task.slice, task.spec.demand, io_rest, task.spec.io_bound, slowest, first)
-    if getattr(src, "flat", None) is not None and src.flat[0] == key:
-        return src.flat[1]
-    need = _count_draws(task, io_rest, slowest, first)
-    flat = src.take(need).copy()
-    src.flat = (key, flat)
-    return flat
-
-
-def _count_draws(task, io_rest: bool, slowest: float = 1.0, first: float = 1.0) -> int:
-    """How many draws ``task`` takes in its run (``task_kernels.next_burst`` and ``draw_io``
-    replayed from its creation by ``task_kernels.count_draws``: each burst that ends with demand
-    left is followed by the next burst, and if it ends in I/O, by the wait's draw). With bursts
-    drawn as wall time (locality_scope 'lifetime', bursts.py) each serves its length over the
+    is the end): as many as the task can take (``task_kernels.workload_draws``), which does not
+    depend on the policy (its bursts and I/O waits come in a fixed order, see ``task``). A task
+    with bursts drawn as wall time (locality_scope 'lifetime', bursts.py) serves each over the
     slowdown where it is drawn: the first at ``first`` (1 when it starts at home), the others at
-    the ``slowest``, where every burst serves least, so the count bounds any run's (whether a
-    burst ends in I/O does not depend on the slowdown)."""
-    if not task.spec.io_bound:
-        return 0
-    have = _FIRST_DRAWS
-    while (need := TKK.count_draws(task._src.take(have), task.mean_burst, task.slice, task.spec.demand, io_rest,
-                                   slowest, first)) < 0:
-        have *= 2
-    return need
+    ``slowest``, where every burst serves least, so the count bounds any run's (whether a burst
+    ends in I/O does not depend on the slowdown). ``shared``: a dict kept by the runs of one
+    workload, where the draws are found again by the next policy's run. ``scripted``: draws given
+    by hand, seed -> array, to the tasks of those seeds (scenario tests)."""
+    if scripted:
+        return _scripted_draws(tasks, io_rest, slowest, first, scripted)
+    cols = [np.array(values, dtype=dtype) for values, dtype in (
+        ([t.spec.seed for t in tasks], np.int64), ([t.mean_burst for t in tasks], np.float64),
+        ([t.slice for t in tasks], np.float64), ([t.spec.demand for t in tasks], np.float64),
+        ([t.spec.io_bound for t in tasks], np.bool_))]
+    key = (io_rest, slowest, first, *(c.tobytes() for c in cols))
+    if shared is not None and key in shared:
+        return shared[key]
+    found = TKK.workload_draws(*cols, io_rest, slowest, first)
+    if shared is not None:
+        shared[key] = found
+    return found
+
+
+def _scripted_draws(tasks: list, io_rest: bool, slowest: float, first: float,
+                    scripted: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``_draws`` with the tasks whose seed ``scripted`` names taking the values given there; an
+    error if they are fewer than such a task's run can take."""
+    draws, starts = _draws(tasks, io_rest, slowest, first)
+    parts = []
+    for i, task in enumerate(tasks):
+        given = scripted.get(task.spec.seed)
+        if given is None or not task.spec.io_bound:
+            parts.append(draws[starts[i]:starts[i + 1]])
+            continue
+        given = np.asarray(given, dtype=np.float64)
+        need = TKK.count_draws(given, task.mean_burst, task.slice, task.spec.demand, io_rest, slowest, first)
+        if not 0 <= need <= len(given):
+            raise ValueError(f"numa model: the {len(given)} draws scripted for seed {task.spec.seed} are fewer "
+                             "than its run can take")
+        parts.append(given[:need])
+    return np.concatenate(parts), np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)

@@ -7,7 +7,10 @@ file: with NUMBA_DISABLE_JIT=1 they run as Python.
 
 from __future__ import annotations
 
+import numpy as np
+
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
+from simcore.core.pcg64_kernels import fill_exponential, seed_state
 from simcore.models.numa.layout_kernels import (
     F_BURST,
     F_COLS,
@@ -81,7 +84,7 @@ def draw_io(t, SI, SF):
 
 
 def count_draws(D, mean_burst, tslice, demand, io_rest, slowest, first):
-    """How many of the draws ``D`` a task of ``demand`` ms takes in its run (``system._count_draws``:
+    """How many of the draws ``D`` a task of ``demand`` ms takes in its run (``system._draws``:
     ``next_burst`` and ``draw_io`` replayed from its creation, its first burst drawn at the
     slowdown ``first``, the others at ``slowest``); -1 if it would take more than ``D`` holds."""
     i, scale, io = 0, first, False
@@ -96,6 +99,45 @@ def count_draws(D, mean_burst, tslice, demand, io_rest, slowest, first):
         demand -= b
         io, scale = nxt_io, slowest
     return i
+
+
+def workload_draws(seeds, mean_burst, tslice, demand, io_bound, io_rest, slowest, first):
+    """Every task's draws as one array, and where each task's start (``starts[t]``; the last entry
+    is the end): task ``t``'s are the first ``count_draws`` standard exponentials of
+    ``numpy.random.Generator(numpy.random.PCG64(seeds[t]))`` (``pcg64_kernels``), as many as
+    it can take in its run (none for a CPU-bound task); drawn 128 at first, twice as many each
+    time they run out (the generator draws one after another, so the chunks change no value)."""
+    T = seeds.shape[0]
+    starts = np.zeros(T + 1, dtype=np.int64)
+    out = np.empty(128 * T + 1)
+    buf = np.empty(128)
+    st = np.zeros(4, dtype=np.uint64)
+    used = 0
+    for t in range(T):
+        need = 0
+        if io_bound[t]:
+            seed_state(seeds[t], st)
+            have = 0
+            while True:
+                if have == buf.shape[0] and have > 0:
+                    grown = np.empty(2 * have)
+                    grown[:have] = buf
+                    buf = grown
+                fill_exponential(st, buf, have, buf.shape[0])
+                have = buf.shape[0]
+                need = count_draws(buf, mean_burst[t], tslice[t], demand[t], io_rest, slowest, first)
+                if 0 <= need <= have:       # (the count may end on an I/O wait's draw past the last)
+                    break
+            if used + need > out.shape[0]:
+                grown = np.empty(2 * (used + need))
+                grown[:used] = out[:used]
+                out = grown
+            out[used:used + need] = buf[:need]
+        used += need
+        starts[t + 1] = used
+        if buf.shape[0] > 128:
+            buf = np.empty(128)
+    return out[:used].copy(), starts
 
 
 jit_module(globals(), nopython=True, cache=True)
