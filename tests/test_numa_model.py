@@ -770,13 +770,17 @@ def test_measure_bins_tasks_by_their_majority_level_and_clamps_far_levels():
     from types import SimpleNamespace
 
     from simcore.models.numa.model import measure
-    from simcore.models.numa.task import TaskSpec
+    from simcore.models.numa.system import Outcome
 
     rows = [({0: 30.0, 1: 10.0}, 0, 0.0, 100.0), ({0: 5.0, 2: 20.0}, 1, 10.0, 60.0),
             ({5: 10.0}, 2, 20.0, 50.0), ({7: 25.0}, 0, 30.0, 50.0)]
-    tasks = [SimpleNamespace(spec=TaskSpec(i, created, 0, 1.0, 0, False, 0), level_time=lt, migrations=mig,
-                             finished=fin) for i, (lt, mig, created, fin) in enumerate(rows)]
-    system = SimpleNamespace(tasks=tasks, lb_attempts=7, lb_failed=4, lb_dead=2, migrations=3, active_pushes=1,
+    level_time, reached = np.zeros((4, 8)), np.full((4, 8), -1)
+    for i, (lt, *_) in enumerate(rows):
+        for order, (lvl, x) in enumerate(lt.items()):
+            level_time[i, lvl], reached[i, lvl] = x, order
+    outcome = Outcome(np.arange(4), np.array([r[3] for r in rows]), np.array([r[2] for r in rows]), level_time,
+                      reached, np.array([r[1] for r in rows]))
+    system = SimpleNamespace(outcome=outcome, lb_attempts=7, lb_failed=4, lb_dead=2, migrations=3, active_pushes=1,
                              wasted_migrations=1, levels=[10, 13, 16, 19], migration_levels=4, away_moves=2,
                              home_moves=1, overhead=6.0, lb_found=3, refused={"aged": 2, "distance": 5, "zone": 1})
     m = measure(system, SimpleNamespace(events=11))
@@ -812,8 +816,8 @@ def test_simulate_reports_an_unknown_builder_and_an_unfinished_run(monkeypatch):
     assert str(err.value) == "numa model: unknown sched-domain builder 'linux-2level'"
     close = NumaSystem.close
 
-    def leave_two(self):
-        close(self)
+    def leave_two(self, *args):
+        close(self, *args)
         self.unfinished = 2
 
     monkeypatch.setattr(NumaSystem, "close", leave_two)

@@ -533,11 +533,12 @@ def make_policy(name: str, params: dict, streams: Streams):
 
 def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Streams, *, machine=None,
              domains_for=None, trace: bool = False, draws: dict | None = None, scripted: dict | None = None,
-             attach=None) -> Result:
+             attach=None, fill_tasks: bool = True) -> Result:
     """Run ``policy`` on ``workload`` until every task has finished. ``draws``: a dict shared by
     the runs of one workload, where the tasks' burst/I-O draws are kept; ``scripted``: draws given
     by hand, task seed -> standard exponentials in the order the task takes them (scenario tests;
-    ``system._draws``).
+    ``system._draws``). ``fill_tasks`` False leaves the tasks' result fields unset (only the
+    metrics are wanted: ``run_replication``).
     ``attach(engine, system)``, if given, is called before the run starts (e.g. a monitor)."""
     from simcore.models.numa import invariants
     from simcore.models.numa.system import NumaSystem
@@ -564,7 +565,7 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
         system.run_compiled(order)
     else:
         _run_on_simpy(engine, system, tasks, order, attach)
-    system.close()
+    system.close(fill_tasks or params["check_invariants"])
     if params["check_invariants"]:
         invariants.check_final(system)
     elif system.unfinished:
@@ -593,23 +594,20 @@ COMPILED_LOOP = True
 
 
 def measure(system: NumaSystem, engine: Engine) -> dict[str, float]:
-    """The METRICS of one finished run."""
-    tasks = system.tasks
-    n = len(tasks)
-    turn = math.fsum(t.finished - t.spec.created for t in tasks) / n
-    share = [0.0] * MAX_LEVELS
-    task_count = [0] * MAX_LEVELS  # counted, then divided: a sum of n times 1/n may exceed 1
-    for t in tasks:
-        if t.level_time:
-            best = max(sorted(t.level_time), key=lambda k: t.level_time[k])
-            task_count[min(best, MAX_LEVELS - 1)] += 1
-        for lvl, x in t.level_time.items():
-            share[min(lvl, MAX_LEVELS - 1)] += x
+    """The METRICS of one finished run (from the arrays ``NumaSystem.close`` reads out)."""
+    from simcore.models.numa.task_kernels import level_shares
+
+    done = system.outcome
+    n = len(done.order)
+    finished, created = done.finished[done.order], done.created[done.order]
+    turn = math.fsum((finished - created).tolist()) / n
+    share_, task_count_ = level_shares(done.order, done.level_time, done.reached, MAX_LEVELS)
+    share, task_count = share_.tolist(), task_count_.tolist()   # counted, then divided: n times 1/n may exceed 1
     total = math.fsum(share) or 1.0
     out = {
         "mean_turnaround": turn,
         "mean_turnaround_s": turn / 1000.0,
-        "makespan": max(t.finished for t in tasks) - min(t.spec.created for t in tasks),
+        "makespan": float(finished.max() - created.min()),
         "lb_attempts": float(system.lb_attempts),
         "lb_failed": float(system.lb_failed),
         "lb_attempts_live": float(system.lb_attempts - system.lb_dead),
@@ -622,13 +620,13 @@ def measure(system: NumaSystem, engine: Engine) -> dict[str, float]:
         "migrations": float(system.migrations),
         "active_pushes": float(system.active_pushes),
         "mean_migrations": system.migrations / n,
-        "tasks_migrated": sum(t.migrations > 0 for t in tasks) / n,
+        "tasks_migrated": int((done.migrations > 0).sum()) / n,
         "wasted_migrations": system.wasted_migrations / system.migrations if system.migrations else 0.0,
         "mean_migration_level": system.migration_levels / system.migrations if system.migrations else 0.0,
         "home_return_share": system.home_moves / system.away_moves if system.away_moves else 0.0,
     }
     out["overhead_per_task"] = system.overhead / n
-    out["lb_attempts_per_s"] = out["lb_attempts"] / (max(t.finished for t in tasks) / 1000.0)   # the run starts at t=0
+    out["lb_attempts_per_s"] = out["lb_attempts"] / (float(finished.max()) / 1000.0)   # the run starts at t=0
     zone = zone_size(len(system.levels))
     out["share_far"] = math.fsum(share[zone:]) / total
     out.update({f"share_level_{k}": share[k] / total for k in range(MAX_LEVELS)})
@@ -648,7 +646,7 @@ def run_replication(params: dict, policies: list[str], streams: Streams, *, mach
     workload = make_workload(params, streams, int(machine.cpus))
     draws: dict = {}
     return {name: simulate(params, workload, name, streams, machine=machine, domains_for=domains_for,
-                           draws=draws).metrics
+                           draws=draws, fill_tasks=False).metrics
             for name in policies}
 
 

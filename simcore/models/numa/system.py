@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from heapq import heappop
+from typing import NamedTuple
 
 import numpy as np
 from simpy.events import NORMAL
@@ -101,6 +102,7 @@ class NumaSystem(ProxyCalendar):
         where the tasks' draws are kept for the next; ``scripted``: draws given by hand
         (``_draws``)."""
         self._shared, self._scripted = draws, scripted
+        self.created_at = np.array([t.spec.created for t in tasks], dtype=np.float64)
         self.to_finish = len(tasks)
         self._tasks = self.expected = tasks
         self.moves: list[tuple[float, int, int, int]] = []
@@ -217,7 +219,7 @@ class NumaSystem(ProxyCalendar):
         SimPy would key the arrivals ``model.simulate`` schedules. The engine's clock and event
         count, and the tasks created, end as the SimPy-driven run leaves them."""
         engine, SI, tasks = self.engine, self.SI, self._tasks
-        created = np.array([t.spec.created for t in tasks], dtype=np.float64)
+        created = self.created_at
         parents = np.array([t.spec.parent_cpu for t in tasks], dtype=np.int64)
         order_ = np.array(order, dtype=np.int64)
         state, at = self.arrival_cursor(created[order_[0]] if len(order_) else None)
@@ -289,26 +291,37 @@ class NumaSystem(ProxyCalendar):
         row = self.SI[int(self.SI[LK.O_RI]) + cpu * LK.R_COLS:]
         return int(row[LK.R_NQ]) + int(row[LK.R_CURR] >= 0)
 
+    def _fill_tasks(self, TI: np.ndarray, TF: np.ndarray) -> None:
+        """Each task's results into its fields: finish, migrations, CPU time, home, last CPU, state,
+        and its CPU time per level in the order it first reached them."""
+        done = self.outcome
+        finished, cpu_time = done.finished.tolist(), TF[:, LK.F_CPUT].tolist()
+        migrations, home, cpu, state = (TI[:, col].tolist() for col in (LK.T_MIGR, LK.T_HOME, LK.T_CPU, LK.T_STATE))
+        for i, (task, times, reached) in enumerate(zip(self._tasks, done.level_time.tolist(), done.reached.tolist())):
+            task.finished, task.migrations, task.cpu_time = finished[i], migrations[i], cpu_time[i]
+            task.home, task.cpu, task.state = home[i], cpu[i], _STATES[state[i]]
+            task.level_time = {
+                lvl: times[lvl] for _, lvl in sorted((o, lvl) for lvl, o in enumerate(reached) if o >= 0)
+            }
+
     def _calendar(self) -> tuple:
         """The calendar's heap description and buffers (``ProxyCalendar._push_head``)."""
         return LK.calendar(self.SI), self.SI, self.SF
 
-    def close(self) -> None:
+    def close(self, fill_tasks: bool = True) -> None:
         """At the end of the run: the attempts owed by sleeping domains counted, then the tasks'
-        and the system's results read into Python objects."""
+        results read out as arrays (``outcome``: what ``model.measure`` reads) and, with
+        ``fill_tasks``, into the tasks' own fields; then the system's counters."""
         self.lb_attempts, self.lb_failed, self.lb_dead = self.balancer.close(self.engine.now)
         SI, SF, T, levels = self.SI, self.SF, len(self._tasks), int(self.SI[LK.Y_LEVELS])
         TI, TF = self.block("O_TI", T), self.block("OF_TF", T)
-        LT, LORD = _view(SF, SI[LK.OF_LT], T, levels), _view(SI, SI[LK.O_LORD], T, levels)
-        finished, cpu_time = TF[:, LK.F_FIN].tolist(), TF[:, LK.F_CPUT].tolist()
-        migrations, home, cpu, state = (TI[:, col].tolist() for col in (LK.T_MIGR, LK.T_HOME, LK.T_CPU, LK.T_STATE))
-        for i, (task, times, reached) in enumerate(zip(self._tasks, LT.tolist(), LORD.tolist())):
-            task.finished, task.migrations, task.cpu_time = finished[i], migrations[i], cpu_time[i]
-            task.home, task.cpu, task.state = home[i], cpu[i], _STATES[state[i]]
-            # the levels in the order the task first reached them
-            task.level_time = {
-                lvl: times[lvl] for _, lvl in sorted((o, lvl) for lvl, o in enumerate(reached) if o >= 0)
-            }
+        index = self._index
+        self.outcome = Outcome(np.array([index[id(task)] for task in self.tasks], dtype=np.int64),
+                               TF[:, LK.F_FIN].copy(), self.created_at,
+                               _view(SF, SI[LK.OF_LT], T, levels).copy(), _view(SI, SI[LK.O_LORD], T, levels).copy(),
+                               TI[:, LK.T_MIGR].copy())
+        if fill_tasks:
+            self._fill_tasks(TI, TF)
         self.migrations, self.active_pushes, self.wasted_migrations = (
             int(SI[k]) for k in (LK.Y_MIGR, LK.Y_PUSH, LK.Y_WASTE)
         )
@@ -320,6 +333,17 @@ class NumaSystem(ProxyCalendar):
         self.lb_found = int(SI[LK.Y_FOUND])
         self.unfinished, self.to_finish = int(SI[LK.Y_UNFIN]), int(SI[LK.Y_TOFIN])
         self.delivered, self.work, self.overhead = float(SF[LK.Z_DELIV]), float(SF[LK.Z_WORK]), float(SF[LK.Z_OVER])
+
+
+class Outcome(NamedTuple):
+    """The tasks' results of a finished run as arrays, by the tasks' index in the workload."""
+
+    order: np.ndarray          # the tasks created, in the order they were created
+    finished: np.ndarray       # finish time, ms (NaN: unfinished)
+    created: np.ndarray        # creation time, ms
+    level_time: np.ndarray     # CPU time per distance level from home (tasks x levels)
+    reached: np.ndarray        # the order in which each level was first reached (-1: never)
+    migrations: np.ndarray     # moves by the balancer
 
 
 def _view(buf: np.ndarray, at, rows: int, cols: int) -> np.ndarray:

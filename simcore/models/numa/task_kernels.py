@@ -140,4 +140,29 @@ def workload_draws(seeds, mean_burst, tslice, demand, io_bound, io_rest, slowest
     return out[:used].copy(), starts
 
 
+def level_shares(order, LT, LORD, bins):
+    """What ``model.measure`` sums over the tasks, in creation ``order``: the CPU time at each
+    distance level from home (``LT``; levels from ``bins - 1`` on in the last bin), each task's
+    levels added in the order it first reached them (``LORD``; unreached: -1), and per bin the
+    tasks that got most of their time there (the lowest such level on a tie; tasks that reached
+    none not counted)."""
+    share = np.zeros(bins)
+    count = np.zeros(bins, dtype=np.int64)
+    levels = LT.shape[1]
+    for t in order:
+        best, most = -1, 0.0
+        for lvl in range(levels):               # ascending: the first of equal times is kept
+            if LORD[t, lvl] >= 0 and (best < 0 or LT[t, lvl] > most):
+                best, most = lvl, LT[t, lvl]
+        if best < 0:
+            continue
+        count[min(best, bins - 1)] += 1
+        reached = np.argsort(LORD[t])           # the levels reached, by the time they were first reached
+        for j in range(levels):
+            lvl = reached[j]
+            if LORD[t, lvl] >= 0:
+                share[min(lvl, bins - 1)] += LT[t, lvl]
+    return share, count
+
+
 jit_module(globals(), nopython=True, cache=True)
