@@ -366,3 +366,23 @@ def test_numa_a_domain_without_balance_exec_is_not_used_for_placement(numa_run):
     d = _sched_domain({0, 1}, [{0}, {1}], interval=(10000, 10000), name="node")
     res, _ = numa_run(_machine(1, 1), [[d], [d]], [(0, 1, 1000)] + [(0, 0, 1000)] * 3, placement="exec")
     assert [t.home for t in res.tasks] == [1, 0, 0, 0]
+
+
+def test_numa_policy_answers_are_asked_once_per_domains_and_key():
+    """One CPU pair {0}|{1} (both CPUs' lists hold it): building the balancer's static part
+    twice on the same domain lists asks a policy whose ``answers_key`` names its answers once
+    (three questions per domain: its threshold, newly idle, busy; two domains), one that returns
+    None both times, and a policy of another key (another class) anew."""
+    from simcore.models.numa import balancer, full_params
+    from simcore.models.numa.model import tune_domains
+
+    low = _sched_domain({0, 1}, [{0}, {1}], flags=("LB", "NI"), imbalance_pct=117)
+    domains = tune_domains([[low], [low]], full_params({"topology": "scripted"}))
+    named, unnamed, other = _recording_policy(), _recording_policy(), _recording_policy()
+    unnamed.answers_key = lambda: None
+    for policy, asked in ((named, (6, 6)), (unnamed, (6, 12)), (other, (6, 6))):
+        counts = []
+        for _ in range(2):
+            balancer._static(domains, policy, 2, [True, True])
+            counts.append(len(policy.calls))
+        assert tuple(counts) == asked

@@ -152,17 +152,24 @@ def _static(domains, policy, n: int, busy: list[bool]) -> Static:
     """The :class:`Static` of ``domains`` under ``policy``, built once per domain lists and policy
     answers (a batch's replications share the model's domain lists, see ``model.batch_domains``).
     The key holds what ``Dom`` asks the policy, so another policy or zone is another entry; the
-    entry holds the lists themselves, so an id is never taken for another list's."""
+    entry holds the lists themselves, so an id is never taken for another list's. A policy whose
+    ``answers_key`` names its answers is not asked again for the same lists."""
+    named = policy.answers_key()
+    if named is not None:
+        hit = _STATICS.get(("named", id(domains), n, named, tuple(busy)))
+        if hit is not None and hit.domains is domains:
+            return hit
     answers = [[policy_answers(d, k, c, policy, busy[c]) for k, d in enumerate(domains[c])] for c in range(n)]
     key = (id(domains), n, tuple(map(tuple, answers)))
     hit = _STATICS.get(key)
-    if hit is not None and hit.domains is domains:
-        return hit
-    doms = [[Dom(d, k, c, policy, answers[c][k]) for k, d in enumerate(domains[c])] for c in range(n)]
-    if len(_STATICS) >= _KEEP:
-        _STATICS.clear()
-    _STATICS[key] = Static(domains, doms, {})
-    return _STATICS[key]
+    if hit is None or hit.domains is not domains:
+        doms = [[Dom(d, k, c, policy, answers[c][k]) for k, d in enumerate(domains[c])] for c in range(n)]
+        if len(_STATICS) >= _KEEP:
+            _STATICS.clear()
+        hit = _STATICS[key] = Static(domains, doms, {})
+    if named is not None:
+        _STATICS[("named", id(domains), n, named, tuple(busy))] = hit
+    return hit
 
 
 class DomState:

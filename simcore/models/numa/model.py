@@ -373,8 +373,19 @@ class Result(NamedTuple):
 
 
 def full_params(params: dict) -> dict:
-    """Defaults overridden by ``params``; unknown names are an error."""
-    return with_defaults("numa", PARAMETERS, params, CONSTRAINTS)
+    """Defaults overridden by ``params``; unknown names are an error. Checked once per distinct
+    ``params`` (by their repr: a batch's replications share theirs); each call gets its own dict."""
+    key = repr(sorted(params.items(), key=lambda item: str(item[0])))
+    full = _FULL.get(key)
+    if full is None:
+        full = with_defaults("numa", PARAMETERS, params, CONSTRAINTS)
+        if len(_FULL) >= 16:
+            _FULL.clear()
+        _FULL[key] = full
+    return dict(full)
+
+
+_FULL: dict[str, dict] = {}
 
 
 # -- machine ------------------------------------------------------------------------------------

@@ -12,6 +12,10 @@ domain as the balancer is built:
 ``imbalance_pct(cpu, level, default) -> int``
     the imbalance threshold of that domain (default: the domain's own).
 
+Those answers depend on the policy's class, its hyperparameters and the domains alone, which
+``answers_key()`` names: a batch's replications ask once. A policy whose answers depend on more
+(its random stream, say) returns None there and is asked for every run.
+
 Which task may move and where a new task starts are rules of the kernels (``migrate_kernels.
 policy_allows``, ``scheduler_kernels.create``); a policy chooses among them and gives their
 tables with ``rules()``. A policy with another move or placement rule adds it there, as a new
@@ -59,6 +63,11 @@ class LinuxPolicy:
 
     def imbalance_pct(self, cpu: int, level: int, default: int) -> int:
         return default
+
+    def answers_key(self):
+        """What ``balances`` and ``imbalance_pct`` depend on besides the domains (module docstring):
+        the class and the hyperparameters; None: ask for every run."""
+        return type(self), repr(sorted(self.hp.items()))
 
     def rules(self) -> dict:
         """The kernels' rules this policy runs and their tables: new tasks on their parent's CPU
