@@ -29,9 +29,9 @@ import pytest
 
 from simcore.core.engine import Engine
 from simcore.models.cluster import full_params, simulate
-from simcore.models.cluster import knowledge_kernels as K
-from simcore.models.cluster import layout_kernels as L
+from simcore.models.cluster import knowledge_kernels as KN
 from simcore.models.cluster import run_kernels as R
+from simcore.models.cluster import slots_kernels as CS
 from simcore.models.cluster.system import ClusterSystem, ProcView, expand_machines
 from simcore.models.cluster.workload import BackgroundSpec, ProcSpec, Workload
 from simcore.models.registry import get_policy
@@ -153,21 +153,21 @@ class Hand:
     def know(self, machine: int, known: dict) -> None:
         """Machine ``machine``'s view, replaced by ``known`` ``{sender: (load, memory in use)}``,
         oldest first."""
-        self.CI[L.machine(machine, self.CI) + L.M_VN] = 0
+        self.CI[CS.machine(machine, self.CI) + CS.M_VN] = 0
         for sender, (load, used) in known.items():
-            K.view_put(machine, sender, float(load), float(used), self.CI, self.CF)
+            KN.view_put(machine, sender, float(load), float(used), self.CI, self.CF)
 
     def view(self, machine: int) -> dict:
         """Machine ``machine``'s view: ``{sender: (load, memory in use)}``, oldest first."""
-        CI, CF, V = self.CI, self.CF, int(self.CI[L.Y_VSTRIDE])
-        vs, vl, vm = int(CI[L.O_VS]) + machine * V, int(CI[L.OF_VL]) + machine * V, int(CI[L.OF_VM]) + machine * V
+        CI, CF, V = self.CI, self.CF, int(self.CI[CS.Y_VSTRIDE])
+        vs, vl, vm = int(CI[CS.O_VS]) + machine * V, int(CI[CS.OF_VL]) + machine * V, int(CI[CS.OF_VM]) + machine * V
         return {int(CI[vs + k]): (float(CF[vl + k]), float(CF[vm + k]))
-                for k in range(int(CI[L.machine(machine, CI) + L.M_VN]))}
+                for k in range(int(CI[CS.machine(machine, CI) + CS.M_VN]))}
 
     def due(self, machine: int) -> float:
         """When Mosix's next wake-up of ``machine`` is armed (inf: none)."""
-        return float(self.CF[L.fmachine(machine, self.CI) + L.MF_DUE])
+        return float(self.CF[CS.fmachine(machine, self.CI) + CS.MF_DUE])
 
     def alert(self, machine: int) -> float:
         """The load below which news of a round wakes ``machine`` (lazy Mosix)."""
-        return float(self.CF[L.fmachine(machine, self.CI) + L.MF_ALERT])
+        return float(self.CF[CS.fmachine(machine, self.CI) + CS.MF_ALERT])

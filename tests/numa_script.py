@@ -16,10 +16,11 @@ from simcore.core.engine import Engine
 from simcore.core.rng import Streams, replication_seed
 from simcore.models.numa import full_params
 from simcore.models.numa import hook_kernels as HK
-from simcore.models.numa import layout_kernels as LK
 from simcore.models.numa import migrate_kernels as MK
 from simcore.models.numa import runqueue_kernels as RQ
 from simcore.models.numa import scheduler_kernels as SC
+from simcore.models.numa import search_kernels as SRK
+from simcore.models.numa import slots_kernels as SL
 from simcore.models.numa import task_kernels as TK
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.model import default_domains_for, load_machine, make_policy, tune_domains
@@ -64,7 +65,7 @@ class Hand:
         if task not in self.system.tasks:
             self.system.tasks.append(task)
             TK.next_burst(t, self.system.SI, self.system.SF)
-            if self.system.block("O_TI", len(self.tasks))[t, LK.T_HOME] < 0:
+            if self.system.block("O_TI", len(self.tasks))[t, SL.T_HOME] < 0:
                 set_task(self.system, t, T_HOME=0)
 
     def moves(self) -> list[tuple[float, int, int, int]]:
@@ -92,29 +93,29 @@ class Hand:
         MK.newidle(cpu, self.engine.now, *self.state)
 
     def busiest(self, cpu: int, k: int, kind: int) -> tuple[tuple[int, ...], int]:
-        """The search of ``cpu``'s ``k``-th domain as ``kind`` (``layout_kernels.IDLE`` ...): the
+        """The search of ``cpu``'s ``k``-th domain as ``kind`` (``search_kernels.IDLE`` ...): the
         busiest group's CPUs and the imbalance in tasks (``((), 0)``: balanced)."""
         SI, SF, F, I = self.state
-        L, n = int(I[K.H_L]), self.system.ncpus
+        L, n = int(I[SL.H_L]), self.system.ncpus
         d = cpu * L + k
-        t_now = float(math.floor(self.engine.now / float(F[K.F_TICK]) + 1e-9))     # the tick (timing_kernels.newidle)
+        t_now = float(math.floor(self.engine.now / float(F[SL.B_TICK]) + 1e-9))     # the tick (timing_kernels.newidle)
         if not K._search(cpu, d, t_now, kind, F, I):
             return (), 0
-        g = int(I[K.H_GROUP])
-        gof = I[I[K.O_GOF] + d * n:I[K.O_GOF] + (d + 1) * n]
-        return tuple(c for c in range(n) if gof[c] == g), int(I[K.H_IMB])
+        g = int(I[SL.H_GROUP])
+        gof = I[I[SL.O_GOF] + d * n:I[SL.O_GOF] + (d + 1) * n]
+        return tuple(c for c in range(n) if gof[c] == g), int(I[SL.H_IMB])
 
     def queued(self, cpu: int) -> list[int]:
         """The tasks queued on ``cpu``, active array then expired, by priority, head first."""
         SI = self.system.SI
-        rb = int(SI[LK.O_RI]) + cpu * LK.R_COLS
+        rb = int(SI[SL.O_RI]) + cpu * SL.R_COLS
         out = []
         for a in (0, 1):
-            for i in range(LK.N_PRIO):
-                t = int(SI[RQ.queue_at(cpu, SI[rb + LK.R_ACT] ^ a, i, SI)])
+            for i in range(SL.N_PRIO):
+                t = int(SI[RQ.queue_at(cpu, SI[rb + SL.R_ACT] ^ a, i, SI)])
                 while t >= 0:
                     out.append(t)
-                    t = int(SI[int(SI[LK.O_TI]) + t * LK.T_COLS + LK.T_NEXT])
+                    t = int(SI[int(SI[SL.O_TI]) + t * SL.T_COLS + SL.T_NEXT])
         return out
 
     def running(self, cpu: int) -> int:
@@ -122,7 +123,7 @@ class Hand:
 
     @property
     def migrations(self) -> int:
-        return int(self.system.SI[LK.Y_MIGR])
+        return int(self.system.SI[SL.Y_MIGR])
 
     @property
     def counts(self) -> tuple[int, int, int]:
@@ -132,13 +133,13 @@ class Hand:
     @property
     def found(self) -> int:
         """Attempts so far whose search found an imbalance (the model's ``lb_imbalanced``)."""
-        return int(self.system.SI[LK.Y_FOUND])
+        return int(self.system.SI[SL.Y_FOUND])
 
     @property
     def refused(self) -> tuple[int, int, int]:
         """Moves the policy refused so far: as aged, for distance, for the zone."""
         SI = self.system.SI
-        return int(SI[LK.Y_REFAGE]), int(SI[LK.Y_REFDIST]), int(SI[LK.Y_REFZONE])
+        return int(SI[SL.Y_REFAGE]), int(SI[SL.Y_REFDIST]), int(SI[SL.Y_REFZONE])
 
 
 def empty_system(topology: str, policy: str, **params) -> NumaSystem:
@@ -159,10 +160,10 @@ def bare_buffers(*sizes):
     """Empty buffers SI, SF laid out for ``sizes`` (``layout_kernels.layout``'s counts, no log)."""
     import numpy as np
 
-    head = np.zeros(LK.Y_SIZE, dtype=np.int64)
-    isize, fsize = LK.layout(*sizes, 0, head)
+    head = np.zeros(SL.Y_SIZE, dtype=np.int64)
+    isize, fsize = SL.layout(*sizes, 0, head)
     SI, SF = np.zeros(isize, dtype=np.int64), np.zeros(fsize)
-    SI[:LK.Y_SIZE] = head
+    SI[:SL.Y_SIZE] = head
     return SI, SF
 
 
@@ -170,7 +171,7 @@ def rearm(system: NumaSystem, cpu: int) -> None:
     """``cpu``'s balancing timer set again from its domains (``hook_kernels.arm``) at the engine's
     time, with SimPy's next insertion number, as an event of the run would set it."""
     SI, SF, F, I = system.SI, system.SF, system.F, system.I
-    system.handing(SI, LK.Y_EID, HK.arm, cpu, system.engine.now, SI, SF, F, I)
+    system.handing(SI, SL.Y_EID, HK.arm, cpu, system.engine.now, SI, SF, F, I)
     system._push_head()
 
 
@@ -179,11 +180,11 @@ def corrupt_queue(system, t: int, cpu: int = 0, expired: bool = False, prio: int
     """Task ``t`` appended to ``cpu``'s list of priority ``prio`` (default its own) by hand, its
     state, CPU, array and priority left as they are; the CPU's marks and load mirror kept in line."""
     SI = system.SI
-    tb = int(SI[LK.O_TI]) + t * LK.T_COLS
-    cols = [LK.T_STATE, LK.T_CPU, LK.T_EXP, LK.T_PRIO]
+    tb = int(SI[SL.O_TI]) + t * SL.T_COLS
+    cols = [SL.T_STATE, SL.T_CPU, SL.T_EXP, SL.T_PRIO]
     kept = SI[[tb + c for c in cols]].copy()
     if prio is not None:
-        SI[tb + LK.T_PRIO] = prio
+        SI[tb + SL.T_PRIO] = prio
     RQ.enqueue(cpu, t, expired, False, SI)
     SI[[tb + c for c in cols]] = kept
     marks_in_line(system, cpu)
@@ -193,18 +194,18 @@ def corrupt_running(system, t: int, cpu: int) -> None:
     """Task ``t`` made ``cpu``'s current task by hand (its own state left as it is); the busy flag,
     marks and load mirror kept in line."""
     SI, I = system.SI, system.I
-    SI[int(SI[LK.O_RI]) + cpu * LK.R_COLS + LK.R_CURR] = t
-    I[I[K.O_BUSY] + cpu] = 1
+    SI[int(SI[SL.O_RI]) + cpu * SL.R_COLS + SL.R_CURR] = t
+    I[I[SL.O_BUSY] + cpu] = 1
     marks_in_line(system, cpu)
 
 
 def marks_in_line(system, cpu: int) -> None:
     """``cpu``'s loaded and overloaded marks and load mirror as its runnable tasks say."""
     SI, F, I = system.SI, system.F, system.I
-    rb = int(SI[LK.O_RI]) + cpu * LK.R_COLS
+    rb = int(SI[SL.O_RI]) + cpu * SL.R_COLS
     nr = int(RQ.nr_running(cpu, SI))
-    SI[rb + LK.R_LOADED], SI[rb + LK.R_OVER] = int(nr >= 1), int(nr >= 2)
-    F[I[K.OF_CUR] + cpu] = nr * LK.SLS
+    SI[rb + SL.R_LOADED], SI[rb + SL.R_OVER] = int(nr >= 1), int(nr >= 2)
+    F[I[SL.OF_CUR] + cpu] = nr * SRK.SLS
 
 
 def set_task(system, t: int, **columns) -> None:
@@ -212,6 +213,6 @@ def set_task(system, t: int, **columns) -> None:
     SI, SF = system.SI, system.SF
     for name, value in columns.items():
         if name.startswith("T_"):
-            SI[int(SI[LK.O_TI]) + t * LK.T_COLS + getattr(LK, name)] = value
+            SI[int(SI[SL.O_TI]) + t * SL.T_COLS + getattr(SL, name)] = value
         else:
-            SF[int(SI[LK.OF_TF]) + t * LK.F_COLS + getattr(LK, name)] = value
+            SF[int(SI[SL.OF_TF]) + t * SL.F_COLS + getattr(SL, name)] = value

@@ -24,12 +24,12 @@ from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
 from simcore.models import registry
 from simcore.models.cluster import full_params, simulate
-from simcore.models.cluster import knowledge_kernels as K
-from simcore.models.cluster import layout_kernels as L
+from simcore.models.cluster import knowledge_kernels as KN
 from simcore.models.cluster import model as model_mod
 from simcore.models.cluster import mosix_kernels as M
 from simcore.models.cluster import opportunity_kernels as O
 from simcore.models.cluster import run_kernels as R
+from simcore.models.cluster import slots_kernels as CS
 from simcore.models.cluster import workload as wl
 from simcore.models.cluster.base import Policy, host_list
 from simcore.models.cluster.knowledge import Knowledge
@@ -450,13 +450,13 @@ def test_knowledge_counts_a_sent_process_in_the_senders_entry_for_the_target():
     machine 2 (speed 1) at load 1 with 3 MB, sending it a 4 MB process: its second entry (2, 7)."""
     hand = Hand([(1.0, BIG), (2.0, BIG), (1.0, BIG)], [(BIG, 4.0)] * 3, "mosix", mosix_known_machines=2)
     hand.know(0, {1: (1.0, 3.0)})
-    K.moved(0, 1, 0, hand.CI, hand.CF)
+    KN.moved(0, 1, 0, hand.CI, hand.CF)
     assert hand.view(0) == {1: (1.5, 7.0)}
-    K.moved(0, 1, 1, hand.CI, hand.CF)
-    K.moved(0, 2, 2, hand.CI, hand.CF)
+    KN.moved(0, 1, 1, hand.CI, hand.CF)
+    KN.moved(0, 2, 2, hand.CI, hand.CF)
     assert hand.view(0) == {1: (2.0, 11.0)}
     hand.know(1, {0: (0.0, 0.0), 2: (1.0, 3.0)})
-    K.moved(1, 2, 0, hand.CI, hand.CF)
+    KN.moved(1, 2, 0, hand.CI, hand.CF)
     assert hand.view(1) == {0: (0.0, 0.0), 2: (2.0, 7.0)}
 
 
@@ -466,9 +466,9 @@ def test_a_view_keeps_the_latest_senders_newest_last():
     gap: 0, 3, 2. A new sender, 4, then pushes the oldest, 0, out: 3, 2, 4."""
     hand = Hand([(1.0, BIG)] * 5, policy="mosix", mosix_known_machines=3)
     for sender, load, used in [(0, 1.0, 10.0), (2, 2.0, 20.0), (3, 3.0, 30.0), (2, 2.5, 25.0)]:
-        K.view_put(1, sender, load, used, hand.CI, hand.CF)
+        KN.view_put(1, sender, load, used, hand.CI, hand.CF)
     assert list(hand.view(1).items()) == [(0, (1.0, 10.0)), (3, (3.0, 30.0)), (2, (2.5, 25.0))]
-    K.view_put(1, 4, 4.0, 40.0, hand.CI, hand.CF)
+    KN.view_put(1, 4, 4.0, 40.0, hand.CI, hand.CF)
     assert list(hand.view(1).items()) == [(3, (3.0, 30.0)), (2, (2.5, 25.0)), (4, (4.0, 40.0))]
 
 
@@ -921,7 +921,7 @@ def least_cost_choice(policy: str, reading: str) -> int:
                 cpu_bound="current", cost_cpu_load=reading, thrashing_factor=10.0)
     hand.place(0, 0)
     hand.place(1, 1)
-    assert hand.CF[L.Z_BOUND] == 8.0
+    assert hand.CF[CS.Z_BOUND] == 8.0
     return O.least_cost(2, hand.CI, hand.CF)
 
 
@@ -947,10 +947,10 @@ def test_cost_bound_of_an_empty_cluster():
         hand = Hand(TWO, [(BIG, 0.0)] * 3, "enhanced-pvm", cost_base=2.0, cpu_bound=bound)
         for pid in range(3):
             hand.place(pid, 0)
-        placed = float(hand.CF[L.Z_BOUND])
+        placed = float(hand.CF[CS.Z_BOUND])
         for pid in range(3):
             hand.detach(pid)
-        bounds[bound] = (placed, float(hand.CF[L.Z_BOUND]))
+        bounds[bound] = (placed, float(hand.CF[CS.Z_BOUND]))
     assert bounds == {"current": (4.0, 1.0), "running-max": (4.0, 4.0)}
 
 
@@ -998,7 +998,7 @@ def greedy_moves(machines, procs, known, background=()):
     """The ``(pid, target)`` moves of enhanced-mosix's scan (``opportunity_kernels.reassign``) on
     ``greedy_hand(machines, procs, known, background)``."""
     hand = greedy_hand(machines, procs, known, background)
-    moves, at = O.reassign(hand.system.now, hand.CI, hand.CF), int(hand.CI[L.O_MV])
+    moves, at = O.reassign(hand.system.now, hand.CI, hand.CF), int(hand.CI[CS.O_MV])
     return [(int(hand.CI[at + 2 * i]), int(hand.CI[at + 2 * i + 1])) for i in range(moves)]
 
 
@@ -1726,10 +1726,10 @@ def test_prices_give_the_marginal_cost_to_the_bit(reading, tau):
     hand = Hand([(1.0, BIG)] * 5, policy="enhanced-mosix", cost_base=6.0, cost_cpu_load=reading, thrashing_factor=tau)
     CI, CF = hand.CI, hand.CF
     for trial in range(300):
-        CF[L.Z_BOUND] = float(2 ** rng.integers(0, 4))
+        CF[CS.Z_BOUND] = float(2 ** rng.integers(0, 4))
         for j in range(4):
-            CF[L.fmachine(j, CI) + L.MF_SPEED] = float(rng.choice([1.0, 0.665, 0.45]))
-            CF[L.fmachine(j, CI) + L.MF_MEM] = float(rng.choice([24.0, 32.0, 64.0]))
+            CF[CS.fmachine(j, CI) + CS.MF_SPEED] = float(rng.choice([1.0, 0.665, 0.45]))
+            CF[CS.fmachine(j, CI) + CS.MF_MEM] = float(rng.choice([24.0, 32.0, 64.0]))
         states = {int(j): (float(rng.choice([0.0, 1.0, 2.5, 900.0])),
                            float(rng.choice([0.0, 20.0, 24.0, 40.0, 9370.0, 9385.0])))
                   for j in rng.permutation(4)}
@@ -1753,7 +1753,7 @@ def test_stability_cost_when_placed_follows_the_bound():
     hand = Hand(TWO, [(BIG, 0.0)], "enhanced-mosix", reassign_rule="stability", cost_base=2.0)
     hand.place(0, 0)
     assert O.cost_here(0, 0, 0, 0.0, hand.CI, hand.CF) == pytest.approx(2 ** 0.5 - 1, rel=1e-12)
-    hand.CF[L.Z_BOUND] = 4.0
+    hand.CF[CS.Z_BOUND] = 4.0
     assert O.cost_here(0, 0, 0, 0.0, hand.CI, hand.CF) == pytest.approx(2 ** 0.25 - 1, rel=1e-12)
 
 
@@ -1767,10 +1767,10 @@ def test_stability_cost_when_placed_is_computed_once_per_placement_and_bound():
                 cost_base=2.0)
     hand.place(0, 0)
     hand.place(1, 0)
-    assert hand.CF[L.Z_BOUND] == 4.0
+    assert hand.CF[CS.Z_BOUND] == 4.0
     expected = 2**0.75 - 2**0.25 + 2**0.5 - 2**0.25
     assert O.cost_here(0, 1, 0, 0.0, hand.CI, hand.CF) == pytest.approx(expected, rel=1e-12)
-    hand.CF[L.fproc(1, hand.CI) + L.PF_CCOST] = -1.0
+    hand.CF[CS.fproc(1, hand.CI) + CS.PF_CCOST] = -1.0
     assert O.cost_here(0, 1, 0, 0.0, hand.CI, hand.CF) == -1.0
 
 def test_greedy_cost_of_staying_counts_the_rest_per_unit_of_speed_and_the_memory_left():
@@ -1787,7 +1787,7 @@ def test_greedy_cost_of_staying_counts_the_rest_per_unit_of_speed_and_the_memory
     )
     for pid in range(3):
         hand.place(pid, 0)
-    assert hand.CF[L.Z_BOUND] == 2.0
+    assert hand.CF[CS.Z_BOUND] == 2.0
     expected = 2**0.2 - 1 + 2**0.5 - 2**0.25
     assert O.cost_here(0, 1, 1, 3.0, hand.CI, hand.CF) == pytest.approx(expected, rel=1e-12)
 
@@ -1802,7 +1802,7 @@ def test_stability_cost_when_placed_is_that_of_the_latest_placement():
         hand.place(pid, 0)
     assert O.cost_here(0, 2, 0, 0.0, hand.CI, hand.CF) == pytest.approx(2**0.75 - 2**0.5, rel=1e-12)
     hand.system.migrate(hand.proc(2), 1)
-    assert hand.CF[L.Z_BOUND] == 4.0
+    assert hand.CF[CS.Z_BOUND] == 4.0
     assert O.cost_here(1, 2, 0, 0.0, hand.CI, hand.CF) == pytest.approx(2**0.25 - 1, rel=1e-12)
 
 
@@ -1854,7 +1854,7 @@ def test_the_first_grid_point_a_process_is_old_enough_at_is_found_exactly():
     hand = Hand([(1.0, BIG)], policy="mosix")
     CI, CF = hand.CI, hand.CF
     for period, residency, phase, placed_at, now in cases:
-        CF[L.Z_PERIOD], CF[L.Z_RESID], CF[L.fmachine(0, CI) + L.MF_PHASE] = period, residency, phase
+        CF[CS.Z_PERIOD], CF[CS.Z_RESID], CF[CS.fmachine(0, CI) + CS.MF_PHASE] = period, residency, phase
         k = M.next_index(0, now, CI, CF)
         while M.grid(0, k, CI, CF) - placed_at < residency:
             k += 1

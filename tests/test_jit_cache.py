@@ -18,22 +18,27 @@ ROOT = jit.PACKAGE
 # every kernel file and what it reads, by hand from their import lines
 CAL, SEARCH, PCG = "core/calendar_kernels.py", "models/numa/search_kernels.py", "core/pcg64_kernels.py"
 N = "models/numa/"
-TIMING = {N + "timing_kernels.py", SEARCH}
-NUMA_TASK = {N + "task_kernels.py", N + "layout_kernels.py", CAL, PCG}
-NUMA_RUN = {N + "run_kernels.py", *NUMA_TASK}
-NUMA_HOOK = {N + "hook_kernels.py", N + "runqueue_kernels.py", N + "layout_kernels.py", CAL, *TIMING}
+SLOTS = N + "slots_kernels.py"
+TIMING = {N + "timing_kernels.py", SEARCH, SLOTS}
+NUMA_LAYOUT = {N + "layout_kernels.py", CAL, SLOTS}
+NUMA_TASK = {N + "task_kernels.py", SLOTS, PCG}
+NUMA_RUN = {N + "run_kernels.py", *NUMA_TASK, *NUMA_LAYOUT}
+NUMA_HOOK = {N + "hook_kernels.py", N + "runqueue_kernels.py", *NUMA_LAYOUT, *TIMING}
 NUMA_MIGRATE = {N + "migrate_kernels.py", *NUMA_RUN, *NUMA_HOOK}
 C = "models/cluster/"
-SHARING = {C + "sharing_kernels.py", C + "layout_kernels.py", CAL}
+CSLOTS = C + "slots_kernels.py"
+CLUSTER_LAYOUT = {C + "layout_kernels.py", CAL, CSLOTS}
+SHARING = {C + "sharing_kernels.py", *CLUSTER_LAYOUT}
 KNOWLEDGE = {C + "knowledge_kernels.py", *SHARING}
 GROUPS = {
     CAL: {CAL},
     PCG: {PCG},
     SEARCH: {SEARCH},
+    SLOTS: {SLOTS},
     N + "timing_kernels.py": TIMING,
-    N + "layout_kernels.py": {N + "layout_kernels.py", CAL},
+    N + "layout_kernels.py": NUMA_LAYOUT,
     N + "task_kernels.py": NUMA_TASK,
-    N + "runqueue_kernels.py": {N + "runqueue_kernels.py", N + "layout_kernels.py", CAL, *TIMING},
+    N + "runqueue_kernels.py": {N + "runqueue_kernels.py", *NUMA_LAYOUT, SEARCH},
     N + "hook_kernels.py": NUMA_HOOK,
     N + "run_kernels.py": NUMA_RUN,
     N + "migrate_kernels.py": NUMA_MIGRATE,
@@ -41,7 +46,8 @@ GROUPS = {
     N + "balance_kernels.py": {N + "balance_kernels.py", N + "scheduler_kernels.py", *NUMA_MIGRATE},
     N + "system_kernels.py": {N + "system_kernels.py", N + "balance_kernels.py", N + "scheduler_kernels.py",
                               *NUMA_MIGRATE},
-    C + "layout_kernels.py": {C + "layout_kernels.py", CAL},
+    CSLOTS: {CSLOTS},
+    C + "layout_kernels.py": CLUSTER_LAYOUT,
     C + "sharing_kernels.py": SHARING,
     C + "knowledge_kernels.py": KNOWLEDGE,
     C + "mosix_kernels.py": {C + "mosix_kernels.py", *SHARING},
@@ -142,7 +148,7 @@ def test_the_pools_rules_run_as_python_with_the_compiler_off():
                           cwd=ROOT.parent, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-2000:]
     assert "8 passed" in done.stdout, done.stdout[-500:]
-    probe = "import numba; from simcore.models.pools import pool_kernels as K; print(type(K.head).__name__)"
+    probe = "import numba; from simcore.models.pools import pool_kernels as PK; print(type(PK.head).__name__)"
     kind = subprocess.run(
         [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
     ).stdout.split()[-1]

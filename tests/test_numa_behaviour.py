@@ -30,6 +30,8 @@ import pytest
 from simcore.core.rng import Streams, replication_seed
 from simcore.models.numa import full_params, invariants, simulate
 from simcore.models.numa import layout_kernels as LK
+from simcore.models.numa import search_kernels as SRK
+from simcore.models.numa import slots_kernels as SL
 from simcore.models.numa.balancer import Balancer
 from simcore.models.numa.system import NumaSystem
 from simcore.models.numa.task import TaskSpec
@@ -985,11 +987,11 @@ def test_each_activation_of_a_migration_thread_walks_afresh_and_its_pushes_add_u
     hand = Hand(4, [[d]] * 4, tasks=3, trace=True)
     hand.dispatch(0, 0, 1)
     hand.dispatch(3, 2)
-    BK.active_balance(0, LK.IDLE, 0.0, *hand.state)
-    BK.active_balance(3, LK.IDLE, 0.0, *hand.state)
+    BK.active_balance(0, SRK.IDLE, 0.0, *hand.state)
+    BK.active_balance(3, SRK.IDLE, 0.0, *hand.state)
     invariants.check(hand.system)
     assert hand.moves() == [(0.0, 1, 0, 1), (0.0, 0, 0, 2), (0.0, 2, 3, 0)]
-    assert hand.system.SI[LK.Y_PUSH] == 3
+    assert hand.system.SI[SL.Y_PUSH] == 3
 
 
 @pytest.mark.parametrize("top_flags", [(LB,), ()])
@@ -1218,12 +1220,12 @@ def test_conservative_rules_by_hand():
 
     def allows(hand, home, src, dst, m=0, kind="periodic"):
         set_task(hand.system, 0, T_HOME=home, T_MIGR=m)
-        idle = {"periodic": LK.NOT_IDLE, "idle": LK.IDLE, "newidle": LK.NEWLY_IDLE}[kind]
+        idle = {"periodic": SRK.NOT_IDLE, "idle": SRK.IDLE, "newidle": SRK.NEWLY_IDLE}[kind]
         return bool(MK.policy_allows(0, src, dst, idle, hand.system.SI, hand.system.SF))
 
     def why(hand, home, src, dst, m=0):
         set_task(hand.system, 0, T_HOME=home, T_MIGR=m)
-        return int(MK.refusal(0, src, dst, LK.NOT_IDLE, hand.system.SI, hand.system.SF))
+        return int(MK.refusal(0, src, dst, SRK.NOT_IDLE, hand.system.SI, hand.system.SF))
 
     home, hop = policy("conservative-soft", line), policy("conservative-soft", line, distance_rule="hop")
     assert not allows(home, 1, 1, 0)                    # 20 > 10: away from home
@@ -1340,7 +1342,7 @@ def test_power_gain_by_hand(args, gain):
     assert _power_gain(*args) is gain
 
 
-def _busiest(group_of, cur, local, idle=LK.NOT_IDLE, avg=None):
+def _busiest(group_of, cur, local, idle=SRK.NOT_IDLE, avg=None):
     """``search_kernels.busiest_group`` on loads given by hand (cpu_load ``avg`` settled at the
     current tick; instant loads without it), imbalance_pct 125."""
     import numpy as np
@@ -1371,17 +1373,17 @@ def test_group_loads_sum_each_cpus_least_and_most_of_cpu_load_and_the_instant_lo
 @pytest.mark.parametrize("group_of, cur, local, idle, expected", [
     # the busiest group by load per CPU: {4} at 256, not {1,2,3} at 128 (its sum 384 is larger);
     # imbalance min(256 x 5 - 640, 640 - 0) = 640, one task (128 x 5)
-    ([0, 1, 1, 1, 2], [0, 128, 128, 128, 256], 0, LK.NOT_IDLE, (2, 1)),
+    ([0, 1, 1, 1, 2], [0, 128, 128, 128, 256], 0, SRK.NOT_IDLE, (2, 1)),
     # local {0,1} at 256 over 2 CPUs, busiest {2} at 256: imbalance 2 x 256 - 256 = 256 < 128 x 3,
     # and the gap per CPU pair, 256 x 2 - 256 x 1 = 256, below 2 x 128 x 1 x 2 = 512; no power
     # gain (384 now and after): balanced, a busy CPU's attempt fails
-    ([0, 0, 1], [128, 128, 256], 0, LK.NOT_IDLE, (-1, 0)),
+    ([0, 0, 1], [128, 128, 256], 0, SRK.NOT_IDLE, (-1, 0)),
     # local {0} idle, busiest {1} at 384, {2,3} idle: imbalance min(384 x 4 - 384, 384 - 0) = 384
     # < 128 x 4; the gap 384 >= 2 x 128: one task
-    ([0, 1, 2, 2], [0, 384, 0, 0], 0, LK.NOT_IDLE, (1, 1)),
+    ([0, 1, 2, 2], [0, 384, 0, 0], 0, SRK.NOT_IDLE, (1, 1)),
     # the busiest group is group 0 and the local one, group 1, as loaded (256 each): balanced,
     # but an idle CPU takes one task from a busiest group above 128
-    ([0, 1], [256, 256], 1, LK.IDLE, (0, 1)),
+    ([0, 1], [256, 256], 1, SRK.IDLE, (0, 1)),
 ])
 def test_the_busiest_group_and_imbalance_by_hand(group_of, cur, local, idle, expected):
     """``find_busiest_group`` on instant loads given by hand, imbalance_pct 125."""
@@ -1902,8 +1904,8 @@ def test_each_pull_counts_its_distance_its_move_off_home_its_return_and_a_wasted
     for t, src, dst in ((0, 0, 1), (0, 1, 0), (0, 0, 1), (0, 1, 0), (1, 0, 1), (1, 1, 0)):
         MK.pull(t, src, dst, 0.0, SI, SF, F, I)
     invariants.check(hand.system)
-    assert [int(SI[k]) for k in (LK.Y_MIGR, LK.Y_MLEVEL, LK.Y_AWAY, LK.Y_HOMEM, LK.Y_WASTE)] == [6, 6, 3, 3, 4]
-    assert list(hand.system.block("O_TI", 2)[:, LK.T_MIGR]) == [4, 2]
+    assert [int(SI[k]) for k in (SL.Y_MIGR, SL.Y_MLEVEL, SL.Y_AWAY, SL.Y_HOMEM, SL.Y_WASTE)] == [6, 6, 3, 3, 4]
+    assert list(hand.system.block("O_TI", 2)[:, SL.T_MIGR]) == [4, 2]
 
 
 def test_a_tasks_time_per_distance_level_keeps_the_order_the_levels_were_first_reached():
@@ -1927,9 +1929,9 @@ def test_a_tasks_time_per_distance_level_keeps_the_order_the_levels_were_first_r
             MK.pull(0, cpu, dst, now, SI, SF, F, I)
             SC.schedule(dst, now, SI, SF, F, I)
             cpu = dst
-    levels = int(SI[LK.Y_LEVELS])
-    order = SI[SI[LK.O_LORD]:SI[LK.O_LORD] + levels]
-    times = SF[SI[LK.OF_LT]:SI[LK.OF_LT] + levels]
+    levels = int(SI[SL.Y_LEVELS])
+    order = SI[SI[SL.O_LORD]:SI[SL.O_LORD] + levels]
+    times = SF[SI[SL.OF_LT]:SI[SL.OF_LT] + levels]
     assert sorted(range(levels), key=lambda lvl: order[lvl]) == [0, 2, 1]
     assert list(times) == [20.0, 10.0, 10.0]
 
@@ -1953,7 +1955,7 @@ def test_a_migration_refill_owed_is_what_is_left_of_the_last_one_never_less_than
         MK.pull(0, cpu, 1 - cpu, now, SI, SF, F, I)
         cpu = 1 - cpu
         SC.schedule(cpu, now, SI, SF, F, I)
-    assert SF[LK.Z_OVER] == pytest.approx(29.5)
+    assert SF[SL.Z_OVER] == pytest.approx(29.5)
 
 
 @pytest.mark.parametrize("scope, finished, waits", [
@@ -2057,13 +2059,13 @@ def test_the_load_average_of_a_run_queue_follows_its_count_tick_by_tick():
     RQ.settle_load(0, 0.0, SI, SF, F, I)
     RQ.enqueue(0, 0, False, False, SI)
     RQ.settle_load(0, 1.0, SI, SF, F, I)
-    assert (row[LK.R_AVG], row[LK.R_LTICK]) == (64, 1)
+    assert (row[SL.R_AVG], row[SL.R_LTICK]) == (64, 1)
     RQ.enqueue(0, 1, False, False, SI)
     assert RQ.loads(0, 3.5, SI, SF, F, I) == (208, 256)
     RQ.settle_load(0, 5.0, SI, SF, F, I)
     RQ.dequeue(0, 0, SI)
     assert RQ.loads(0, 5.0, SI, SF, F, I) == (128, 244)
-    assert (row[LK.R_AVG], row[LK.R_LTICK], RQ.nr_running(0, SI)) == (244, 5, 1)
+    assert (row[SL.R_AVG], row[SL.R_LTICK], RQ.nr_running(0, SI)) == (244, 5, 1)
 
 
 @pytest.mark.parametrize("at, home", [(10.5, 0), (11.0, 1)])
@@ -2100,7 +2102,7 @@ def test_migration_candidates_come_expired_first_by_priority_tail_first():
         set_task(hand.system, t, T_PRIO=120 + nice)
         hand._created(t)
         RQ.enqueue(0, t, expired, False, SI)
-    assert MK.move_tasks(0, 1, 20, 1 * hand.system.balancer.L, LK.IDLE, False, 0.0, SI, SF, F, I) == 7
+    assert MK.move_tasks(0, 1, 20, 1 * hand.system.balancer.L, SRK.IDLE, False, 0.0, SI, SF, F, I) == 7
     assert [t for _, t, _, _ in hand.moves()] == [4, 6, 5, 1, 0, 2, 3]
 
 
@@ -2140,7 +2142,7 @@ def test_run_queue_lists_stay_linked_both_ways_around_task_0():
             hand.queue(0, t)
         step(expected)
     assert hand.queued(1) == [1, 2, 3, 4, 0]
-    assert hand.system.block("O_RI", 2)[0, LK.R_BMA] == 0
+    assert hand.system.block("O_RI", 2)[0, SL.R_BMA] == 0
 
 
 def test_a_draw_or_a_look_ahead_past_the_counted_draws_is_an_error():
@@ -2154,13 +2156,13 @@ def test_a_draw_or_a_look_ahead_past_the_counted_draws_is_an_error():
     from simcore.models.numa import task_kernels as TK
 
     SI, SF = bare_buffers(1, 1, 1, 1, 1, 2)
-    tb, fb, rf = SI[LK.O_TI], SI[LK.OF_TF], SI[LK.OF_RF]
-    SI[tb + LK.T_IOBOUND], SI[tb + LK.T_DI], SI[tb + LK.T_DEND] = 1, 1, 2
-    SF[fb + LK.F_DEMAND], SF[fb + LK.F_SCALE], SF[fb + LK.F_SLICE] = 1000.0, 1.0, 100.0
+    tb, fb, rf = SI[SL.O_TI], SI[SL.OF_TF], SI[SL.OF_RF]
+    SI[tb + SL.T_IOBOUND], SI[tb + SL.T_DI], SI[tb + SL.T_DEND] = 1, 1, 2
+    SF[fb + SL.F_DEMAND], SF[fb + SL.F_SCALE], SF[fb + SL.F_SLICE] = 1000.0, 1.0, 100.0
     TK.next_burst(0, SI, SF)
     with pytest.raises(IndexError, match=r"^numa compiled system: a task drew more than its counted draws$"):
         TK.next_burst(0, SI, SF)
-    SF[rf + LK.RF_FACTOR], SF[rf + LK.RF_SEGEND], SI[tb + LK.T_IO] = -1.0, 10.0, 0
+    SF[rf + SL.RF_FACTOR], SF[rf + SL.RF_SEGEND], SI[tb + SL.T_IO] = -1.0, 10.0, 0
     with pytest.raises(IndexError, match=r"^numa compiled system: a look-ahead went past a task's counted draws$"):
         RK.look_ahead(0, 0, SI, SF)
 
@@ -2351,7 +2353,7 @@ def test_every_migration_of_a_task_that_has_not_run_since_its_last_one_is_wasted
     of CPU 1's queue [7, 6, 5]: 5 and 6, both moved again before they ran: 2 wasted migrations
     (migrations and wasted ones after the event at 30: 3 and 0; after the one at 40: 5 and 2)."""
     counters = []
-    each_event(lambda system: counters.append((system.now, int(system.SI[LK.Y_MIGR]), int(system.SI[LK.Y_WASTE]))))
+    each_event(lambda system: counters.append((system.now, int(system.SI[SL.Y_MIGR]), int(system.SI[SL.Y_WASTE]))))
     d0 = dom({0, 1}, [{0}, {1}], interval=(40, 40))
     d1 = dom({1, 2}, [{1}, {2}], interval=(30, 30))
     out = scenario(one_node(3), [[d0], [d1], []], [T(1, 1, 1000)] + [T(1, 2, 1000)] * 7)

@@ -17,7 +17,8 @@ from simcore.experiments import load_spec
 from simcore.models import get_model
 from simcore.models.numa import METRICS, PARAMETERS, format_trace, full_params, make_workload, run_replication, simulate
 from simcore.models.numa import layout_kernels as LK
-from simcore.models.numa import timing_kernels as K
+from simcore.models.numa import search_kernels as SRK
+from simcore.models.numa import slots_kernels as SL
 from simcore.models.numa.system import NumaSystem
 from simcore.models.registry import policy_names
 from simcore.topology.domains import domains_for as build_domains
@@ -444,17 +445,17 @@ def _bump(buf, at: int, by: float) -> None:
 
 
 CORRUPTIONS = {       # each writes the compiled state (layout_kernels) by hand
-    "work delivered": (lambda s: _bump(s.SF, LK.Z_WORK, 1.0), "work consumed by tasks"),
-    "cpu time delivered": (lambda s: _bump(s.SF, LK.Z_DELIV, 1.0), "CPU time received"),
+    "work delivered": (lambda s: _bump(s.SF, SL.Z_WORK, 1.0), "work consumed by tasks"),
+    "cpu time delivered": (lambda s: _bump(s.SF, SL.Z_DELIV, 1.0), "CPU time received"),
     "unknown state": (lambda s: set_task(s, 0, T_STATE=7), "task 0 has state 7 after creation"),
     "over-served": (lambda s: set_task(s, 1, F_BURST=-0.01), "task 1 over-served"),
     "done but queued": (lambda s: corrupt_queue(s, 2), "task 2 queued on CPU 0 has state done"),
-    "queue count": (lambda s: _bump(s.block("O_RI", 8)[1], LK.R_NQ, 1), "CPU 1 counts 1 queued tasks but holds 0"),
-    "bitmap": (lambda s: _bump(s.block("O_RI", 8)[2], LK.R_BME, 4), "CPU 2 bitmap 100 != 0"),
-    "busy flag": (lambda s: _bump(s.I, int(s.I[K.O_BUSY]) + 3, 1), "CPU 3 busy flag is stale"),
-    "loaded set": (lambda s: _bump(s.block("O_RI", 8)[4], LK.R_LOADED, 1), "CPU 4 loaded mark is stale"),
-    "overloaded set": (lambda s: _bump(s.block("O_RI", 8)[5], LK.R_OVER, 1), "CPU 5 overloaded mark is stale"),
-    "load mirror": (lambda s: _bump(s.F, int(s.I[K.OF_CUR]) + 6, 128.0), "CPU 6 load mirror 128.0 != 0"),
+    "queue count": (lambda s: _bump(s.block("O_RI", 8)[1], SL.R_NQ, 1), "CPU 1 counts 1 queued tasks but holds 0"),
+    "bitmap": (lambda s: _bump(s.block("O_RI", 8)[2], SL.R_BME, 4), "CPU 2 bitmap 100 != 0"),
+    "busy flag": (lambda s: _bump(s.I, int(s.I[SL.O_BUSY]) + 3, 1), "CPU 3 busy flag is stale"),
+    "loaded set": (lambda s: _bump(s.block("O_RI", 8)[4], SL.R_LOADED, 1), "CPU 4 loaded mark is stale"),
+    "overloaded set": (lambda s: _bump(s.block("O_RI", 8)[5], SL.R_OVER, 1), "CPU 5 overloaded mark is stale"),
+    "load mirror": (lambda s: _bump(s.F, int(s.I[SL.OF_CUR]) + 6, 128.0), "CPU 6 load mirror 128.0 != 0"),
     "done but running": (lambda s: corrupt_running(s, 3, 6), "task 3 current on CPU 6 has state done"),
 }
 
@@ -485,7 +486,7 @@ def test_the_invariant_checker_follows_each_task_to_one_place():
         with pytest.raises(InvariantError, match=re.escape(message)):
             check(system)
 
-    prio = int(_finished_system().block("O_TI", 6)[0, LK.T_PRIO])
+    prio = int(_finished_system().block("O_TI", 6)[0, SL.T_PRIO])
     broken(
         lambda s, t: (corrupt_queue(s, t), corrupt_queue(s, t, cpu=1)),
         "task 0 is both queued on CPU 0 and queued on CPU 1",
@@ -522,8 +523,8 @@ def test_the_final_check_wants_every_task_done_and_all_demand_served():
     with pytest.raises(InvariantError, match=re.escape("1 task(s) never finished")):
         check_final(system)
     system = _finished_system()
-    set_task(system, 0, F_DEMAND=float(system.block("OF_TF", 6)[0, LK.F_DEMAND]) + 1.0)
-    system.SF[LK.Z_WORK] -= 1.0
+    set_task(system, 0, F_DEMAND=float(system.block("OF_TF", 6)[0, SL.F_DEMAND]) + 1.0)
+    system.SF[SL.Z_WORK] -= 1.0
     system.work -= 1.0
     check(system)
     with pytest.raises(InvariantError, match=r"demand .* != work delivered"):
@@ -586,7 +587,7 @@ def test_the_invariant_checker_reads_each_priority_slot_and_names_a_running_task
     for t, prio in ((0, 120), (1, 121)):
         set_task(system, t, T_STATE=LK.QUEUED, T_CPU=0, T_EXP=0, T_PRIO=prio)
         corrupt_queue(system, t)
-    assert system.block("O_RI", 8)[0, LK.R_BMA] == (1 << 20) | (1 << 21)
+    assert system.block("O_RI", 8)[0, SL.R_BMA] == (1 << 20) | (1 << 21)
     check(system)
     system = _finished_system()
     set_task(system, 0, T_STATE=LK.RUNNING, T_CPU=0)
@@ -618,10 +619,10 @@ def test_tallies_near_zero_agree_within_1e_6_absolute():
 
     system = _finished_system()
     system.tasks, system.work, system.delivered = [], 5e-7, 5e-7
-    system.SF[LK.Z_WORK], system.SF[LK.Z_DELIV] = 5e-7, 5e-7
-    system.block("O_TI", 6)[:, LK.T_STATE] = LK.NEW         # no task created
+    system.SF[SL.Z_WORK], system.SF[SL.Z_DELIV] = 5e-7, 5e-7
+    system.block("O_TI", 6)[:, SL.T_STATE] = LK.NEW         # no task created
     check_final(system)
-    system.SF[LK.Z_WORK] = 2e-6
+    system.SF[SL.Z_WORK] = 2e-6
     with pytest.raises(InvariantError, match="work consumed by tasks 0.0 != work delivered"):
         check(system)
 
@@ -908,7 +909,7 @@ def test_a_small_imbalance_with_a_power_gain_moves_exactly_one_task():
     hand = Hand(2, [[d], [d]], load_average="tick", tick=1.0)
     hand.dispatch(1, 0, 1, 2)
     hand.set_now(1.0)
-    assert hand.busiest(0, 0, LK.IDLE) == ((1,), 1)
+    assert hand.busiest(0, 0, SRK.IDLE) == ((1,), 1)
     hand.newidle(0)
     assert hand.queued(0) == [2]
     assert (hand.running(1), hand.migrations) == (2, 1)
@@ -958,7 +959,7 @@ def test_newly_idle_balancing_leaves_a_queue_of_one_task_even_when_it_waits():
     hand = Hand(5, [[d], [], [], [], []])
     hand.dispatch(1, 0, 1)
     hand.queue(2, 2)
-    assert hand.busiest(0, 0, LK.NEWLY_IDLE) == ((2,), 1)
+    assert hand.busiest(0, 0, SRK.NEWLY_IDLE) == ((2,), 1)
     hand.newidle(0)
     assert (hand.running(0), hand.running(2), hand.migrations) == (0, 1, 0)
     assert hand.counts == (1, 1, 0)

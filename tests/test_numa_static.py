@@ -10,7 +10,7 @@ from test_numa_system import _same, _workload
 from simcore.models.numa import balancer as B
 from simcore.models.numa import model as M
 from simcore.models.numa import simulate
-from simcore.models.numa import timing_kernels as K
+from simcore.models.numa import slots_kernels as SL
 from simcore.models.numa.balancer import Dom, DomState
 
 ORDER = ["multilevel", "conservative-soft", "conservative-hard", "multilevel", "conservative-hard"]
@@ -54,11 +54,11 @@ def test_no_run_writes_into_the_domains_it_shares():
         assert all(type(d) is Dom for row in static.doms for d in row)
         buffers = [made for key, made in static.extra.items() if key[0] == "buffers"]
         for I, F in buffers:
-            D = int(I[K.H_N]) * int(I[K.H_L])
-            assert not F[I[K.OF_LAST]:I[K.OF_LAST] + D].any()
-            assert not I[I[K.O_FAILED]:I[K.O_FAILED] + D].any() and not I[I[K.O_DORMANT]:I[K.O_DORMANT] + D].any()
-            L = int(I[K.H_L])
-            assert all(F[I[K.OF_IVL] + c * L + k] == dom.interval for c, row in enumerate(static.doms)
+            D = int(I[SL.H_N]) * int(I[SL.H_L])
+            assert not F[I[SL.OF_LAST]:I[SL.OF_LAST] + D].any()
+            assert not I[I[SL.O_FAILED]:I[SL.O_FAILED] + D].any() and not I[I[SL.O_DORMANT]:I[SL.O_DORMANT] + D].any()
+            L = int(I[SL.H_L])
+            assert all(F[I[SL.OF_IVL] + c * L + k] == dom.interval for c, row in enumerate(static.doms)
                        for k, dom in enumerate(row))
         assert all(type(d) is DomState for row in run.system.balancer.doms for d in row)
         assert run.system.balancer.I is not buffers[0][0]
@@ -99,12 +99,12 @@ def test_each_domains_span_and_wide_set_are_listed_in_cpu_order():
     _forget()
     run = _sequence(fresh=False)[0]
     bal = run.system.balancer
-    I, n, L = bal.I, int(bal.I[K.H_N]), bal.L
+    I, n, L = bal.I, int(bal.I[SL.H_N]), bal.L
     for c, row in enumerate(bal.static.doms):
         for k, dom in enumerate(row):
             d = c * L + k
-            for cpus, block, listed, count in ((dom.span, K.O_SPAN, K.O_SPANL, K.O_SPANN),
-                                               (dom.wide or (), K.O_WIDE, K.O_WIDEL, K.O_WIDEN)):
+            for cpus, block, listed, count in ((dom.span, SL.O_SPAN, SL.O_SPANL, SL.O_SPANN),
+                                               (dom.wide or (), SL.O_WIDE, SL.O_WIDEL, SL.O_WIDEN)):
                 members = I[I[listed] + d * n:I[listed] + d * n + I[I[count] + d]].tolist()
                 assert members == sorted(cpus) and len(set(members)) == len(members)
                 assert [cpu for cpu in range(n) if I[I[block] + d * n + cpu]] == members

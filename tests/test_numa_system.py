@@ -17,6 +17,7 @@ from simcore.experiments import load_spec
 from simcore.models.numa import full_params, make_workload, simulate
 from simcore.models.numa import layout_kernels as LK
 from simcore.models.numa import model as numa_model
+from simcore.models.numa import slots_kernels as SL
 from simcore.models.numa.model import load_machine
 from simcore.models.numa.policies import Linux2Level
 from simcore.models.numa.system import NumaSystem, _draws
@@ -167,8 +168,8 @@ def test_a_policy_with_its_own_move_or_placement_method_is_refused():
 def _taken(system) -> list[int]:
     """The draws each task took in a finished run (its next draw less the first of its own)."""
     TI = system.block("O_TI", len(system.expected))
-    starts = np.concatenate([[0], TI[:-1, LK.T_DEND]])
-    return (TI[:, LK.T_DI] - starts).tolist()
+    starts = np.concatenate([[0], TI[:-1, SL.T_DEND]])
+    return (TI[:, SL.T_DI] - starts).tolist()
 
 
 def _counts(tasks: list, io_rest: bool, slowest: float = 1.0, first: float = 1.0) -> list[int]:
@@ -236,7 +237,7 @@ def test_the_calendar_fires_in_simpys_order():
     rng = np.random.default_rng(11)
     slots = 40
     SI, SF = bare_buffers(slots // 2, 0, 1, 1, 1, 0)
-    SI[SI[LK.O_CI]:SI[LK.O_CI] + slots * LK.C_COLS].reshape(slots, LK.C_COLS)[:, LK.C_POS] = -1
+    SI[SI[SL.O_CI]:SI[SL.O_CI] + slots * SL.C_COLS].reshape(slots, SL.C_COLS)[:, SL.C_POS] = -1
     live: dict[int, tuple] = {}
     for _ in range(3000):
         s = int(rng.integers(slots))
@@ -245,12 +246,12 @@ def test_the_calendar_fires_in_simpys_order():
             live.pop(s, None)
         else:
             t, p = float(rng.integers(0, 5)), int(rng.integers(-2, 2))
-            live[s] = (t, p, int(SI[LK.Y_EID]))
+            live[s] = (t, p, int(SI[SL.Y_EID]))
             LK.schedule_at(s, t, p, SI, SF)
     expected = [s for _, s in heapq.nsmallest(len(live), ((k, s) for s, k in live.items()))]
     fired = []
-    while SI[LK.Y_HN]:
-        s = int(SI[SI[LK.O_H]])
+    while SI[SL.Y_HN]:
+        s = int(SI[SI[SL.O_H]])
         fired.append(s)
         LK.cancel(s, SI, SF)
     assert fired == expected and len(fired) > 10
@@ -267,4 +268,4 @@ def test_the_run_stops_at_the_last_completion(monkeypatch):
         end = max(t.finished for t in run.tasks)
         assert system.engine.now == end
         SI, SF = system.SI, system.SF
-        assert not SI[LK.Y_HN] or SF[SI[LK.OF_CT] + SI[SI[LK.O_H]]] >= end
+        assert not SI[SL.Y_HN] or SF[SI[SL.OF_CT] + SI[SI[SL.O_H]]] >= end

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from numa_script import empty_system, rearm
 
+from simcore.models.numa import slots_kernels as SL
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.balancer import Balancer
 
@@ -28,7 +29,7 @@ def test_the_quiet_test_is_its_definition():
     system = empty_system("superdome-16x4", "linux-2level")
     bal = system.balancer
     rng = np.random.default_rng(4)
-    cur = bal.F[bal.I[K.OF_CUR]:bal.I[K.OF_CUR] + system.ncpus]
+    cur = bal.F[bal.I[SL.OF_CUR]:bal.I[SL.OF_CUR] + system.ncpus]
     seen = set()
     for _ in range(300):
         counts = rng.choice([0, 1, 2, 3], size=system.ncpus, p=[0.45, 0.45, 0.07, 0.03])
@@ -52,7 +53,7 @@ def test_a_quiet_domains_search_finds_no_group(policy):
     bal = system.balancer
     F, I, n = bal.F, bal.I, system.ncpus
     rng = np.random.default_rng(9)
-    cur, avg, tck = (F[I[o]:I[o] + n] for o in (K.OF_CUR, K.OF_AVG, K.OF_TCK))
+    cur, avg, tck = (F[I[o]:I[o] + n] for o in (SL.OF_CUR, SL.OF_AVG, SL.OF_TCK))
     quiet_states, newly_found = 0, 0
     for _ in range(300):
         counts = rng.choice([0, 1, 2, 3], size=n, p=[0.45, 0.45, 0.07, 0.03])
@@ -118,11 +119,11 @@ def test_sleeping_attempts_are_counted_as_the_tick_by_tick_count(topology, polic
         idle = bool(rng.integers(2))
         span = max(1, math.ceil((interval if idle else interval * dom.busy_factor) / tick - 1e-9)) * tick
         until = last + (int(rng.integers(0, 40)) * span if trial % 3 == 0 else float(rng.random()) * 40 * span)
-        F[I[K.OF_LAST] + dom._d], F[I[K.OF_IVL] + dom._d] = last, interval
-        I[K.H_ATTEMPTS:K.H_DEAD + 1] = 0
+        F[I[SL.OF_LAST] + dom._d], F[I[SL.OF_IVL] + dom._d] = last, interval
+        I[SL.H_ATTEMPTS:SL.H_DEAD + 1] = 0
         K.settle(dom._d, until, idle, F, I)
         k, at = _settled_by_definition(last, interval, dom.busy_factor, dom.max_interval, idle, until, tick)
-        assert I[K.H_ATTEMPTS:K.H_DEAD + 1].tolist() == [k, k, k], (trial, last, interval, until)
+        assert I[SL.H_ATTEMPTS:SL.H_DEAD + 1].tolist() == [k, k, k], (trial, last, interval, until)
         assert dom.last == pytest.approx(at * tick, abs=1e-9 * tick * max(at, 1))
 
 
@@ -133,9 +134,9 @@ def test_a_domains_state_lives_in_the_buffers():
     dom = bal.pdoms[3][0]
     d = dom._d
     dom.last, dom.dormant = 40.0, True
-    assert bal.F[bal.I[K.OF_LAST] + d] == 40.0 and bal.I[bal.I[K.O_DORMANT] + d] == 1
+    assert bal.F[bal.I[SL.OF_LAST] + d] == 40.0 and bal.I[bal.I[SL.O_DORMANT] + d] == 1
     assert 3 in bal.dormant_cpus
-    bal.F[bal.I[K.OF_LAST] + d], bal.F[bal.I[K.OF_IVL] + d], bal.I[bal.I[K.O_FAILED] + d] = math.pi, 12.5, 2
+    bal.F[bal.I[SL.OF_LAST] + d], bal.F[bal.I[SL.OF_IVL] + d], bal.I[bal.I[SL.O_FAILED] + d] = math.pi, 12.5, 2
     assert (dom.last, dom.interval, dom.failed) == (math.pi, 12.5, 2) and type(dom.last) is float
 
 

@@ -16,7 +16,7 @@ from simcore.core.rng import Streams, replication_seed
 from simcore.errors import InputError
 from simcore.models import registry
 from simcore.models.pools import full_params, model, policies, simulate
-from simcore.models.pools import pool_kernels as K
+from simcore.models.pools import pool_kernels as PK
 from simcore.models.pools import system as pool_system
 from simcore.models.pools.system import PoolSystem, Thread
 from simcore.models.pools.workload import (
@@ -70,7 +70,7 @@ def run_jobs(system, jobs) -> None:
 
 def dispatches(system) -> list[tuple]:
     """(time, cpu, master, work start) of every dispatch so far."""
-    return [(at, cpu, master, start) for kind, at, cpu, _, _, master, start in system.log_rows() if kind == K.DISPATCH]
+    return [(at, cpu, master, start) for kind, at, cpu, _, _, master, start in system.log_rows() if kind == PK.DISPATCH]
 
 
 # -- the workload ---------------------------------------------------------------------------------
@@ -335,7 +335,7 @@ def test_invariants_hold_and_jobs_finish_after_all_their_threads(monkeypatch):
     assert run.metrics["spanning_share"] > 0
     ends: dict[int, list[bool]] = {}
     for kind, _, _, _, state, master, _ in run.system.log_rows():
-        if kind == K.END:
+        if kind == PK.END:
             ends.setdefault(state.job.index, []).append(master)
     assert len(checks) >= sum(map(len, ends.values()))        # a check after every thread's end at least
     for state in run.jobs:
@@ -570,7 +570,7 @@ def timeline(system, threads) -> dict:
     names = {serial: name for name, serial in serials.items()}
     out = {}
     for kind, at, cpu, serial, _, _, start in system.log_rows():
-        if kind == K.DISPATCH:
+        if kind == PK.DISPATCH:
             out.setdefault(names[serial], [cpu, start, None])
         else:
             out[names[serial]][2] = at
@@ -687,10 +687,10 @@ def test_a_full_log_keeps_its_rows_and_says_how_many_it_could_not():
     with pytest.raises(RuntimeError, match="the log holds 2 rows and the run made"):
         small.log_rows()
     S = small.S
-    rows = S[len(S) - 2 * K.L_COLS:].reshape(2, K.L_COLS)
-    assert [(r[K.L_KIND], r[K.L_CPU], r[K.L_JOB], r[K.L_MASTER]) for r in rows] == [
-        (K.DISPATCH, 0, 0, 1),
-        (K.END, 0, 0, 1),
+    rows = S[len(S) - 2 * PK.L_COLS:].reshape(2, PK.L_COLS)
+    assert [(r[PK.L_KIND], r[PK.L_CPU], r[PK.L_JOB], r[PK.L_MASTER]) for r in rows] == [
+        (PK.DISPATCH, 0, 0, 1),
+        (PK.END, 0, 0, 1),
     ]
 
 

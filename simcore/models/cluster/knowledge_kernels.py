@@ -10,9 +10,9 @@ entry for the target.
 from __future__ import annotations
 
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
-from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster import sharing_kernels as S
-from simcore.models.cluster.layout_kernels import (
+from simcore.models.cluster import slots_kernels as CS
+from simcore.models.cluster.slots_kernels import (
     M_COLS,
     M_MARK,
     M_VN,
@@ -38,7 +38,7 @@ from simcore.models.cluster.layout_kernels import (
 def _view_find(r, s, CI):
     """The position of sender ``s`` in machine ``r``'s view (oldest first), or -1."""
     vs = CI[O_VS] + r * CI[Y_VSTRIDE]
-    for k in range(CI[L.machine(r, CI) + M_VN]):
+    for k in range(CI[CS.machine(r, CI) + M_VN]):
         if CI[vs + k] == s:
             return k
     return -1
@@ -48,7 +48,7 @@ def _view_shift(r, k, CI, CF):
     """Close the gap at position ``k`` of machine ``r``'s view."""
     V = CI[Y_VSTRIDE]
     vs, vl, vm = CI[O_VS] + r * V, CI[OF_VL] + r * V, CI[OF_VM] + r * V
-    vn = L.machine(r, CI) + M_VN
+    vn = CS.machine(r, CI) + M_VN
     for j in range(k, CI[vn] - 1):
         CI[vs + j], CF[vl + j], CF[vm + j] = CI[vs + j + 1], CF[vl + j + 1], CF[vm + j + 1]
     CI[vn] -= 1
@@ -58,7 +58,7 @@ def view_put(r, s, lo, used, CI, CF):
     """A round's news for recipient ``r``: sender ``s``'s entry goes last (newest); a new
     sender pushes the oldest out of a full window."""
     W, V = CI[Y_WINDOW], CI[Y_VSTRIDE]
-    vn = L.machine(r, CI) + M_VN
+    vn = CS.machine(r, CI) + M_VN
     k = _view_find(r, s, CI)
     if k >= 0:
         _view_shift(r, k, CI, CF)
@@ -75,8 +75,8 @@ def moved(source, target, p, CI, CF):
     k = _view_find(source, target, CI)
     if k >= 0:
         V = CI[Y_VSTRIDE]
-        CF[CI[OF_VL] + source * V + k] += 1.0 / CF[L.fmachine(target, CI) + MF_SPEED]
-        CF[CI[OF_VM] + source * V + k] += CF[L.fproc(p, CI) + PF_MEMORY]
+        CF[CI[OF_VL] + source * V + k] += 1.0 / CF[CS.fmachine(target, CI) + MF_SPEED]
+        CF[CI[OF_VM] + source * V + k] += CF[CS.fproc(p, CI) + PF_MEMORY]
 
 
 def spread(CI, CF):

@@ -8,7 +8,8 @@ import math
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster import sharing_kernels as S
-from simcore.models.cluster.layout_kernels import (
+from simcore.models.cluster import slots_kernels as CS
+from simcore.models.cluster.slots_kernels import (
     M_FIRST,
     M_NPIN,
     M_NPROC,
@@ -46,22 +47,22 @@ from simcore.models.cluster.layout_kernels import (
 def wants(m, CI, CF):
     """Whether machine ``m`` wants to balance: it holds a process it may give away (not pinned)
     and its load exceeds ``load_threshold`` or its memory in use ``memory_threshold`` of its memory."""
-    mf = L.fmachine(m, CI)
-    mb = L.machine(m, CI)
+    mf = CS.fmachine(m, CI)
+    mb = CS.machine(m, CI)
     return CI[mb + M_NPROC] - CI[mb + M_NPIN] > 0 and (
         S.load(m, CI, CF) > CF[Z_THRESH] or CF[mf + MF_USED] > CF[Z_MTHRESH] * CF[mf + MF_MEM])
 
 
 def grid(m, k, CI, CF):
     """The ``k``-th wake-up time of machine ``m``'s grid: its phase + k * balance_interval."""
-    return CF[L.fmachine(m, CI) + MF_PHASE] + k * CF[Z_PERIOD]
+    return CF[CS.fmachine(m, CI) + MF_PHASE] + k * CF[Z_PERIOD]
 
 
 def next_index(m, now, CI, CF):
     """The first grid index of machine ``m`` strictly after ``now`` (within 1e-9 balance intervals
     counts as now)."""
     period = CF[Z_PERIOD]
-    k = math.floor((now - CF[L.fmachine(m, CI) + MF_PHASE]) / period) + 1
+    k = math.floor((now - CF[CS.fmachine(m, CI) + MF_PHASE]) / period) + 1
     while grid(m, k, CI, CF) - now < 1e-9 * period:
         k += 1
     return k
@@ -73,7 +74,7 @@ def old_enough_index(m, placed_at, now, CI, CF):
     by that test in floating point)."""
     first = next_index(m, now, CI, CF)
     residency = CF[Z_RESID]
-    k = max(first, math.ceil((placed_at + residency - CF[L.fmachine(m, CI) + MF_PHASE]) / CF[Z_PERIOD]))
+    k = max(first, math.ceil((placed_at + residency - CF[CS.fmachine(m, CI) + MF_PHASE]) / CF[Z_PERIOD]))
     while grid(m, k, CI, CF) - placed_at < residency:
         k += 1
     while k > first and grid(m, k - 1, CI, CF) - placed_at >= residency:
@@ -83,7 +84,7 @@ def old_enough_index(m, placed_at, now, CI, CF):
 
 def arm(m, at, CI, CF):
     """Make machine ``m``'s next wake-up no later than ``at`` (a wake-up armed earlier stays)."""
-    due = L.fmachine(m, CI) + MF_DUE
+    due = CS.fmachine(m, CI) + MF_DUE
     if at < CF[due]:
         CF[due] = at
         L.set_timer(CI[Y_N] + m, at, CI, CF)
@@ -105,7 +106,7 @@ def settle(m, now, woke, CI, CF):
             arm(m, grid(m, next_index(m, now, CI, CF), CI, CF), CI, CF)
         else:
             young, pi, pf = math.inf, CI[O_PI], CI[OF_PF]
-            p = CI[L.machine(m, CI) + M_FIRST]
+            p = CI[CS.machine(m, CI) + M_FIRST]
             while p >= 0:
                 placed = CF[pf + p * PF_COLS + PF_PLACED]
                 if not CI[pi + p * P_COLS + P_PINNED] and now - placed < CF[Z_RESID] and placed < young:
@@ -114,12 +115,12 @@ def settle(m, now, woke, CI, CF):
             if young != math.inf:
                 arm(m, grid(m, old_enough_index(m, young, now, CI, CF), CI, CF), CI, CF)
             alert = math.inf
-    CF[L.fmachine(m, CI) + MF_ALERT] = alert
+    CF[CS.fmachine(m, CI) + MF_ALERT] = alert
 
 
 def _eligible(p, now, CI, CF):
     """Whether ``p`` may move: not pinned, and on its machine for ``min_residency`` at least."""
-    return not CI[L.proc(p, CI) + P_PINNED] and now - CF[L.fproc(p, CI) + PF_PLACED] >= CF[Z_RESID]
+    return not CI[CS.proc(p, CI) + P_PINNED] and now - CF[CS.fproc(p, CI) + PF_PLACED] >= CF[Z_RESID]
 
 
 def memory_target(m, CI, CF):
@@ -128,7 +129,7 @@ def memory_target(m, CI, CF):
     V, mf = CI[Y_VSTRIDE], CI[OF_MF]
     vs, vm = CI[O_VS] + m * V, CI[OF_VM] + m * V
     best, best_free, at = -1, 0.0, 0
-    for k in range(CI[L.machine(m, CI) + M_VN]):
+    for k in range(CI[CS.machine(m, CI) + M_VN]):
         j = CI[vs + k]
         free = CF[mf + j * MF_COLS + MF_MEM] - CF[vm + k]
         if best < 0 or free > best_free:
@@ -143,7 +144,7 @@ def load_target(lo, m, CI, CF):
     loaded as the source is now."""
     V, mf = CI[Y_VSTRIDE], CI[OF_MF]
     vs, vl, vm = CI[O_VS] + m * V, CI[OF_VL] + m * V, CI[OF_VM] + m * V
-    vn = CI[L.machine(m, CI) + M_VN]
+    vn = CI[CS.machine(m, CI) + M_VN]
     least = math.inf
     for k in range(vn):
         if CF[vl + k] < least:
@@ -164,10 +165,10 @@ def choose(m, now, CI, CF):
     may move (not pinned, ``min_residency`` met) go. Above the memory threshold, memory ushering
     first: the largest that fits the room of the machine with most free memory. Else the load
     rule (``load_target``): the oldest (by arrival) that fits the target's free memory."""
-    if not CI[L.machine(m, CI) + M_VN]:
+    if not CI[CS.machine(m, CI) + M_VN]:
         return -1, -1
-    pi, pf, mf = CI[O_PI], CI[OF_PF], L.fmachine(m, CI)
-    first = CI[L.machine(m, CI) + M_FIRST]
+    pi, pf, mf = CI[O_PI], CI[OF_PF], CS.fmachine(m, CI)
+    first = CI[CS.machine(m, CI) + M_FIRST]
     p = first
     while p >= 0 and not _eligible(p, now, CI, CF):
         p = CI[pi + p * P_COLS + P_NEXT]
@@ -200,7 +201,7 @@ def choose(m, now, CI, CF):
 def _fits(m, room, CI, CF):
     """Whether a process of machine ``m`` that is not pinned fits in ``room`` MB."""
     pi, pf = CI[O_PI], CI[OF_PF]
-    p = CI[L.machine(m, CI) + M_FIRST]
+    p = CI[CS.machine(m, CI) + M_FIRST]
     while p >= 0:
         if not CI[pi + p * P_COLS + P_PINNED] and CF[pf + p * PF_COLS + PF_MEMORY] <= room:
             return True
@@ -213,9 +214,9 @@ def _blocked(m, CI, CF):
     ages (a necessary condition for a move), as (True, 0) when it could; else (False, the load
     below which news could open a move): when only the least load known stands in the way, a
     load below ``load - load_threshold`` (plus a rounding margin); otherwise infinity (any news)."""
-    if not CI[L.machine(m, CI) + M_VN]:
+    if not CI[CS.machine(m, CI) + M_VN]:
         return False, math.inf
-    mf = L.fmachine(m, CI)
+    mf = CS.fmachine(m, CI)
     over = CF[mf + MF_USED] > CF[Z_MTHRESH] * CF[mf + MF_MEM]
     if over and _fits(m, memory_target(m, CI, CF)[1], CI, CF):
         return True, 0.0

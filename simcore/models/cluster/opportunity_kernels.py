@@ -7,10 +7,10 @@ from __future__ import annotations
 import math
 
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
-from simcore.models.cluster import knowledge_kernels as K
-from simcore.models.cluster import layout_kernels as L
+from simcore.models.cluster import knowledge_kernels as KN
 from simcore.models.cluster import sharing_kernels as S
-from simcore.models.cluster.layout_kernels import (
+from simcore.models.cluster import slots_kernels as CS
+from simcore.models.cluster.slots_kernels import (
     M_COLS,
     M_FIRST,
     M_NPIN,
@@ -40,6 +40,12 @@ from simcore.models.cluster.layout_kernels import (
     PF_HMEM,
     PF_MEMORY,
     PF_PLACED,
+    PR_COLS,
+    PR_CPUFIT,
+    PR_CPUTHRASH,
+    PR_MEM,
+    PR_MEMTERM,
+    PR_USED,
     Y_GREEDY,
     Y_N,
     Y_RUNNING,
@@ -76,9 +82,9 @@ def marginal(m, used, lo, memory, CI, CF):
     ``lo``: ``b**(mem/memory)`` and ``b**(cpu load/L)`` after minus before, each exponent capped
     at 700; the CPU load times the thrashing factor (Z_CTAU, 1 unless 'effective') while the
     memory in use exceeds the memory."""
-    lb, cap, bound, tau = CF[Z_LOGBASE], CF[L.fmachine(m, CI) + MF_MEM], CF[Z_BOUND], CF[Z_CTAU]
+    lb, cap, bound, tau = CF[Z_LOGBASE], CF[CS.fmachine(m, CI) + MF_MEM], CF[Z_BOUND], CF[Z_CTAU]
     mem = _exp(lb * (used + memory) / cap) - _exp(lb * used / cap)
-    before, after = lo, lo + 1.0 / CF[L.fmachine(m, CI) + MF_SPEED]
+    before, after = lo, lo + 1.0 / CF[CS.fmachine(m, CI) + MF_SPEED]
     if used > cap:
         before *= tau
     if used + memory > cap:
@@ -91,14 +97,15 @@ def prices(m, used, lo, k, CI, CF):
     """What ``marginal`` computes of machine ``m`` without the process, into slot ``k`` of the
     scratch block: its memory, the memory in use, the memory term, the CPU cost if the process
     fits and if it does not. ``cheapest`` finishes the sum, to the bit as ``marginal`` does."""
-    lb, cap, bound, tau = CF[Z_LOGBASE], CF[L.fmachine(m, CI) + MF_MEM], CF[Z_BOUND], CF[Z_CTAU]
-    before, after = lo, lo + 1.0 / CF[L.fmachine(m, CI) + MF_SPEED]
+    lb, cap, bound, tau = CF[Z_LOGBASE], CF[CS.fmachine(m, CI) + MF_MEM], CF[Z_BOUND], CF[Z_CTAU]
+    before, after = lo, lo + 1.0 / CF[CS.fmachine(m, CI) + MF_SPEED]
     if used > cap:
         before *= tau
     start = _exp(lb * before / bound)
-    pr = CI[OF_PR] + 5 * k
-    CF[pr], CF[pr + 1], CF[pr + 2] = cap, used, _exp(lb * used / cap)
-    CF[pr + 3], CF[pr + 4] = _exp(lb * after / bound) - start, _exp(lb * (after * tau) / bound) - start
+    pr = CI[OF_PR] + PR_COLS * k
+    CF[pr + PR_MEM], CF[pr + PR_USED], CF[pr + PR_MEMTERM] = cap, used, _exp(lb * used / cap)
+    CF[pr + PR_CPUFIT] = _exp(lb * after / bound) - start
+    CF[pr + PR_CPUTHRASH] = _exp(lb * (after * tau) / bound) - start
 
 
 def cheapest(n_prices, memory, CI, CF):
@@ -107,10 +114,11 @@ def cheapest(n_prices, memory, CI, CF):
     lb = CF[Z_LOGBASE]
     best, best_cost = -1, math.inf
     for k in range(n_prices):
-        pr = CI[OF_PR] + 5 * k
-        used = CF[pr + 1] + memory
-        x = lb * used / CF[pr]
-        cost = (math.exp(x if x < 700.0 else 700.0) - CF[pr + 2]) + (CF[pr + 4] if used > CF[pr] else CF[pr + 3])
+        pr = CI[OF_PR] + PR_COLS * k
+        used = CF[pr + PR_USED] + memory
+        x = lb * used / CF[pr + PR_MEM]
+        cpu = CF[pr + PR_CPUTHRASH] if used > CF[pr + PR_MEM] else CF[pr + PR_CPUFIT]
+        cost = (math.exp(x if x < 700.0 else 700.0) - CF[pr + PR_MEMTERM]) + cpu
         if best < 0 or cost < best_cost:
             best, best_cost = k, cost
     return best, best_cost
@@ -118,10 +126,10 @@ def cheapest(n_prices, memory, CI, CF):
 
 def least_cost(p, CI, CF):
     """The machine where ``p`` adds the least cost, on the exact state (the first among equals)."""
-    memory = CF[L.fproc(p, CI) + PF_MEMORY]
+    memory = CF[CS.fproc(p, CI) + PF_MEMORY]
     best, best_cost = 0, math.inf
     for m in range(CI[Y_N]):
-        cost = marginal(m, CF[L.fmachine(m, CI) + MF_USED], S.load(m, CI, CF), memory, CI, CF)
+        cost = marginal(m, CF[CS.fmachine(m, CI) + MF_USED], S.load(m, CI, CF), memory, CI, CF)
         if cost < best_cost:
             best, best_cost = m, cost
     return best
@@ -131,13 +139,13 @@ def least_known(p, CI, CF):
     """The machine where ``p`` adds the least cost as its home machine knows the cluster: the home
     on its exact state, each machine of its view at the load and memory in use last heard (oldest
     first). The home wins a tie, then the older entry."""
-    home = CI[L.proc(p, CI) + P_HOME]
-    memory = CF[L.fproc(p, CI) + PF_MEMORY]
+    home = CI[CS.proc(p, CI) + P_HOME]
+    memory = CF[CS.fproc(p, CI) + PF_MEMORY]
     best = home
-    best_cost = marginal(home, CF[L.fmachine(home, CI) + MF_USED], S.load(home, CI, CF), memory, CI, CF)
+    best_cost = marginal(home, CF[CS.fmachine(home, CI) + MF_USED], S.load(home, CI, CF), memory, CI, CF)
     V = CI[Y_VSTRIDE]
     vs, vl, vm = CI[O_VS] + home * V, CI[OF_VL] + home * V, CI[OF_VM] + home * V
-    for k in range(CI[L.machine(home, CI) + M_VN]):
+    for k in range(CI[CS.machine(home, CI) + M_VN]):
         cost = marginal(CI[vs + k], CF[vm + k], CF[vl + k], memory, CI, CF)
         if cost < best_cost:
             best, best_cost = CI[vs + k], cost
@@ -148,11 +156,11 @@ def cost_here(m, p, gone, gone_mem, CI, CF):
     """Process ``p``'s marginal cost on its machine ``m``: now, without the ``gone`` processes
     (``gone_mem`` MB) the scan already sends away (greedy), or when it was placed (stability;
     kept per placement while ``L`` stays)."""
-    pf, pb = L.fproc(p, CI), L.proc(p, CI)
-    mf = L.fmachine(m, CI)
+    pf, pb = CS.fproc(p, CI), CS.proc(p, CI)
+    mf = CS.fmachine(m, CI)
     memory = CF[pf + PF_MEMORY]
     if CI[Y_GREEDY]:
-        rest = CI[L.machine(m, CI) + M_NPROC] - gone - 1
+        rest = CI[CS.machine(m, CI) + M_NPROC] - gone - 1
         return marginal(m, CF[mf + MF_USED] - gone_mem - memory, rest / CF[mf + MF_SPEED], memory, CI, CF)
     if CI[pb + P_CTOKEN] != CI[pb + P_TOKEN] or CF[pf + PF_CBOUND] != CF[Z_BOUND]:
         CF[pf + PF_CCOST] = marginal(m, CF[pf + PF_HMEM], CF[pf + PF_HLOAD], memory, CI, CF)
@@ -190,7 +198,7 @@ def reassign(now, CI, CF):
                     CI[mv + 2 * nmoves], CI[mv + 2 * nmoves + 1] = p, target
                     nmoves += 1
                     gone, gone_mem = gone + 1, gone_mem + CF[pf + p * PF_COLS + PF_MEMORY]
-                    K.moved(m, target, p, CI, CF)
+                    KN.moved(m, target, p, CI, CF)
                     prices(target, CF[vm + k], CF[vl + k], k, CI, CF)
             p = CI[pi + p * P_COLS + P_NEXT]
     return nmoves

@@ -9,22 +9,27 @@ import math
 
 from simcore.core import calendar_kernels as C
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
-from simcore.models.cluster import knowledge_kernels as K
+from simcore.models.cluster import knowledge_kernels as KN
 from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster import mosix_kernels as M
 from simcore.models.cluster import opportunity_kernels as O
 from simcore.models.cluster import sharing_kernels as S
+from simcore.models.cluster import slots_kernels as CS
 from simcore.models.cluster.layout_kernels import (
-    DRAWS,
     ENHANCED_MOSIX,
     ENHANCED_PVM,
-    M_COLS,
-    M_MARK,
-    MF_DUE,
     MOSIX,
     NEED_DRAWS,
     NEED_HOOK,
     NEED_ROUNDS,
+    PVM,
+    PYTHON,
+)
+from simcore.models.cluster.slots_kernels import (
+    DRAWS,
+    M_COLS,
+    M_MARK,
+    MF_DUE,
     O_DONE,
     O_HOSTS,
     O_MI,
@@ -39,8 +44,6 @@ from simcore.models.cluster.layout_kernels import (
     P_PINNED,
     P_TARGET,
     PF_REMAIN,
-    PVM,
-    PYTHON,
     Y_BLOW,
     Y_EID,
     Y_FIRED,
@@ -81,7 +84,7 @@ def migrate(p, target, cost, now, CI, CF):
     """Move ``p`` to machine ``target``; with ``cost`` > 0 it leaves at once and joins the target
     ``cost`` seconds later, running nowhere in between. A pinned process, one placed nowhere and
     one already on the target stay."""
-    pb = L.proc(p, CI)
+    pb = CS.proc(p, CI)
     if CI[pb + P_PINNED] or CI[pb + P_MACHINE] < 0 or CI[pb + P_MACHINE] == target:
         return
     detach(p, now, CI, CF)
@@ -105,13 +108,13 @@ def complete(m, now, CI, CF):
     foreground = False
     for k in range(done):
         p = CI[CI[O_DONE] + k]
-        if CI[L.proc(p, CI) + P_PINNED]:
+        if CI[CS.proc(p, CI) + P_PINNED]:
             if CI[Y_UNFIN]:
                 L.set_timer(2 * CI[Y_N] + 1 + p, now + draw(p, CI, CF), CI, CF)
         else:
             foreground = True
             CI[Y_UNFIN] -= 1
-            CI[L.proc(p, CI) + P_DONE] = CI[Y_NDONE]
+            CI[CS.proc(p, CI) + P_DONE] = CI[Y_NDONE]
             CI[Y_NDONE] += 1
     if foreground and not CI[Y_UNFIN]:
         CI[Y_STOP] = 1
@@ -138,7 +141,7 @@ def arrive(first, last, now, CI, CF):
 def draw(p, CI, CF):
     """Background process ``p``'s next draw (U(0, its max period)) from the batch Python handed
     over; when the batch is used up, ``drain`` returns for the next before it fires a timer."""
-    pb = L.proc(p, CI)
+    pb = CS.proc(p, CI)
     k = CI[pb + P_DRAW]
     CI[pb + P_DRAW] = k + 1
     if k + 1 == DRAWS:
@@ -148,8 +151,8 @@ def draw(p, CI, CF):
 
 def burst(p, now, CI, CF):
     """Background process ``p`` starts a CPU burst of its next draw on its home machine."""
-    CF[L.fproc(p, CI) + PF_REMAIN] = draw(p, CI, CF)
-    place(p, CI[L.proc(p, CI) + P_HOME], now, CI, CF)
+    CF[CS.fproc(p, CI) + PF_REMAIN] = draw(p, CI, CF)
+    place(p, CI[CS.proc(p, CI) + P_HOME], now, CI, CF)
 
 
 def start_background(now, CI, CF):
@@ -179,10 +182,10 @@ def assign(p, CI, CF):
         CI[Y_RR] = index + 1
         return CI[CI[O_HOSTS] + index]
     if policy == MOSIX:
-        return CI[L.proc(p, CI) + P_HOME]
+        return CI[CS.proc(p, CI) + P_HOME]
     if policy == ENHANCED_MOSIX and CI[Y_KNOWN]:
         target = O.least_known(p, CI, CF)
-        K.moved(CI[L.proc(p, CI) + P_HOME], target, p, CI, CF)
+        KN.moved(CI[CS.proc(p, CI) + P_HOME], target, p, CI, CF)
         return target
     return O.least_cost(p, CI, CF)
 
@@ -190,12 +193,12 @@ def assign(p, CI, CF):
 def tick(m, now, CI, CF):
     """Machine ``m``'s wake-up fired: unless the run is over, the move ``choose`` makes (the view
     counts it), or, when there is none, settle."""
-    CF[L.fmachine(m, CI) + MF_DUE] = math.inf
+    CF[CS.fmachine(m, CI) + MF_DUE] = math.inf
     if not CI[Y_UNFIN]:
         return
     p, target = M.choose(m, now, CI, CF)
     if p >= 0:
-        K.moved(m, target, p, CI, CF)
+        KN.moved(m, target, p, CI, CF)
         migrate(p, target, CF[Z_COST], now, CI, CF)
     else:
         M.settle(m, now, CI[Y_LAZY] != 0, CI, CF)
@@ -207,7 +210,7 @@ def round_(now, CI, CF):
     if not CI[Y_UNFIN]:
         return
     n = CI[Y_N]
-    if K.spread(CI, CF):
+    if KN.spread(CI, CF):
         mi = CI[O_MI]
         for i in range(n):
             if CI[mi + i * M_COLS + M_MARK]:
@@ -256,11 +259,11 @@ def drain(stop_t, stop_p, stop_e, CI, CF):
             round_(t, CI, CF)
         else:
             p = s - 2 * n - 1
-            if CI[L.proc(p, CI) + P_PINNED]:
+            if CI[CS.proc(p, CI) + P_PINNED]:
                 if CI[Y_UNFIN]:
                     burst(p, t, CI, CF)
             else:
-                place(p, CI[L.proc(p, CI) + P_TARGET], t, CI, CF)
+                place(p, CI[CS.proc(p, CI) + P_TARGET], t, CI, CF)
     CI[Y_FIRED] = fired
 
 

@@ -17,7 +17,11 @@ from __future__ import annotations
 from simcore.core import calendar_kernels as C
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.cluster import layout_kernels as L
+from simcore.models.cluster import slots_kernels as CS
 from simcore.models.cluster.layout_kernels import (
+    TIE,
+)
+from simcore.models.cluster.slots_kernels import (
     M_FIRST,
     M_HN,
     M_LAST,
@@ -50,7 +54,6 @@ from simcore.models.cluster.layout_kernels import (
     PF_MEMORY,
     PF_PLACED,
     PF_REMAIN,
-    TIE,
     Y_NP,
     Y_TOKENS,
     Z_MAXLOAD,
@@ -60,13 +63,13 @@ from simcore.models.cluster.layout_kernels import (
 
 def load(m, CI, CF):
     """Machine ``m``'s load: resident processes per unit of speed."""
-    return CI[L.machine(m, CI) + M_NPROC] / CF[L.fmachine(m, CI) + MF_SPEED]
+    return CI[CS.machine(m, CI) + M_NPROC] / CF[CS.fmachine(m, CI) + MF_SPEED]
 
 
 def advance(m, now, CI, CF):
     """Machine ``m``'s virtual clock, work and thrashed time brought to ``now``."""
-    mf = L.fmachine(m, CI)
-    n = CI[L.machine(m, CI) + M_NPROC]
+    mf = CS.fmachine(m, CI)
+    n = CI[CS.machine(m, CI) + M_NPROC]
     if n and now > CF[mf + MF_STAMP]:
         dv = (now - CF[mf + MF_STAMP]) * CF[mf + MF_RATE]
         CF[mf + MF_VCLOCK] += dv
@@ -78,7 +81,7 @@ def advance(m, now, CI, CF):
 
 def refresh(m, now, CI, CF):
     """Machine ``m``'s per-process rate, and its completion timer at the least tag."""
-    mb, mf = L.machine(m, CI), L.fmachine(m, CI)
+    mb, mf = CS.machine(m, CI), CS.fmachine(m, CI)
     L.cancel(m, CI, CF)
     n = CI[mb + M_NPROC]
     if n == 0:
@@ -86,14 +89,14 @@ def refresh(m, now, CI, CF):
         return
     CF[mf + MF_RATE] = CF[mf + MF_SPEED] / (n * CF[Z_TAU] if CF[mf + MF_USED] > CF[mf + MF_MEM] else n)
     top = CI[CI[O_HEAP] + m * CI[Y_NP]]
-    d = CF[L.fproc(top, CI) + PF_FINV] - CF[mf + MF_VCLOCK]
+    d = CF[CS.fproc(top, CI) + PF_FINV] - CF[mf + MF_VCLOCK]
     delay = (0.0 if 0.0 > d else d) / CF[mf + MF_RATE]
     L.set_timer(m, now + delay, CI, CF)
 
 
 def drop(m, p, CI, CF):
     """Take ``p`` off machine ``m``'s list, heap and memory."""
-    mb, mf, pb, pi = L.machine(m, CI), L.fmachine(m, CI), L.proc(p, CI), CI[O_PI]
+    mb, mf, pb, pi = CS.machine(m, CI), CS.fmachine(m, CI), CS.proc(p, CI), CI[O_PI]
     prev, nxt = CI[pb + P_PREV], CI[pb + P_NEXT]
     if prev >= 0:
         CI[pi + prev * P_COLS + P_NEXT] = nxt
@@ -106,7 +109,7 @@ def drop(m, p, CI, CF):
     CI[mb + M_NPROC] -= 1
     CI[mb + M_NPIN] -= CI[pb + P_PINNED]
     C.remove(p, L.tags(m, CI), CI, CF)
-    CF[mf + MF_USED] = CF[mf + MF_USED] - CF[L.fproc(p, CI) + PF_MEMORY] if CI[mb + M_NPROC] else 0.0
+    CF[mf + MF_USED] = CF[mf + MF_USED] - CF[CS.fproc(p, CI) + PF_MEMORY] if CI[mb + M_NPROC] else 0.0
     CI[pb + P_TOKEN] = -1
     CI[pb + P_MACHINE] = -1
 
@@ -114,7 +117,7 @@ def drop(m, p, CI, CF):
 def enter(p, m, now, CI, CF):
     """``p`` joins machine ``m`` with its remaining demand, last of its list; the machine's rate
     and completion timer follow."""
-    mb, mf, pb, pf = L.machine(m, CI), L.fmachine(m, CI), L.proc(p, CI), L.fproc(p, CI)
+    mb, mf, pb, pf = CS.machine(m, CI), CS.fmachine(m, CI), CS.proc(p, CI), CS.fproc(p, CI)
     advance(m, now, CI, CF)
     CI[Y_TOKENS] += 1
     CI[pb + P_TOKEN], CI[pb + P_MACHINE], CF[pf + PF_PLACED] = CI[Y_TOKENS], m, now
@@ -123,7 +126,7 @@ def enter(p, m, now, CI, CF):
     last = CI[mb + M_LAST]                       # the machine's dict: the newest last
     CI[pb + P_PREV], CI[pb + P_NEXT] = last, -1
     if last >= 0:
-        CI[L.proc(last, CI) + P_NEXT] = p
+        CI[CS.proc(last, CI) + P_NEXT] = p
     else:
         CI[mb + M_FIRST] = p
     CI[mb + M_LAST] = p
@@ -139,10 +142,10 @@ def enter(p, m, now, CI, CF):
 
 def leave(p, now, CI, CF):
     """``p`` leaves its machine, keeping its remaining demand; returns the machine."""
-    m = CI[L.proc(p, CI) + P_MACHINE]
+    m = CI[CS.proc(p, CI) + P_MACHINE]
     advance(m, now, CI, CF)
-    pf = L.fproc(p, CI)
-    d = CF[pf + PF_FINV] - CF[L.fmachine(m, CI) + MF_VCLOCK]
+    pf = CS.fproc(p, CI)
+    d = CF[pf + PF_FINV] - CF[CS.fmachine(m, CI) + MF_VCLOCK]
     CF[pf + PF_REMAIN] = 0.0 if 0.0 > d else d
     drop(m, p, CI, CF)
     refresh(m, now, CI, CF)
@@ -157,30 +160,30 @@ def tied(tag, clock):
 
 def virtual(m, now, CI, CF):
     """Machine ``m``'s virtual clock at ``now``."""
-    mf = L.fmachine(m, CI)
+    mf = CS.fmachine(m, CI)
     return CF[mf + MF_VCLOCK] + (now - CF[mf + MF_STAMP]) * CF[mf + MF_RATE]
 
 
 def remaining(p, now, CI, CF):
     """Process ``p``'s remaining demand at ``now`` (its kept demand while it is on no machine)."""
-    m = CI[L.proc(p, CI) + P_MACHINE]
+    m = CI[CS.proc(p, CI) + P_MACHINE]
     if m < 0:
-        return CF[L.fproc(p, CI) + PF_REMAIN]
-    d = CF[L.fproc(p, CI) + PF_FINV] - virtual(m, now, CI, CF)
+        return CF[CS.fproc(p, CI) + PF_REMAIN]
+    d = CF[CS.fproc(p, CI) + PF_FINV] - virtual(m, now, CI, CF)
     return d if d > 0.0 else 0.0
 
 
 def finishing(p, now, CI, CF):
     """Whether resident ``p`` completes at ``now``: its tag is tied with its machine's clock (its
     completion timer may still be pending behind another event of the same instant)."""
-    return tied(CF[L.fproc(p, CI) + PF_FINV], virtual(CI[L.proc(p, CI) + P_MACHINE], now, CI, CF))
+    return tied(CF[CS.fproc(p, CI) + PF_FINV], virtual(CI[CS.proc(p, CI) + P_MACHINE], now, CI, CF))
 
 
 def retire(m, now, CI, CF):
     """Machine ``m``'s completion timer fired: every process whose tag lies within ``TIE``
     (relative, absolute below 1) of the least tag completes; they go, in tag order, into the
     block O_DONE. Returns how many."""
-    mb, mf, pf = L.machine(m, CI), L.fmachine(m, CI), CI[OF_PF]
+    mb, mf, pf = CS.machine(m, CI), CS.fmachine(m, CI), CI[OF_PF]
     base = CI[O_HEAP] + m * CI[Y_NP]
     tag = CF[pf + CI[base] * PF_COLS + PF_FINV]
     CF[mf + MF_WORK] += (tag - CF[mf + MF_VCLOCK]) * CI[mb + M_NPROC]
@@ -193,7 +196,7 @@ def retire(m, now, CI, CF):
         drop(m, p, CI, CF)
         CF[pf + p * PF_COLS + PF_REMAIN] = 0.0
         CF[pf + p * PF_COLS + PF_COMPL] = now
-        CI[L.proc(p, CI) + P_ENDED] = m
+        CI[CS.proc(p, CI) + P_ENDED] = m
         CI[CI[O_DONE] + done] = p
         done += 1
     refresh(m, now, CI, CF)

@@ -32,6 +32,7 @@ from simcore.errors import InputError
 from simcore.models.cluster import layout_kernels as L
 from simcore.models.cluster import run_kernels as R
 from simcore.models.cluster import sharing_kernels as S
+from simcore.models.cluster import slots_kernels as CS
 from simcore.models.cluster.base import host_list
 from simcore.models.cluster.mosix import Mosix, PVMOnMosix
 from simcore.models.cluster.opportunity import EnhancedMosix, EnhancedPVM
@@ -112,14 +113,14 @@ class ProcView:
     job = property(lambda self: self.spec.job if self.spec else -1)
     arrival = property(lambda self: self.spec.arrival if self.spec else 0.0)
     demand = property(lambda self: self.spec.demand if self.spec else 0.0)
-    home = property(lambda self: int(self.system.CI[L.proc(self.row, self.system.CI) + L.P_HOME]))
+    home = property(lambda self: int(self.system.CI[CS.proc(self.row, self.system.CI) + CS.P_HOME]))
     measured = property(lambda self: bool(self.spec and self.spec.measured))
     pinned = property(lambda self: self.row >= self.system.T)
-    memory = property(lambda self: float(self.system.CF[L.fproc(self.row, self.system.CI) + L.PF_MEMORY]))
-    machine = property(lambda self: int(self.system.CI[L.proc(self.row, self.system.CI) + L.P_MACHINE]))
-    placed_at = property(lambda self: float(self.system.CF[L.fproc(self.row, self.system.CI) + L.PF_PLACED]))
-    migrations = property(lambda self: int(self.system.CI[L.proc(self.row, self.system.CI) + L.P_MIGR]))
-    completion = property(lambda self: float(self.system.CF[L.fproc(self.row, self.system.CI) + L.PF_COMPL]))
+    memory = property(lambda self: float(self.system.CF[CS.fproc(self.row, self.system.CI) + CS.PF_MEMORY]))
+    machine = property(lambda self: int(self.system.CI[CS.proc(self.row, self.system.CI) + CS.P_MACHINE]))
+    placed_at = property(lambda self: float(self.system.CF[CS.fproc(self.row, self.system.CI) + CS.PF_PLACED]))
+    migrations = property(lambda self: int(self.system.CI[CS.proc(self.row, self.system.CI) + CS.P_MIGR]))
+    completion = property(lambda self: float(self.system.CF[CS.fproc(self.row, self.system.CI) + CS.PF_COMPL]))
 
 
 class MachineView:
@@ -131,28 +132,28 @@ class MachineView:
         self.system, self.index, self.name, self.speed, self.memory = system, index, name, speed, memory
 
     def _i(self, col: int) -> int:
-        return int(self.system.CI[L.machine(self.index, self.system.CI) + col])
+        return int(self.system.CI[CS.machine(self.index, self.system.CI) + col])
 
     def _f(self, col: int) -> float:
-        return float(self.system.CF[L.fmachine(self.index, self.system.CI) + col])
+        return float(self.system.CF[CS.fmachine(self.index, self.system.CI) + col])
 
     @property
     def procs(self) -> dict[int, ProcView]:
         """Resident processes by pid, in the order they joined the machine."""
-        out, p, CI = {}, self._i(L.M_FIRST), self.system.CI
+        out, p, CI = {}, self._i(CS.M_FIRST), self.system.CI
         while p >= 0:
             view = ProcView(self.system, p)
             out[view.pid] = view
-            p = int(CI[L.proc(p, CI) + L.P_NEXT])
+            p = int(CI[CS.proc(p, CI) + CS.P_NEXT])
         return out
 
-    n_procs = property(lambda self: self._i(L.M_NPROC))
-    movable = property(lambda self: self._i(L.M_NPROC) - self._i(L.M_NPIN))
-    load = property(lambda self: self._i(L.M_NPROC) / self.speed)
-    mem_used = property(lambda self: self._f(L.MF_USED))
-    thrashing = property(lambda self: self._f(L.MF_USED) > self.memory)
-    work = property(lambda self: self._f(L.MF_WORK))
-    thrashed = property(lambda self: self._f(L.MF_THRASH))
+    n_procs = property(lambda self: self._i(CS.M_NPROC))
+    movable = property(lambda self: self._i(CS.M_NPROC) - self._i(CS.M_NPIN))
+    load = property(lambda self: self._i(CS.M_NPROC) / self.speed)
+    mem_used = property(lambda self: self._f(CS.MF_USED))
+    thrashing = property(lambda self: self._f(CS.MF_USED) > self.memory)
+    work = property(lambda self: self._f(CS.MF_WORK))
+    thrashed = property(lambda self: self._f(CS.MF_THRASH))
 
 
 class _Pending:
@@ -183,15 +184,15 @@ class ClusterSystem(ProxyCalendar):
 
     @property
     def finished(self) -> bool:
-        return (int(self.CI[L.Y_UNFIN]) if self.CI is not None else self.unfinished) == 0
+        return (int(self.CI[CS.Y_UNFIN]) if self.CI is not None else self.unfinished) == 0
 
     @property
     def migrations(self) -> int:
-        return int(self.CI[L.Y_MIGR])
+        return int(self.CI[CS.Y_MIGR])
 
     @property
     def max_load(self) -> float:
-        return float(self.CF[L.Z_MAXLOAD])
+        return float(self.CF[CS.Z_MAXLOAD])
 
     def remaining(self, proc: ProcView) -> float:
         """Remaining demand of a resident process now."""
@@ -254,72 +255,72 @@ class ClusterSystem(ProxyCalendar):
         n, T, B, policy = len(self.machines), self.T, self.B, self.policy
         knowledge = getattr(policy, "knowledge", None) if self.kind != L.PYTHON else None
         window = knowledge.window if knowledge is not None else 0
-        head = np.zeros(L.Y_SIZE, dtype=np.int64)
-        isize, fsize = L.layout(n, T, B, window, head)
+        head = np.zeros(CS.Y_SIZE, dtype=np.int64)
+        isize, fsize = CS.layout(n, T, B, window, head)
         CI, CF = np.zeros(isize, dtype=np.int64), np.zeros(fsize)
-        CI[:L.Y_SIZE] = head
-        CI[L.Y_UNFIN], CI[L.Y_N], CI[L.Y_T], CI[L.Y_NP] = self.unfinished, n, T, T + B
-        CI[L.Y_POLICY] = self.kind
-        CI[L.Y_WINDOW], CI[L.Y_VSTRIDE] = window, max(window, 1) + 1
-        CF[L.Z_TAU] = self.tau
-        CF[L.Z_COST] = policy.migration_cost
+        CI[:CS.Y_SIZE] = head
+        CI[CS.Y_UNFIN], CI[CS.Y_N], CI[CS.Y_T], CI[CS.Y_NP] = self.unfinished, n, T, T + B
+        CI[CS.Y_POLICY] = self.kind
+        CI[CS.Y_WINDOW], CI[CS.Y_VSTRIDE] = window, max(window, 1) + 1
+        CF[CS.Z_TAU] = self.tau
+        CF[CS.Z_COST] = policy.migration_cost
         hosts = host_list(getattr(policy, "hp", {}).get("host_order", "listed"), [m.speed for m in self.machines])
-        CI[CI[L.O_HOSTS]:CI[L.O_HOSTS] + n] = hosts
+        CI[CI[CS.O_HOSTS]:CI[CS.O_HOSTS] + n] = hosts
         if self.kind != L.PYTHON:
             self._policy_into(CI, CF, knowledge)
-        self._machines_into(_view(CI, CI[L.O_MI], n, L.M_COLS), _view(CF, CI[L.OF_MF], n, L.MF_COLS))
-        self._procs_into(_view(CI, CI[L.O_PI], T + B, L.P_COLS), _view(CF, CI[L.OF_PF], T + B, L.PF_COLS))
+        self._machines_into(_view(CI, CI[CS.O_MI], n, CS.M_COLS), _view(CF, CI[CS.OF_MF], n, CS.MF_COLS))
+        self._procs_into(_view(CI, CI[CS.O_PI], T + B, CS.P_COLS), _view(CF, CI[CS.OF_PF], T + B, CS.PF_COLS))
         for b in range(B):
             self._refill(CI, CF, b)
         slots = 2 * n + 1 + T + B
-        _view(CI, CI[L.O_CI], slots, L.C_COLS)[:, L.C_POS] = -1
-        CF[CI[L.OF_CT]:CI[L.OF_CT] + slots] = math.inf
+        _view(CI, CI[CS.O_CI], slots, CS.C_COLS)[:, CS.C_POS] = -1
+        CF[CI[CS.OF_CT]:CI[CS.OF_CT] + slots] = math.inf
         return CI, CF
 
     def _policy_into(self, CI: np.ndarray, CF: np.ndarray, knowledge) -> None:
         """The hyperparameters of a policy the kernels run."""
         policy = self.policy
         if knowledge is not None:
-            CF[L.Z_INTERVAL] = knowledge.interval
+            CF[CS.Z_INTERVAL] = knowledge.interval
         if isinstance(policy, Mosix):
-            CI[L.Y_RR_INIT], CI[L.Y_LAZY] = int(policy.initial == "round-robin"), int(policy.lazy)
-            CF[L.Z_PERIOD], CF[L.Z_RESID] = policy.period, policy.residency
-            CF[L.Z_THRESH], CF[L.Z_MTHRESH] = policy.threshold, policy.memory_threshold
+            CI[CS.Y_RR_INIT], CI[CS.Y_LAZY] = int(policy.initial == "round-robin"), int(policy.lazy)
+            CF[CS.Z_PERIOD], CF[CS.Z_RESID] = policy.period, policy.residency
+            CF[CS.Z_THRESH], CF[CS.Z_MTHRESH] = policy.threshold, policy.memory_threshold
         costs = getattr(policy, "costs", None)
         if costs is not None:
-            CI[L.Y_RUNNING] = int(costs.running)
-            CF[L.Z_LOGBASE], CF[L.Z_BOUND], CF[L.Z_CTAU] = costs.log_base, costs.bound, costs.tau
+            CI[CS.Y_RUNNING] = int(costs.running)
+            CF[CS.Z_LOGBASE], CF[CS.Z_BOUND], CF[CS.Z_CTAU] = costs.log_base, costs.bound, costs.tau
         if isinstance(policy, EnhancedMosix):
-            CI[L.Y_GREEDY], CI[L.Y_KNOWN] = int(policy.greedy), int(policy.placement_window)
-            CF[L.Z_FACTOR], CF[L.Z_RESID] = policy.factor, policy.residency
+            CI[CS.Y_GREEDY], CI[CS.Y_KNOWN] = int(policy.greedy), int(policy.placement_window)
+            CF[CS.Z_FACTOR], CF[CS.Z_RESID] = policy.factor, policy.residency
 
     def _machines_into(self, MI: np.ndarray, MF: np.ndarray) -> None:
         """Each machine's constants and its state before the first arrival."""
-        MI[:, [L.M_FIRST, L.M_LAST]] = -1
-        MF[:, L.MF_SPEED] = [m.speed for m in self.machines]
-        MF[:, L.MF_MEM] = [m.memory for m in self.machines]
-        MF[:, L.MF_DUE] = math.inf
-        MF[:, L.MF_ALERT] = -math.inf
+        MI[:, [CS.M_FIRST, CS.M_LAST]] = -1
+        MF[:, CS.MF_SPEED] = [m.speed for m in self.machines]
+        MF[:, CS.MF_MEM] = [m.memory for m in self.machines]
+        MF[:, CS.MF_DUE] = math.inf
+        MF[:, CS.MF_ALERT] = -math.inf
         if isinstance(self.policy, Mosix) and self.kind != L.PYTHON:
-            MF[:, L.MF_PHASE] = self.policy.phase
+            MF[:, CS.MF_PHASE] = self.policy.phase
 
     def _procs_into(self, PI: np.ndarray, PF: np.ndarray) -> None:
         """Each process's data: the foreground ones, then the background ones (pinned)."""
         T = self.T
-        PI[:, [L.P_MACHINE, L.P_TOKEN, L.P_NEXT, L.P_PREV, L.P_CTOKEN, L.P_DONE, L.P_ENDED]] = -1
-        PI[:T, L.P_HOME] = [spec.home for spec in self._specs]
-        PI[T:, L.P_HOME] = [b.machine for b in self._background]
-        PI[T:, L.P_PINNED] = 1
-        PF[:T, L.PF_ARRIVAL] = [spec.arrival for spec in self._specs]
-        PF[:T, L.PF_MEMORY] = [spec.memory for spec in self._specs]
-        PF[:T, L.PF_REMAIN] = [spec.demand for spec in self._specs]
-        PF[:, L.PF_COMPL] = math.nan
+        PI[:, [CS.P_MACHINE, CS.P_TOKEN, CS.P_NEXT, CS.P_PREV, CS.P_CTOKEN, CS.P_DONE, CS.P_ENDED]] = -1
+        PI[:T, CS.P_HOME] = [spec.home for spec in self._specs]
+        PI[T:, CS.P_HOME] = [b.machine for b in self._background]
+        PI[T:, CS.P_PINNED] = 1
+        PF[:T, CS.PF_ARRIVAL] = [spec.arrival for spec in self._specs]
+        PF[:T, CS.PF_MEMORY] = [spec.memory for spec in self._specs]
+        PF[:T, CS.PF_REMAIN] = [spec.demand for spec in self._specs]
+        PF[:, CS.PF_COMPL] = math.nan
 
     def _refill(self, CI: np.ndarray, CF: np.ndarray, b: int) -> None:
         """Background process ``b``'s next batch of draws (as its own generator draws them)."""
-        at = int(CI[L.OF_BD]) + b * L.DRAWS
-        CF[at:at + L.DRAWS] = self._draws[b].random(L.DRAWS) * self._background[b].max_period
-        CI[L.proc(self.T + b, CI) + L.P_DRAW] = 0
+        at = int(CI[CS.OF_BD]) + b * CS.DRAWS
+        CF[at:at + CS.DRAWS] = self._draws[b].random(CS.DRAWS) * self._background[b].max_period
+        CI[CS.proc(self.T + b, CI) + CS.P_DRAW] = 0
 
     # -- the run -------------------------------------------------------------------------------
     def arrive(self, specs) -> None:
@@ -353,20 +354,20 @@ class ClusterSystem(ProxyCalendar):
         ends = firsts + np.array([len(specs) for _, specs in groups], dtype=np.int64)
         state, at = self.arrival_cursor(times[0] if groups else None)
         while True:
-            self.handing(CI, L.Y_EID, R.run, times, firsts, ends, state, at, CI, self.CF)
-            need = int(CI[L.Y_NEED])
+            self.handing(CI, CS.Y_EID, R.run, times, firsts, ends, state, at, CI, self.CF)
+            need = int(CI[CS.Y_NEED])
             if not need:
                 break
-            CI[L.Y_NEED] = 0
+            CI[CS.Y_NEED] = 0
             self._draw_rounds() if need == L.NEED_ROUNDS else self._refill_used()
         engine.events += int(state[C.A_EVENTS])
-        if CI[L.Y_STOP]:
-            self._jump(float(self.CF[L.Z_STOPT]))
+        if CI[CS.Y_STOP]:
+            self._jump(float(self.CF[CS.Z_STOPT]))
 
     def _call(self, kernel, *args) -> None:
         """A kernel call with SimPy's insertion numbers handed over and back, then a proxy at the
         calendar's first timer."""
-        self.handing(self.CI, L.Y_EID, kernel, *args, self.CI, self.CF)
+        self.handing(self.CI, CS.Y_EID, kernel, *args, self.CI, self.CF)
         self._push_head()
 
     def _on_proxy(self, _event) -> None:
@@ -379,41 +380,41 @@ class ClusterSystem(ProxyCalendar):
         queue = self._simpy_queue
         while True:
             stop = queue[0] if queue else END
-            self.handing(CI, L.Y_EID, R.drain, stop[0], stop[1], stop[2], CI, self.CF)
-            engine.events += int(CI[L.Y_FIRED])
-            need = int(CI[L.Y_NEED])
+            self.handing(CI, CS.Y_EID, R.drain, stop[0], stop[1], stop[2], CI, self.CF)
+            engine.events += int(CI[CS.Y_FIRED])
+            need = int(CI[CS.Y_NEED])
             if not need:
                 break
-            CI[L.Y_NEED] = 0
+            CI[CS.Y_NEED] = 0
             if need == L.NEED_ROUNDS:
                 self._draw_rounds()
             elif need == L.NEED_DRAWS:
                 self._refill_used()
             else:
-                self._completion_hook(int(CI[L.Y_HOOKM]))
-        if CI[L.Y_STOP] == 1:          # the last completion: SimPy's stop event, keyed as Engine.stop would
-            CI[L.Y_STOP] = 2
-            self._stop_at(float(self.CF[L.Z_STOPT]), int(CI[L.Y_STOPE]))
+                self._completion_hook(int(CI[CS.Y_HOOKM]))
+        if CI[CS.Y_STOP] == 1:          # the last completion: SimPy's stop event, keyed as Engine.stop would
+            CI[CS.Y_STOP] = 2
+            self._stop_at(float(self.CF[CS.Z_STOPT]), int(CI[CS.Y_STOPE]))
         self._push_head()
 
     def _draw_rounds(self) -> None:
         """The next 64 rounds' recipients (``Knowledge.batch``)."""
         CI = self.CI
-        n, W = len(self.machines), int(CI[L.Y_WINDOW])
-        at = int(CI[L.O_R])
-        CI[at:at + L.ROUNDS * n * W] = self.policy.knowledge.batch().ravel()
-        CI[L.Y_RNEXT], CI[L.Y_RLEFT] = 0, L.ROUNDS
+        n, W = len(self.machines), int(CI[CS.Y_WINDOW])
+        at = int(CI[CS.O_R])
+        CI[at:at + CS.ROUNDS * n * W] = self.policy.knowledge.batch().ravel()
+        CI[CS.Y_RNEXT], CI[CS.Y_RLEFT] = 0, CS.ROUNDS
 
     def _refill_used(self) -> None:
         """A new batch for every background process whose batch is used up."""
         for b in range(self.B):
-            if self.CI[L.proc(self.T + b, self.CI) + L.P_DRAW] == L.DRAWS:
+            if self.CI[CS.proc(self.T + b, self.CI) + CS.P_DRAW] == CS.DRAWS:
                 self._refill(self.CI, self.CF, b)
-        self.CI[L.Y_BLOW] = 0
+        self.CI[CS.Y_BLOW] = 0
 
     def _completion_hook(self, machine: int) -> None:
         """A Python policy's answer to a completion on ``machine``, at the completion's time."""
-        at = float(self.CF[L.fmachine(machine, self.CI) + L.MF_STAMP])
+        at = float(self.CF[CS.fmachine(machine, self.CI) + CS.MF_STAMP])
         self._jump(at)
         self.apply(self.policy.on_completion(machine, self), self.policy.migration_cost)
 
@@ -424,11 +425,12 @@ class ClusterSystem(ProxyCalendar):
     def close(self) -> None:
         """At the end of the run: the processes that completed, in the order they did (``on_finish``)."""
         CI, CF, T = self.CI, self.CF, self.T
-        self.unfinished = int(CI[L.Y_UNFIN])
-        PI, PF = _view(CI, CI[L.O_PI], T, L.P_COLS), _view(CF, CI[L.OF_PF], T, L.PF_COLS)
-        order = sorted((int(PI[i, L.P_DONE]), i) for i in range(T) if PI[i, L.P_DONE] >= 0)
+        self.unfinished = int(CI[CS.Y_UNFIN])
+        PI, PF = _view(CI, CI[CS.O_PI], T, CS.P_COLS), _view(CF, CI[CS.OF_PF], T, CS.PF_COLS)
+        order = sorted((int(PI[i, CS.P_DONE]), i) for i in range(T) if PI[i, CS.P_DONE] >= 0)
         for _, i in order:
-            self.on_finish(Proc(self._specs[i], float(PF[i, L.PF_COMPL]), int(PI[i, L.P_ENDED]), int(PI[i, L.P_MIGR])))
+            self.on_finish(Proc(self._specs[i], float(PF[i, CS.PF_COMPL]), int(PI[i, CS.P_ENDED]),
+                                int(PI[i, CS.P_MIGR])))
 
 
 def _view(buf: np.ndarray, at, rows: int, cols: int) -> np.ndarray:

@@ -16,15 +16,15 @@ from simcore.models.numa import migrate_kernels as MK
 from simcore.models.numa import run_kernels as RK
 from simcore.models.numa import runqueue_kernels as RQ
 from simcore.models.numa import scheduler_kernels as SC
+from simcore.models.numa import slots_kernels as SL
 from simcore.models.numa import timing_kernels as K
-from simcore.models.numa.layout_kernels import (
+from simcore.models.numa.search_kernels import IDLE, NOT_IDLE
+from simcore.models.numa.slots_kernels import (
     D_COLS,
     D_NICE,
     D_PERIODIC,
     DF_COLS,
     DF_MINI,
-    IDLE,
-    NOT_IDLE,
     O_DI,
     O_RI,
     OF_DF,
@@ -59,7 +59,7 @@ def active_balance(src, idle, now, SI, SF, F, I):
     kernel's nr_running <= 1 counts the migration thread). The CPU that asked is not looked for:
     the push goes to the idle CPUs nearest ``src``. ``idle``: the asking attempt's kind, for the
     policy."""
-    n, L = I[K.H_N], I[K.H_L]
+    n, L = I[SL.H_N], I[SL.H_L]
     ri = SI[O_RI]
     rb = ri + src * R_COLS
     if SI[rb + R_CURR] >= 0:
@@ -72,7 +72,7 @@ def active_balance(src, idle, now, SI, SF, F, I):
         d = src * L + k
         if not SI[SI[O_DI] + d * D_COLS + D_PERIODIC]:
             break
-        ng, local, gof = I[I[K.O_NGROUPS] + d], I[I[K.O_LOCAL] + d], I[K.O_GOF] + d * n
+        ng, local, gof = I[I[SL.O_NGROUPS] + d], I[I[SL.O_LOCAL] + d], I[SL.O_GOF] + d * n
         for gi in range(ng):
             g = (local + gi) % ng
             for c in range(n):
@@ -96,7 +96,7 @@ def after_search(this, d, busiest, imb, idle, now, SI, SF, F, I):
     """The rest of ``load_balance`` once the search found the busiest queue: pull up to ``imb``
     tasks to ``cpu``, keep the domain's books (failures, interval), and ask for active balancing
     after repeated failures; returns the number of tasks pulled."""
-    failed, ivl = I[K.O_FAILED] + d, I[K.OF_IVL] + d
+    failed, ivl = I[SL.O_FAILED] + d, I[SL.OF_IVL] + d
     moved = 0
     if RQ.nr_running(busiest, SI) > 1:
         moved = MK.move_tasks(busiest, this, imb, d, idle, False, now, SI, SF, F, I)
@@ -105,12 +105,12 @@ def after_search(this, d, busiest, imb, idle, now, SI, SF, F, I):
         F[ivl] = SF[SI[OF_DF] + d * DF_COLS + DF_MINI]
         return moved
     I[failed] += 1
-    I[K.H_FAILED] += 1
+    I[SL.H_FAILED] += 1
     nice = SI[SI[O_DI] + d * D_COLS + D_NICE]
     if SI[Y_ACTIVE] and I[failed] > nice + 2:
         active_balance(busiest, idle, now, SI, SF, F, I)
         I[failed] = nice
-    if F[ivl] < F[I[K.OF_MAXI] + d]:
+    if F[ivl] < F[I[SL.OF_MAXI] + d]:
         F[ivl] += 1
     return 0
 
@@ -120,15 +120,15 @@ def carry_on(cpu, j, idle, now, SI, SF, F, I):
     ``fire``'s step for the domain; returns the number of tasks moved. The attempt of the CPU's
     ``j``-th periodic domain, whose search found a busiest queue (counted: mehta's successful
     attempt), carried on."""
-    d = cpu * I[K.H_L] + I[I[K.O_PD] + cpu * I[K.H_P] + j]
-    imb, busiest = I[K.H_IMB], I[K.H_BUSIEST]
+    d = cpu * I[SL.H_L] + I[I[SL.O_PD] + cpu * I[SL.H_P] + j]
+    imb, busiest = I[SL.H_IMB], I[SL.H_BUSIEST]
     SI[Y_FOUND] += 1
     moved = after_search(cpu, d, busiest, imb, IDLE if idle else NOT_IDLE, now, SI, SF, F, I)
-    F[I[K.OF_LAST] + d] = now
-    if I[K.H_SLEEPS] and K.quiet(cpu, d, F, I):
-        I[I[K.O_DORMANT] + d] = 1
-        if I[I[K.O_HASWIDE] + d]:
-            I[K.H_WIDE_SLEEPERS] += 1
+    F[I[SL.OF_LAST] + d] = now
+    if I[SL.H_SLEEPS] and K.quiet(cpu, d, F, I):
+        I[I[SL.O_DORMANT] + d] = 1
+        if I[I[SL.O_HASWIDE] + d]:
+            I[SL.H_WIDE_SLEEPERS] += 1
     return moved
 
 
@@ -136,11 +136,11 @@ def fire(cpu, now, SI, SF, F, I):
     """``rebalance_tick`` at a tick where some domain of ``cpu`` may be due (the CPU's balancing
     timer fired): ``timing_kernels.periodic`` over its periodic domains, each attempt that found
     a group carried on here (``after_search``), then the CPU's timer set again."""
-    busy = I[K.O_BUSY] + cpu
+    busy = I[SL.O_BUSY] + cpu
     was_busy = I[busy] != 0
-    made = I[K.H_ATTEMPTS]
+    made = I[SL.H_ATTEMPTS]
     r = K.periodic(cpu, 0, now, I[busy] == 0, False, F, I)
-    made = I[K.H_ATTEMPTS] - made
+    made = I[SL.H_ATTEMPTS] - made
     if r < 0:
         idle = I[busy] == 0
         moved_any = False
@@ -149,9 +149,9 @@ def fire(cpu, now, SI, SF, F, I):
             if carry_on(cpu, j, idle, now, SI, SF, F, I):
                 idle = False
                 moved_any = True
-            a = I[K.H_ATTEMPTS]           # (a push's newly-idle attempts on another CPU are not this CPU's)
+            a = I[SL.H_ATTEMPTS]           # (a push's newly-idle attempts on another CPU are not this CPU's)
             r = K.periodic(cpu, j + 1, now, idle, moved_any, F, I)
-            made += I[K.H_ATTEMPTS] - a
+            made += I[SL.H_ATTEMPTS] - a
         charge_attempts(cpu, was_busy, made, now, SI, SF)
         if moved_any:
             SC.resched(cpu, now, SI, SF, F, I)

@@ -28,11 +28,9 @@ from operator import attrgetter
 import numpy as np
 
 from simcore.errors import InputError
-from simcore.models.numa import layout_kernels as LK
+from simcore.models.numa import slots_kernels as SL
 from simcore.models.numa import timing_kernels as K
 
-# idle kinds of load_balance
-NOT_IDLE, IDLE, NEWLY_IDLE = 0, 1, 2
 #: the policy's name of each kind: periodic balancing of a busy CPU, of an idle CPU, newly idle
 KINDS = ("periodic", "idle", "newidle")
 
@@ -221,7 +219,7 @@ class Balancer:
         self.I, self.F = made[0].copy(), made[1].copy()
         self._doms = None
         hz_stagger = 1000.0 / self.tick
-        last = int(self.I[K.OF_LAST])
+        last = int(self.I[SL.OF_LAST])
         for c in range(n):
             offset = math.floor(hz_stagger * c / n) * self.tick   # rebalance_tick's per-CPU stagger
             self.F[last + c * self.L:last + c * self.L + len(static[c])] = -offset
@@ -236,30 +234,30 @@ class Balancer:
                 ("O_SPANL", D * n), ("O_SPANN", D), ("O_WIDEL", D * n), ("O_WIDEN", D)]
         floats = [("OF_CUR", n), ("OF_AVG", n), ("OF_TCK", n), ("OF_TAT", n), ("OF_LAST", D), ("OF_IVL", D),
                   ("OF_BF", D), ("OF_MAXI", D), ("OF_OUTAT", n)]
-        I = np.zeros(K.HEADER + sum(size for _, size in ints), dtype=np.int64)
-        F = np.zeros(K.F_HEADER + sum(size for _, size in floats))
-        at = K.HEADER
+        I = np.zeros(SL.H_SIZE + sum(size for _, size in ints), dtype=np.int64)
+        F = np.zeros(SL.B_SIZE + sum(size for _, size in floats))
+        at = SL.H_SIZE
         for name, size in ints:
-            I[getattr(K, name)] = at
+            I[getattr(SL, name)] = at
             at += size
-        at = K.F_HEADER
+        at = SL.B_SIZE
         for name, size in floats:
-            I[getattr(K, name)] = at
+            I[getattr(SL, name)] = at
             at += size
-        I[K.H_N], I[K.H_L], I[K.H_G], I[K.H_P] = n, L, G, P
-        I[K.H_INSTANT], I[K.H_SLEEPS] = int(self.instant), int(self.sleeps)
-        F[K.F_TICK] = self.tick
-        F[I[K.OF_TAT]:I[K.OF_TAT] + n] = math.inf         # no timer set
+        I[SL.H_N], I[SL.H_L], I[SL.H_G], I[SL.H_P] = n, L, G, P
+        I[SL.H_INSTANT], I[SL.H_SLEEPS] = int(self.instant), int(self.sleeps)
+        F[SL.B_TICK] = self.tick
+        F[I[SL.OF_TAT]:I[SL.OF_TAT] + n] = math.inf         # no timer set
         self._index(I, F, n, L, P, G)
         return I, F
 
     def _index(self, I, F, n: int, L: int, P: int, G: int) -> None:
         """Write every domain's constants and first state into the buffers."""
-        ib = {name: int(I[getattr(K, name)]) for name in ("O_BUSYOK", "O_LOCAL", "O_TOTALN", "O_IMB", "O_HASWIDE",
+        ib = {name: int(I[getattr(SL, name)]) for name in ("O_BUSYOK", "O_LOCAL", "O_TOTALN", "O_IMB", "O_HASWIDE",
                                                           "O_GOF", "O_SIZES", "O_NGROUPS", "O_SPAN", "O_WIDE",
                                                           "O_PD", "O_NPD", "O_NEWIDLE", "O_SPANL", "O_SPANN",
                                                           "O_WIDEL", "O_WIDEN")}
-        fb = {name: int(I[getattr(K, name)]) for name in ("OF_BF", "OF_MAXI", "OF_IVL")}
+        fb = {name: int(I[getattr(SL, name)]) for name in ("OF_BF", "OF_MAXI", "OF_IVL")}
         for c, doms in enumerate(self.static.doms):
             for k, dom in enumerate(doms):
                 d = c * L + k
@@ -297,7 +295,7 @@ class Balancer:
         made = self.static.extra.get(key)
         if made is None:
             L, doms = self.L, self.static.doms
-            dint, dfloat = np.zeros((len(doms) * L, LK.D_COLS), dtype=np.int64), np.zeros((len(doms) * L, LK.DF_COLS))
+            dint, dfloat = np.zeros((len(doms) * L, SL.D_COLS), dtype=np.int64), np.zeros((len(doms) * L, SL.DF_COLS))
             for c, row in enumerate(doms):
                 for k, dom in enumerate(row):
                     dint[c * L + k] = (dom.periodic, dom.exec, dom.cache_nice_tries, dom.level)
@@ -322,7 +320,7 @@ class Balancer:
 
     def _views(self) -> None:
         F, I, L = self.F, self.I, self.L
-        at = (int(I[K.OF_LAST]), int(I[K.OF_IVL]), int(I[K.O_FAILED]), int(I[K.O_DORMANT]))
+        at = (int(I[SL.OF_LAST]), int(I[SL.OF_IVL]), int(I[SL.O_FAILED]), int(I[SL.O_DORMANT]))
         self._doms = [[DomState(dom, F, I, c * L + k, at) for k, dom in enumerate(doms)]
                       for c, doms in enumerate(self.static.doms)]
         self._pdoms = [[dom for dom in doms if dom.periodic] for doms in self._doms]
@@ -334,7 +332,7 @@ class Balancer:
 
     def unflushed(self) -> tuple[int, int, int]:
         """The attempts, failures and certain failures the kernels counted so far."""
-        attempts, failed, dead = self.I[K.H_ATTEMPTS:K.H_DEAD + 1].tolist()
+        attempts, failed, dead = self.I[SL.H_ATTEMPTS:SL.H_DEAD + 1].tolist()
         return attempts, failed, dead
 
     def close(self, until: float) -> tuple[int, int, int]:

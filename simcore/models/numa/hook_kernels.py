@@ -12,8 +12,16 @@ import math
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import runqueue_kernels as RQ
+from simcore.models.numa import slots_kernels as SL
 from simcore.models.numa import timing_kernels as K
-from simcore.models.numa.layout_kernels import NORMAL, O_RI, R_COLS, R_LOADED, R_OVER, Y_N
+from simcore.models.numa.layout_kernels import NORMAL
+from simcore.models.numa.slots_kernels import (
+    O_RI,
+    R_COLS,
+    R_LOADED,
+    R_OVER,
+    Y_N,
+)
 
 
 def set_timer(cpu, at, now, SI, SF):
@@ -44,7 +52,7 @@ def wake_domains(src, wide, now, SI, SF, F, I):
     ``wide``: a CPU of another group of several CPUs became busy), each CPU's timer set again."""
     out = K.wake(src, wide, now, F, I)
     for i in range(out):
-        set_timer(I[I[K.O_OUTCPU] + i], F[I[K.OF_OUTAT] + i], now, SI, SF)
+        set_timer(I[I[SL.O_OUTCPU] + i], F[I[SL.OF_OUTAT] + i], now, SI, SF)
 
 
 def nr_changed(cpu, now, SI, SF, F, I):
@@ -52,11 +60,11 @@ def nr_changed(cpu, now, SI, SF, F, I):
     overloaded marks, and the wake-ups of sleeping domains that the change may concern."""
     rb = SI[O_RI] + cpu * R_COLS
     n = RQ.nr_running(cpu, SI)
-    F[I[K.OF_CUR] + cpu] = n * 128.0
+    F[I[SL.OF_CUR] + cpu] = n * 128.0
     if n:
         if not SI[rb + R_LOADED]:
             SI[rb + R_LOADED] = 1
-            if I[K.H_WIDE_SLEEPERS]:
+            if I[SL.H_WIDE_SLEEPERS]:
                 wake_domains(cpu, True, now, SI, SF, F, I)
         if n >= 2:
             if not SI[rb + R_OVER]:

@@ -7,7 +7,9 @@ import math
 import numpy as np
 
 from simcore.models.numa import layout_kernels as LK
+from simcore.models.numa import slots_kernels as SL
 from simcore.models.numa import timing_kernels as K
+from simcore.models.numa.search_kernels import SLS
 from simcore.models.numa.task import BLOCKED, DONE, NEW, QUEUED, RUNNING
 
 STATES = (NEW, QUEUED, RUNNING, BLOCKED, DONE)      # a task's state in the kernels (layout_kernels.NEW ...)
@@ -28,39 +30,39 @@ def check(system) -> None:
     balancer's load mirror and busy flags are current; only quiet domains sleep; work delivered
     equals demand consumed."""
     SI, SF, F, I = system.SI, system.SF, system.F, system.I
-    n, T = int(SI[LK.Y_N]), int(SI[LK.Y_T])
+    n, T = int(SI[SL.Y_N]), int(SI[SL.Y_T])
     TI, RI = (system.block(name, rows).tolist() for name, rows in (("O_TI", T), ("O_RI", n)))
     Q = system.block("O_Q", n)
     lists = [np.flatnonzero(row >= 0).tolist() for row in Q[:, 0::2]]   # the lists not empty
     for cpu, k in zip(*np.nonzero((Q[:, 0::2] < 0) & (Q[:, 1::2] >= 0))):
-        _fail(f"CPU {cpu}'s list {k // LK.N_PRIO}/{k % LK.N_PRIO} has no first task but a last one")
+        _fail(f"CPU {cpu}'s list {k // SL.N_PRIO}/{k % SL.N_PRIO} has no first task but a last one")
     Q = Q.tolist()
-    cur, busy = F[I[K.OF_CUR]:I[K.OF_CUR] + n].tolist(), I[I[K.O_BUSY]:I[K.O_BUSY] + n].tolist()
+    cur, busy = F[I[SL.OF_CUR]:I[SL.OF_CUR] + n].tolist(), I[I[SL.O_BUSY]:I[SL.O_BUSY] + n].tolist()
     where: dict[int, str] = {}
     for cpu, row in enumerate(RI):
         queued = _lists(cpu, row, Q[cpu], lists[cpu], TI, where)
-        if queued != row[LK.R_NQ]:
-            _fail(f"CPU {cpu} counts {row[LK.R_NQ]} queued tasks but holds {queued}")
-        t = row[LK.R_CURR]
+        if queued != row[SL.R_NQ]:
+            _fail(f"CPU {cpu} counts {row[SL.R_NQ]} queued tasks but holds {queued}")
+        t = row[SL.R_CURR]
         if t >= 0:
             if t in where:
                 _fail(f"task {t} runs on CPU {cpu} and is {where[t]}")
             where[t] = f"running on CPU {cpu}"
-            if TI[t][LK.T_STATE] != LK.RUNNING or TI[t][LK.T_CPU] != cpu:
-                _fail(f"task {t} current on CPU {cpu} has state {_name(TI[t][LK.T_STATE])}, cpu {TI[t][LK.T_CPU]}")
+            if TI[t][SL.T_STATE] != LK.RUNNING or TI[t][SL.T_CPU] != cpu:
+                _fail(f"task {t} current on CPU {cpu} has state {_name(TI[t][SL.T_STATE])}, cpu {TI[t][SL.T_CPU]}")
         nr = queued + (t >= 0)
-        if row[LK.R_OVER] != (nr >= 2):
+        if row[SL.R_OVER] != (nr >= 2):
             _fail(f"CPU {cpu} overloaded mark is stale")
-        if row[LK.R_LOADED] != (nr >= 1):
+        if row[SL.R_LOADED] != (nr >= 1):
             _fail(f"CPU {cpu} loaded mark is stale")
-        if cur[cpu] != nr * LK.SLS:
-            _fail(f"CPU {cpu} load mirror {cur[cpu]} != {nr * LK.SLS}")
+        if cur[cpu] != nr * SLS:
+            _fail(f"CPU {cpu} load mirror {cur[cpu]} != {nr * SLS}")
         if busy[cpu] != (t >= 0):
             _fail(f"CPU {cpu} busy flag is stale")
     for cpu in range(n):
         _sleepers(cpu, F, I)
     _states(system, TI, where)
-    _work(system, system.block("OF_TF", T).tolist(), SF[LK.Z_OVER], SF[LK.Z_WORK], SF[LK.Z_DELIV])
+    _work(system, system.block("OF_TF", T).tolist(), SF[SL.Z_OVER], SF[SL.Z_WORK], SF[SL.Z_DELIV])
 
 
 def _lists(cpu: int, row: list, heads: list, nonempty: list, TI: list, where: dict) -> int:
@@ -69,10 +71,10 @@ def _lists(cpu: int, row: list, heads: list, nonempty: list, TI: list, where: di
     ``row``'s bitmaps; their count."""
     count = 0
     for a in (0, 1):                        # active, expired
-        ph = row[LK.R_ACT] ^ a
+        ph = row[SL.R_ACT] ^ a
         bm = 0
-        for i in (k - ph * LK.N_PRIO for k in nonempty if k // LK.N_PRIO == ph):
-            q = (ph * LK.N_PRIO + i) * 2
+        for i in (k - ph * SL.N_PRIO for k in nonempty if k // SL.N_PRIO == ph):
+            q = (ph * SL.N_PRIO + i) * 2
             t, prev = heads[q], -1
             bm |= 1 << i
             while t >= 0:
@@ -81,15 +83,15 @@ def _lists(cpu: int, row: list, heads: list, nonempty: list, TI: list, where: di
                     _fail(f"task {t} is both {where.get(t, 'listed twice')} and queued on CPU {cpu}")
                 where[t] = f"queued on CPU {cpu}"
                 state, on, expired, prio, before, after = (TI[t][c] for c in (
-                    LK.T_STATE, LK.T_CPU, LK.T_EXP, LK.T_PRIO, LK.T_PREV, LK.T_NEXT))
+                    SL.T_STATE, SL.T_CPU, SL.T_EXP, SL.T_PRIO, SL.T_PREV, SL.T_NEXT))
                 if state != LK.QUEUED or on != cpu or expired != a or prio - 100 != i or before != prev:
                     _fail(f"task {t} queued on CPU {cpu} has state {_name(state)}, cpu {on}, array {expired}, "
                           f"priority {prio}, previous {before}")
                 t, prev = after, t
             if prev != heads[q + 1]:
                 _fail(f"CPU {cpu}'s list {ph}/{i} ends with task {prev}, its tail says {heads[q + 1]}")
-        if bm != row[LK.R_BMA + a]:
-            _fail(f"CPU {cpu} bitmap {row[LK.R_BMA + a]:b} != {bm:b}")
+        if bm != row[SL.R_BMA + a]:
+            _fail(f"CPU {cpu} bitmap {row[SL.R_BMA + a]:b} != {bm:b}")
     return count
 
 
@@ -100,10 +102,10 @@ def _name(state: int) -> str:
 
 def _sleepers(cpu: int, F, I) -> None:
     """Only quiet domains of ``cpu`` sleep (``timing_kernels.quiet``)."""
-    P, L = int(I[K.H_P]), int(I[K.H_L])
-    for j in range(int(I[I[K.O_NPD] + cpu])):
-        d = cpu * L + int(I[I[K.O_PD] + cpu * P + j])
-        if I[I[K.O_DORMANT] + d] and not K.quiet(cpu, d, F, I):
+    P, L = int(I[SL.H_P]), int(I[SL.H_L])
+    for j in range(int(I[I[SL.O_NPD] + cpu])):
+        d = cpu * L + int(I[I[SL.O_PD] + cpu * P + j])
+        if I[I[SL.O_DORMANT] + d] and not K.quiet(cpu, d, F, I):
             _fail(f"CPU {cpu}'s domain {d} sleeps while an attempt could find an imbalance")
 
 
@@ -111,7 +113,7 @@ def _states(system, TI: list, where: dict) -> None:
     """Each created task is where its state says; none is left new."""
     created = {id(task) for task in system.tasks}
     for i, task in enumerate(system.expected):
-        state = TI[i][LK.T_STATE]
+        state = TI[i][SL.T_STATE]
         if id(task) not in created:
             if state != LK.NEW or i in where:
                 _fail(f"task {i} is not created yet but has state {_name(state)}")
@@ -133,9 +135,9 @@ def _work(system, TF: list, overhead: float, work_done: float, delivered: float)
     for i, task in enumerate(system.expected):
         if id(task) not in created:
             continue
-        demand, burst = TF[i][LK.F_DEMAND], TF[i][LK.F_BURST]
+        demand, burst = TF[i][SL.F_DEMAND], TF[i][SL.F_BURST]
         work += task.spec.demand - demand - burst
-        cpu_time += TF[i][LK.F_CPUT]
+        cpu_time += TF[i][SL.F_CPUT]
         if burst < -1e-6 or demand < -1e-6:
             _fail(f"task {i} over-served")
     work += overhead

@@ -12,8 +12,18 @@ from simcore.models.numa import hook_kernels as HK
 from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import run_kernels as RK
 from simcore.models.numa import runqueue_kernels as RQ
+from simcore.models.numa import slots_kernels as SL
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.layout_kernels import (
+    LOG_MOVE,
+    LOG_WAIT,
+    REF_AGED,
+    REF_DISTANCE,
+    REF_ZONE,
+    SCOPE_BUSY,
+)
+from simcore.models.numa.search_kernels import NEWLY_IDLE, NOT_IDLE
+from simcore.models.numa.slots_kernels import (
     D_COLS,
     D_NICE,
     DF_COLS,
@@ -23,10 +33,6 @@ from simcore.models.numa.layout_kernels import (
     F_DEBT,
     F_LAST,
     F_SEG,
-    LOG_MOVE,
-    LOG_WAIT,
-    NEWLY_IDLE,
-    NOT_IDLE,
     O_DI,
     O_LV,
     O_RI,
@@ -40,10 +46,6 @@ from simcore.models.numa.layout_kernels import (
     R_COLS,
     R_NODE,
     R_PEND,
-    REF_AGED,
-    REF_DISTANCE,
-    REF_ZONE,
-    SCOPE_BUSY,
     T_COLS,
     T_EXP,
     T_HOME,
@@ -152,7 +154,7 @@ def can_migrate(t, src, dst, d, idle, ignore_hot, now, SI, SF, I):
     if why:
         SI[Y_REFAGE + why - 1] += 1
         return False
-    if ignore_hot or I[I[K.O_FAILED] + d] > SI[SI[O_DI] + d * D_COLS + D_NICE]:
+    if ignore_hot or I[I[SL.O_FAILED] + d] > SI[SI[O_DI] + d * D_COLS + D_NICE]:
         return True
     if SI[Y_IGNHOT] and idle != NOT_IDLE:
         return True
@@ -187,16 +189,16 @@ def newidle(cpu, now, SI, SF, F, I):
     """2.6.11 ``idle_balance``: ``cpu`` has nothing to run; its newly-idle domains, bottom-up, each
     make their attempt (``timing_kernels.newidle``), and the first whose busiest queue has more
     than one task and gives up a task ends it."""
-    L = I[K.H_L]
+    levels = I[SL.H_L]                  # domain slots per CPU
     k = K.newidle(cpu, 0, now, F, I)
     while k:
         SI[Y_FOUND] += 1
-        busiest = I[K.H_BUSIEST]
+        busiest = I[SL.H_BUSIEST]
         if RQ.nr_running(busiest, SI) > 1 and move_tasks(
-            busiest, cpu, I[K.H_IMB], cpu * L + k - 1, NEWLY_IDLE, False, now, SI, SF, F, I
+            busiest, cpu, I[SL.H_IMB], cpu * levels + k - 1, NEWLY_IDLE, False, now, SI, SF, F, I
         ):
             return
-        I[K.H_FAILED] += 1
+        I[SL.H_FAILED] += 1
         k = K.newidle(cpu, k, now, F, I)
 
 

@@ -12,6 +12,12 @@ from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import task_kernels as TK
 from simcore.models.numa.layout_kernels import (
     EPS,
+    LOG_RUN,
+    LOG_WAIT,
+    LOOKAHEAD,
+    RUNNING,
+)
+from simcore.models.numa.slots_kernels import (
     F_BURST,
     F_COLS,
     F_CPUT,
@@ -23,9 +29,6 @@ from simcore.models.numa.layout_kernels import (
     F_SEG,
     F_SLEFT,
     F_SLICE,
-    LOG_RUN,
-    LOG_WAIT,
-    LOOKAHEAD,
     O_LORD,
     O_LV,
     O_RI,
@@ -45,7 +48,6 @@ from simcore.models.numa.layout_kernels import (
     RF_FACTOR,
     RF_SEGEND,
     RF_START,
-    RUNNING,
     T_COLS,
     T_CPU,
     T_DEND,

@@ -12,14 +12,15 @@ import math
 
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.models.numa import layout_kernels as L
-from simcore.models.numa import timing_kernels as K
-from simcore.models.numa.layout_kernels import (
+from simcore.models.numa import slots_kernels as SL
+from simcore.models.numa.layout_kernels import QUEUED
+from simcore.models.numa.search_kernels import SLS, decayed
+from simcore.models.numa.slots_kernels import (
     N_PRIO,
     O_Q,
     O_RI,
     O_TI,
     Q_COLS,
-    QUEUED,
     R_ACT,
     R_AVG,
     R_BMA,
@@ -28,7 +29,6 @@ from simcore.models.numa.layout_kernels import (
     R_CURR,
     R_LTICK,
     R_NQ,
-    SLS,
     T_COLS,
     T_CPU,
     T_EXP,
@@ -37,9 +37,7 @@ from simcore.models.numa.layout_kernels import (
     T_PRIO,
     T_STATE,
     Y_INSTANT,
-    Z_TICK,
 )
-from simcore.models.numa.search_kernels import decayed
 
 
 def nr_running(cpu, SI):
@@ -60,14 +58,14 @@ def settle_load(cpu, now, SI, SF, F, I):
     if SI[Y_INSTANT]:
         return
     rb = SI[O_RI] + cpu * R_COLS
-    t = tick_index(now, SF[Z_TICK])
+    t = tick_index(now, F[SL.B_TICK])     # the tick lives in the balancer's buffer
     k = t - SI[rb + R_LTICK]
     if k > 0:
         avg = decayed(SI[rb + R_AVG], nr_running(cpu, SI) * SLS, k)
         SI[rb + R_AVG] = avg
         SI[rb + R_LTICK] = t
-        F[I[K.OF_AVG] + cpu] = avg
-        F[I[K.OF_TCK] + cpu] = t
+        F[I[SL.OF_AVG] + cpu] = avg
+        F[I[SL.OF_TCK] + cpu] = t
 
 
 def loads(cpu, now, SI, SF, F, I):

@@ -15,14 +15,21 @@ from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import migrate_kernels as MK
 from simcore.models.numa import run_kernels as RK
 from simcore.models.numa import runqueue_kernels as RQ
+from simcore.models.numa import slots_kernels as SL
 from simcore.models.numa import task_kernels as TK
-from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.layout_kernels import (
     BLOCKED,
-    D_COLS,
-    D_EXEC,
     DONE,
     EPS,
+    LOG_IO,
+    LOG_RUN,
+    LOG_WAIT,
+    NORMAL,
+)
+from simcore.models.numa.search_kernels import SLS
+from simcore.models.numa.slots_kernels import (
+    D_COLS,
+    D_EXEC,
     F_BURST,
     F_COLS,
     F_DEMAND,
@@ -31,10 +38,6 @@ from simcore.models.numa.layout_kernels import (
     F_SEG,
     F_SLEFT,
     F_SLICE,
-    LOG_IO,
-    LOG_RUN,
-    LOG_WAIT,
-    NORMAL,
     O_DI,
     O_RI,
     O_TI,
@@ -50,7 +53,6 @@ from simcore.models.numa.layout_kernels import (
     R_PEND,
     RF_COLS,
     RF_FACTOR,
-    SLS,
     T_COLS,
     T_CPU,
     T_HOME,
@@ -75,7 +77,7 @@ from simcore.models.numa.layout_kernels import (
 def schedule(cpu, now, SI, SF, F, I):
     """``schedule()`` on an idle CPU: newly-idle balancing if the queue is empty, then dispatch."""
     nq = SI[O_RI] + cpu * R_COLS + R_NQ
-    busy = I[K.O_BUSY] + cpu
+    busy = I[SL.O_BUSY] + cpu
     if not SI[nq]:
         MK.newidle(cpu, now, SI, SF, F, I)
         if not SI[nq]:
@@ -219,7 +221,7 @@ def exec_balance(parent, now, SI, SF, F, I):
     highest exec-balancing domain if it is enough less loaded."""
     if RQ.nr_running(parent, SI) == 0:
         return parent
-    n, L = I[K.H_N], I[K.H_L]
+    n, L = I[SL.H_N], I[SL.H_L]
     d = -1
     for k in range(SI[SI[O_RI] + parent * R_COLS + R_NDOMS] - 1, -1, -1):
         if SI[SI[O_DI] + (parent * L + k) * D_COLS + D_EXEC]:
@@ -228,8 +230,8 @@ def exec_balance(parent, now, SI, SF, F, I):
     if d < 0:
         return parent
     min_load, min_cpu = math.inf, parent
-    span = I[K.O_SPANL] + d * n
-    for i in range(I[I[K.O_SPANN] + d]):
+    span = I[SL.O_SPANL] + d * n
+    for i in range(I[I[SL.O_SPANN] + d]):
         c = I[span + i]
         load = RQ.loads(c, now, SI, SF, F, I)[1]
         if load < min_load:
@@ -237,7 +239,7 @@ def exec_balance(parent, now, SI, SF, F, I):
             if load == 0:
                 break
     this = RQ.loads(parent, now, SI, SF, F, I)[0] + SLS
-    if min_load * (100 + (I[I[K.O_IMB] + d] - 100) // 2) < this * 100:
+    if min_load * (100 + (I[I[SL.O_IMB] + d] - 100) // 2) < this * 100:
         return min_cpu
     return parent
 

@@ -14,8 +14,8 @@ import numpy as np
 
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 
-SLS = 128.0          # SCHED_LOAD_SCALE
-NEWLY_IDLE, IDLE = 2, 1
+SLS = 128            # SCHED_LOAD_SCALE (an int: every load is a whole number, every sum exact)
+NOT_IDLE, IDLE, NEWLY_IDLE = 0, 1, 2      # the idle kinds of 2.6.11's load_balance
 
 
 def decayed(avg, cur, k):

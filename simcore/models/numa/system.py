@@ -46,6 +46,7 @@ from simcore.core import calendar_kernels as C
 from simcore.core.engine import END, Engine, ProxyCalendar
 from simcore.models.numa import layout_kernels as LK
 from simcore.models.numa import scheduler_kernels as SC
+from simcore.models.numa import slots_kernels as SL
 from simcore.models.numa import system_kernels as SK
 from simcore.models.numa import task_kernels as TKK
 from simcore.models.numa.balancer import Balancer
@@ -53,7 +54,7 @@ from simcore.models.numa.task import BLOCKED, DONE, NEW, QUEUED, RUNNING
 
 _STATES = (NEW, QUEUED, RUNNING, BLOCKED, DONE)
 _SEGMENTS = ("wait", "run", "io")       # the log's kinds LOG_WAIT, LOG_RUN, LOG_IO as a trace names them
-_COLUMNS = {"O_TI": LK.T_COLS, "OF_TF": LK.F_COLS, "O_RI": LK.R_COLS, "OF_RF": LK.RF_COLS, "O_Q": LK.Q_COLS}
+_COLUMNS = {"O_TI": SL.T_COLS, "OF_TF": SL.F_COLS, "O_RI": SL.R_COLS, "OF_RF": SL.RF_COLS, "O_Q": SL.Q_COLS}
 
 
 class NumaSystem(ProxyCalendar):
@@ -121,36 +122,36 @@ class NumaSystem(ProxyCalendar):
         bal, params, nodes, levels = self.balancer, self.params, len(self.dist), len(self.levels)
         draws, starts = _draws(tasks, params["io_wait"] == "rest-of-slice", self._slowest(), self._first_slowest(),
                                self._shared, self._scripted)
-        head = np.zeros(LK.Y_SIZE, dtype=np.int64)
+        head = np.zeros(SL.Y_SIZE, dtype=np.int64)
         room = LK.log_room(n, T) if any(task.trace is not None for task in tasks) else 0
-        isize, fsize = LK.layout(n, T, n * L, nodes, levels, len(draws), 2 * room, head)
+        isize, fsize = SL.layout(n, T, n * L, nodes, levels, len(draws), 2 * room, head)
         SI, SF = np.zeros(isize, dtype=np.int64), np.zeros(fsize)
-        SI[:LK.Y_SIZE] = head
-        SI[LK.Y_LOGCAP], SI[LK.Y_ROOM], SI[LK.Y_STEP] = 2 * room, room, int(self.check is not None)
+        SI[:SL.Y_SIZE] = head
+        SI[SL.Y_LOGCAP], SI[SL.Y_ROOM], SI[SL.Y_STEP] = 2 * room, room, int(self.check is not None)
 
         self._header(SI, SF, T, nodes, levels)
-        self._tasks_into(tasks, starts, _view(SI, SI[LK.O_TI], T, LK.T_COLS), _view(SF, SI[LK.OF_TF], T, LK.F_COLS))
-        RI = _view(SI, SI[LK.O_RI], n, LK.R_COLS)
-        RI[:, LK.R_CURR] = -1
-        RI[:, LK.R_ORDER] = np.arange(n) - n
-        RI[:, LK.R_NODE] = self.cpu_node
+        self._tasks_into(tasks, starts, _view(SI, SI[SL.O_TI], T, SL.T_COLS), _view(SF, SI[SL.OF_TF], T, SL.F_COLS))
+        RI = _view(SI, SI[SL.O_RI], n, SL.R_COLS)
+        RI[:, SL.R_CURR] = -1
+        RI[:, SL.R_ORDER] = np.arange(n) - n
+        RI[:, SL.R_NODE] = self.cpu_node
         ndoms, dint, dfloat = bal.domain_table()
-        RI[:, LK.R_NDOMS] = ndoms
-        _view(SF, SI[LK.OF_RF], n, LK.RF_COLS)[:, LK.RF_FACTOR] = 1.0
-        _view(SI, SI[LK.O_Q], n, LK.Q_COLS)[:] = -1
-        _view(SI, SI[LK.O_LORD], T, levels)[:] = -1
-        _view(SI, SI[LK.O_LV], nodes, nodes)[:] = self.level_of
-        _view(SF, SI[LK.OF_FR], nodes, nodes)[:] = self.factor
-        SF[SI[LK.OF_D]:SI[LK.OF_D] + len(draws)] = draws
-        _view(SI, SI[LK.O_DI], n * L, LK.D_COLS)[:] = dint
-        _view(SF, SI[LK.OF_DF], n * L, LK.DF_COLS)[:] = dfloat
+        RI[:, SL.R_NDOMS] = ndoms
+        _view(SF, SI[SL.OF_RF], n, SL.RF_COLS)[:, SL.RF_FACTOR] = 1.0
+        _view(SI, SI[SL.O_Q], n, SL.Q_COLS)[:] = -1
+        _view(SI, SI[SL.O_LORD], T, levels)[:] = -1
+        _view(SI, SI[SL.O_LV], nodes, nodes)[:] = self.level_of
+        _view(SF, SI[SL.OF_FR], nodes, nodes)[:] = self.factor
+        SF[SI[SL.OF_D]:SI[SL.OF_D] + len(draws)] = draws
+        _view(SI, SI[SL.O_DI], n * L, SL.D_COLS)[:] = dint
+        _view(SF, SI[SL.OF_DF], n * L, SL.DF_COLS)[:] = dfloat
         slots = 2 * n + T
-        _view(SI, SI[LK.O_CI], slots, LK.C_COLS)[:, LK.C_POS] = -1
-        SF[SI[LK.OF_CT]:SI[LK.OF_CT] + slots] = math.inf
+        _view(SI, SI[SL.O_CI], slots, SL.C_COLS)[:, SL.C_POS] = -1
+        SF[SI[SL.OF_CT]:SI[SL.OF_CT] + slots] = math.inf
         rules = self.policy.rules()
         if rules["conservative"]:
-            _view(SF, SI[LK.OF_ND], nodes, nodes)[:] = rules["dist"]
-            _view(SI, SI[LK.O_ZN], n, nodes)[:] = rules["in_zone"]
+            _view(SF, SI[SL.OF_ND], nodes, nodes)[:] = rules["dist"]
+            _view(SI, SI[SL.O_ZN], n, nodes)[:] = rules["in_zone"]
         return SI, SF
 
     def _slowest(self) -> float:
@@ -166,43 +167,43 @@ class NumaSystem(ProxyCalendar):
     def _header(self, SI: np.ndarray, SF: np.ndarray, T: int, nodes: int, levels: int) -> None:
         """The run-wide values: sizes, options, the policy's rules."""
         bal, params = self.balancer, self.params
-        SI[LK.Y_TOFIN], SI[LK.Y_N], SI[LK.Y_T], SI[LK.Y_NODES], SI[LK.Y_LEVELS] = T, self.ncpus, T, nodes, levels
-        SI[LK.Y_LOOK], SI[LK.Y_INSTANT] = int(self.look_ahead), int(params["load_average"] == "instant")
-        SI[LK.Y_IOREST], SI[LK.Y_ACTIVE] = int(params["io_wait"] == "rest-of-slice"), int(bal.active)
-        SI[LK.Y_IGNHOT], SI[LK.Y_LIFE] = int(bal.idle_ignores_hot), int(self.lifetime)
+        SI[SL.Y_TOFIN], SI[SL.Y_N], SI[SL.Y_T], SI[SL.Y_NODES], SI[SL.Y_LEVELS] = T, self.ncpus, T, nodes, levels
+        SI[SL.Y_LOOK], SI[SL.Y_INSTANT] = int(self.look_ahead), int(params["load_average"] == "instant")
+        SI[SL.Y_IOREST], SI[SL.Y_ACTIVE] = int(params["io_wait"] == "rest-of-slice"), int(bal.active)
+        SI[SL.Y_IGNHOT], SI[SL.Y_LIFE] = int(bal.idle_ignores_hot), int(self.lifetime)
         rules = self.policy.rules()
-        SI[LK.Y_PARENT], SI[LK.Y_MEMAT] = int(rules["parent"]), int(params["home_node"] == "creation")
+        SI[SL.Y_PARENT], SI[SL.Y_MEMAT] = int(rules["parent"]), int(params["home_node"] == "creation")
         if rules["conservative"]:
-            SI[LK.Y_RULES], SI[LK.Y_MAXMIG] = 1, rules["max_migrations"]
-            SI[LK.Y_HOME], SI[LK.Y_HARD], SI[LK.Y_SCOPE] = int(rules["home"]), int(rules["hard"]), rules["scope"]
-            SI[LK.Y_AGEMEM] = int(rules["aged_memory"])
-        SF[LK.Z_TICK], SF[LK.Z_MEANIO] = self.tick, float(params["mean_io"])
-        SF[LK.Z_MCOST], SF[LK.Z_ACOST] = self.migration_cost, self.attempt_cost
+            SI[SL.Y_RULES], SI[SL.Y_MAXMIG] = 1, rules["max_migrations"]
+            SI[SL.Y_HOME], SI[SL.Y_HARD], SI[SL.Y_SCOPE] = int(rules["home"]), int(rules["hard"]), rules["scope"]
+            SI[SL.Y_AGEMEM] = int(rules["aged_memory"])
+        SF[SL.Z_MEANIO] = float(params["mean_io"])
+        SF[SL.Z_MCOST], SF[SL.Z_ACOST] = self.migration_cost, self.attempt_cost
 
     @staticmethod
     def _tasks_into(tasks: list, starts: np.ndarray, TI: np.ndarray, TF: np.ndarray) -> None:
         """Each task's state before its creation (its first burst is drawn when it is created)."""
-        for col, values in ((LK.T_PRIO, [t.prio for t in tasks]), (LK.T_IOBOUND, [t.spec.io_bound for t in tasks])):
+        for col, values in ((SL.T_PRIO, [t.prio for t in tasks]), (SL.T_IOBOUND, [t.spec.io_bound for t in tasks])):
             TI[:, col] = values
-        TI[:, LK.T_CPU] = TI[:, LK.T_HOME] = -1
-        TI[:, LK.T_DI] = starts[:-1]
-        TI[:, LK.T_DEND] = starts[1:]
-        for col, values in ((LK.F_SLICE, [t.slice for t in tasks]), (LK.F_SLEFT, [t.slice for t in tasks]),
-                            (LK.F_DEMAND, [t.spec.demand for t in tasks]), (LK.F_SEG, [t.spec.created for t in tasks]),
-                            (LK.F_MEANB, [t.mean_burst for t in tasks])):
+        TI[:, SL.T_CPU] = TI[:, SL.T_HOME] = -1
+        TI[:, SL.T_DI] = starts[:-1]
+        TI[:, SL.T_DEND] = starts[1:]
+        for col, values in ((SL.F_SLICE, [t.slice for t in tasks]), (SL.F_SLEFT, [t.slice for t in tasks]),
+                            (SL.F_DEMAND, [t.spec.demand for t in tasks]), (SL.F_SEG, [t.spec.created for t in tasks]),
+                            (SL.F_MEANB, [t.mean_burst for t in tasks])):
             TF[:, col] = values
-        TF[:, LK.F_LAST] = -1e18
-        TF[:, LK.F_SCALE] = 1.0          # a task's first burst is drawn at home (bursts.py)
-        TI[:, LK.T_STATE] = LK.NEW
-        TI[:, LK.T_NEXT] = TI[:, LK.T_PREV] = -1
-        TF[:, LK.F_FIN] = math.nan
+        TF[:, SL.F_LAST] = -1e18
+        TF[:, SL.F_SCALE] = 1.0          # a task's first burst is drawn at home (bursts.py)
+        TI[:, SL.T_STATE] = LK.NEW
+        TI[:, SL.T_NEXT] = TI[:, SL.T_PREV] = -1
+        TF[:, SL.F_FIN] = math.nan
 
     # -- the run ---------------------------------------------------------------------------------
     def create(self, task) -> None:
         """A new task (an arrival, a SimPy event): the kernels place and queue it."""
         self.tasks.append(task)
         SI = self.SI
-        self.handing(SI, LK.Y_EID, SC.create, self._index[id(task)], task.spec.parent_cpu, self.engine.now, SI,
+        self.handing(SI, SL.Y_EID, SC.create, self._index[id(task)], task.spec.parent_cpu, self.engine.now, SI,
                      self.SF, self.F, self.I)
         self._after_kernels()
         self._push_head()
@@ -211,7 +212,7 @@ class NumaSystem(ProxyCalendar):
     def observed(self) -> bool:
         """Whether Python must see the run event by event: the invariant checks, a trace's log.
         Such a run is driven by SimPy (``create``)."""
-        return self.check is not None or bool(self.SI[LK.Y_LOGCAP])
+        return self.check is not None or bool(self.SI[SL.Y_LOGCAP])
 
     def run_compiled(self, order: list[int]) -> None:
         """The whole run in the kernels' event loop (``system_kernels.run``), for a run nothing
@@ -223,14 +224,14 @@ class NumaSystem(ProxyCalendar):
         parents = np.array([t.spec.parent_cpu for t in tasks], dtype=np.int64)
         order_ = np.array(order, dtype=np.int64)
         state, at = self.arrival_cursor(created[order_[0]] if len(order_) else None)
-        self.handing(SI, LK.Y_EID, SK.run, created, order_, parents, state, at, SI, self.SF, self.F, self.I)
-        if SI[LK.Y_MORE]:
+        self.handing(SI, SL.Y_EID, SK.run, created, order_, parents, state, at, SI, self.SF, self.F, self.I)
+        if SI[SL.Y_MORE]:
             raise RuntimeError("numa model: the compiled loop stopped for Python in a run nothing observes")
         self.tasks.extend(tasks[k] for k in order[:int(state[C.A_NEXT])])
         engine.events += int(state[C.A_EVENTS])
-        self.unfinished = int(SI[LK.Y_UNFIN])
-        if SI[LK.Y_STOP]:
-            self._jump(float(self.SF[LK.Z_STOPT]))
+        self.unfinished = int(SI[SL.Y_UNFIN])
+        if SI[SL.Y_STOP]:
+            self._jump(float(self.SF[SL.Z_STOPT]))
 
     def _on_proxy(self, _event) -> None:
         """Fire every compiled timer keyed before SimPy's next event (and before the run's stop),
@@ -241,24 +242,24 @@ class NumaSystem(ProxyCalendar):
         queue = self._simpy_queue
         stop = queue[0] if queue else END
         while True:
-            self.handing(SI, LK.Y_EID, SK.drain, stop[0], stop[1], stop[2], SI, self.SF, self.F, self.I)
-            engine.events += int(SI[LK.Y_FIRED])
-            if SI[LK.Y_FIRED]:
-                if SI[LK.Y_STEP]:                # the checks see the event's time
-                    self._jump(float(self.SF[LK.Z_STEPT]))
+            self.handing(SI, SL.Y_EID, SK.drain, stop[0], stop[1], stop[2], SI, self.SF, self.F, self.I)
+            engine.events += int(SI[SL.Y_FIRED])
+            if SI[SL.Y_FIRED]:
+                if SI[SL.Y_STEP]:                # the checks see the event's time
+                    self._jump(float(self.SF[SL.Z_STEPT]))
                 self._after_kernels()
-            if not SI[LK.Y_MORE]:
+            if not SI[SL.Y_MORE]:
                 break
-        if SI[LK.Y_STOP] == 1:          # the last task finished: SimPy's stop event, keyed as Engine.stop would
-            SI[LK.Y_STOP] = 2
-            self._stop_at(float(self.SF[LK.Z_STOPT]), int(SI[LK.Y_STOPE]))
+        if SI[SL.Y_STOP] == 1:          # the last task finished: SimPy's stop event, keyed as Engine.stop would
+            SI[SL.Y_STOP] = 2
+            self._stop_at(float(self.SF[SL.Z_STOPT]), int(SI[SL.Y_STOPE]))
         self._push_head()
 
     def _after_kernels(self) -> None:
         """After the kernels made an event: the count of unfinished tasks, the log read out, then
         the invariants checked."""
-        self.unfinished = int(self.SI[LK.Y_UNFIN])
-        if self.SI[LK.Y_NLOG]:
+        self.unfinished = int(self.SI[SL.Y_UNFIN])
+        if self.SI[SL.Y_NLOG]:
             self._read_log()
         if self.check is not None:
             self.check(self)
@@ -266,37 +267,37 @@ class NumaSystem(ProxyCalendar):
     def _read_log(self) -> None:
         """The log's rows into the tasks' traces and ``moves``; the log emptied."""
         SI, SF = self.SI, self.SF
-        rows, cap = int(SI[LK.Y_NLOG]), int(SI[LK.Y_LOGCAP])
+        rows, cap = int(SI[SL.Y_NLOG]), int(SI[SL.Y_LOGCAP])
         if rows > cap:
             raise RuntimeError(f"numa model: the kernels wrote {rows} rows of log where {cap} fit; "
                                "layout_kernels.log_room undercounts what one event writes")
-        LG = _view(SI, SI[LK.O_LOG], rows, LK.LG_COLS).tolist()
-        at = int(SI[LK.OF_LOG])
+        LG = _view(SI, SI[SL.O_LOG], rows, SL.LG_COLS).tolist()
+        at = int(SI[SL.OF_LOG])
         tasks = self._tasks
         for (kind, t, cpu, dst), x in zip(LG, SF[at:at + rows].tolist()):
             if kind == LK.LOG_MOVE:
                 self.moves.append((x, tasks[t].tid, cpu, dst))
             else:
                 tasks[t].trace.append((_SEGMENTS[kind], cpu, x))
-        SI[LK.Y_NLOG] = 0
+        SI[SL.Y_NLOG] = 0
 
     def block(self, name: str, rows: int) -> np.ndarray:
         """Block ``name`` of the buffers (``O_TI``, ``OF_TF``, ``O_RI``, ``OF_RF``, ``O_Q``) as a
         ``rows`` x columns view: what monitors and the invariant checks read."""
         buf = self.SF if name.startswith("OF_") else self.SI
-        return _view(buf, self.SI[getattr(LK, name)], rows, _COLUMNS[name])
+        return _view(buf, self.SI[getattr(SL, name)], rows, _COLUMNS[name])
 
     def runnable(self, cpu: int) -> int:
         """Tasks queued on ``cpu`` plus the one it runs."""
-        row = self.SI[int(self.SI[LK.O_RI]) + cpu * LK.R_COLS:]
-        return int(row[LK.R_NQ]) + int(row[LK.R_CURR] >= 0)
+        row = self.SI[int(self.SI[SL.O_RI]) + cpu * SL.R_COLS:]
+        return int(row[SL.R_NQ]) + int(row[SL.R_CURR] >= 0)
 
     def _fill_tasks(self, TI: np.ndarray, TF: np.ndarray) -> None:
         """Each task's results into its fields: finish, migrations, CPU time, home, last CPU, state,
         and its CPU time per level in the order it first reached them."""
         done = self.outcome
-        finished, cpu_time = done.finished.tolist(), TF[:, LK.F_CPUT].tolist()
-        migrations, home, cpu, state = (TI[:, col].tolist() for col in (LK.T_MIGR, LK.T_HOME, LK.T_CPU, LK.T_STATE))
+        finished, cpu_time = done.finished.tolist(), TF[:, SL.F_CPUT].tolist()
+        migrations, home, cpu, state = (TI[:, col].tolist() for col in (SL.T_MIGR, SL.T_HOME, SL.T_CPU, SL.T_STATE))
         for i, (task, times, reached) in enumerate(zip(self._tasks, done.level_time.tolist(), done.reached.tolist())):
             task.finished, task.migrations, task.cpu_time = finished[i], migrations[i], cpu_time[i]
             task.home, task.cpu, task.state = home[i], cpu[i], _STATES[state[i]]
@@ -313,26 +314,26 @@ class NumaSystem(ProxyCalendar):
         results read out as arrays (``outcome``: what ``model.measure`` reads) and, with
         ``fill_tasks``, into the tasks' own fields; then the system's counters."""
         self.lb_attempts, self.lb_failed, self.lb_dead = self.balancer.close(self.engine.now)
-        SI, SF, T, levels = self.SI, self.SF, len(self._tasks), int(self.SI[LK.Y_LEVELS])
+        SI, SF, T, levels = self.SI, self.SF, len(self._tasks), int(self.SI[SL.Y_LEVELS])
         TI, TF = self.block("O_TI", T), self.block("OF_TF", T)
         index = self._index
         self.outcome = Outcome(np.array([index[id(task)] for task in self.tasks], dtype=np.int64),
-                               TF[:, LK.F_FIN].copy(), self.created_at,
-                               _view(SF, SI[LK.OF_LT], T, levels).copy(), _view(SI, SI[LK.O_LORD], T, levels).copy(),
-                               TI[:, LK.T_MIGR].copy())
+                               TF[:, SL.F_FIN].copy(), self.created_at,
+                               _view(SF, SI[SL.OF_LT], T, levels).copy(), _view(SI, SI[SL.O_LORD], T, levels).copy(),
+                               TI[:, SL.T_MIGR].copy())
         if fill_tasks:
             self._fill_tasks(TI, TF)
         self.migrations, self.active_pushes, self.wasted_migrations = (
-            int(SI[k]) for k in (LK.Y_MIGR, LK.Y_PUSH, LK.Y_WASTE)
+            int(SI[k]) for k in (SL.Y_MIGR, SL.Y_PUSH, SL.Y_WASTE)
         )
         self.migration_levels, self.away_moves, self.home_moves = (
-            int(SI[k]) for k in (LK.Y_MLEVEL, LK.Y_AWAY, LK.Y_HOMEM)
+            int(SI[k]) for k in (SL.Y_MLEVEL, SL.Y_AWAY, SL.Y_HOMEM)
         )
-        self.refused = {why: int(SI[k]) for why, k in (("aged", LK.Y_REFAGE), ("distance", LK.Y_REFDIST),
-                                                        ("zone", LK.Y_REFZONE))}
-        self.lb_found = int(SI[LK.Y_FOUND])
-        self.unfinished, self.to_finish = int(SI[LK.Y_UNFIN]), int(SI[LK.Y_TOFIN])
-        self.delivered, self.work, self.overhead = float(SF[LK.Z_DELIV]), float(SF[LK.Z_WORK]), float(SF[LK.Z_OVER])
+        self.refused = {why: int(SI[k]) for why, k in (("aged", SL.Y_REFAGE), ("distance", SL.Y_REFDIST),
+                                                        ("zone", SL.Y_REFZONE))}
+        self.lb_found = int(SI[SL.Y_FOUND])
+        self.unfinished, self.to_finish = int(SI[SL.Y_UNFIN]), int(SI[SL.Y_TOFIN])
+        self.delivered, self.work, self.overhead = float(SF[SL.Z_DELIV]), float(SF[SL.Z_WORK]), float(SF[SL.Z_OVER])
 
 
 class Outcome(NamedTuple):

@@ -15,7 +15,7 @@ from simcore.core.jit import jit_module  # numba's jit, cached by the kernel fil
 from simcore.models.numa import balance_kernels as BK
 from simcore.models.numa import layout_kernels as L
 from simcore.models.numa import scheduler_kernels as SC
-from simcore.models.numa.layout_kernels import (
+from simcore.models.numa.slots_kernels import (
     OF_CT,
     Y_EID,
     Y_FIRED,

@@ -11,7 +11,7 @@ import numpy as np
 
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
 from simcore.core.pcg64_kernels import fill_exponential, seed_state
-from simcore.models.numa.layout_kernels import (
+from simcore.models.numa.slots_kernels import (
     F_BURST,
     F_COLS,
     F_DEMAND,

@@ -6,10 +6,12 @@ the buffers. State lives in two flat buffers so that a call passes two arrays (n
 array argument on every call):
 
 - ``I`` (int64): a header of sizes, flags, counters, results and the offsets of the blocks below
-  (``H_*`` and ``O_*`` are header slots);
-- ``F`` (float64): the tick and a result slot, then per CPU the load mirrors of the system (nr_running x 128,
-  cpu_load, the tick it was settled at) and the timer's due time, and per domain its ``last``,
-  ``interval`` and constants.
+  (``H_*`` and ``O_*``, ``OF_*``: header slots);
+- ``F`` (float64): the tick (``B_TICK``), then per CPU the load mirrors of the system
+  (nr_running x 128, cpu_load, the tick it was settled at) and the timer's due time, and per
+  domain its ``last``, ``interval`` and constants.
+
+Their slots are named in ``slots_kernels`` (generated from ``layout.yaml``).
 
 A domain of CPU ``c`` at level ``k`` is number ``c * L + k``; ``PD`` lists per CPU the levels of
 its periodic domains in order (``Balancer.pdoms``).
@@ -23,25 +25,53 @@ from __future__ import annotations
 import math
 
 from simcore.core.jit import jit_module  # numba's jit, cached by the kernel files' sources
-from simcore.models.numa.search_kernels import busiest_group, decayed
-
-SLS = 128.0
-NOT_IDLE, IDLE, NEWLY_IDLE = 0, 1, 2
-
-# header slots of I
-H_N, H_L, H_G, H_P, H_INSTANT, H_SLEEPS, H_WIDE_SLEEPERS = 0, 1, 2, 3, 4, 5, 6
-H_ATTEMPTS, H_FAILED, H_DEAD = 7, 8, 9          # attempts, failed ones, certain failures
-H_GROUP, H_IMB, H_BUSIEST, H_NOUT = 10, 11, 12, 13   # an attempt that found a group; CPUs armed
-# offsets of the int blocks (per CPU, per domain, per domain x CPU, per domain x group)
-O_BUSY, O_FAILED, O_DORMANT, O_BUSYOK, O_LOCAL, O_TOTALN, O_IMB, O_HASWIDE = 14, 15, 16, 17, 18, 19, 20, 21
-O_PD, O_NPD, O_GOF, O_SIZES, O_NGROUPS, O_SPAN, O_WIDE, O_OUTCPU, O_NEWIDLE = 22, 23, 24, 25, 26, 27, 28, 29, 30
-# offsets of the float blocks
-OF_CUR, OF_AVG, OF_TCK, OF_TAT, OF_LAST, OF_IVL, OF_BF, OF_MAXI, OF_OUTAT = 31, 32, 33, 34, 35, 36, 37, 38, 39
-# per domain its span's and its wide set's CPUs as lists (in CPU order; D x n each) and their lengths:
-# the scans of a span read its CPUs only, not every CPU of the machine
-O_SPANL, O_SPANN, O_WIDEL, O_WIDEN = 40, 41, 42, 43
-HEADER = 44
-F_TICK, F_HEADER = 0, 1                 # slots of F before its blocks
+from simcore.models.numa.search_kernels import IDLE, NEWLY_IDLE, NOT_IDLE, SLS, busiest_group, decayed
+from simcore.models.numa.slots_kernels import (
+    B_TICK,
+    H_ATTEMPTS,
+    H_BUSIEST,
+    H_DEAD,
+    H_FAILED,
+    H_G,
+    H_GROUP,
+    H_IMB,
+    H_INSTANT,
+    H_L,
+    H_N,
+    H_NOUT,
+    H_P,
+    H_SLEEPS,
+    H_WIDE_SLEEPERS,
+    O_BUSY,
+    O_BUSYOK,
+    O_DORMANT,
+    O_GOF,
+    O_HASWIDE,
+    O_IMB,
+    O_LOCAL,
+    O_NEWIDLE,
+    O_NGROUPS,
+    O_NPD,
+    O_OUTCPU,
+    O_PD,
+    O_SIZES,
+    O_SPAN,
+    O_SPANL,
+    O_SPANN,
+    O_TOTALN,
+    O_WIDE,
+    O_WIDEL,
+    O_WIDEN,
+    OF_AVG,
+    OF_BF,
+    OF_CUR,
+    OF_IVL,
+    OF_LAST,
+    OF_MAXI,
+    OF_OUTAT,
+    OF_TAT,
+    OF_TCK,
+)
 
 
 def due(last, interval, busy_factor, idle, tick):
@@ -88,7 +118,7 @@ def settle(d, until, idle, F, I):
     the CPU's state meanwhile."""
     if not (idle or I[I[O_BUSYOK] + d]):
         return
-    tick = F[0]
+    tick = F[B_TICK]
     last, ivl, bf, maxi = I[OF_LAST] + d, I[OF_IVL] + d, F[I[OF_BF] + d], F[I[OF_MAXI] + d]
     t = F[last]
     k = 0
@@ -117,7 +147,7 @@ def overdue(d, now, F, I):
     """A sleeping domain of a CPU that just went idle: if its idle attempt is already overdue, the
     kernel makes it at the next tick (as ``arm`` does for a domain awake); set ``last`` so that this
     is when it falls due."""
-    tick = F[0]
+    tick = F[B_TICK]
     last, ivl, bf = I[OF_LAST] + d, F[I[OF_IVL] + d], F[I[OF_BF] + d]
     if due(F[last], ivl, bf, True, tick) < now:
         F[last] = on_tick(now, tick) - due(0.0, ivl, bf, True, tick)
@@ -127,7 +157,7 @@ def arm(cpu, now, F, I):
     """(Re)set ``cpu``'s timer to its earliest due domain if that is earlier than the current one:
     the due time to set it at (its slot in ``F`` updated), or infinity when the timer stays as it
     is."""
-    tick = F[0]
+    tick = F[B_TICK]
     idle = not I[I[O_BUSY] + cpu]
     L, P = I[H_L], I[H_P]
     dormant, busy_ok, last, ivl, bf = I[O_DORMANT], I[O_BUSYOK], I[OF_LAST], I[OF_IVL], I[OF_BF]
@@ -198,7 +228,7 @@ def newidle(cpu, k, now, F, I):
     the first domain whose search found a group (group, imbalance and busiest CPU in the header:
     ``migrate_kernels.newidle`` tries the move, and calls again from ``k`` + 1 if nothing moved),
     or 0 when every attempt failed."""
-    tick = F[0]
+    tick = F[B_TICK]
     L, n = I[H_L], I[H_N]
     t_now = float(math.floor(now / tick + 1e-9))
     cur = I[OF_CUR]
@@ -234,7 +264,7 @@ def periodic(cpu, j, now, idle, moved_any, F, I):
     ``balance_kernels.fire`` carries that attempt on); else every due domain failed and,
     unless ``moved_any``, the CPU is armed: the due time to set its timer at, or infinity (leave
     it, or ``moved_any``). Times are never negative, so the sign tells the two apart."""
-    tick = F[0]
+    tick = F[B_TICK]
     L, P, sleeps = I[H_L], I[H_P], I[H_SLEEPS] != 0
     dormant, busy_ok, last, ivl, bf = I[O_DORMANT], I[O_BUSYOK], I[OF_LAST], I[OF_IVL], I[OF_BF]
     t_now = float(math.floor(now / tick + 1e-9))
@@ -281,7 +311,7 @@ def wake(src, wide, now, F, I):
     """Settle and wake the dormant domains of other CPUs whose span (``wide``: whose wide set) holds
     ``src``, in CPU order: they are no longer quiet. Returns how many CPUs got a new due time;
     their numbers and times are in the output blocks, in that order."""
-    tick = F[0]
+    tick = F[B_TICK]
     n, L, P = I[H_N], I[H_L], I[H_P]
     dormant, busy_ok, last, ivl, bf = I[O_DORMANT], I[O_BUSYOK], I[OF_LAST], I[OF_IVL], I[OF_BF]
     member = I[O_WIDE] if wide else I[O_SPAN]
@@ -317,7 +347,7 @@ def on_state(cpu, idle, now, F, I):
     set its timer at (infinity: leave it)."""
     I[I[O_BUSY] + cpu] = 0 if idle else 1
     if _any_dormant(cpu, I):
-        tick = F[0]
+        tick = F[B_TICK]
         L, P = I[H_L], I[H_P]
         dormant, busy_ok, last, ivl, bf = I[O_DORMANT], I[O_BUSYOK], I[OF_LAST], I[OF_IVL], I[OF_BF]
         was_idle = not idle

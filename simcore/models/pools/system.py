@@ -21,11 +21,11 @@ import numpy as np
 from simpy.events import NORMAL
 
 from simcore.core.engine import END, ProxyCalendar
-from simcore.models.pools import pool_kernels as K
+from simcore.models.pools import pool_kernels as PK
 from simcore.models.pools.workload import Job, thread_demands
 
-INIT, PARA, FINAL = K.INIT, K.PARA, K.FINAL
-EPS = K.EPS
+INIT, PARA, FINAL = PK.INIT, PK.PARA, PK.FINAL
+EPS = PK.EPS
 
 
 class Thread:
@@ -60,11 +60,11 @@ class ThreadView:
     def __init__(self, system: "PoolSystem", row: int):
         self.system, self.row = system, row
 
-    job = property(lambda self: self.system._states[int(self.system.TI[self.row, K.T_JOB])])
+    job = property(lambda self: self.system._states[int(self.system.TI[self.row, PK.T_JOB])])
     left = property(lambda self: float(self.system.TF[self.row]))
-    pool = property(lambda self: int(self.system.TI[self.row, K.T_POOL]))
-    master = property(lambda self: bool(self.system.TI[self.row, K.T_MASTER]))
-    serial = property(lambda self: int(self.system.TI[self.row, K.T_SERIAL]))
+    pool = property(lambda self: int(self.system.TI[self.row, PK.T_POOL]))
+    master = property(lambda self: bool(self.system.TI[self.row, PK.T_MASTER]))
+    serial = property(lambda self: int(self.system.TI[self.row, PK.T_SERIAL]))
 
 
 class PoolView:
@@ -79,27 +79,27 @@ class PoolView:
 
     @property
     def active(self) -> int:
-        return int(self.system.S[self.at + K.Q_ACTIVE])
+        return int(self.system.S[self.at + PK.Q_ACTIVE])
 
     @property
     def waiting(self) -> int:
-        return int(self.system.S[self.at + K.Q_LEN])
+        return int(self.system.S[self.at + PK.Q_LEN])
 
     @property
     def n_idle(self) -> int:
-        return int(self.system.S[self.at + K.Q_NIDLE])
+        return int(self.system.S[self.at + PK.Q_NIDLE])
 
     @property
     def idle(self) -> list[int]:
         S = self.system.S
-        return [c for c in self.procs if S[K.H_SIZE + c * K.C_COLS + K.C_IDLE]]
+        return [c for c in self.procs if S[PK.H_SIZE + c * PK.C_COLS + PK.C_IDLE]]
 
     @property
     def queue(self) -> list[ThreadView]:
-        out, t = [], int(self.system.S[self.at + K.Q_HEAD])
+        out, t = [], int(self.system.S[self.at + PK.Q_HEAD])
         for _ in range(self.waiting):
             out.append(ThreadView(self.system, t))
-            t = int(self.system.TI[t, K.T_NEXT])
+            t = int(self.system.TI[t, PK.T_NEXT])
         return out
 
 
@@ -122,67 +122,67 @@ class PoolSystem(ProxyCalendar):
         self.in_pool = params["in_pool_factor"] * excess
         self.check = None
         self.S, self.SF = self._buffers_for(params, npools, excess, log)
-        self.TI, self.TF = np.zeros((0, K.T_COLS), dtype=np.int64), np.zeros(0)
-        self.JI, self.JF = np.zeros((0, K.J_COLS), dtype=np.int64), np.zeros(0)
-        base = K.H_SIZE + P * K.C_COLS
-        self.pools = [PoolView(self, q, base + q * K.Q_COLS) for q in range(npools)]
+        self.TI, self.TF = np.zeros((0, PK.T_COLS), dtype=np.int64), np.zeros(0)
+        self.JI, self.JF = np.zeros((0, PK.J_COLS), dtype=np.int64), np.zeros(0)
+        base = PK.H_SIZE + P * PK.C_COLS
+        self.pools = [PoolView(self, q, base + q * PK.Q_COLS) for q in range(npools)]
         self._states: list[JobState] = []
         self._rows: dict[int, int] = {}      # id of a job's state -> its row
         self._start_proxies()
 
     def _buffers_for(self, params: dict, npools: int, excess: int, log: int) -> tuple:
         P = params["processors"]
-        ssize, fsize = K.sizes(P, npools, log)
+        ssize, fsize = PK.sizes(P, npools, log)
         S, SF = np.zeros(ssize, dtype=np.int64), np.zeros(fsize)
-        S[K.H_NSAMPLE] = S[K.H_LEFT] = params["jobs"]
-        S[K.H_NEED], S[K.H_P], S[K.H_NPOOLS], S[K.H_PSIZE], S[K.H_LAZY] = -1, P, npools, self.p, int(self.lazy)
-        S[K.H_FREE], S[K.H_LOGCAP] = -1, log
+        S[PK.H_NSAMPLE] = S[PK.H_LEFT] = params["jobs"]
+        S[PK.H_NEED], S[PK.H_P], S[PK.H_NPOOLS], S[PK.H_PSIZE], S[PK.H_LAZY] = -1, P, npools, self.p, int(self.lazy)
+        S[PK.H_FREE], S[PK.H_LOGCAP] = -1, log
         for cpu in range(P):
-            at = K.H_SIZE + cpu * K.C_COLS
-            S[at + K.C_ON], S[at + K.C_LAST], S[at + K.C_EID], S[at + K.C_IDLE] = -1, -1, -1, 1
-            SF[K.F_SIZE + cpu * K.CF_COLS + K.CF_AT] = math.inf
+            at = PK.H_SIZE + cpu * PK.C_COLS
+            S[at + PK.C_ON], S[at + PK.C_LAST], S[at + PK.C_EID], S[at + PK.C_IDLE] = -1, -1, -1, 1
+            SF[PK.F_SIZE + cpu * PK.CF_COLS + PK.CF_AT] = math.inf
         for q in range(npools):
-            at = K.H_SIZE + P * K.C_COLS + q * K.Q_COLS
-            S[at + K.Q_HEAD], S[at + K.Q_TAIL], S[at + K.Q_NIDLE] = -1, -1, self.p
-        SF[K.F_SLICE], SF[K.F_CONT] = float(params["time_slice"]), params["contention_factor"] * excess
-        SF[K.F_CACHE] = float(params["cache_cost"])
-        SF[K.F_SAME] = params["cache_fraction"] * SF[K.F_CACHE]
-        SF[K.F_FINAL], SF[K.F_INIT] = float(params["final_demand"]), float(params["init_demand"])
+            at = PK.H_SIZE + P * PK.C_COLS + q * PK.Q_COLS
+            S[at + PK.Q_HEAD], S[at + PK.Q_TAIL], S[at + PK.Q_NIDLE] = -1, -1, self.p
+        SF[PK.F_SLICE], SF[PK.F_CONT] = float(params["time_slice"]), params["contention_factor"] * excess
+        SF[PK.F_CACHE] = float(params["cache_cost"])
+        SF[PK.F_SAME] = params["cache_fraction"] * SF[PK.F_CACHE]
+        SF[PK.F_FINAL], SF[PK.F_INIT] = float(params["final_demand"]), float(params["init_demand"])
         return S, SF
 
     # -- what the state shows ------------------------------------------------------------------------
     def set_lazy(self, lazy: bool) -> None:
         """Fire only the slice ends someone waits for (True), or every one."""
-        self.S[K.H_LAZY] = int(lazy)
+        self.S[PK.H_LAZY] = int(lazy)
 
     @property
     def on_cpu(self) -> list[ThreadView | None]:
         """Each processor's thread (None: idle)."""
-        on = [int(self.S[K.H_SIZE + c * K.C_COLS + K.C_ON]) for c in range(int(self.S[K.H_P]))]
+        on = [int(self.S[PK.H_SIZE + c * PK.C_COLS + PK.C_ON]) for c in range(int(self.S[PK.H_P]))]
         return [ThreadView(self, t) if t >= 0 else None for t in on]
 
-    busy = property(lambda self: int(self.S[K.H_BUSY]), doc="processors busy now")
-    switches = property(lambda self: int(self.S[K.H_SWITCHES]), doc="context switches so far")
-    busy_area = property(lambda self: float(self.SF[K.F_AREA]), doc="the busy integral up to its last update")
+    busy = property(lambda self: int(self.S[PK.H_BUSY]), doc="processors busy now")
+    switches = property(lambda self: int(self.S[PK.H_SWITCHES]), doc="context switches so far")
+    busy_area = property(lambda self: float(self.SF[PK.F_AREA]), doc="the busy integral up to its last update")
 
     def area(self) -> float:
         """The busy-processor integral up to now."""
-        return float(K.area(self.engine.now, self.S, self.SF))
+        return float(PK.area(self.engine.now, self.S, self.SF))
 
     def log_rows(self) -> list[tuple]:
         """The log: (kind, time, cpu, thread serial, job state, master, work start) per dispatch
-        (kind ``K.DISPATCH``) or thread's end (``K.END``), in the order they happened."""
-        n, cap = int(self.S[K.H_NLOG]), int(self.S[K.H_LOGCAP])
+        (kind ``PK.DISPATCH``) or thread's end (``PK.END``), in the order they happened."""
+        n, cap = int(self.S[PK.H_NLOG]), int(self.S[PK.H_LOGCAP])
         if n > cap:
             raise RuntimeError(f"pools model: the log holds {cap} rows and the run made {n}.")
         li, lf = (
-            K.H_SIZE + int(self.S[K.H_P]) * K.C_COLS + len(self.pools) * K.Q_COLS,
-            K.F_SIZE + int(self.S[K.H_P]) * K.CF_COLS,
+            PK.H_SIZE + int(self.S[PK.H_P]) * PK.C_COLS + len(self.pools) * PK.Q_COLS,
+            PK.F_SIZE + int(self.S[PK.H_P]) * PK.CF_COLS,
         )
-        L = self.S[li:li + n * K.L_COLS].reshape(n, K.L_COLS)
-        LF = self.SF[lf:lf + n * K.LF_COLS].reshape(n, K.LF_COLS)
-        return [(int(r[K.L_KIND]), float(f[K.LF_TIME]), int(r[K.L_CPU]), int(r[K.L_SERIAL]),
-                 self._states[int(r[K.L_JOB])], bool(r[K.L_MASTER]), float(f[K.LF_START])) for r, f in zip(L, LF)]
+        L = self.S[li:li + n * PK.L_COLS].reshape(n, PK.L_COLS)
+        LF = self.SF[lf:lf + n * PK.LF_COLS].reshape(n, PK.LF_COLS)
+        return [(int(r[PK.L_KIND]), float(f[PK.LF_TIME]), int(r[PK.L_CPU]), int(r[PK.L_SERIAL]),
+                 self._states[int(r[PK.L_JOB])], bool(r[PK.L_MASTER]), float(f[PK.LF_START])) for r, f in zip(L, LF)]
 
     # -- jobs ------------------------------------------------------------------------------------------
     def arrive(self, job: Job) -> JobState:
@@ -191,7 +191,7 @@ class PoolSystem(ProxyCalendar):
         self._room(1)
         j = self._rows[id(state)] = len(self._states)
         self._states.append(state)
-        state.home = int(self._call(K.arrive, j))
+        state.home = int(self._call(PK.arrive, j))
         return state
 
     def spanning_overhead(self, k: int) -> float:
@@ -223,7 +223,7 @@ class PoolSystem(ProxyCalendar):
         """A ready thread made in Python (scripted scenarios) joins its pool; returns its serial."""
         j = self._row(thread.job)
         self._room(1)
-        return int(self._call(K.enqueue, j, float(thread.left), thread.pool, int(thread.master)))
+        return int(self._call(PK.enqueue, j, float(thread.left), thread.pool, int(thread.master)))
 
     def _row(self, state: JobState) -> int:
         """Job ``state``'s row, made when first seen (with its phase, home and PARA threads left)."""
@@ -238,16 +238,16 @@ class PoolSystem(ProxyCalendar):
 
     def _room(self, threads: int) -> None:
         """At least ``threads`` rows on the free list and a row for one more job."""
-        free, t = 0, int(self.S[K.H_FREE])
+        free, t = 0, int(self.S[PK.H_FREE])
         while t >= 0 and free < threads:
-            free, t = free + 1, int(self.TI[t, K.T_NEXT])
+            free, t = free + 1, int(self.TI[t, PK.T_NEXT])
         if free < threads:
             old = len(self.TF)
             new = max(2 * old, old + threads, 64)
             self.TI, self.TF = _grown(self.TI, new), _grown(self.TF, new)
-            self.TI[old:, K.T_NEXT] = np.arange(old + 1, new + 1)
-            self.TI[new - 1, K.T_NEXT] = self.S[K.H_FREE]
-            self.S[K.H_FREE] = old
+            self.TI[old:, PK.T_NEXT] = np.arange(old + 1, new + 1)
+            self.TI[new - 1, PK.T_NEXT] = self.S[PK.H_FREE]
+            self.S[PK.H_FREE] = old
         if len(self._states) >= len(self.JF):
             new = max(2 * len(self.JF), 256)
             self.JI, self.JF = _grown(self.JI, new), _grown(self.JF, new)
@@ -255,7 +255,7 @@ class PoolSystem(ProxyCalendar):
     # -- the run ---------------------------------------------------------------------------------------
     def _call(self, kernel, *args):
         """A kernel call at ``engine.now``, then a proxy at the calendar's first timer."""
-        out = self.handing(self.S, K.H_EID, kernel, *args, self.engine.now, *self._buffers())
+        out = self.handing(self.S, PK.H_EID, kernel, *args, self.engine.now, *self._buffers())
         self._after()
         return out
 
@@ -275,22 +275,22 @@ class PoolSystem(ProxyCalendar):
         engine, S = self.engine, self.S
         engine.now = now
         queue = self._simpy_queue
-        S[K.H_STEP] = self.check is not None
+        S[PK.H_STEP] = self.check is not None
         while True:
             stop = queue[0] if queue else END
-            self.handing(S, K.H_EID, K.drain, stop[0], stop[1], stop[2], *self._buffers())
-            engine.events += int(S[K.H_FIRED])
-            if self.check is not None and S[K.H_FIRED]:
+            self.handing(S, PK.H_EID, PK.drain, stop[0], stop[1], stop[2], *self._buffers())
+            engine.events += int(S[PK.H_FIRED])
+            if self.check is not None and S[PK.H_FIRED]:
                 self.check(self)
-            if S[K.H_NEED] >= 0:
-                self._fork(int(S[K.H_NEED]), float(self.SF[K.F_NOW]))
+            if S[PK.H_NEED] >= 0:
+                self._fork(int(S[PK.H_NEED]), float(self.SF[PK.F_NOW]))
                 if self.check is not None:
                     self.check(self)
-            elif not (S[K.H_STEP] and S[K.H_FIRED]):
+            elif not (S[PK.H_STEP] and S[PK.H_FIRED]):
                 break
-        if S[K.H_STOP] == 1:          # the last sampled job's end: SimPy's stop event, keyed as Engine.stop's
-            S[K.H_STOP] = 2
-            self._stop_at(float(self.SF[K.F_STOPT]), int(S[K.H_STOPE]))
+        if S[PK.H_STOP] == 1:          # the last sampled job's end: SimPy's stop event, keyed as Engine.stop's
+            S[PK.H_STOP] = 2
+            self._stop_at(float(self.SF[PK.F_STOPT]), int(S[PK.H_STOPE]))
         self._push_head()
 
     def _fork(self, j: int, now: float) -> None:
@@ -299,24 +299,24 @@ class PoolSystem(ProxyCalendar):
         pools = np.array([q for q, _ in threads], dtype=np.int64)
         lefts = np.array([left for _, left in threads])
         self._room(len(threads))
-        self.handing(self.S, K.H_EID, K.fork, j, pools, lefts, now, *self._buffers())
+        self.handing(self.S, PK.H_EID, PK.fork, j, pools, lefts, now, *self._buffers())
 
     def _push_head(self) -> None:
         """A proxy at the key of the first CPU timer: the pools keep one timer per CPU, found by
         a scan (``pool_kernels.head``), not a heap, so this replaces ``ProxyCalendar._push_head``."""
-        cpu = K.head(self.S, self.SF)
+        cpu = PK.head(self.S, self.SF)
         if cpu >= 0:
-            self._proxy_at((float(self.SF[K.F_SIZE + cpu * K.CF_COLS + K.CF_KEY]), NORMAL,
-                            int(self.S[K.H_SIZE + cpu * K.C_COLS + K.C_EID])))
+            self._proxy_at((float(self.SF[PK.F_SIZE + cpu * PK.CF_COLS + PK.CF_KEY]), NORMAL,
+                            int(self.S[PK.H_SIZE + cpu * PK.C_COLS + PK.C_EID])))
 
     def close(self) -> None:
         """At the end of the run: each job's end and phase back into its ``JobState``; ``on_done``
         hears of the finished jobs in the order they finished."""
         JI, JF = self.JI, self.JF
         for j, state in enumerate(self._states):
-            state.phase, state.running = int(JI[j, K.J_PHASE]), int(JI[j, K.J_RUNNING])
+            state.phase, state.running = int(JI[j, PK.J_PHASE]), int(JI[j, PK.J_RUNNING])
             state.done_at = float(JF[j])
-        done = sorted((int(JI[j, K.J_DONE]), j) for j in range(len(self._states)) if JI[j, K.J_DONE] >= 0)
+        done = sorted((int(JI[j, PK.J_DONE]), j) for j in range(len(self._states)) if JI[j, PK.J_DONE] >= 0)
         for _, j in done:
             self.on_done(self._states[j])
 
