@@ -10,7 +10,7 @@ import numba
 import pytest
 from numba.core import caching, config
 
-from simcore.core import jit
+from simcore.core import jit, layout
 from simcore.core.jit import KernelCacheLocator, kernel_sources, simcore_imports, sources_digest
 
 ROOT = jit.PACKAGE
@@ -27,6 +27,7 @@ NUMA_HOOK = {N + "hook_kernels.py", N + "runqueue_kernels.py", *NUMA_LAYOUT, *TI
 NUMA_MIGRATE = {N + "migrate_kernels.py", *NUMA_RUN, *NUMA_HOOK}
 C = "models/cluster/"
 CSLOTS = C + "slots_kernels.py"
+PSLOTS = "models/pools/slots_kernels.py"
 CLUSTER_LAYOUT = {C + "layout_kernels.py", CAL, CSLOTS}
 SHARING = {C + "sharing_kernels.py", *CLUSTER_LAYOUT}
 KNOWLEDGE = {C + "knowledge_kernels.py", *SHARING}
@@ -53,8 +54,9 @@ GROUPS = {
     C + "mosix_kernels.py": {C + "mosix_kernels.py", *SHARING},
     C + "opportunity_kernels.py": {C + "opportunity_kernels.py", *KNOWLEDGE},
     C + "run_kernels.py": {C + "run_kernels.py", C + "opportunity_kernels.py", C + "mosix_kernels.py", *KNOWLEDGE},
-    "models/pools/pool_kernels.py": {"models/pools/pool_kernels.py", CAL},
-    "san/walk_kernel.py": {"san/walk_kernel.py"},
+    PSLOTS: {PSLOTS},
+    "models/pools/pool_kernels.py": {"models/pools/pool_kernels.py", CAL, PSLOTS},
+    "san/walk_kernel.py": {"san/walk_kernel.py", "san/slots_kernels.py"},
 }
 
 
@@ -86,18 +88,21 @@ def test_the_locator_relies_on_this_numba():
 
 
 def test_every_kernel_file_reads_only_kernel_files():
-    """No kernel imports outside the kernels: what a kernel is compiled from is what its digest
+    """No kernel imports outside the kernels and the generated slots modules (constants alone where
+    a table has no blocks: the SAN walker's): what a kernel is compiled from is what its digest
     hashes. The groups are the hand-written ones above."""
     kernels = _kernel_files(ROOT)
     assert kernels == set(GROUPS)
+    generated = {(t.parent / "slots_kernels.py").relative_to(ROOT).as_posix() for t in layout.tables()}
+    assert "san/slots_kernels.py" in generated - kernels
     for name, group in GROUPS.items():
         assert {p.relative_to(ROOT).as_posix() for p in kernel_sources(ROOT / name)} == group
-        assert {p.relative_to(ROOT).as_posix() for p in simcore_imports(ROOT / name)} <= kernels
+        assert {p.relative_to(ROOT).as_posix() for p in simcore_imports(ROOT / name)} <= kernels | generated
 
 
 def _copy(tmp_path: Path) -> Path:
     root = tmp_path / "simcore"
-    for name in [*GROUPS, "core/jit.py"]:
+    for name in {*GROUPS, *(f for group in GROUPS.values() for f in group), "core/jit.py"}:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, root / name)
     return root

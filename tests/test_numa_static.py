@@ -5,6 +5,8 @@ every policy in any order, and no run writes into what it shares."""
 
 from __future__ import annotations
 
+import math
+
 from test_numa_system import _same, _workload
 
 from simcore.models.numa import balancer as B
@@ -47,22 +49,26 @@ def test_runs_on_shared_domains_are_the_runs_on_fresh_ones():
 
 def test_no_run_writes_into_the_domains_it_shares():
     """After the runs, the shared buffers hold the run-time state a new run starts with (no attempt
-    made, no failure, none asleep, each interval its first), and each run read its own copy."""
+    made but the staggered start, 2.6.11's rebalance_tick offset of CPU c, -floor(1000/tick x c/n)
+    ticks; no failure, none asleep, each interval its first), and each run read its own copy."""
     _forget()
     runs = _sequence(fresh=False)
     for run in runs:
         static = run.system.balancer.static
         assert all(type(d) is Dom for row in static.doms for d in row)
-        buffers = [made for key, made in static.extra.items() if key[0] == "buffers"]
-        for I, F in buffers:
-            D = int(I[SL.H_N]) * int(I[SL.H_L])
-            assert not F[I[SL.OF_LAST]:I[SL.OF_LAST] + D].any()
+        starts = [made for key, made in static.extra.items() if key[0] == "start"]
+        assert starts
+        for L, I, F, _ in starts:
+            n, tick = int(I[SL.H_N]), float(F[SL.B_TICK])
+            D = n * L
+            assert L == int(I[SL.H_L])
+            assert all(F[I[SL.OF_LAST] + c * L + k] == -math.floor(1000.0 / tick * c / n) * tick
+                       for c, row in enumerate(static.doms) for k in range(len(row)))
             assert not I[I[SL.O_FAILED]:I[SL.O_FAILED] + D].any() and not I[I[SL.O_DORMANT]:I[SL.O_DORMANT] + D].any()
-            L = int(I[SL.H_L])
             assert all(F[I[SL.OF_IVL] + c * L + k] == dom.interval for c, row in enumerate(static.doms)
                        for k, dom in enumerate(row))
         assert all(type(d) is DomState for row in run.system.balancer.doms for d in row)
-        assert run.system.balancer.I is not buffers[0][0]
+        assert run.system.balancer.I is not starts[0][1] and run.system.balancer.F is not starts[0][2]
     assert sum(r.system.lb_attempts for r in runs) > 1000        # the runs did balance
 
 

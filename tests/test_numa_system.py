@@ -21,7 +21,7 @@ from simcore.models.numa import slots_kernels as SL
 from simcore.models.numa.model import load_machine
 from simcore.models.numa.policies import Linux2Level
 from simcore.models.numa.system import NumaSystem, _draws
-from simcore.models.numa.task import Task
+from simcore.models.numa.task import columns as task_columns
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -140,7 +140,7 @@ def test_a_run_python_observes_is_driven_by_simpy(monkeypatch):
     run is observed; the experiments' runs are not."""
     spec, params, streams, workload = _workload("corr05-fig10", 4, 40)
     calls = []
-    monkeypatch.setattr(NumaSystem, "run_compiled", lambda self, order: calls.append(order))
+    monkeypatch.setattr(NumaSystem, "run_compiled", lambda self: calls.append(self.cols.order))
     simulate(params, workload, "linux-2level", streams, trace=True)
     simulate({**params, "check_invariants": True}, workload, "linux-2level", streams)
     assert calls == []
@@ -172,9 +172,9 @@ def _taken(system) -> list[int]:
     return (TI[:, SL.T_DI] - starts).tolist()
 
 
-def _counts(tasks: list, io_rest: bool, slowest: float = 1.0, first: float = 1.0) -> list[int]:
+def _counts(workload: list, params: dict, io_rest: bool, slowest: float = 1.0, first: float = 1.0) -> list[int]:
     """The draws counted for each task (``system._draws``)."""
-    return np.diff(_draws(tasks, io_rest, slowest, first)[1]).tolist()
+    return np.diff(_draws(task_columns(workload, params), io_rest, slowest, first)[1]).tolist()
 
 
 def test_a_task_takes_exactly_the_draws_counted_for_it():
@@ -184,7 +184,7 @@ def test_a_task_takes_exactly_the_draws_counted_for_it():
     depend on where a task runs; the next test bounds it under 'lifetime')."""
     for overrides in ({"io_task_fraction": 0.7}, {"io_wait": "rest-of-slice"}):
         spec, params, streams, workload = _workload("corr05-fig10", 2, 120, locality_scope="cpu", **overrides)
-        counted = _counts([Task(s, params) for s in workload], params["io_wait"] == "rest-of-slice")
+        counted = _counts(workload, params, params["io_wait"] == "rest-of-slice")
         run = simulate(params, workload, "linux-2level", streams)
         assert counted == _taken(run.system)
         assert any(c == 0 for c in counted) == (overrides.get("io_task_fraction", 1.0) < 1.0)
@@ -196,21 +196,21 @@ def test_the_draws_are_each_tasks_own_generators_and_scripted_ones_replace_them(
     of 0.2 x its mean burst, then 50 more of 1.0, of which it takes as many as its demand needs),
     and too few for its run are refused."""
     spec, params, streams, workload = _workload("corr05-fig10", 2, 30, locality_scope="cpu")
-    tasks = [Task(s, params) for s in workload]
-    draws, starts = _draws(tasks, False)
-    for t, task in enumerate(tasks):
+    cols = task_columns(workload, params)
+    draws, starts = _draws(cols, False)
+    for t, spec in enumerate(workload):
         k = starts[t + 1] - starts[t]
-        own = np.random.Generator(np.random.PCG64(task.spec.seed)).standard_exponential(k)
+        own = np.random.Generator(np.random.PCG64(spec.seed)).standard_exponential(k)
         assert (draws[starts[t]:starts[t + 1]] == own).all()
-    seed = tasks[3].spec.seed
+    seed = workload[3].seed
     given = np.array([0.2] + [1.0] * 50)
-    mixed, at = _draws(tasks, False, scripted={seed: given})
+    mixed, at = _draws(cols, False, scripted={seed: given})
     need = at[4] - at[3]
     assert 1 <= need <= len(given) and (mixed[at[3]:at[4]] == given[:need]).all()
     rest = np.concatenate([mixed[:at[3]], mixed[at[4]:]])
     assert (rest == np.concatenate([draws[:starts[3]], draws[starts[4]:]])).all()
     with pytest.raises(ValueError, match=f"the 1 draws scripted for seed {seed} are fewer than its run can take"):
-        _draws(tasks, False, scripted={seed: given[:1]})
+        _draws(cols, False, scripted={seed: given[:1]})
 
 
 def test_bursts_drawn_as_wall_time_take_at_most_the_draws_counted_at_the_slowest_cpu():
@@ -224,8 +224,7 @@ def test_bursts_drawn_as_wall_time_take_at_most_the_draws_counted_at_the_slowest
     machine = load_machine(params["topology"])
     slowest = max(1.0 + (d / 10.0 - 1.0) for row in machine.distances for d in row)
     first = slowest if params["home_node"] == "creation" else 1.0     # corr05: a first burst may start away
-    tasks = [Task(s, params) for s in workload]
-    bound, home = _counts(tasks, False, slowest, first), _counts(tasks, False)
+    bound, home = _counts(workload, params, False, slowest, first), _counts(workload, params, False)
     taken = _taken(simulate(params, workload, "linux-2level", streams).system)
     assert all(h <= n <= b for h, n, b in zip(home, taken, bound))
     assert any(n > h for h, n in zip(home, taken)) and any(b > n for n, b in zip(taken, bound))

@@ -17,6 +17,7 @@ from simcore.errors import InputError
 from simcore.models import registry
 from simcore.models.pools import full_params, model, policies, simulate
 from simcore.models.pools import pool_kernels as PK
+from simcore.models.pools import slots_kernels as SL
 from simcore.models.pools import system as pool_system
 from simcore.models.pools.system import PoolSystem, Thread
 from simcore.models.pools.workload import (
@@ -687,8 +688,8 @@ def test_a_full_log_keeps_its_rows_and_says_how_many_it_could_not():
     with pytest.raises(RuntimeError, match="the log holds 2 rows and the run made"):
         small.log_rows()
     S = small.S
-    rows = S[len(S) - 2 * PK.L_COLS:].reshape(2, PK.L_COLS)
-    assert [(r[PK.L_KIND], r[PK.L_CPU], r[PK.L_JOB], r[PK.L_MASTER]) for r in rows] == [
+    rows = S[SL.log_row(0, S):SL.log_row(2, S)].reshape(2, SL.LG_COLS)
+    assert [(r[SL.LG_KIND], r[SL.LG_CPU], r[SL.LG_JOB], r[SL.LG_MASTER]) for r in rows] == [
         (PK.DISPATCH, 0, 0, 1),
         (PK.END, 0, 0, 1),
     ]

@@ -1,6 +1,7 @@
 """The buffers' slots generated from one table per model (simcore.core.layout): the committed
 modules match their tables, the layout they write is contiguous and in the table's order, the
-row helpers and views read what the kernels read, and no slot is defined outside its module."""
+row helpers and views read what the kernels read, a prefix means one kind of slot in every table,
+and no slot is defined (or numbered by hand) outside its module."""
 
 from __future__ import annotations
 
@@ -29,20 +30,20 @@ def test_every_slots_module_is_what_its_table_generates():
 
 
 def _modules():
-    """Each model's (table, slots module)."""
-    return [(yaml.safe_load(t.read_text()), importlib.import_module(f"simcore.models.{t.parent.name}.slots_kernels"))
-            for t in layout.tables()]
+    """Each table's (table, slots module)."""
+    return [(yaml.safe_load(t.read_text()), importlib.import_module(layout.module_name(t))) for t in layout.tables()]
 
 
 def test_header_slots_are_numbered_in_the_tables_order():
     """In every model's module, each buffer's header slots are 0, 1, ... in the table's order and
     its size counts them; each column set's columns likewise, with its _COLS."""
-    assert {mod.__name__.split(".")[2] for _, mod in _modules()} >= {"numa", "cluster"}
+    assert {mod.__name__ for _, mod in _modules()} >= {f"simcore.models.{m}.slots_kernels" for m in
+                                                       ("numa", "cluster", "pools")} | {"simcore.san.slots_kernels"}
     for table, mod in _modules():
         for buf in table["buffers"]:
             assert [getattr(mod, name) for name, _ in buf["header"]] == list(range(len(buf["header"])))
             assert getattr(mod, buf["size"]) == len(buf["header"])
-        for key, cols in table["columns"].items():
+        for key, cols in table.get("columns", {}).items():
             assert [getattr(mod, name) for name, _ in cols["names"]] == list(range(len(cols["names"])))
             assert getattr(mod, f"{key}_COLS") == len(cols["names"])
 
@@ -87,11 +88,11 @@ def test_row_helpers_and_views_read_the_systems_rows():
     assert SL.cpu_frow(3, SI) == SI[SL.OF_RF] + 3 * SL.RF_COLS
     sizes = {"n": 8, "T": 12, "domains": 8 * system.balancer.L, "nodes": 4, "levels": len(system.levels),
              "draws": int(SI[SL.OF_FR] - SI[SL.OF_D]), "logcap": 0}
-    views = SL.views({"SI": SI, "SF": SF}, **sizes)
+    views = layout.views(SL, {"SI": SI, "SF": SF}, **sizes)
     for name in ("O_TI", "OF_TF", "O_RI", "OF_RF", "O_Q"):
         assert np.array_equal(views[name], system.block(name, views[name].shape[0])), name
     assert views["OF_TF"][:, SL.F_FIN].tolist() == system.outcome.finished.tolist()
-    text = SL.dump({"SI": SI, "SF": SF}, **sizes)
+    text = layout.dump(SL, {"SI": SI, "SF": SF}, **sizes)
     assert f"SI.Y_N = {SI[SL.Y_N]}" in text and "SI.Y_T = 12" in text
     assert f"O_TI[0] T_PRIO={SI[SL.task_row(0, SI) + SL.T_PRIO]}" in text
 
@@ -112,15 +113,90 @@ def test_a_bad_table_is_refused_with_its_file(tmp_path):
         layout.render(bad)
 
 
+def test_a_bad_table_without_entities_is_refused(tmp_path):
+    """A column set that does not say what one row describes is refused, naming it."""
+    table = yaml.safe_load((ROOT / "models/pools/layout.yaml").read_text())
+    del table["columns"]["PQ"]["entity"]
+    bad = tmp_path / "layout.yaml"
+    bad.write_text(yaml.safe_dump(table))
+    with pytest.raises(ValueError, match=rf"{bad}: columns PQ: no entity"):
+        layout.render(bad)
+
+
+def _prefix(name: str) -> str | None:
+    return name.split("_")[0] if "_" in name else None
+
+
+def _kinds(table: dict) -> dict[str, set]:
+    """Per prefix of a table's names, the kinds of slot it names: a header slot of an int or a
+    float buffer, a block's offset, a column of an entity's int or float row, a named number."""
+    kinds: dict[str, set] = {}
+    dtypes = {buf["name"]: buf["dtype"] for buf in table["buffers"]}
+    for buf in table["buffers"]:
+        for name, _ in [*buf["header"], (buf["size"], "")]:
+            kind = ("offset",) if _prefix(name) in ("O", "OF") else ("header", buf["dtype"])
+            kinds.setdefault(_prefix(name), set()).add(kind)
+    for key, cols in table.get("columns", {}).items():
+        held = {dtypes[b["buffer"]] for b in table.get("blocks", []) if b.get("columns") == key}
+        dtype = cols.get("dtype") or held.pop()
+        for name in [n for n, _ in cols["names"]] + [f"{key}_COLS"]:
+            kinds.setdefault(_prefix(name), set()).add(("column", dtype, cols["entity"]))
+    for name, _, _ in table.get("constants", []):
+        if _prefix(name):
+            kinds.setdefault(_prefix(name), set()).add(("constant",))
+    return kinds
+
+
+def test_a_prefix_means_one_kind_of_slot_in_every_table():
+    """Across every table (NUMA, cluster, pools, the SAN walker) a prefix names one kind of slot:
+    Y_ an int header's, Z_ a float header's, R_ a CPU's int column, C_ a calendar slot's, ... By
+    hand: the pools' CPU columns are R_/RF_ as NUMA's, and no table uses F_ but for a task's
+    floats."""
+    seen: dict[str, set] = {}
+    for table, mod in _modules():
+        for prefix, kinds in _kinds(table).items():
+            seen.setdefault(prefix, set()).update((kind, mod.__name__) for kind in kinds)
+    for prefix, uses in seen.items():
+        assert len({kind for kind, _ in uses}) == 1, (prefix, sorted(uses))
+    assert {kind for kind, _ in seen["R"]} == {("column", "int64", "cpu")}
+    assert {mod for _, mod in seen["R"]} >= {"simcore.models.numa.slots_kernels", "simcore.models.pools.slots_kernels"}
+    assert {kind for kind, _ in seen["F"]} == {("column", "float64", "task")}
+    assert {kind for kind, _ in seen["Y"]} == {("header", "int64")}
+
+
+def test_the_prefix_check_sees_a_clash(tmp_path):
+    """The check above, on a table whose CPU floats were named F_ (a task's floats in NUMA): two
+    kinds for F."""
+    table = yaml.safe_load((ROOT / "models/pools/layout.yaml").read_text())
+    numa = yaml.safe_load((ROOT / "models/numa/layout.yaml").read_text())
+    table["columns"]["RF"]["names"] = [["F_" + n[3:], m] for n, m in table["columns"]["RF"]["names"]]
+    kinds = _kinds(numa)["F"] | _kinds(table)["F"]
+    assert kinds == {("column", "float64", "task"), ("column", "float64", "cpu")}
+
+
 def test_no_slot_is_defined_outside_its_module():
-    """No file of a model assigns a name its slots module defines: each slot lives once."""
+    """No file beside a slots module assigns a name that module defines: each slot lives once."""
     for _, mod in _modules():
-        _nowhere_else(Path(mod.__file__))
+        _nowhere_else(Path(mod.__file__), mod)
 
 
-def _nowhere_else(module: Path) -> None:
-    slots = {name for name in vars(importlib.import_module(f"simcore.models.{module.parent.name}.slots_kernels"))
-             if name.isupper()}
+def test_no_slot_is_numbered_by_hand_anywhere():
+    """No file of the package but the generated modules binds a name with a slot's prefix (Y_,
+    Z_, O_, T_, R_, W_, ...): a slot is numbered only from its table."""
+    prefixes = {p for table, _ in _modules() for p in _kinds(table)} - {None}
+    generated = {Path(mod.__file__) for _, mod in _modules()}
+    for path in sorted(ROOT.rglob("*.py")):
+        if path in generated:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Assign):
+                names = [n for target in node.targets for n in _bound(target)]
+                bad = [n for n in names if n.isupper() and _prefix(n) in prefixes]
+                assert not bad, (path.relative_to(ROOT).as_posix(), bad)
+
+
+def _nowhere_else(module: Path, mod) -> None:
+    slots = {name for name in vars(mod) if name.isupper()}
     for path in sorted(module.parent.glob("*.py")):
         if path == module:
             continue

@@ -9,9 +9,14 @@ each with one line of meaning, in order; this module writes the model's slots mo
   its meaning (numba reads literals, so the kernels compile as before);
 - ``layout(<sizes>, head)``: every block's offset written into ``head``, the buffers' sizes
   returned;
-- a row helper per block that names one (``task(t, SI)``: where task ``t``'s row starts);
-- ``dims`` (each block's rows and width), ``BLOCKS`` and, in Python, ``views`` (every block as a
-  rows x columns array view) and ``dump`` (a state by name, for debugging).
+- a row helper per block that names one (``task_row(t, SI)``: where task ``t``'s row starts);
+- ``dims`` (each block's rows and width), ``BLOCKS`` and ``HEADERS``, which this module's
+  :func:`views` (every block as a rows x columns array view) and :func:`dump` (a state by name,
+  for debugging) read.
+
+A table without blocks (the SAN walker's registers) gives its constants alone. Each column set
+names the ``entity`` a row describes (and its ``dtype`` where no block holds it): a prefix means
+one kind of thing in every table (tests/test_slot_layout.py).
 
 ``python -m simcore.core.layout TABLE...`` writes each table's module beside it; ``--check`` only
 compares (tests/test_slot_layout.py runs it on every table).
@@ -28,7 +33,7 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["render", "write", "tables", "main"]
+__all__ = ["render", "write", "tables", "module_name", "views", "dump", "main"]
 
 _PREAMBLE = '''"""{title}.
 
@@ -40,8 +45,6 @@ by ``python -m simcore.core.layout``: do not edit; edit the table and run that c
 """
 
 from __future__ import annotations
-
-from simcore.core.jit import njit
 '''
 
 
@@ -72,7 +75,11 @@ def _comment(text: str) -> list[str]:
 
 
 def _check(table: dict, path: Path) -> None:
-    """Every name once; every block's offset a header slot of an int buffer; widths known."""
+    """Every name once; every block's offset a header slot of an int buffer; widths known; every
+    column set's entity named."""
+    for key, cols in table.get("columns", {}).items():
+        if "entity" not in cols:
+            raise ValueError(f"{path}: columns {key}: no entity (what one row describes)")
     names = [c[0] for c in table.get("constants", [])]
     for buf in table["buffers"]:
         names += [slot for slot, _ in buf["header"]] + [buf["size"]]
@@ -142,10 +149,8 @@ def _dims_function(table: dict) -> list[str]:
     lines = ["", "", f"def dims({sizes}) -> dict:",
              '    """Each block\'s (rows, width) for ``layout``\'s sizes, by its offset\'s name."""']
     lines += [f"    {name} = {expr}" for name, expr in table.get("derived", {}).items()]
-    lines.append("    return {")
-    lines += [f"        {b['offset']!r}: ({b['rows']}, {_width(b)})," for b in table["blocks"]]
-    lines.append("    }")
-    return lines
+    entries = [f"        {b['offset']!r}: ({b['rows']}, {_width(b)})," for b in table["blocks"]]
+    return lines + (["    return {", *entries, "    }"] if entries else ["    return {}"])
 
 
 def _row_helpers(table: dict) -> list[str]:
@@ -172,39 +177,49 @@ def _python_part(table: dict) -> list[str]:
     for buf in table["buffers"]:
         headers += [f"    {buf['name']!r}:", *_tuple_lines([slot for slot, _ in buf["header"]], " " * 8)]
         headers[-1] += ","
+    blocks = ["BLOCKS = {", *rows, "}"] if rows else ["BLOCKS = {}"]
     return ["", "", "#: per block: its buffer, the buffer whose header holds its offset, and its columns' names",
-            "BLOCKS = {", *rows, "}", "#: per buffer, its header's slots in order", "HEADERS = {", *headers, "}",
-            "", "", "def views(buffers: dict, **sizes) -> dict:",
-            '    """Every block of ``buffers`` (name -> array) as a rows x width view, by its offset\'s name;',
-            "    ``sizes``: ``layout``'s.\"\"\"",
-            "    out = {}",
-            "    for name, (rows, width) in dims(**sizes).items():",
-            "        buf, head, _ = BLOCKS[name]",
-            "        at = int(buffers[head][globals()[name]])",
-            "        out[name] = buffers[buf][at:at + rows * width].reshape(rows, width)",
-            "    return out",
-            "", "", "def dump(buffers: dict, **sizes) -> str:",
-            '    """The state by name: each header\'s slots, then each block\'s rows with its columns\' names."""',
-            "    lines = []",
-            "    for buf, names in HEADERS.items():",
-            "        if buf in buffers:",
-            "            lines += [f\"{buf}.{name} = {buffers[buf][globals()[name]]}\" for name in names]",
-            "    if all(head in buffers and buf in buffers for buf, head, _ in BLOCKS.values()):",
-            "        for name, view in views(buffers, **sizes).items():",
-            "            cols = BLOCKS[name][2] or range(view.shape[1])",
-            "            for i, row in enumerate(view.tolist()):",
-            "                lines.append(f\"{name}[{i}] \" + \" \".join(f\"{c}={v}\" for c, v in zip(cols, row)))",
-            "    return \"\\n\".join(lines)"]
+            *blocks, "#: per buffer, its header's slots in order", "HEADERS = {", *headers, "}"]
+
+
+def views(slots, buffers: dict, **sizes) -> dict:
+    """Every block of ``buffers`` (name -> array) as a rows x width view, by its offset's name;
+    ``slots``: the model's slots module, ``sizes``: its ``layout``'s."""
+    out = {}
+    for name, (rows, width) in slots.dims(**sizes).items():
+        buf, head, _ = slots.BLOCKS[name]
+        at = int(buffers[head][getattr(slots, name)])
+        out[name] = buffers[buf][at:at + rows * width].reshape(rows, width)
+    return out
+
+
+def dump(slots, buffers: dict, **sizes) -> str:
+    """A state by name (for debugging): each header's slots, then each block's rows with its
+    columns' names; ``slots``: the model's slots module."""
+    lines = []
+    for buf, names in slots.HEADERS.items():
+        if buf in buffers:
+            lines += [f"{buf}.{name} = {buffers[buf][getattr(slots, name)]}" for name in names]
+    if all(head in buffers and buf in buffers for buf, head, _ in slots.BLOCKS.values()):
+        for name, view in views(slots, buffers, **sizes).items():
+            cols = slots.BLOCKS[name][2] or range(view.shape[1])
+            for i, row in enumerate(view.tolist()):
+                lines.append(f"{name}[{i}] " + " ".join(f"{c}={v}" for c, v in zip(cols, row)))
+    return "\n".join(lines)
 
 
 def render(table_path: Path) -> str:
     """The slots module's text for the table at ``table_path``."""
     table = yaml.safe_load(table_path.read_text())
+    table.setdefault("blocks", [])
+    table.setdefault("sizes", [])
     _check(table, table_path)
     rel = table_path.relative_to(Path(__file__).resolve().parents[2]).as_posix() if table_path.is_absolute() \
         else table_path.as_posix()
     doc = "\n".join(textwrap.wrap(table["doc"], 98))
     lines = _PREAMBLE.format(title=table["title"], table=rel, doc=doc).splitlines()
+    if table["blocks"]:
+        lines += ["", "from simcore.core.jit import njit"]
     if table.get("constants"):
         lines += ["", *_comment("named numbers the blocks use")]
         lines += _constant_lines([(n, v, m) for n, v, m in table["constants"]])
@@ -216,14 +231,23 @@ def render(table_path: Path) -> str:
         names = _ints(cols["names"])
         lines += ["", *_comment(f"{key}_*: {cols['about']}")]
         lines += _constant_lines(names + [(f"{key}_COLS", len(names), "columns")])
-    lines += _layout_function(table) + _row_helpers(table) + _dims_function(table) + _python_part(table)
+    if table["blocks"]:
+        lines += _layout_function(table) + _row_helpers(table)
+    lines += _dims_function(table) + _python_part(table)
     return "\n".join(line.rstrip() for line in lines).replace("\n\n\n\n", "\n\n\n") + "\n"
 
 
 def tables(root: Path | None = None) -> list[Path]:
-    """Every model's layout table under the package."""
+    """Every layout table under the package (each model's, the SAN walker's)."""
     root = root or Path(__file__).resolve().parents[1]
-    return sorted(root.glob("models/*/layout.yaml"))
+    return sorted(root.rglob("layout.yaml"))
+
+
+def module_name(table_path: Path) -> str:
+    """The dotted name of the module the table at ``table_path`` writes."""
+    table = yaml.safe_load(table_path.read_text())
+    rel = (table_path.resolve().parent / table["module"]).relative_to(Path(__file__).resolve().parents[2])
+    return ".".join(rel.with_suffix("").parts)
 
 
 def write(table_path: Path, check: bool = False) -> bool:

@@ -32,7 +32,7 @@ POOL = 4
 MUL_HI, MUL_LO = U(2549297995355413924), U(4865540595714422341)
 SHIFT_ROT, S11, S3, S8, LOW8, S64 = U(58), U(11), U(3), U(8), U(0xFF), U(64)
 DOUBLE_UNIT = 1.0 / 9007199254740992.0
-KE, WE, FE, R_EXP = ke_double, we_double, fe_double, ziggurat_exp_r
+KE, WE, FE, EXP_R = ke_double, we_double, fe_double, ziggurat_exp_r
 
 
 def mul64(a, b):
@@ -134,7 +134,7 @@ def standard_exponential(st):
         if ri < KE[idx]:
             return x
         if idx == ZERO:
-            return R_EXP - math.log1p(-next_double(st))
+            return EXP_R - math.log1p(-next_double(st))
         if (FE[idx - ONE] - FE[idx]) * next_double(st) + FE[idx] < math.exp(-x):
             return x
 

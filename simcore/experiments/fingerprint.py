@@ -109,7 +109,8 @@ def topology_digest(spec, overrides: dict | None = None, params: dict | None = N
 SAN_IMPORTS = ("vocabulary/parameters.py", "vocabulary/domains.py", "models/numa/timeslice.py", "core/jit.py")
 # The SAN files a fit does not run: the SimPy cross-check (the reference walker and its compiled
 # one, with its compiler) and the solve/simulate commands.
-NOT_IN_A_FIT = ("san/simulate.py", "san/compiled_walk.py", "san/walk_kernel.py", "san/run.py", "core/jit.py")
+NOT_IN_A_FIT = ("san/simulate.py", "san/compiled_walk.py", "san/walk_kernel.py", "san/slots_kernels.py",
+                "san/layout.yaml", "san/run.py", "core/jit.py")
 
 
 def san_files() -> list[Path]:

@@ -20,6 +20,7 @@ import math
 import numpy as np
 import simpy
 
+from simcore.san import slots_kernels as SL
 from simcore.san import walk_kernel as K
 
 LIMIT = 1 << 22          # entries of one dense table beyond which the model stays in Python
@@ -126,12 +127,12 @@ class CompiledWalker:
         self.tables, self.times, self.rng, self.block = tables, np.asarray(times, float), rng, block
         self.state = np.asarray(tables.model.initial, np.int64)
         self.values = np.zeros((len(self.times), len(tables.model.measures)))
-        self.W = np.zeros(K.W_SIZE, np.int64)
-        self.W[K.W_STOPEARLY] = int(stop_early)
-        self.W[K.W_DRAWS] = 2 + max((len(e.moves) for e in tables.model.events), default=0)
-        self.F = np.zeros(K.F_SIZE)
-        self.F[K.F_NEXT] = self.times[0] if len(self.times) else math.inf
-        self.F[K.F_HORIZON] = self.times[-1] if len(self.times) else -math.inf
+        self.W = np.zeros(SL.W_SIZE, np.int64)
+        self.W[SL.W_STOPEARLY] = int(stop_early)
+        self.W[SL.W_DRAWS] = 2 + max((len(e.moves) for e in tables.model.events), default=0)
+        self.F = np.zeros(SL.WF_SIZE)
+        self.F[SL.WF_NEXT] = self.times[0] if len(self.times) else math.inf
+        self.F[SL.WF_HORIZON] = self.times[-1] if len(self.times) else -math.inf
         self.U = np.zeros(0)
         n = len(tables.model.events)
         self.rates = np.asarray([tables.rate(i, self.state) for i in range(n)], float)
@@ -139,12 +140,12 @@ class CompiledWalker:
 
     @property
     def steps(self) -> int:
-        return int(self.W[K.W_STEPS])
+        return int(self.W[SL.W_STEPS])
 
     def _more_uniforms(self) -> None:
         """Keep the uniforms not yet used and draw the next block (the Python walker's order)."""
-        self.U = np.concatenate([self.U[self.W[K.W_PTR]:], self.rng.random(self.block)])
-        self.W[K.W_PTR] = 0
+        self.U = np.concatenate([self.U[self.W[SL.W_PTR]:], self.rng.random(self.block)])
+        self.W[SL.W_PTR] = 0
 
     def walk(self) -> float:
         """Run the kernel to the trajectory's end; the clock then."""
@@ -152,9 +153,9 @@ class CompiledWalker:
         while True:
             code = K.walk(*args, self.U, self.times, self.values, *self.tables.arrays())
             if code == K.DONE:
-                return float(self.F[K.F_NOW])
+                return float(self.F[SL.WF_NOW])
             if code == K.NEED_RATE:
-                self.tables.rate(int(self.W[K.W_MISS]), self.state)
+                self.tables.rate(int(self.W[SL.W_MISS]), self.state)
             elif code == K.NEED_MEASURE:
                 self.tables.measure(self.state)
             else:

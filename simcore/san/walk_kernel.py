@@ -10,8 +10,9 @@ remain than a step may draw, it returns to Python, which fills the table (or the
 calls again; the step resumes where it stopped (``phase``), so a trajectory draws and computes
 exactly what the Python walker does.
 
-``W`` (int64) holds the walk's registers (``W_DRAWS``: the most uniforms a step may draw, the
-time, the event and one per participant), ``F`` (float64) its clock and horizon.
+``W`` (int64) and ``F`` (float64) hold the walk's registers, named in ``layout.yaml`` (the
+generated ``slots_kernels``, imported as ``SL``): its phase, its place in the uniforms, its clock
+and horizon.
 """
 
 from __future__ import annotations
@@ -19,13 +20,8 @@ from __future__ import annotations
 import math
 
 from simcore.core.jit import njit
+from simcore.san import slots_kernels as SL
 
-# registers in W
-W_PHASE, W_PTR, W_FILLED, W_STEPS, W_FIRED, W_POS, W_MISS, W_STOPEARLY, W_DRAWS = range(9)
-W_SIZE = 9
-# clock, next observation time, horizon, total rate of the step
-F_NOW, F_NEXT, F_HORIZON, F_TOTAL = range(4)
-F_SIZE = 4
 # phases of a step: its top (draw the time), the observation and the event, the refresh of
 # rates, the last observation
 TOP, OBSERVE, REFRESH, LAST = range(4)
@@ -72,10 +68,10 @@ def _observe(W, F, state, times, values, m_auto, m_stride, m_known, m_table, upt
     if not m_known[key]:
         return False
     n = len(times)
-    while W[W_FILLED] < n and times[W[W_FILLED]] < upto:
-        values[W[W_FILLED], :] = m_table[key, :]
-        W[W_FILLED] += 1
-    F[F_NEXT] = times[W[W_FILLED]] if W[W_FILLED] < n else math.inf
+    while W[SL.W_FILLED] < n and times[W[SL.W_FILLED]] < upto:
+        values[W[SL.W_FILLED], :] = m_table[key, :]
+        W[SL.W_FILLED] += 1
+    F[SL.WF_NEXT] = times[W[SL.W_FILLED]] if W[SL.W_FILLED] < n else math.inf
     return True
 
 
@@ -87,8 +83,8 @@ def _fire(W, state, U, i, p_off, p_auto, p_src, mv_mass, mv_off, mv_cnt, mv_dst,
         row = p_src[p] + state[k]
         lo, cnt = mv_off[row], mv_cnt[row]
         if cnt > 1:
-            u = U[W[W_PTR]]
-            W[W_PTR] += 1
+            u = U[W[SL.W_PTR]]
+            W[SL.W_PTR] += 1
             state[k] = mv_dst[lo + _right(mv_cum, lo, lo + cnt, u * mv_mass[row])]
         else:
             state[k] = mv_dst[lo]
@@ -99,23 +95,23 @@ def _next_time(W, F, state, rates, cum, U, watched, stuck):
     """The TOP phase: the rates summed up and the clock moved to the next event (phase OBSERVE), or
     phase LAST when no event can come; False (the phase unchanged) when the uniforms may run out."""
     n = len(rates)
-    if n == 0 or (W[W_STOPEARLY] == 1 and _frozen(state, watched, stuck)):
-        W[W_PHASE] = LAST
+    if n == 0 or (W[SL.W_STOPEARLY] == 1 and _frozen(state, watched, stuck)):
+        W[SL.W_PHASE] = LAST
         return True
     total = 0.0
     for j in range(n):
         total += rates[j]
         cum[j] = total
     if total <= 0:                                 # absorbing: the state holds for ever
-        W[W_PHASE] = LAST
+        W[SL.W_PHASE] = LAST
         return True
-    if W[W_PTR] + W[W_DRAWS] > len(U):
+    if W[SL.W_PTR] + W[SL.W_DRAWS] > len(U):
         return False
-    u = U[W[W_PTR]]
-    W[W_PTR] += 1
-    F[F_NOW] = F[F_NOW] + -math.log1p(-u) / total
-    F[F_TOTAL] = total
-    W[W_PHASE] = OBSERVE
+    u = U[W[SL.W_PTR]]
+    W[SL.W_PTR] += 1
+    F[SL.WF_NOW] = F[SL.WF_NOW] + -math.log1p(-u) / total
+    F[SL.WF_TOTAL] = total
+    W[SL.W_PHASE] = OBSERVE
     return True
 
 
@@ -124,38 +120,38 @@ def walk(W, F, state, rates, cum, U, times, values,
          d_off, d_auto, d_stride, r_base, r_table,
          p_off, p_auto, p_src, mv_mass, mv_off, mv_cnt, mv_dst, mv_cum,
          f_off, f_idx, watched, stuck, m_auto, m_stride, m_known, m_table):
-    """Run the trajectory until it ends (DONE) or needs Python (NEED_*; ``W[W_MISS]`` names the
+    """Run the trajectory until it ends (DONE) or needs Python (NEED_*; ``W[SL.W_MISS]`` names the
     event whose rate is missing)."""
     n = len(rates)
     while True:
-        phase = W[W_PHASE]
+        phase = W[SL.W_PHASE]
         if phase == TOP:
             if not _next_time(W, F, state, rates, cum, U, watched, stuck):
                 return NEED_UNIFORMS
         elif phase == OBSERVE:
-            now = F[F_NOW]
-            if now > F[F_NEXT]:
+            now = F[SL.WF_NOW]
+            if now > F[SL.WF_NEXT]:
                 if not _observe(W, F, state, times, values, m_auto, m_stride, m_known, m_table, now):
                     return NEED_MEASURE
-            if now > F[F_HORIZON]:
+            if now > F[SL.WF_HORIZON]:
                 return DONE
-            u = U[W[W_PTR]]
-            W[W_PTR] += 1
-            i = _right(cum, 0, n, u * F[F_TOTAL])
+            u = U[W[SL.W_PTR]]
+            W[SL.W_PTR] += 1
+            i = _right(cum, 0, n, u * F[SL.WF_TOTAL])
             _fire(W, state, U, i, p_off, p_auto, p_src, mv_mass, mv_off, mv_cnt, mv_dst, mv_cum)
-            W[W_STEPS] += 1
-            W[W_FIRED], W[W_POS], W[W_PHASE] = i, f_off[i], REFRESH
+            W[SL.W_STEPS] += 1
+            W[SL.W_FIRED], W[SL.W_POS], W[SL.W_PHASE] = i, f_off[i], REFRESH
         elif phase == REFRESH:
-            end = f_off[W[W_FIRED] + 1]
-            while W[W_POS] < end:
-                j = f_idx[W[W_POS]]
+            end = f_off[W[SL.W_FIRED] + 1]
+            while W[SL.W_POS] < end:
+                j = f_idx[W[SL.W_POS]]
                 value = r_table[r_base[j] + _key(state, d_auto, d_stride, d_off[j], d_off[j + 1])]
                 if math.isnan(value):
-                    W[W_MISS] = j
+                    W[SL.W_MISS] = j
                     return NEED_RATE
                 rates[j] = value
-                W[W_POS] += 1
-            W[W_PHASE] = TOP
+                W[SL.W_POS] += 1
+            W[SL.W_PHASE] = TOP
         else:
             if not _observe(W, F, state, times, values, m_auto, m_stride, m_known, m_table, math.inf):
                 return NEED_MEASURE

@@ -208,22 +208,29 @@ class Balancer:
         if len(domains) != n:
             raise ValueError(f"numa model: {len(domains)} domain lists for {n} CPUs")
         self.static = _static(domains, policy, n, busy_balancers(system.cpu_node, params["periodic_balancer"]))
+        key = ("start", self.instant, self.sleeps, self.tick)
+        made = self.static.extra.get(key)
+        if made is None:                  # the same for every run of the batch: made once
+            made = self.static.extra[key] = self._start(n)
+        self.L, I, F, self.first = made
+        self.I, self.F = I.copy(), F.copy()
+        self._doms = None
+
+    def _start(self, n: int) -> tuple[int, np.ndarray, np.ndarray, list[float]]:
+        """Domains per CPU (at most), the buffers at the run's start (the domains' constants, each
+        CPU's last attempt staggered as rebalance_tick staggers it, its first timer armed) and each
+        CPU's first attempt (t = 0)."""
         static = self.static.doms
-        self.L = max(1, max(len(doms) for doms in static))       # (a machine may have no domains)
+        L = max(1, max(len(doms) for doms in static))       # (a machine may have no domains)
         P = max(1, max(sum(dom.periodic for dom in doms) for doms in static))
         G = max((len(dom.groups) for doms in static for dom in doms), default=1)
-        key = ("buffers", self.L, P, G, self.instant, self.sleeps, self.tick)
-        made = self.static.extra.get(key)
-        if made is None:                  # the domains' constants, once per batch
-            made = self.static.extra[key] = self._constants(n, self.L, P, G)
-        self.I, self.F = made[0].copy(), made[1].copy()
-        self._doms = None
+        I, F = self._constants(n, L, P, G)
         hz_stagger = 1000.0 / self.tick
-        last = int(self.I[SL.OF_LAST])
+        last = int(I[SL.OF_LAST])
         for c in range(n):
             offset = math.floor(hz_stagger * c / n) * self.tick   # rebalance_tick's per-CPU stagger
-            self.F[last + c * self.L:last + c * self.L + len(static[c])] = -offset
-        self.first = [K.arm(c, 0.0, self.F, self.I) for c in range(n)]   # each CPU's first attempt (t = 0)
+            F[last + c * L:last + c * L + len(static[c])] = -offset
+        return L, I, F, [K.arm(c, 0.0, F, I) for c in range(n)]
 
     def _constants(self, n: int, L: int, P: int, G: int) -> tuple[np.ndarray, np.ndarray]:
         """The int and float buffers with their layout, header and every domain's constants."""

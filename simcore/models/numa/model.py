@@ -23,6 +23,7 @@ from simcore.models import Constraint, Metric, Parameter, with_defaults
 from simcore.models.numa.bursts import check_machine
 from simcore.models.numa.policies import zone_size  # importing registers the policies
 from simcore.models.numa.task import Task, TaskSpec
+from simcore.models.numa.task import columns as task_columns
 from simcore.models.numa.timeslice import timeslice
 from simcore.models.numa.trace import format_trace
 from simcore.models.registry import get_policy, with_hyperparameters
@@ -548,8 +549,9 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
     """Run ``policy`` on ``workload`` until every task has finished. ``draws``: a dict shared by
     the runs of one workload, where the tasks' burst/I-O draws are kept; ``scripted``: draws given
     by hand, task seed -> standard exponentials in the order the task takes them (scenario tests;
-    ``system._draws``). ``fill_tasks`` False leaves the tasks' result fields unset (only the
-    metrics are wanted: ``run_replication``).
+    ``system._draws``). ``fill_tasks`` False: only the metrics are wanted (``run_replication``), so
+    the tasks' result fields are left unset, and a compiled run makes no Task objects at all (the
+    result's ``tasks`` is None).
     ``attach(engine, system)``, if given, is called before the run starts (e.g. a monitor)."""
     from simcore.models.numa import invariants
     from simcore.models.numa.system import NumaSystem
@@ -569,13 +571,14 @@ def simulate(params: dict, workload: list[TaskSpec], policy: str, streams: Strea
     system = NumaSystem(engine, machine, domains, impl, params)
     if params["check_invariants"]:
         system.check = invariants.check
-    tasks = [Task(spec, params, trace) for spec in workload]
-    system.expect(tasks, draws, scripted)
-    order = sorted(range(len(tasks)), key=lambda i: (tasks[i].spec.created, i))
-    if attach is None and COMPILED_LOOP and not system.observed:
-        system.run_compiled(order)
+    compiled = attach is None and COMPILED_LOOP and not trace and not params["check_invariants"]
+    tasks = [Task(spec, params, trace) for spec in workload] if fill_tasks or not compiled else None
+    cols = task_columns(workload, params, draws)
+    system.expect(tasks, draws, scripted, cols)
+    if compiled and not system.observed:
+        system.run_compiled()
     else:
-        _run_on_simpy(engine, system, tasks, order, attach)
+        _run_on_simpy(engine, system, tasks, cols.order.tolist(), attach)
     system.close(fill_tasks or params["check_invariants"])
     if params["check_invariants"]:
         invariants.check_final(system)

@@ -411,28 +411,3 @@ HEADERS = {
     'F':
         ('B_TICK',),
 }
-
-
-def views(buffers: dict, **sizes) -> dict:
-    """Every block of ``buffers`` (name -> array) as a rows x width view, by its offset's name;
-    ``sizes``: ``layout``'s."""
-    out = {}
-    for name, (rows, width) in dims(**sizes).items():
-        buf, head, _ = BLOCKS[name]
-        at = int(buffers[head][globals()[name]])
-        out[name] = buffers[buf][at:at + rows * width].reshape(rows, width)
-    return out
-
-
-def dump(buffers: dict, **sizes) -> str:
-    """The state by name: each header's slots, then each block's rows with its columns' names."""
-    lines = []
-    for buf, names in HEADERS.items():
-        if buf in buffers:
-            lines += [f"{buf}.{name} = {buffers[buf][globals()[name]]}" for name in names]
-    if all(head in buffers and buf in buffers for buf, head, _ in BLOCKS.values()):
-        for name, view in views(buffers, **sizes).items():
-            cols = BLOCKS[name][2] or range(view.shape[1])
-            for i, row in enumerate(view.tolist()):
-                lines.append(f"{name}[{i}] " + " ".join(f"{c}={v}" for c, v in zip(cols, row)))
-    return "\n".join(lines)

@@ -50,7 +50,8 @@ from simcore.models.numa import slots_kernels as SL
 from simcore.models.numa import system_kernels as SK
 from simcore.models.numa import task_kernels as TKK
 from simcore.models.numa.balancer import Balancer
-from simcore.models.numa.task import BLOCKED, DONE, NEW, QUEUED, RUNNING
+from simcore.models.numa.task import BLOCKED, DONE, NEW, QUEUED, RUNNING, TaskColumns
+from simcore.models.numa.task import columns as task_columns
 
 _STATES = (NEW, QUEUED, RUNNING, BLOCKED, DONE)
 _SEGMENTS = ("wait", "run", "io")       # the log's kinds LOG_WAIT, LOG_RUN, LOG_IO as a trace names them
@@ -69,15 +70,9 @@ class NumaSystem(ProxyCalendar):
         self.params = params
         self.policy = policy
         self.ncpus = int(machine.cpus)
-        self.cpu_node = [int(n) for n in machine.cpu_node]
         self.tick = float(params["tick"])
-        dist = [[float(x) for x in row] for row in machine.distances]
-        levels = sorted({d for row in dist for d in row})
-        self.levels = levels
-        self.dist = dist
-        self.level_of = [[levels.index(d) for d in row] for row in dist]
-        m = float(params["memory_stall_fraction"])
-        self.factor = [[1.0 + m * (d / 10.0 - 1.0) for d in row] for row in dist]
+        self.cpu_node, self.dist, self.levels, self.level_of, self.factor = _distances(
+            machine, float(params["memory_stall_fraction"]))
         self.lifetime = params["locality_scope"] == "lifetime"   # bursts drawn as wall time (bursts.py)
         self.migration_cost = float(params["migration_cost"])   # work redone after a migration
         self.attempt_cost = float(params["lb_attempt_cost"])    # CPU time of a balancing attempt
@@ -97,40 +92,46 @@ class NumaSystem(ProxyCalendar):
         return self.balancer.unflushed()
 
     # -- building the arrays ---------------------------------------------------------------------
-    def expect(self, tasks: list, draws: dict | None = None, scripted: dict | None = None) -> None:
+    def expect(self, tasks: list | None, draws: dict | None = None, scripted: dict | None = None,
+               cols: TaskColumns | None = None) -> None:
         """The workload's tasks (not yet created): the arrays of the run, then the calendar with
-        each CPU's first balancing timer. ``draws``: a dict shared by the runs of one workload,
-        where the tasks' draws are kept for the next; ``scripted``: draws given by hand
-        (``_draws``)."""
-        self._shared, self._scripted = draws, scripted
-        self.created_at = np.array([t.spec.created for t in tasks], dtype=np.float64)
-        self.to_finish = len(tasks)
+        each CPU's first balancing timer. ``cols``: the workload as arrays (``task.columns``; made
+        from ``tasks`` if not given); ``tasks`` None: a run that keeps no Task objects (compiled,
+        nothing filled). ``draws``: a dict shared by the runs of one workload, where the tasks'
+        draws and columns are kept for the next; ``scripted``: draws given by hand (``_draws``)."""
+        if cols is None:
+            cols = task_columns([t.spec for t in tasks], self.params)
+        self._shared, self._scripted, self.cols = draws, scripted, cols
+        self.created_at = cols.created
+        self.to_finish = len(cols)
         self._tasks = self.expected = tasks
+        self.created_order: list[int] = []
         self.moves: list[tuple[float, int, int, int]] = []
-        self._index = {id(task): i for i, task in enumerate(tasks)}
+        self._index = {id(task): i for i, task in enumerate(tasks)} if tasks is not None else {}
         bal = self.balancer
         self.F, self.I = bal.F, bal.I
-        self.SI, self.SF = self._arrays(tasks)
+        self.SI, self.SF = self._arrays(cols, tasks is not None and any(t.trace is not None for t in tasks))
         for cpu, t, eid in self._first_timers:
             LK.schedule_with(self.ncpus + cpu, t, NORMAL, eid, self.SI, self.SF)
         self._start_proxies()
         self._push_head()
 
-    def _arrays(self, tasks: list) -> tuple[np.ndarray, np.ndarray]:
-        """The buffers ``SI`` and ``SF`` (``layout_kernels``) for this run."""
-        n, T, L = self.ncpus, len(tasks), self.balancer.L
+    def _arrays(self, cols: TaskColumns, logged: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The buffers ``SI`` and ``SF`` (``layout_kernels``) for this run; ``logged``: with room
+        for the log of the tasks' traces."""
+        n, T, L = self.ncpus, len(cols), self.balancer.L
         bal, params, nodes, levels = self.balancer, self.params, len(self.dist), len(self.levels)
-        draws, starts = _draws(tasks, params["io_wait"] == "rest-of-slice", self._slowest(), self._first_slowest(),
+        draws, starts = _draws(cols, params["io_wait"] == "rest-of-slice", self._slowest(), self._first_slowest(),
                                self._shared, self._scripted)
         head = np.zeros(SL.Y_SIZE, dtype=np.int64)
-        room = LK.log_room(n, T) if any(task.trace is not None for task in tasks) else 0
+        room = LK.log_room(n, T) if logged else 0
         isize, fsize = SL.layout(n, T, n * L, nodes, levels, len(draws), 2 * room, head)
         SI, SF = np.zeros(isize, dtype=np.int64), np.zeros(fsize)
         SI[:SL.Y_SIZE] = head
         SI[SL.Y_LOGCAP], SI[SL.Y_ROOM], SI[SL.Y_STEP] = 2 * room, room, int(self.check is not None)
 
         self._header(SI, SF, T, nodes, levels)
-        self._tasks_into(tasks, starts, _view(SI, SI[SL.O_TI], T, SL.T_COLS), _view(SF, SI[SL.OF_TF], T, SL.F_COLS))
+        self._tasks_into(cols, starts, _view(SI, SI[SL.O_TI], T, SL.T_COLS), _view(SF, SI[SL.OF_TF], T, SL.F_COLS))
         RI = _view(SI, SI[SL.O_RI], n, SL.R_COLS)
         RI[:, SL.R_CURR] = -1
         RI[:, SL.R_ORDER] = np.arange(n) - n
@@ -181,17 +182,14 @@ class NumaSystem(ProxyCalendar):
         SF[SL.Z_MCOST], SF[SL.Z_ACOST] = self.migration_cost, self.attempt_cost
 
     @staticmethod
-    def _tasks_into(tasks: list, starts: np.ndarray, TI: np.ndarray, TF: np.ndarray) -> None:
+    def _tasks_into(cols: TaskColumns, starts: np.ndarray, TI: np.ndarray, TF: np.ndarray) -> None:
         """Each task's state before its creation (its first burst is drawn when it is created)."""
-        for col, values in ((SL.T_PRIO, [t.prio for t in tasks]), (SL.T_IOBOUND, [t.spec.io_bound for t in tasks])):
-            TI[:, col] = values
+        TI[:, SL.T_PRIO], TI[:, SL.T_IOBOUND] = cols.prio, cols.io_bound
         TI[:, SL.T_CPU] = TI[:, SL.T_HOME] = -1
         TI[:, SL.T_DI] = starts[:-1]
         TI[:, SL.T_DEND] = starts[1:]
-        for col, values in ((SL.F_SLICE, [t.slice for t in tasks]), (SL.F_SLEFT, [t.slice for t in tasks]),
-                            (SL.F_DEMAND, [t.spec.demand for t in tasks]), (SL.F_SEG, [t.spec.created for t in tasks]),
-                            (SL.F_MEANB, [t.mean_burst for t in tasks])):
-            TF[:, col] = values
+        TF[:, SL.F_SLICE] = TF[:, SL.F_SLEFT] = cols.slice
+        TF[:, SL.F_DEMAND], TF[:, SL.F_SEG], TF[:, SL.F_MEANB] = cols.demand, cols.created, cols.mean_burst
         TF[:, SL.F_LAST] = -1e18
         TF[:, SL.F_SCALE] = 1.0          # a task's first burst is drawn at home (bursts.py)
         TI[:, SL.T_STATE] = LK.NEW
@@ -202,6 +200,7 @@ class NumaSystem(ProxyCalendar):
     def create(self, task) -> None:
         """A new task (an arrival, a SimPy event): the kernels place and queue it."""
         self.tasks.append(task)
+        self.created_order.append(self._index[id(task)])
         SI = self.SI
         self.handing(SI, SL.Y_EID, SC.create, self._index[id(task)], task.spec.parent_cpu, self.engine.now, SI,
                      self.SF, self.F, self.I)
@@ -214,20 +213,20 @@ class NumaSystem(ProxyCalendar):
         Such a run is driven by SimPy (``create``)."""
         return self.check is not None or bool(self.SI[SL.Y_LOGCAP])
 
-    def run_compiled(self, order: list[int]) -> None:
+    def run_compiled(self) -> None:
         """The whole run in the kernels' event loop (``system_kernels.run``), for a run nothing
-        in Python observes: the tasks created in ``order`` at their creation times, keyed as
+        in Python observes: the tasks created in creation order at their creation times, keyed as
         SimPy would key the arrivals ``model.simulate`` schedules. The engine's clock and event
         count, and the tasks created, end as the SimPy-driven run leaves them."""
-        engine, SI, tasks = self.engine, self.SI, self._tasks
-        created = self.created_at
-        parents = np.array([t.spec.parent_cpu for t in tasks], dtype=np.int64)
-        order_ = np.array(order, dtype=np.int64)
-        state, at = self.arrival_cursor(created[order_[0]] if len(order_) else None)
-        self.handing(SI, SL.Y_EID, SK.run, created, order_, parents, state, at, SI, self.SF, self.F, self.I)
+        engine, SI, cols = self.engine, self.SI, self.cols
+        order = cols.order
+        state, at = self.arrival_cursor(cols.created[order[0]] if len(order) else None)
+        self.handing(SI, SL.Y_EID, SK.run, cols.created, order, cols.parent, state, at, SI, self.SF, self.F, self.I)
         if SI[SL.Y_MORE]:
             raise RuntimeError("numa model: the compiled loop stopped for Python in a run nothing observes")
-        self.tasks.extend(tasks[k] for k in order[:int(state[C.A_NEXT])])
+        self.created_order = order[:int(state[C.A_NEXT])].tolist()
+        if self._tasks is not None:
+            self.tasks.extend(self._tasks[k] for k in self.created_order)
         engine.events += int(state[C.A_EVENTS])
         self.unfinished = int(SI[SL.Y_UNFIN])
         if SI[SL.Y_STOP]:
@@ -314,10 +313,9 @@ class NumaSystem(ProxyCalendar):
         results read out as arrays (``outcome``: what ``model.measure`` reads) and, with
         ``fill_tasks``, into the tasks' own fields; then the system's counters."""
         self.lb_attempts, self.lb_failed, self.lb_dead = self.balancer.close(self.engine.now)
-        SI, SF, T, levels = self.SI, self.SF, len(self._tasks), int(self.SI[SL.Y_LEVELS])
+        SI, SF, T, levels = self.SI, self.SF, len(self.cols), int(self.SI[SL.Y_LEVELS])
         TI, TF = self.block("O_TI", T), self.block("OF_TF", T)
-        index = self._index
-        self.outcome = Outcome(np.array([index[id(task)] for task in self.tasks], dtype=np.int64),
+        self.outcome = Outcome(np.array(self.created_order, dtype=np.int64),
                                TF[:, SL.F_FIN].copy(), self.created_at,
                                _view(SF, SI[SL.OF_LT], T, levels).copy(), _view(SI, SI[SL.O_LORD], T, levels).copy(),
                                TI[:, SL.T_MIGR].copy())
@@ -347,13 +345,32 @@ class Outcome(NamedTuple):
     migrations: np.ndarray     # moves by the balancer
 
 
+_MACHINES: dict = {}
+
+
+def _distances(machine, stall: float) -> tuple[list, list, list, list, list]:
+    """Per CPU its node; the node distances, the distinct ones in order (levels), each pair's
+    level and each pair's memory slowdown at ``stall`` (memory_stall_fraction): made once per
+    machine and stall, shared by the runs of a batch (read only)."""
+    hit = _MACHINES.get((id(machine), stall))
+    if hit is None or hit[0] is not machine:
+        if len(_MACHINES) >= 16:
+            _MACHINES.clear()
+        dist = [[float(x) for x in row] for row in machine.distances]
+        levels = sorted({d for row in dist for d in row})
+        hit = _MACHINES[(id(machine), stall)] = (
+            machine, [int(n) for n in machine.cpu_node], dist, levels, [[levels.index(d) for d in row] for row in dist],
+            [[1.0 + stall * (d / 10.0 - 1.0) for d in row] for row in dist])
+    return hit[1:]
+
+
 def _view(buf: np.ndarray, at, rows: int, cols: int) -> np.ndarray:
     """Block ``rows`` x ``cols`` of ``buf`` from ``at``, as a 2-D view."""
     at = int(at)
     return buf[at:at + rows * cols].reshape(rows, cols)
 
 
-def _draws(tasks: list, io_rest: bool, slowest: float = 1.0, first: float = 1.0,
+def _draws(cols: TaskColumns, io_rest: bool, slowest: float = 1.0, first: float = 1.0,
            shared: dict | None = None, scripted: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Every task's draws, as one array, and where each task's start (``starts[i]``; the last entry
     is the end): as many as the task can take (``task_kernels.workload_draws``), which does not
@@ -361,39 +378,36 @@ def _draws(tasks: list, io_rest: bool, slowest: float = 1.0, first: float = 1.0,
     with bursts drawn as wall time (locality_scope 'lifetime', bursts.py) serves each over the
     slowdown where it is drawn: the first at ``first`` (1 when it starts at home), the others at
     ``slowest``, where every burst serves least, so the count bounds any run's (whether a burst
-    ends in I/O does not depend on the slowdown). ``shared``: a dict kept by the runs of one
-    workload, where the draws are found again by the next policy's run. ``scripted``: draws given
-    by hand, seed -> array, to the tasks of those seeds (scenario tests)."""
+    ends in I/O does not depend on the slowdown). ``shared``: the dict kept by the runs of one
+    workload (``task.columns``), where the draws are found again by the next policy's run.
+    ``scripted``: draws given by hand, seed -> array, to the tasks of those seeds (scenario tests)."""
     if scripted:
-        return _scripted_draws(tasks, io_rest, slowest, first, scripted)
-    cols = [np.array(values, dtype=dtype) for values, dtype in (
-        ([t.spec.seed for t in tasks], np.int64), ([t.mean_burst for t in tasks], np.float64),
-        ([t.slice for t in tasks], np.float64), ([t.spec.demand for t in tasks], np.float64),
-        ([t.spec.io_bound for t in tasks], np.bool_))]
-    key = (io_rest, slowest, first, *(c.tobytes() for c in cols))
+        return _scripted_draws(cols, io_rest, slowest, first, scripted)
+    key = ("draws", io_rest, slowest, first, *(cols.slice.tobytes(), cols.mean_burst.tobytes()))
     if shared is not None and key in shared:
         return shared[key]
-    found = TKK.workload_draws(*cols, io_rest, slowest, first)
+    found = TKK.workload_draws(cols.seed, cols.mean_burst, cols.slice, cols.demand, cols.io_bound, io_rest, slowest,
+                               first)
     if shared is not None:
         shared[key] = found
     return found
 
 
-def _scripted_draws(tasks: list, io_rest: bool, slowest: float, first: float,
+def _scripted_draws(cols: TaskColumns, io_rest: bool, slowest: float, first: float,
                     scripted: dict) -> tuple[np.ndarray, np.ndarray]:
     """``_draws`` with the tasks whose seed ``scripted`` names taking the values given there; an
     error if they are fewer than such a task's run can take."""
-    draws, starts = _draws(tasks, io_rest, slowest, first)
+    draws, starts = _draws(cols, io_rest, slowest, first)
     parts = []
-    for i, task in enumerate(tasks):
-        given = scripted.get(task.spec.seed)
-        if given is None or not task.spec.io_bound:
+    for i, seed in enumerate(cols.seed.tolist()):
+        given = scripted.get(seed)
+        if given is None or not cols.io_bound[i]:
             parts.append(draws[starts[i]:starts[i + 1]])
             continue
         given = np.asarray(given, dtype=np.float64)
-        need = TKK.count_draws(given, task.mean_burst, task.slice, task.spec.demand, io_rest, slowest, first)
+        need = TKK.count_draws(given, cols.mean_burst[i], cols.slice[i], cols.demand[i], io_rest, slowest, first)
         if not 0 <= need <= len(given):
-            raise ValueError(f"numa model: the {len(given)} draws scripted for seed {task.spec.seed} are fewer "
+            raise ValueError(f"numa model: the {len(given)} draws scripted for seed {seed} are fewer "
                              "than its run can take")
         parts.append(given[:need])
     return np.concatenate(parts), np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)

@@ -22,6 +22,7 @@ from simpy.events import NORMAL
 
 from simcore.core.engine import END, ProxyCalendar
 from simcore.models.pools import pool_kernels as PK
+from simcore.models.pools import slots_kernels as SL
 from simcore.models.pools.workload import Job, thread_demands
 
 INIT, PARA, FINAL = PK.INIT, PK.PARA, PK.FINAL
@@ -60,11 +61,11 @@ class ThreadView:
     def __init__(self, system: "PoolSystem", row: int):
         self.system, self.row = system, row
 
-    job = property(lambda self: self.system._states[int(self.system.TI[self.row, PK.T_JOB])])
+    job = property(lambda self: self.system._states[int(self.system.TI[self.row, SL.TH_JOB])])
     left = property(lambda self: float(self.system.TF[self.row]))
-    pool = property(lambda self: int(self.system.TI[self.row, PK.T_POOL]))
-    master = property(lambda self: bool(self.system.TI[self.row, PK.T_MASTER]))
-    serial = property(lambda self: int(self.system.TI[self.row, PK.T_SERIAL]))
+    pool = property(lambda self: int(self.system.TI[self.row, SL.TH_POOL]))
+    master = property(lambda self: bool(self.system.TI[self.row, SL.TH_MASTER]))
+    serial = property(lambda self: int(self.system.TI[self.row, SL.TH_SERIAL]))
 
 
 class PoolView:
@@ -79,27 +80,27 @@ class PoolView:
 
     @property
     def active(self) -> int:
-        return int(self.system.S[self.at + PK.Q_ACTIVE])
+        return int(self.system.S[self.at + SL.PQ_ACTIVE])
 
     @property
     def waiting(self) -> int:
-        return int(self.system.S[self.at + PK.Q_LEN])
+        return int(self.system.S[self.at + SL.PQ_LEN])
 
     @property
     def n_idle(self) -> int:
-        return int(self.system.S[self.at + PK.Q_NIDLE])
+        return int(self.system.S[self.at + SL.PQ_NIDLE])
 
     @property
     def idle(self) -> list[int]:
         S = self.system.S
-        return [c for c in self.procs if S[PK.H_SIZE + c * PK.C_COLS + PK.C_IDLE]]
+        return [c for c in self.procs if S[SL.cpu(c, S) + SL.R_IDLE]]
 
     @property
     def queue(self) -> list[ThreadView]:
-        out, t = [], int(self.system.S[self.at + PK.Q_HEAD])
+        out, t = [], int(self.system.S[self.at + SL.PQ_HEAD])
         for _ in range(self.waiting):
             out.append(ThreadView(self.system, t))
-            t = int(self.system.TI[t, PK.T_NEXT])
+            t = int(self.system.TI[t, SL.TH_NEXT])
         return out
 
 
@@ -122,48 +123,49 @@ class PoolSystem(ProxyCalendar):
         self.in_pool = params["in_pool_factor"] * excess
         self.check = None
         self.S, self.SF = self._buffers_for(params, npools, excess, log)
-        self.TI, self.TF = np.zeros((0, PK.T_COLS), dtype=np.int64), np.zeros(0)
-        self.JI, self.JF = np.zeros((0, PK.J_COLS), dtype=np.int64), np.zeros(0)
-        base = PK.H_SIZE + P * PK.C_COLS
-        self.pools = [PoolView(self, q, base + q * PK.Q_COLS) for q in range(npools)]
+        self.TI, self.TF = np.zeros((0, SL.TH_COLS), dtype=np.int64), np.zeros(0)
+        self.JI, self.JF = np.zeros((0, SL.J_COLS), dtype=np.int64), np.zeros(0)
+        self.pools = [PoolView(self, q, int(SL.pool(q, self.S))) for q in range(npools)]
         self._states: list[JobState] = []
         self._rows: dict[int, int] = {}      # id of a job's state -> its row
         self._start_proxies()
 
     def _buffers_for(self, params: dict, npools: int, excess: int, log: int) -> tuple:
         P = params["processors"]
-        ssize, fsize = PK.sizes(P, npools, log)
+        head = np.zeros(SL.Y_SIZE, dtype=np.int64)
+        ssize, fsize = SL.layout(P, npools, log, head)
         S, SF = np.zeros(ssize, dtype=np.int64), np.zeros(fsize)
-        S[PK.H_NSAMPLE] = S[PK.H_LEFT] = params["jobs"]
-        S[PK.H_NEED], S[PK.H_P], S[PK.H_NPOOLS], S[PK.H_PSIZE], S[PK.H_LAZY] = -1, P, npools, self.p, int(self.lazy)
-        S[PK.H_FREE], S[PK.H_LOGCAP] = -1, log
+        S[:SL.Y_SIZE] = head
+        S[SL.Y_NSAMPLE] = S[SL.Y_LEFT] = params["jobs"]
+        S[SL.Y_NEED], S[SL.Y_P], S[SL.Y_NPOOLS], S[SL.Y_PSIZE], S[SL.Y_LAZY] = -1, P, npools, self.p, int(self.lazy)
+        S[SL.Y_FREE], S[SL.Y_LOGCAP] = -1, log
         for cpu in range(P):
-            at = PK.H_SIZE + cpu * PK.C_COLS
-            S[at + PK.C_ON], S[at + PK.C_LAST], S[at + PK.C_EID], S[at + PK.C_IDLE] = -1, -1, -1, 1
-            SF[PK.F_SIZE + cpu * PK.CF_COLS + PK.CF_AT] = math.inf
+            at = SL.cpu(cpu, S)
+            S[at + SL.R_ON], S[at + SL.R_LAST], S[at + SL.R_EID], S[at + SL.R_IDLE] = -1, -1, -1, 1
+            SF[SL.cpu_frow(cpu, S) + SL.RF_AT] = math.inf
         for q in range(npools):
-            at = PK.H_SIZE + P * PK.C_COLS + q * PK.Q_COLS
-            S[at + PK.Q_HEAD], S[at + PK.Q_TAIL], S[at + PK.Q_NIDLE] = -1, -1, self.p
-        SF[PK.F_SLICE], SF[PK.F_CONT] = float(params["time_slice"]), params["contention_factor"] * excess
-        SF[PK.F_CACHE] = float(params["cache_cost"])
-        SF[PK.F_SAME] = params["cache_fraction"] * SF[PK.F_CACHE]
-        SF[PK.F_FINAL], SF[PK.F_INIT] = float(params["final_demand"]), float(params["init_demand"])
+            at = SL.pool(q, S)
+            S[at + SL.PQ_HEAD], S[at + SL.PQ_TAIL], S[at + SL.PQ_NIDLE] = -1, -1, self.p
+        SF[SL.Z_SLICE], SF[SL.Z_CONT] = float(params["time_slice"]), params["contention_factor"] * excess
+        SF[SL.Z_CACHE] = float(params["cache_cost"])
+        SF[SL.Z_SAME] = params["cache_fraction"] * SF[SL.Z_CACHE]
+        SF[SL.Z_FINAL], SF[SL.Z_INIT] = float(params["final_demand"]), float(params["init_demand"])
         return S, SF
 
     # -- what the state shows ------------------------------------------------------------------------
     def set_lazy(self, lazy: bool) -> None:
         """Fire only the slice ends someone waits for (True), or every one."""
-        self.S[PK.H_LAZY] = int(lazy)
+        self.S[SL.Y_LAZY] = int(lazy)
 
     @property
     def on_cpu(self) -> list[ThreadView | None]:
         """Each processor's thread (None: idle)."""
-        on = [int(self.S[PK.H_SIZE + c * PK.C_COLS + PK.C_ON]) for c in range(int(self.S[PK.H_P]))]
+        on = [int(self.S[SL.cpu(c, self.S) + SL.R_ON]) for c in range(int(self.S[SL.Y_P]))]
         return [ThreadView(self, t) if t >= 0 else None for t in on]
 
-    busy = property(lambda self: int(self.S[PK.H_BUSY]), doc="processors busy now")
-    switches = property(lambda self: int(self.S[PK.H_SWITCHES]), doc="context switches so far")
-    busy_area = property(lambda self: float(self.SF[PK.F_AREA]), doc="the busy integral up to its last update")
+    busy = property(lambda self: int(self.S[SL.Y_BUSY]), doc="processors busy now")
+    switches = property(lambda self: int(self.S[SL.Y_SWITCHES]), doc="context switches so far")
+    busy_area = property(lambda self: float(self.SF[SL.Z_AREA]), doc="the busy integral up to its last update")
 
     def area(self) -> float:
         """The busy-processor integral up to now."""
@@ -172,17 +174,15 @@ class PoolSystem(ProxyCalendar):
     def log_rows(self) -> list[tuple]:
         """The log: (kind, time, cpu, thread serial, job state, master, work start) per dispatch
         (kind ``PK.DISPATCH``) or thread's end (``PK.END``), in the order they happened."""
-        n, cap = int(self.S[PK.H_NLOG]), int(self.S[PK.H_LOGCAP])
+        n, cap = int(self.S[SL.Y_NLOG]), int(self.S[SL.Y_LOGCAP])
         if n > cap:
             raise RuntimeError(f"pools model: the log holds {cap} rows and the run made {n}.")
-        li, lf = (
-            PK.H_SIZE + int(self.S[PK.H_P]) * PK.C_COLS + len(self.pools) * PK.Q_COLS,
-            PK.F_SIZE + int(self.S[PK.H_P]) * PK.CF_COLS,
-        )
-        L = self.S[li:li + n * PK.L_COLS].reshape(n, PK.L_COLS)
-        LF = self.SF[lf:lf + n * PK.LF_COLS].reshape(n, PK.LF_COLS)
-        return [(int(r[PK.L_KIND]), float(f[PK.LF_TIME]), int(r[PK.L_CPU]), int(r[PK.L_SERIAL]),
-                 self._states[int(r[PK.L_JOB])], bool(r[PK.L_MASTER]), float(f[PK.LF_START])) for r, f in zip(L, LF)]
+        li, lf = int(self.S[SL.O_LG]), int(self.S[SL.OF_LG])
+        L = self.S[li:li + n * SL.LG_COLS].reshape(n, SL.LG_COLS)
+        LF = self.SF[lf:lf + n * SL.LGF_COLS].reshape(n, SL.LGF_COLS)
+        return [(int(r[SL.LG_KIND]), float(f[SL.LGF_TIME]), int(r[SL.LG_CPU]), int(r[SL.LG_SERIAL]),
+                 self._states[int(r[SL.LG_JOB])], bool(r[SL.LG_MASTER]), float(f[SL.LGF_START]))
+                for r, f in zip(L, LF)]
 
     # -- jobs ------------------------------------------------------------------------------------------
     def arrive(self, job: Job) -> JobState:
@@ -238,16 +238,16 @@ class PoolSystem(ProxyCalendar):
 
     def _room(self, threads: int) -> None:
         """At least ``threads`` rows on the free list and a row for one more job."""
-        free, t = 0, int(self.S[PK.H_FREE])
+        free, t = 0, int(self.S[SL.Y_FREE])
         while t >= 0 and free < threads:
-            free, t = free + 1, int(self.TI[t, PK.T_NEXT])
+            free, t = free + 1, int(self.TI[t, SL.TH_NEXT])
         if free < threads:
             old = len(self.TF)
             new = max(2 * old, old + threads, 64)
             self.TI, self.TF = _grown(self.TI, new), _grown(self.TF, new)
-            self.TI[old:, PK.T_NEXT] = np.arange(old + 1, new + 1)
-            self.TI[new - 1, PK.T_NEXT] = self.S[PK.H_FREE]
-            self.S[PK.H_FREE] = old
+            self.TI[old:, SL.TH_NEXT] = np.arange(old + 1, new + 1)
+            self.TI[new - 1, SL.TH_NEXT] = self.S[SL.Y_FREE]
+            self.S[SL.Y_FREE] = old
         if len(self._states) >= len(self.JF):
             new = max(2 * len(self.JF), 256)
             self.JI, self.JF = _grown(self.JI, new), _grown(self.JF, new)
@@ -255,7 +255,7 @@ class PoolSystem(ProxyCalendar):
     # -- the run ---------------------------------------------------------------------------------------
     def _call(self, kernel, *args):
         """A kernel call at ``engine.now``, then a proxy at the calendar's first timer."""
-        out = self.handing(self.S, PK.H_EID, kernel, *args, self.engine.now, *self._buffers())
+        out = self.handing(self.S, SL.Y_EID, kernel, *args, self.engine.now, *self._buffers())
         self._after()
         return out
 
@@ -275,22 +275,22 @@ class PoolSystem(ProxyCalendar):
         engine, S = self.engine, self.S
         engine.now = now
         queue = self._simpy_queue
-        S[PK.H_STEP] = self.check is not None
+        S[SL.Y_STEP] = self.check is not None
         while True:
             stop = queue[0] if queue else END
-            self.handing(S, PK.H_EID, PK.drain, stop[0], stop[1], stop[2], *self._buffers())
-            engine.events += int(S[PK.H_FIRED])
-            if self.check is not None and S[PK.H_FIRED]:
+            self.handing(S, SL.Y_EID, PK.drain, stop[0], stop[1], stop[2], *self._buffers())
+            engine.events += int(S[SL.Y_FIRED])
+            if self.check is not None and S[SL.Y_FIRED]:
                 self.check(self)
-            if S[PK.H_NEED] >= 0:
-                self._fork(int(S[PK.H_NEED]), float(self.SF[PK.F_NOW]))
+            if S[SL.Y_NEED] >= 0:
+                self._fork(int(S[SL.Y_NEED]), float(self.SF[SL.Z_NOW]))
                 if self.check is not None:
                     self.check(self)
-            elif not (S[PK.H_STEP] and S[PK.H_FIRED]):
+            elif not (S[SL.Y_STEP] and S[SL.Y_FIRED]):
                 break
-        if S[PK.H_STOP] == 1:          # the last sampled job's end: SimPy's stop event, keyed as Engine.stop's
-            S[PK.H_STOP] = 2
-            self._stop_at(float(self.SF[PK.F_STOPT]), int(S[PK.H_STOPE]))
+        if S[SL.Y_STOP] == 1:          # the last sampled job's end: SimPy's stop event, keyed as Engine.stop's
+            S[SL.Y_STOP] = 2
+            self._stop_at(float(self.SF[SL.Z_STOPT]), int(S[SL.Y_STOPE]))
         self._push_head()
 
     def _fork(self, j: int, now: float) -> None:
@@ -299,24 +299,24 @@ class PoolSystem(ProxyCalendar):
         pools = np.array([q for q, _ in threads], dtype=np.int64)
         lefts = np.array([left for _, left in threads])
         self._room(len(threads))
-        self.handing(self.S, PK.H_EID, PK.fork, j, pools, lefts, now, *self._buffers())
+        self.handing(self.S, SL.Y_EID, PK.fork, j, pools, lefts, now, *self._buffers())
 
     def _push_head(self) -> None:
         """A proxy at the key of the first CPU timer: the pools keep one timer per CPU, found by
         a scan (``pool_kernels.head``), not a heap, so this replaces ``ProxyCalendar._push_head``."""
         cpu = PK.head(self.S, self.SF)
         if cpu >= 0:
-            self._proxy_at((float(self.SF[PK.F_SIZE + cpu * PK.CF_COLS + PK.CF_KEY]), NORMAL,
-                            int(self.S[PK.H_SIZE + cpu * PK.C_COLS + PK.C_EID])))
+            self._proxy_at((float(self.SF[SL.cpu_frow(cpu, self.S) + SL.RF_KEY]), NORMAL,
+                            int(self.S[SL.cpu(cpu, self.S) + SL.R_EID])))
 
     def close(self) -> None:
         """At the end of the run: each job's end and phase back into its ``JobState``; ``on_done``
         hears of the finished jobs in the order they finished."""
         JI, JF = self.JI, self.JF
         for j, state in enumerate(self._states):
-            state.phase, state.running = int(JI[j, PK.J_PHASE]), int(JI[j, PK.J_RUNNING])
+            state.phase, state.running = int(JI[j, SL.J_PHASE]), int(JI[j, SL.J_RUNNING])
             state.done_at = float(JF[j])
-        done = sorted((int(JI[j, PK.J_DONE]), j) for j in range(len(self._states)) if JI[j, PK.J_DONE] >= 0)
+        done = sorted((int(JI[j, SL.J_DONE]), j) for j in range(len(self._states)) if JI[j, SL.J_DONE] >= 0)
         for _, j in done:
             self.on_done(self._states[j])
 
