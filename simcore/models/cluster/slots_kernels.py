@@ -197,25 +197,25 @@ def layout(n, T, B, window, head):
     return at_ci, at_cf
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def machine(i, CI):
     """Where row ``i`` of block O_MI starts in CI."""
-    return CI[O_MI] + i * M_COLS
+    return Y_SIZE + i * M_COLS
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def proc(i, CI):
     """Where row ``i`` of block O_PI starts in CI."""
     return CI[O_PI] + i * P_COLS
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def fmachine(i, CI):
     """Where row ``i`` of block OF_MF starts in CF."""
-    return CI[OF_MF] + i * MF_COLS
+    return Z_SIZE + i * MF_COLS
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def fproc(i, CI):
     """Where row ``i`` of block OF_PF starts in CF."""
     return CI[OF_PF] + i * PF_COLS

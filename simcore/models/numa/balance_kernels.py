@@ -20,15 +20,9 @@ from simcore.models.numa import slots_kernels as SL
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.search_kernels import IDLE, NOT_IDLE
 from simcore.models.numa.slots_kernels import (
-    D_COLS,
     D_NICE,
     D_PERIODIC,
-    DF_COLS,
     DF_MINI,
-    O_DI,
-    O_RI,
-    OF_DF,
-    R_COLS,
     R_CURR,
     R_NDOMS,
     R_NQ,
@@ -38,6 +32,9 @@ from simcore.models.numa.slots_kernels import (
     Y_PUSH,
     Y_STAMP,
     Z_ACOST,
+    cpu_row,
+    domain_frow,
+    domain_row,
 )
 
 
@@ -60,8 +57,7 @@ def active_balance(src, idle, now, SI, SF, F, I):
     the push goes to the idle CPUs nearest ``src``. ``idle``: the asking attempt's kind, for the
     policy."""
     n, L = I[SL.H_N], I[SL.H_L]
-    ri = SI[O_RI]
-    rb = ri + src * R_COLS
+    rb = cpu_row(src, SI)
     if SI[rb + R_CURR] >= 0:
         SC.stop_current(src, now, SI, SF)
     pushed = 0
@@ -70,7 +66,7 @@ def active_balance(src, idle, now, SI, SF, F, I):
     SI[rb + R_VISIT] = stamp
     for k in range(SI[rb + R_NDOMS]):
         d = src * L + k
-        if not SI[SI[O_DI] + d * D_COLS + D_PERIODIC]:
+        if not SI[domain_row(d, SI) + D_PERIODIC]:
             break
         ng, local, gof = I[I[SL.O_NGROUPS] + d], I[I[SL.O_LOCAL] + d], I[SL.O_GOF] + d * n
         for gi in range(ng):
@@ -82,7 +78,7 @@ def active_balance(src, idle, now, SI, SF, F, I):
                     SI[Y_PUSH] += pushed
                     SC.schedule(src, now, SI, SF, F, I)
                     return
-                cb = ri + c * R_COLS
+                cb = cpu_row(c, SI)
                 if SI[cb + R_VISIT] == stamp:
                     continue
                 SI[cb + R_VISIT] = stamp
@@ -102,11 +98,11 @@ def after_search(this, d, busiest, imb, idle, now, SI, SF, F, I):
         moved = MK.move_tasks(busiest, this, imb, d, idle, False, now, SI, SF, F, I)
     if moved:
         I[failed] = 0
-        F[ivl] = SF[SI[OF_DF] + d * DF_COLS + DF_MINI]
+        F[ivl] = SF[domain_frow(d, SI) + DF_MINI]
         return moved
     I[failed] += 1
     I[SL.H_FAILED] += 1
-    nice = SI[SI[O_DI] + d * D_COLS + D_NICE]
+    nice = SI[domain_row(d, SI) + D_NICE]
     if SI[Y_ACTIVE] and I[failed] > nice + 2:
         active_balance(busiest, idle, now, SI, SF, F, I)
         I[failed] = nice

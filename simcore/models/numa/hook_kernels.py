@@ -16,11 +16,10 @@ from simcore.models.numa import slots_kernels as SL
 from simcore.models.numa import timing_kernels as K
 from simcore.models.numa.layout_kernels import NORMAL
 from simcore.models.numa.slots_kernels import (
-    O_RI,
-    R_COLS,
     R_LOADED,
     R_OVER,
     Y_N,
+    cpu_row,
 )
 
 
@@ -58,7 +57,7 @@ def wake_domains(src, wide, now, SI, SF, F, I):
 def nr_changed(cpu, now, SI, SF, F, I):
     """After a change of ``cpu``'s runnable count: the balancer's load mirror, the loaded and
     overloaded marks, and the wake-ups of sleeping domains that the change may concern."""
-    rb = SI[O_RI] + cpu * R_COLS
+    rb = cpu_row(cpu, SI)
     n = RQ.nr_running(cpu, SI)
     F[I[SL.OF_CUR] + cpu] = n * 128.0
     if n:

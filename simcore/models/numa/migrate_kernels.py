@@ -24,29 +24,19 @@ from simcore.models.numa.layout_kernels import (
 )
 from simcore.models.numa.search_kernels import NEWLY_IDLE, NOT_IDLE
 from simcore.models.numa.slots_kernels import (
-    D_COLS,
     D_NICE,
-    DF_COLS,
     DF_HOT,
     F_BURST,
-    F_COLS,
     F_DEBT,
     F_LAST,
     F_SEG,
-    O_DI,
     O_LV,
-    O_RI,
-    O_TI,
     O_ZN,
-    OF_DF,
     OF_ND,
-    OF_TF,
     R_ACT,
     R_BMA,
-    R_COLS,
     R_NODE,
     R_PEND,
-    T_COLS,
     T_EXP,
     T_HOME,
     T_MIGR,
@@ -70,18 +60,23 @@ from simcore.models.numa.slots_kernels import (
     Y_WASTE,
     Z_MCOST,
     Z_OVER,
+    cpu_row,
+    domain_frow,
+    domain_row,
+    task_frow,
+    task_row,
 )
 
 
 def pull(t, src, dst, now, SI, SF, F, I):
     """Move a queued task from ``src`` to the same array of ``dst`` (no dispatch here)."""
-    tb = SI[O_TI] + t * T_COLS
-    if SI[SI[O_RI] + dst * R_COLS + R_PEND]:
+    tb = task_row(t, SI)
+    if SI[cpu_row(dst, SI) + R_PEND]:
         RK.catch_up(dst, now, SI, SF)
     RQ.settle_load(src, now, SI, SF, F, I)
     RQ.settle_load(dst, now, SI, SF, F, I)
     RQ.dequeue(src, t, SI)
-    seg = SI[OF_TF] + t * F_COLS + F_SEG
+    seg = task_frow(t, SI) + F_SEG
     if SI[Y_LOGCAP]:                 # the wait on the source CPU closes; the move
         L.log(LOG_WAIT, t, src, -1, now - SF[seg], SI, SF)
         L.log(LOG_MOVE, t, src, dst, now, SI, SF)
@@ -90,13 +85,13 @@ def pull(t, src, dst, now, SI, SF, F, I):
     SI[tb + T_MIGR] += 1
     SI[Y_MIGR] += 1
     if SF[Z_MCOST]:
-        fb = SI[OF_TF] + t * F_COLS
+        fb = task_frow(t, SI)
         extra = SF[Z_MCOST] - SF[fb + F_DEBT]
         SF[fb + F_BURST] += extra
         SF[Z_OVER] += extra
         SF[fb + F_DEBT] = SF[Z_MCOST]
     nodes, home = SI[Y_NODES], SI[tb + T_HOME]
-    sn, dn = SI[SI[O_RI] + src * R_COLS + R_NODE], SI[SI[O_RI] + dst * R_COLS + R_NODE]
+    sn, dn = SI[cpu_row(src, SI) + R_NODE], SI[cpu_row(dst, SI) + R_NODE]
     SI[Y_MLEVEL] += SI[SI[O_LV] + sn * nodes + dn]
     if sn != home:
         SI[Y_AWAY] += 1
@@ -123,11 +118,11 @@ def refusal(t, src, dst, idle, SI, SF):
     scope = SI[Y_SCOPE]
     if idle != NOT_IDLE and scope and (scope == SCOPE_BUSY or idle == NEWLY_IDLE):
         return 0
-    tb = SI[O_TI] + t * T_COLS
+    tb = task_row(t, SI)
     if SI[tb + T_MIGR] >= SI[Y_MAXMIG]:
         return REF_AGED
     home, nodes = SI[tb + T_HOME], SI[Y_NODES]
-    ns, nd = SI[SI[O_RI] + src * R_COLS + R_NODE], SI[SI[O_RI] + dst * R_COLS + R_NODE]
+    ns, nd = SI[cpu_row(src, SI) + R_NODE], SI[cpu_row(dst, SI) + R_NODE]
     ND = SI[OF_ND]
     if SI[Y_HOME]:
         if SF[ND + nd * nodes + home] > SF[ND + ns * nodes + home]:
@@ -154,18 +149,18 @@ def can_migrate(t, src, dst, d, idle, ignore_hot, now, SI, SF, I):
     if why:
         SI[Y_REFAGE + why - 1] += 1
         return False
-    if ignore_hot or I[I[SL.O_FAILED] + d] > SI[SI[O_DI] + d * D_COLS + D_NICE]:
+    if ignore_hot or I[I[SL.O_FAILED] + d] > SI[domain_row(d, SI) + D_NICE]:
         return True
     if SI[Y_IGNHOT] and idle != NOT_IDLE:
         return True
-    return now - SF[SI[OF_TF] + t * F_COLS + F_LAST] >= SF[SI[OF_DF] + d * DF_COLS + DF_HOT]
+    return now - SF[task_frow(t, SI) + F_LAST] >= SF[domain_frow(d, SI) + DF_HOT]
 
 
 def move_tasks(src, dst, max_nr, d, idle, ignore_hot, now, SI, SF, F, I):
     """2.6.11 ``move_tasks``: pull up to ``max_nr`` tasks from ``src`` to ``dst`` that
     ``can_migrate`` allows (cache-hot ones too with ``ignore_hot``), the expired array first, then
     the active one, best priority first, each list from its tail; returns how many moved."""
-    rb, ti = SI[O_RI] + src * R_COLS, SI[O_TI]
+    rb = cpu_row(src, SI)
     moved = 0
     for a in (1, 0):
         bm = SI[rb + R_BMA + a]
@@ -175,7 +170,7 @@ def move_tasks(src, dst, max_nr, d, idle, ignore_hot, now, SI, SF, F, I):
             bm &= bm - 1
             t = SI[RQ.queue_at(src, ph, i, SI) + 1]
             while t >= 0:
-                before = SI[ti + t * T_COLS + T_PREV]
+                before = SI[task_row(t, SI) + T_PREV]
                 if moved >= max_nr:
                     return moved
                 if can_migrate(t, src, dst, d, idle, ignore_hot, now, SI, SF, I):

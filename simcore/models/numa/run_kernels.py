@@ -19,7 +19,6 @@ from simcore.models.numa.layout_kernels import (
 )
 from simcore.models.numa.slots_kernels import (
     F_BURST,
-    F_COLS,
     F_CPUT,
     F_DEBT,
     F_DEMAND,
@@ -31,24 +30,17 @@ from simcore.models.numa.slots_kernels import (
     F_SLICE,
     O_LORD,
     O_LV,
-    O_RI,
-    O_TI,
     OF_D,
     OF_FR,
     OF_LT,
-    OF_RF,
-    OF_TF,
-    R_COLS,
     R_CURR,
     R_NODE,
     R_NQ,
     R_ORDER,
     R_PEND,
-    RF_COLS,
     RF_FACTOR,
     RF_SEGEND,
     RF_START,
-    T_COLS,
     T_CPU,
     T_DEND,
     T_DI,
@@ -66,6 +58,10 @@ from simcore.models.numa.slots_kernels import (
     Z_MCOST,
     Z_OVER,
     Z_WORK,
+    cpu_frow,
+    cpu_row,
+    task_frow,
+    task_row,
 )
 
 
@@ -73,7 +69,7 @@ def account(cpu, t, now, SI, SF):
     """Charge task ``t`` the time since its dispatch on ``cpu``: its slice (wall time), its burst
     (work at this CPU's speed for its memory, and any migration refill it owed), its CPU time per
     distance level, and the CPUs' tallies."""
-    tb, fb, rf = SI[O_TI] + t * T_COLS, SI[OF_TF] + t * F_COLS, SI[OF_RF] + cpu * RF_COLS
+    tb, fb, rf = task_row(t, SI), task_frow(t, SI), cpu_frow(cpu, SI)
     elapsed = now - SF[rf + RF_START]
     f = SF[rf + RF_FACTOR]
     work = elapsed / (f if f >= 0 else -f)
@@ -84,7 +80,7 @@ def account(cpu, t, now, SI, SF):
         SF[fb + F_DEBT] = owed if owed > 0.0 else 0.0
     SF[fb + F_CPUT] += elapsed
     levels = SI[Y_LEVELS]
-    lvl = SI[SI[O_LV] + SI[SI[O_RI] + cpu * R_COLS + R_NODE] * SI[Y_NODES] + SI[tb + T_HOME]]
+    lvl = SI[SI[O_LV] + SI[cpu_row(cpu, SI) + R_NODE] * SI[Y_NODES] + SI[tb + T_HOME]]
     order = SI[O_LORD] + t * levels + lvl
     if SI[order] < 0:
         SI[order] = SI[tb + T_NLVL]
@@ -100,9 +96,9 @@ def segment(cpu, t, SI, SF):
     """From the run's start (``RF_START``): whether task ``t``'s burst or its slice ends first (the
     sign of ``RF_FACTOR``: negative, the burst) and when (``RF_SEGEND``), at ``cpu``'s speed for
     the task's memory."""
-    fb, rf = SI[OF_TF] + t * F_COLS, SI[OF_RF] + cpu * RF_COLS
-    node = SI[SI[O_RI] + cpu * R_COLS + R_NODE]
-    f = SF[SI[OF_FR] + node * SI[Y_NODES] + SI[SI[O_TI] + t * T_COLS + T_HOME]]
+    fb, rf = task_frow(t, SI), cpu_frow(cpu, SI)
+    node = SI[cpu_row(cpu, SI) + R_NODE]
+    f = SF[SI[OF_FR] + node * SI[Y_NODES] + SI[task_row(t, SI) + T_HOME]]
     wall = SF[fb + F_BURST] * f
     if wall <= SF[fb + F_SLEFT] + EPS:
         SF[rf + RF_FACTOR] = -f
@@ -119,7 +115,7 @@ def look_ahead(cpu, t, SI, SF):
     (``R_PEND``). The ends are followed on copies of the task's state with the arithmetic of
     ``account``, ``scheduler_kernels.run_end`` and ``segment``, and its coming bursts
     (``task_kernels.burst``) read from its own draws without taking them."""
-    tb, fb, rf = SI[O_TI] + t * T_COLS, SI[OF_TF] + t * F_COLS, SI[OF_RF] + cpu * RF_COLS
+    tb, fb, rf = task_row(t, SI), task_frow(t, SI), cpu_frow(cpu, SI)
     D = SI[OF_D]
     f = SF[rf + RF_FACTOR]
     ends_burst = f < 0
@@ -151,7 +147,7 @@ def look_ahead(cpu, t, SI, SF):
         start = at
         at = at + ((0.0 if 0.0 > wall else wall) if ends_burst else slice_left)
         n += 1
-    rb = SI[O_RI] + cpu * R_COLS
+    rb = cpu_row(cpu, SI)
     SI[rb + R_PEND] = n
     L.schedule_at(cpu, at, SI[rb + R_ORDER], SI, SF)
 
@@ -160,10 +156,10 @@ def pass_end(cpu, t, SI, SF):
     """Replay the pending end at ``RF_SEGEND`` as ``scheduler_kernels.run_end`` makes it, the CPU's
     queue being empty: a burst over with the slice left goes on with the next burst, a slice over
     is refilled and the task, queued alone, is picked again at once."""
-    fb, rf = SI[OF_TF] + t * F_COLS, SI[OF_RF] + cpu * RF_COLS
+    fb, rf = task_frow(t, SI), cpu_frow(cpu, SI)
     at = SF[rf + RF_SEGEND]
     account(cpu, t, at, SI, SF)
-    SI[SI[O_RI] + cpu * R_COLS + R_PEND] -= 1
+    SI[cpu_row(cpu, SI) + R_PEND] -= 1
     if SF[rf + RF_FACTOR] < 0:
         TK.next_burst(t, SI, SF)
         if SF[fb + F_SLEFT] > EPS:
@@ -181,7 +177,7 @@ def catch_up(cpu, now, SI, SF):
     """Something touches a CPU whose task has pending ends: replay those up to ``now`` (ends of
     bursts and slices come before any other event of the same instant) and put the timer back at the
     end of the current segment (the queue may not stay empty)."""
-    rb, rf = SI[O_RI] + cpu * R_COLS, SI[OF_RF] + cpu * RF_COLS
+    rb, rf = cpu_row(cpu, SI), cpu_frow(cpu, SI)
     t = SI[rb + R_CURR]
     while SI[rb + R_PEND] and SF[rf + RF_SEGEND] <= now:
         pass_end(cpu, t, SI, SF)
@@ -193,9 +189,9 @@ def run(cpu, t, now, SI, SF):
     """Task ``t`` starts to run on ``cpu`` at ``now`` (its wait segment closed if it was queued):
     under locality_scope 'lifetime' its next bursts serve their wall time at this CPU's speed;
     its segment and run timer are set."""
-    tb, rb, rf = SI[O_TI] + t * T_COLS, SI[O_RI] + cpu * R_COLS, SI[OF_RF] + cpu * RF_COLS
+    tb, rb, rf = task_row(t, SI), cpu_row(cpu, SI), cpu_frow(cpu, SI)
     if SI[tb + T_STATE] != RUNNING:
-        seg = SI[OF_TF] + t * F_COLS + F_SEG
+        seg = task_frow(t, SI) + F_SEG
         if SI[Y_LOGCAP]:
             L.log(LOG_WAIT, t, cpu, -1, now - SF[seg], SI, SF)
         SF[seg] = now
@@ -205,7 +201,7 @@ def run(cpu, t, now, SI, SF):
     SI[tb + T_CPU] = cpu
     if SI[Y_LIFE]:
         node = SI[rb + R_NODE]
-        SF[SI[OF_TF] + t * F_COLS + F_SCALE] = SF[SI[OF_FR] + node * SI[Y_NODES] + SI[tb + T_HOME]]
+        SF[task_frow(t, SI) + F_SCALE] = SF[SI[OF_FR] + node * SI[Y_NODES] + SI[tb + T_HOME]]
     SF[rf + RF_START] = now
     segment(cpu, t, SI, SF)
     arm_run(cpu, t, SI, SF)
@@ -213,25 +209,25 @@ def run(cpu, t, now, SI, SF):
 
 def arm_run(cpu, t, SI, SF):
     """Set the run timer of the segment just computed (looking ahead if the task is alone)."""
-    rb = SI[O_RI] + cpu * R_COLS
+    rb = cpu_row(cpu, SI)
     if SI[Y_LOOK] and not SI[rb + R_NQ]:
         look_ahead(cpu, t, SI, SF)
     else:
-        L.schedule_at(cpu, SF[SI[OF_RF] + cpu * RF_COLS + RF_SEGEND], SI[rb + R_ORDER], SI, SF)
+        L.schedule_at(cpu, SF[cpu_frow(cpu, SI) + RF_SEGEND], SI[rb + R_ORDER], SI, SF)
 
 
 def charge(cpu, wall, now, SI, SF):
     """The running task loses ``wall`` ms of its CPU to balancing attempts made there
     (``lb_attempt_cost``): its burst grows by the work that takes, so it ends ``wall`` later."""
-    rb = SI[O_RI] + cpu * R_COLS
+    rb = cpu_row(cpu, SI)
     t = SI[rb + R_CURR]
     if SI[rb + R_PEND]:
         catch_up(cpu, now, SI, SF)
     L.cancel(cpu, SI, SF)
     account(cpu, t, now, SI, SF)
-    f = SF[SI[OF_RF] + cpu * RF_COLS + RF_FACTOR]
+    f = SF[cpu_frow(cpu, SI) + RF_FACTOR]
     extra = wall / (f if f >= 0 else -f)
-    SF[SI[OF_TF] + t * F_COLS + F_BURST] += extra
+    SF[task_frow(t, SI) + F_BURST] += extra
     SF[Z_OVER] += extra
     segment(cpu, t, SI, SF)
     arm_run(cpu, t, SI, SF)

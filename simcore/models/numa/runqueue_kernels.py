@@ -18,18 +18,14 @@ from simcore.models.numa.search_kernels import SLS, decayed
 from simcore.models.numa.slots_kernels import (
     N_PRIO,
     O_Q,
-    O_RI,
-    O_TI,
     Q_COLS,
     R_ACT,
     R_AVG,
     R_BMA,
     R_BME,
-    R_COLS,
     R_CURR,
     R_LTICK,
     R_NQ,
-    T_COLS,
     T_CPU,
     T_EXP,
     T_NEXT,
@@ -37,12 +33,14 @@ from simcore.models.numa.slots_kernels import (
     T_PRIO,
     T_STATE,
     Y_INSTANT,
+    cpu_row,
+    task_row,
 )
 
 
 def nr_running(cpu, SI):
     """Tasks queued on ``cpu`` plus the one it runs."""
-    rb = SI[O_RI] + cpu * R_COLS
+    rb = cpu_row(cpu, SI)
     return SI[rb + R_NQ] + (SI[rb + R_CURR] >= 0)
 
 
@@ -57,7 +55,7 @@ def settle_load(cpu, now, SI, SF, F, I):
     and the balancer's mirrors of it."""
     if SI[Y_INSTANT]:
         return
-    rb = SI[O_RI] + cpu * R_COLS
+    rb = cpu_row(cpu, SI)
     t = tick_index(now, F[SL.B_TICK])     # the tick lives in the balancer's buffer
     k = t - SI[rb + R_LTICK]
     if k > 0:
@@ -75,7 +73,7 @@ def loads(cpu, now, SI, SF, F, I):
     if SI[Y_INSTANT]:
         return cur, cur
     settle_load(cpu, now, SI, SF, F, I)
-    avg = SI[SI[O_RI] + cpu * R_COLS + R_AVG]
+    avg = SI[cpu_row(cpu, SI) + R_AVG]
     return (avg, cur) if avg < cur else (cur, avg)
 
 
@@ -87,7 +85,7 @@ def queue_at(cpu, ph, i, SI):
 def enqueue(cpu, t, expired, head, SI):
     """Queue task ``t`` on ``cpu`` in the active array (or the ``expired`` one), at the tail of its
     priority's list (at the head with ``head``: a preempted task)."""
-    rb, tb, ti = SI[O_RI] + cpu * R_COLS, SI[O_TI] + t * T_COLS, SI[O_TI]
+    rb, tb = cpu_row(cpu, SI), task_row(t, SI)
     a = 1 if expired else 0
     i = SI[tb + T_PRIO] - 100
     q = queue_at(cpu, SI[rb + R_ACT] ^ a, i, SI)
@@ -96,7 +94,7 @@ def enqueue(cpu, t, expired, head, SI):
         SI[tb + T_PREV] = -1
         SI[tb + T_NEXT] = first
         if first >= 0:
-            SI[ti + first * T_COLS + T_PREV] = t
+            SI[task_row(first, SI) + T_PREV] = t
         else:
             SI[q + 1] = t
         SI[q] = t
@@ -105,7 +103,7 @@ def enqueue(cpu, t, expired, head, SI):
         SI[tb + T_NEXT] = -1
         SI[tb + T_PREV] = last
         if last >= 0:
-            SI[ti + last * T_COLS + T_NEXT] = t
+            SI[task_row(last, SI) + T_NEXT] = t
         else:
             SI[q] = t
         SI[q + 1] = t
@@ -118,17 +116,17 @@ def enqueue(cpu, t, expired, head, SI):
 
 def dequeue(cpu, t, SI):
     """Take queued task ``t`` off ``cpu``'s lists."""
-    rb, tb, ti = SI[O_RI] + cpu * R_COLS, SI[O_TI] + t * T_COLS, SI[O_TI]
+    rb, tb = cpu_row(cpu, SI), task_row(t, SI)
     a = SI[tb + T_EXP]
     i = SI[tb + T_PRIO] - 100
     q = queue_at(cpu, SI[rb + R_ACT] ^ a, i, SI)
     p, nx = SI[tb + T_PREV], SI[tb + T_NEXT]
     if p >= 0:
-        SI[ti + p * T_COLS + T_NEXT] = nx
+        SI[task_row(p, SI) + T_NEXT] = nx
     else:
         SI[q] = nx
     if nx >= 0:
-        SI[ti + nx * T_COLS + T_PREV] = p
+        SI[task_row(nx, SI) + T_PREV] = p
     else:
         SI[q + 1] = p
     if SI[q] < 0:
@@ -139,7 +137,7 @@ def dequeue(cpu, t, SI):
 def pick_next(cpu, SI):
     """Remove and return the head of ``cpu``'s highest-priority active list (the arrays swapped when
     the active one is empty), or -1."""
-    rb, ti = SI[O_RI] + cpu * R_COLS, SI[O_TI]
+    rb = cpu_row(cpu, SI)
     if not SI[rb + R_NQ]:
         return -1
     bm = SI[rb + R_BMA]
@@ -153,15 +151,15 @@ def pick_next(cpu, SI):
             t = SI[queue_at(cpu, SI[rb + R_ACT], L.lowbit(b), SI)]
             b &= b - 1
             while t >= 0:
-                SI[ti + t * T_COLS + T_EXP] = 0
-                t = SI[ti + t * T_COLS + T_NEXT]
+                SI[task_row(t, SI) + T_EXP] = 0
+                t = SI[task_row(t, SI) + T_NEXT]
     i = L.lowbit(bm)
     q = queue_at(cpu, SI[rb + R_ACT], i, SI)
     t = SI[q]
-    nx = SI[ti + t * T_COLS + T_NEXT]
+    nx = SI[task_row(t, SI) + T_NEXT]
     SI[q] = nx
     if nx >= 0:
-        SI[ti + nx * T_COLS + T_PREV] = -1
+        SI[task_row(nx, SI) + T_PREV] = -1
     else:
         SI[q + 1] = -1
         SI[rb + R_BMA] = bm & ~(1 << i)

@@ -28,32 +28,22 @@ from simcore.models.numa.layout_kernels import (
 )
 from simcore.models.numa.search_kernels import SLS
 from simcore.models.numa.slots_kernels import (
-    D_COLS,
     D_EXEC,
     F_BURST,
-    F_COLS,
     F_DEMAND,
     F_FIN,
     F_SCALE,
     F_SEG,
     F_SLEFT,
     F_SLICE,
-    O_DI,
-    O_RI,
-    O_TI,
     OF_FR,
-    OF_RF,
-    OF_TF,
     R_BMA,
-    R_COLS,
     R_CURR,
     R_NDOMS,
     R_NODE,
     R_NQ,
     R_PEND,
-    RF_COLS,
     RF_FACTOR,
-    T_COLS,
     T_CPU,
     T_HOME,
     T_IO,
@@ -71,12 +61,17 @@ from simcore.models.numa.slots_kernels import (
     Y_TOFIN,
     Y_UNFIN,
     Z_STOPT,
+    cpu_frow,
+    cpu_row,
+    domain_row,
+    task_frow,
+    task_row,
 )
 
 
 def schedule(cpu, now, SI, SF, F, I):
     """``schedule()`` on an idle CPU: newly-idle balancing if the queue is empty, then dispatch."""
-    nq = SI[O_RI] + cpu * R_COLS + R_NQ
+    nq = cpu_row(cpu, SI) + R_NQ
     busy = I[SL.O_BUSY] + cpu
     if not SI[nq]:
         MK.newidle(cpu, now, SI, SF, F, I)
@@ -92,14 +87,14 @@ def schedule(cpu, now, SI, SF, F, I):
 
 def resched(cpu, now, SI, SF, F, I):
     """Run something if idle; preempt the current task if a queued one has higher priority."""
-    rb = SI[O_RI] + cpu * R_COLS
+    rb = cpu_row(cpu, SI)
     curr = SI[rb + R_CURR]
     if curr < 0:
         if SI[rb + R_NQ]:
             schedule(cpu, now, SI, SF, F, I)
     else:
         bm = SI[rb + R_BMA]
-        if bm and 100 + L.lowbit(bm) < SI[SI[O_TI] + curr * T_COLS + T_PRIO]:
+        if bm and 100 + L.lowbit(bm) < SI[task_row(curr, SI) + T_PRIO]:
             stop_current(cpu, now, SI, SF)
             schedule(cpu, now, SI, SF, F, I)
 
@@ -107,9 +102,9 @@ def resched(cpu, now, SI, SF, F, I):
 def stop_current(cpu, now, SI, SF):
     """Stop the current task and queue it (no dispatch here): at the head of its active list, or at
     the tail of the expired array with a new slice if its slice is used up."""
-    rb = SI[O_RI] + cpu * R_COLS
+    rb = cpu_row(cpu, SI)
     t = SI[rb + R_CURR]
-    fb = SI[OF_TF] + t * F_COLS
+    fb = task_frow(t, SI)
     if SI[rb + R_PEND]:
         RK.catch_up(cpu, now, SI, SF)
     L.cancel(cpu, SI, SF)
@@ -127,11 +122,11 @@ def stop_current(cpu, now, SI, SF):
 
 def activate(t, cpu, now, SI, SF, F, I):
     """Queue task ``t`` on ``cpu`` (in the active array) and let it preempt or start there."""
-    if SI[SI[O_RI] + cpu * R_COLS + R_PEND]:
+    if SI[cpu_row(cpu, SI) + R_PEND]:
         RK.catch_up(cpu, now, SI, SF)
     RQ.settle_load(cpu, now, SI, SF, F, I)
     RQ.enqueue(cpu, t, False, False, SI)
-    SF[SI[OF_TF] + t * F_COLS + F_SEG] = now
+    SF[task_frow(t, SI) + F_SEG] = now
     HK.nr_changed(cpu, now, SI, SF, F, I)
     resched(cpu, now, SI, SF, F, I)
 
@@ -140,21 +135,21 @@ def wake(t, now, SI, SF, F, I):
     """I/O completion: the task is woken on the CPU it last ran on (no waker task to pull it). The
     I/O wait of ``t`` is over; it is queued on the CPU it last ran on."""
     if SI[Y_LOGCAP]:
-        L.log(LOG_IO, t, -1, -1, now - SF[SI[OF_TF] + t * F_COLS + F_SEG], SI, SF)
-    activate(t, SI[SI[O_TI] + t * T_COLS + T_CPU], now, SI, SF, F, I)
+        L.log(LOG_IO, t, -1, -1, now - SF[task_frow(t, SI) + F_SEG], SI, SF)
+    activate(t, SI[task_row(t, SI) + T_CPU], now, SI, SF, F, I)
 
 
 def run_end(cpu, now, SI, SF, F, I):
     """``cpu``'s run timer fired: its task's burst or timeslice is over (after the pending ends
     before it): it finishes, blocks for I/O, goes on with its next burst, or goes to the expired
     array."""
-    rb = SI[O_RI] + cpu * R_COLS
+    rb = cpu_row(cpu, SI)
     t = SI[rb + R_CURR]
-    tb, fb = SI[O_TI] + t * T_COLS, SI[OF_TF] + t * F_COLS
+    tb, fb = task_row(t, SI), task_frow(t, SI)
     while SI[rb + R_PEND]:
         RK.pass_end(cpu, t, SI, SF)
     RK.account(cpu, t, now, SI, SF)
-    if SF[SI[OF_RF] + cpu * RF_COLS + RF_FACTOR] < 0:
+    if SF[cpu_frow(cpu, SI) + RF_FACTOR] < 0:
         SF[fb + F_BURST] = 0.0
         if SF[fb + F_DEMAND] <= 0.0:
             finish(cpu, t, now, SI, SF, F, I)
@@ -181,7 +176,7 @@ def run_end(cpu, now, SI, SF, F, I):
 def finish(cpu, t, now, SI, SF, F, I):
     """Task ``t`` on ``cpu`` has served its whole demand. The run stops once the workload's last
     task is done (``Engine.stop``: a stop event at this instant, keyed as SimPy would key it)."""
-    SF[SI[OF_TF] + t * F_COLS + F_FIN] = now
+    SF[task_frow(t, SI) + F_FIN] = now
     SI[Y_UNFIN] -= 1
     SI[Y_TOFIN] -= 1
     if not SI[Y_TOFIN]:
@@ -194,7 +189,7 @@ def finish(cpu, t, now, SI, SF, F, I):
 
 def block(cpu, t, now, SI, SF, F, I):
     """The current task starts an I/O wait; it wakes on this CPU when the wait is over."""
-    fb = SI[OF_TF] + t * F_COLS
+    fb = task_frow(t, SI)
     TK.next_burst(t, SI, SF)
     delay = TK.draw_io(t, SI, SF)
     L.schedule_at(2 * SI[Y_N] + t, now + delay, NORMAL, SI, SF)
@@ -205,13 +200,13 @@ def block(cpu, t, now, SI, SF, F, I):
 
 def vacate(cpu, t, now, state, SI, SF, F, I):
     """The current task leaves the CPU and its run queue (``state``: done or blocked); run the next."""
-    seg = SI[OF_TF] + t * F_COLS + F_SEG
+    seg = task_frow(t, SI) + F_SEG
     if SI[Y_LOGCAP]:
         L.log(LOG_RUN, t, cpu, -1, now - SF[seg], SI, SF)
     SF[seg] = now
     RQ.settle_load(cpu, now, SI, SF, F, I)
-    SI[SI[O_RI] + cpu * R_COLS + R_CURR] = -1
-    SI[SI[O_TI] + t * T_COLS + T_STATE] = state
+    SI[cpu_row(cpu, SI) + R_CURR] = -1
+    SI[task_row(t, SI) + T_STATE] = state
     HK.nr_changed(cpu, now, SI, SF, F, I)
     schedule(cpu, now, SI, SF, F, I)
 
@@ -223,8 +218,8 @@ def exec_balance(parent, now, SI, SF, F, I):
         return parent
     n, L = I[SL.H_N], I[SL.H_L]
     d = -1
-    for k in range(SI[SI[O_RI] + parent * R_COLS + R_NDOMS] - 1, -1, -1):
-        if SI[SI[O_DI] + (parent * L + k) * D_COLS + D_EXEC]:
+    for k in range(SI[cpu_row(parent, SI) + R_NDOMS] - 1, -1, -1):
+        if SI[domain_row(parent * L + k, SI) + D_EXEC]:
             d = parent * L + k
             break
     if d < 0:
@@ -251,11 +246,11 @@ def create(t, parent, now, SI, SF, F, I):
     SI[Y_UNFIN] += 1
     cpu = parent if SI[Y_PARENT] else exec_balance(parent, now, SI, SF, F, I)
     memory = parent if SI[Y_MEMAT] else cpu     # home_node 'creation' (corr05 2.2) or 'start'
-    home = SI[SI[O_RI] + memory * R_COLS + R_NODE]
-    SI[SI[O_TI] + t * T_COLS + T_HOME] = home
+    home = SI[cpu_row(memory, SI) + R_NODE]
+    SI[task_row(t, SI) + T_HOME] = home
     if SI[Y_LIFE]:                              # its first burst, drawn at the speed where it starts
-        node = SI[SI[O_RI] + cpu * R_COLS + R_NODE]
-        SF[SI[OF_TF] + t * F_COLS + F_SCALE] = SF[SI[OF_FR] + node * SI[Y_NODES] + home]
+        node = SI[cpu_row(cpu, SI) + R_NODE]
+        SF[task_frow(t, SI) + F_SCALE] = SF[SI[OF_FR] + node * SI[Y_NODES] + home]
     TK.next_burst(t, SI, SF)
     if SI[Y_LOGCAP] and cpu != parent:          # created on its parent's CPU, placed at once elsewhere
         L.log(LOG_WAIT, t, parent, -1, 0.0, SI, SF)

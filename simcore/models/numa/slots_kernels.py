@@ -278,43 +278,43 @@ def layout(n, T, domains, nodes, levels, draws, logcap, head):
     return at_si, at_sf
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def task_row(i, SI):
     """Where row ``i`` of block O_TI starts in SI."""
-    return SI[O_TI] + i * T_COLS
+    return Y_SIZE + i * T_COLS
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def cpu_row(i, SI):
     """Where row ``i`` of block O_RI starts in SI."""
     return SI[O_RI] + i * R_COLS
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def domain_row(i, SI):
     """Where row ``i`` of block O_DI starts in SI."""
     return SI[O_DI] + i * D_COLS
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def timer_row(i, SI):
     """Where row ``i`` of block O_CI starts in SI."""
     return SI[O_CI] + i * C_COLS
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def task_frow(i, SI):
     """Where row ``i`` of block OF_TF starts in SF."""
-    return SI[OF_TF] + i * F_COLS
+    return Z_SIZE + i * F_COLS
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def cpu_frow(i, SI):
     """Where row ``i`` of block OF_RF starts in SF."""
     return SI[OF_RF] + i * RF_COLS
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def domain_frow(i, SI):
     """Where row ``i`` of block OF_DF starts in SF."""
     return SI[OF_DF] + i * DF_COLS

@@ -55,7 +55,6 @@ from simcore.models.numa.task import columns as task_columns
 
 _STATES = (NEW, QUEUED, RUNNING, BLOCKED, DONE)
 _SEGMENTS = ("wait", "run", "io")       # the log's kinds LOG_WAIT, LOG_RUN, LOG_IO as a trace names them
-_COLUMNS = {"O_TI": SL.T_COLS, "OF_TF": SL.F_COLS, "O_RI": SL.R_COLS, "OF_RF": SL.RF_COLS, "O_Q": SL.Q_COLS}
 
 
 class NumaSystem(ProxyCalendar):
@@ -125,7 +124,9 @@ class NumaSystem(ProxyCalendar):
                                self._shared, self._scripted)
         head = np.zeros(SL.Y_SIZE, dtype=np.int64)
         room = LK.log_room(n, T) if logged else 0
-        isize, fsize = SL.layout(n, T, n * L, nodes, levels, len(draws), 2 * room, head)
+        sizes = (n, T, n * L, nodes, levels, len(draws), 2 * room)
+        isize, fsize = SL.layout(*sizes, head)
+        self._dims = SL.dims(*sizes)
         SI, SF = np.zeros(isize, dtype=np.int64), np.zeros(fsize)
         SI[:SL.Y_SIZE] = head
         SI[SL.Y_LOGCAP], SI[SL.Y_ROOM], SI[SL.Y_STEP] = 2 * room, room, int(self.check is not None)
@@ -280,11 +281,13 @@ class NumaSystem(ProxyCalendar):
                 tasks[t].trace.append((_SEGMENTS[kind], cpu, x))
         SI[SL.Y_NLOG] = 0
 
-    def block(self, name: str, rows: int) -> np.ndarray:
-        """Block ``name`` of the buffers (``O_TI``, ``OF_TF``, ``O_RI``, ``OF_RF``, ``O_Q``) as a
-        ``rows`` x columns view: what monitors and the invariant checks read."""
-        buf = self.SF if name.startswith("OF_") else self.SI
-        return _view(buf, self.SI[getattr(SL, name)], rows, _COLUMNS[name])
+    def block(self, name: str, rows: int | None = None) -> np.ndarray:
+        """Block ``name`` of the buffers (``O_TI``, ``OF_TF``, ``O_RI``, ``OF_RF``, ``O_Q``, ...:
+        ``slots_kernels.BLOCKS``) as a rows x width view, its first ``rows`` rows (default all):
+        what monitors and the invariant checks read."""
+        full, width = self._dims[name]
+        buf = self.SF if SL.BLOCKS[name][0] == "SF" else self.SI
+        return _view(buf, self.SI[getattr(SL, name)], full if rows is None else rows, width)
 
     def runnable(self, cpu: int) -> int:
         """Tasks queued on ``cpu`` plus the one it runs."""

@@ -13,29 +13,27 @@ from simcore.core.jit import jit_module  # numba's jit, cached by the kernel fil
 from simcore.core.pcg64_kernels import fill_exponential, seed_state
 from simcore.models.numa.slots_kernels import (
     F_BURST,
-    F_COLS,
     F_DEMAND,
     F_MEANB,
     F_SCALE,
     F_SLEFT,
     F_SLICE,
-    O_TI,
     OF_D,
-    OF_TF,
-    T_COLS,
     T_DEND,
     T_DI,
     T_IO,
     T_IOBOUND,
     Y_IOREST,
     Z_MEANIO,
+    task_frow,
+    task_row,
 )
 
 
 def _draw(t, SI, SF):
     """Task ``t``'s next draw of its share of the replication's draws (an error past the ones
     counted for it)."""
-    tb = SI[O_TI] + t * T_COLS
+    tb = task_row(t, SI)
     i = SI[tb + T_DI]
     if i >= SI[tb + T_DEND]:
         raise IndexError("numa compiled system: a task drew more than its counted draws")
@@ -60,7 +58,7 @@ def burst(x, mean_burst, tslice, scale, demand):
 
 def next_burst(t, SI, SF):
     """Draw the next CPU burst (work, ms); it ends in I/O iff it is shorter than the timeslice."""
-    tb, fb = SI[O_TI] + t * T_COLS, SI[OF_TF] + t * F_COLS
+    tb, fb = task_row(t, SI), task_frow(t, SI)
     demand = SF[fb + F_DEMAND]
     if SI[tb + T_IOBOUND]:
         b, io = burst(_draw(t, SI, SF), SF[fb + F_MEANB], SF[fb + F_SLICE], SF[fb + F_SCALE], demand)
@@ -74,7 +72,7 @@ def next_burst(t, SI, SF):
 def draw_io(t, SI, SF):
     """Length of the I/O wait that follows the burst just ended, ms: an exponential draw, or
     (io_wait 'rest-of-slice') the rest of the timeslice, which is then refilled."""
-    fb = SI[OF_TF] + t * F_COLS
+    fb = task_frow(t, SI)
     if SI[Y_IOREST]:
         left = SF[fb + F_SLEFT]
         wait = 0.0 if 0.0 > left else left

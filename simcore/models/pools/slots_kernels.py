@@ -124,31 +124,31 @@ def layout(P, npools, log, head):
     return at_s, at_sf
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def cpu(i, S):
     """Where row ``i`` of block O_R starts in S."""
-    return S[O_R] + i * R_COLS
+    return Y_SIZE + i * R_COLS
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def pool(i, S):
     """Where row ``i`` of block O_PQ starts in S."""
     return S[O_PQ] + i * PQ_COLS
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def log_row(i, S):
     """Where row ``i`` of block O_LG starts in S."""
     return S[O_LG] + i * LG_COLS
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def cpu_frow(i, S):
     """Where row ``i`` of block OF_RF starts in SF."""
-    return S[OF_RF] + i * RF_COLS
+    return Z_SIZE + i * RF_COLS
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def log_frow(i, S):
     """Where row ``i`` of block OF_LG starts in SF."""
     return S[OF_LG] + i * LGF_COLS
